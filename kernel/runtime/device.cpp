@@ -1,0 +1,140 @@
+#include "kernel/runtime/device.hpp"
+
+namespace tg {
+
+std::shared_ptr<Device> Device::open(std::shared_ptr<Plugin> plugin, int index) {
+  int count = plugin->device_count();
+  if (index < 0 || index >= count)
+    throw InvalidArgumentError(TG_ERROR_INVALID_ARGUMENT, plugin->name() + ": no device " + std::to_string(index) +
+                                                              " (the plugin has " + std::to_string(count) + ")");
+  tg_device_open_args args{};
+  args.struct_size = sizeof args;
+  args.index = index;
+  tg_device* raw = nullptr;
+  plugin->check(plugin->api().device_open(&args, &raw), "device_open");
+  auto device = std::shared_ptr<Device>(new Device(plugin, index, raw));
+  device->properties_.struct_size = sizeof(tg_device_properties);
+  plugin->check(plugin->api().device_properties(raw, &device->properties_), "device_properties");
+  return device;
+}
+
+Device::Device(std::shared_ptr<Plugin> plugin, int index, tg_device* device)
+    : plugin_(std::move(plugin)), index_(index), device_(device) {}
+
+Device::~Device() {
+  if (device_) plugin_->api().device_close(device_);
+}
+
+std::vector<std::pair<std::string, std::string>> Device::attributes() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!plugin_->has(&tg_plugin_api::device_attribute_count) || !plugin_->has(&tg_plugin_api::device_attribute))
+    return out;
+  int32_t count = 0;
+  plugin_->check(plugin_->api().device_attribute_count(device_, &count), "device_attribute_count");
+  for (int32_t i = 0; i < count; ++i) {
+    const char* key = nullptr;
+    const char* value = nullptr;
+    plugin_->check(plugin_->api().device_attribute(device_, i, &key, &value), "device_attribute");
+    out.emplace_back(key ? key : "", value ? value : "");
+  }
+  return out;
+}
+
+Buffer Device::alloc(uint64_t size, uint64_t alignment, uint32_t flags) {
+  auto alloc_fn = plugin_->fn(&tg_plugin_api::buffer_alloc, "buffer_alloc");
+  plugin_->fn(&tg_plugin_api::buffer_free, "buffer_free");
+  tg_buffer_alloc_args args{};
+  args.struct_size = sizeof args;
+  args.size = size;
+  args.alignment = alignment;
+  args.flags = flags;
+  tg_buffer* raw = nullptr;
+  plugin_->check(alloc_fn(device_, &args, &raw), "buffer_alloc(" + std::to_string(size) + " bytes)");
+  return Buffer(shared_from_this(), raw, size);
+}
+
+Program Device::load(std::span<const std::byte> binary) {
+  auto load_fn = plugin_->fn(&tg_plugin_api::program_load, "program_load");
+  plugin_->fn(&tg_plugin_api::program_free, "program_free");
+  tg_program* raw = nullptr;
+  plugin_->check(load_fn(device_, binary.data(), binary.size(), &raw), "program_load");
+  return Program(shared_from_this(), raw);
+}
+
+void Device::synchronize() {
+  if (!plugin_->has(&tg_plugin_api::synchronize)) return; // synchronous plugins may omit it
+  plugin_->check(plugin_->api().synchronize(device_), "synchronize");
+}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    reset();
+    device_ = std::move(other.device_);
+    buffer_ = std::exchange(other.buffer_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void Buffer::reset() noexcept {
+  if (buffer_) device_->plugin().api().buffer_free(buffer_);
+  buffer_ = nullptr;
+  device_.reset();
+}
+
+void Buffer::copy_from_host(std::span<const std::byte> src, uint64_t offset) {
+  const Plugin& p = device_->plugin();
+  auto fn = p.fn(&tg_plugin_api::buffer_copy_from_host, "buffer_copy_from_host");
+  p.check(fn(buffer_, offset, src.data(), src.size()), "buffer_copy_from_host");
+}
+
+void Buffer::copy_to_host(std::span<std::byte> dst, uint64_t offset) const {
+  const Plugin& p = device_->plugin();
+  auto fn = p.fn(&tg_plugin_api::buffer_copy_to_host, "buffer_copy_to_host");
+  p.check(fn(buffer_, offset, dst.data(), dst.size()), "buffer_copy_to_host");
+}
+
+void Buffer::copy_from(const Buffer& src, uint64_t size, uint64_t dst_offset, uint64_t src_offset) {
+  const Plugin& p = device_->plugin();
+  auto fn = p.fn(&tg_plugin_api::buffer_copy, "buffer_copy");
+  p.check(fn(buffer_, dst_offset, src.buffer_, src_offset, size), "buffer_copy");
+}
+
+Program& Program::operator=(Program&& other) noexcept {
+  if (this != &other) {
+    reset();
+    device_ = std::move(other.device_);
+    program_ = std::exchange(other.program_, nullptr);
+  }
+  return *this;
+}
+
+void Program::reset() noexcept {
+  if (program_) device_->plugin().api().program_free(program_);
+  program_ = nullptr;
+  device_.reset();
+}
+
+std::optional<uint64_t> Program::launch(const LaunchDims& dims, std::span<const tg_buffer_arg> buffers,
+                                        std::span<const tg_scalar_arg> scalars, bool measure) const {
+  const Plugin& p = device_->plugin();
+  auto fn = p.fn(&tg_plugin_api::launch, "launch");
+  tg_launch_args args{};
+  args.struct_size = sizeof args;
+  args.program = program_;
+  for (int axis = 0; axis < 3; ++axis) {
+    args.global_size[axis] = dims.global[size_t(axis)];
+    args.local_size[axis] = dims.local[size_t(axis)];
+  }
+  args.buffers = buffers.data();
+  args.buffer_count = uint32_t(buffers.size());
+  args.scalars = scalars.data();
+  args.scalar_count = uint32_t(scalars.size());
+  uint64_t elapsed = 0;
+  args.elapsed_ns = measure ? &elapsed : nullptr;
+  p.check(fn(&args), "launch");
+  if (!measure) return std::nullopt;
+  return elapsed;
+}
+
+} // namespace tg

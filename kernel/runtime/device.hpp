@@ -1,0 +1,96 @@
+// RAII handles over the ABI's device, buffer and program objects.
+// A Buffer or Program keeps its Device open; a Device keeps its Plugin loaded.
+#pragma once
+
+#include "kernel/runtime/plugin.hpp"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tg {
+
+class Buffer;
+class Program;
+
+class Device : public std::enable_shared_from_this<Device> {
+public:
+  // Opens device `index` of the plugin. Throws DeviceUnavailableError when the hardware is absent.
+  static std::shared_ptr<Device> open(std::shared_ptr<Plugin> plugin, int index = 0);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const Plugin& plugin() const { return *plugin_; }
+  int index() const { return index_; }
+  const tg_device_properties& properties() const { return properties_; }
+  std::vector<std::pair<std::string, std::string>> attributes() const;
+
+  Buffer alloc(uint64_t size, uint64_t alignment = 0, uint32_t flags = 0);
+  Program load(std::span<const std::byte> binary);
+  void synchronize();
+
+  tg_device* raw() const { return device_; }
+
+private:
+  Device(std::shared_ptr<Plugin> plugin, int index, tg_device* device);
+  std::shared_ptr<Plugin> plugin_;
+  int index_;
+  tg_device* device_;
+  tg_device_properties properties_{};
+};
+
+class Buffer {
+public:
+  Buffer(std::shared_ptr<Device> device, tg_buffer* buffer, uint64_t size)
+      : device_(std::move(device)), buffer_(buffer), size_(size) {}
+  ~Buffer() { reset(); }
+  Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  uint64_t size() const { return size_; }
+  tg_buffer* raw() const { return buffer_; }
+  void copy_from_host(std::span<const std::byte> src, uint64_t offset = 0);
+  void copy_to_host(std::span<std::byte> dst, uint64_t offset = 0) const;
+  void copy_from(const Buffer& src, uint64_t size, uint64_t dst_offset = 0, uint64_t src_offset = 0);
+
+private:
+  void reset() noexcept;
+  std::shared_ptr<Device> device_;
+  tg_buffer* buffer_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+struct LaunchDims {
+  std::array<uint32_t, 3> global{1, 1, 1}; // work groups per axis
+  std::array<uint32_t, 3> local{1, 1, 1};  // threads per work group
+};
+
+class Program {
+public:
+  Program(std::shared_ptr<Device> device, tg_program* program) : device_(std::move(device)), program_(program) {}
+  ~Program() { reset(); }
+  Program(Program&& other) noexcept { *this = std::move(other); }
+  Program& operator=(Program&& other) noexcept;
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  // Launches; returns the kernel's elapsed nanoseconds when `measure` is set.
+  std::optional<uint64_t> launch(const LaunchDims& dims, std::span<const tg_buffer_arg> buffers,
+                                 std::span<const tg_scalar_arg> scalars = {}, bool measure = false) const;
+  tg_program* raw() const { return program_; }
+
+private:
+  void reset() noexcept;
+  std::shared_ptr<Device> device_;
+  tg_program* program_ = nullptr;
+};
+
+} // namespace tg

@@ -1,0 +1,77 @@
+// A loaded device plugin: the shared library, its ABI function table, and checked calls into it.
+#pragma once
+
+#include "kernel/runtime/errors.hpp"
+
+#include <tg/abi.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tg {
+
+// The host's description of itself, handed to every plugin's query function.
+const tg_host_info& host_info();
+
+// Kernel binary produced by a plugin's compiler.
+struct CompiledKernel {
+  std::vector<std::byte> binary;
+  std::string source; // rendered source when requested, else empty
+  std::string log;
+};
+
+class Plugin {
+public:
+  // Loads path with RTLD_NOW|RTLD_LOCAL, finds the entry symbol and checks the table.
+  // Throws PluginNotFoundError, PluginOpenError, NotAPluginError, AbiVersionMismatchError,
+  // PluginRefusedError or InvalidPluginError; each message names the path and the cause.
+  static std::shared_ptr<Plugin> load(const std::filesystem::path& path);
+
+  ~Plugin();
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+  const tg_plugin_api& api() const { return *api_; }
+  const std::filesystem::path& path() const { return path_; }
+  std::string name() const { return api_->plugin_name ? api_->plugin_name : "?"; }
+  std::string version() const { return api_->plugin_version ? api_->plugin_version : "?"; }
+  std::string build_info() const { return api_->build_info ? api_->build_info : ""; }
+
+  // True when the table holds `member` within its struct_size and it is not NULL.
+  template <class F> bool has(F tg_plugin_api::*member) const {
+    auto offset = size_t(reinterpret_cast<const char*>(&(api_->*member)) - reinterpret_cast<const char*>(api_));
+    return offset + sizeof(F) <= api_->struct_size && api_->*member != nullptr;
+  }
+  // The function, or UnimplementedError naming it when absent.
+  template <class F> F fn(F tg_plugin_api::*member, std::string_view function_name) const {
+    if (!has(member)) throw_absent(function_name);
+    return api_->*member;
+  }
+
+  // Consumes err: returns if NULL, else throws the matching DeviceError with "<plugin>.<call>: ...".
+  void check(tg_error* err, std::string_view call) const;
+
+  // Number of devices. UNAVAILABLE (no hardware) throws DeviceUnavailableError.
+  int device_count() const;
+
+  // Compiles serialized kernel IR; needs no device. Thread-safe.
+  CompiledKernel compile(std::span<const std::byte> ir, uint32_t flags = 0, const char* target = nullptr,
+                         uint32_t opt_level = 2) const;
+  std::string cache_key(const char* target = nullptr) const;
+
+private:
+  struct Library; // the Boost.DLL handle, kept out of this header
+  Plugin(std::filesystem::path path, std::unique_ptr<Library> library, const tg_plugin_api* api);
+  [[noreturn]] void throw_absent(std::string_view function_name) const;
+
+  std::filesystem::path path_;
+  std::unique_ptr<Library> library_;
+  const tg_plugin_api* api_;
+};
+
+} // namespace tg

@@ -1,0 +1,453 @@
+#include <tg/sdk/kernel_ir.hpp>
+
+#include <array>
+#include <bit>
+#include <cstring>
+#include <sstream>
+
+namespace tg::sdk {
+namespace {
+
+struct OpInfo {
+  tg_op op;
+  const char* name;
+  int min_src; // -1: variadic (VECTORIZE)
+  int max_src;
+  bool has_value; // produces a value other instructions may use
+};
+
+constexpr std::array kOps = {
+    OpInfo{TG_OP_DEFINE_GLOBAL, "DEFINE_GLOBAL", 0, 0, true},
+    OpInfo{TG_OP_DEFINE_VAR, "DEFINE_VAR", 0, 0, true},
+    OpInfo{TG_OP_DEFINE_LOCAL, "DEFINE_LOCAL", 0, 0, true},
+    OpInfo{TG_OP_DEFINE_ACC, "DEFINE_ACC", 1, 1, true},
+    OpInfo{TG_OP_SPECIAL, "SPECIAL", 0, 0, true},
+    OpInfo{TG_OP_CONST, "CONST", 0, 0, true},
+    OpInfo{TG_OP_RANGE, "RANGE", 2, 2, true},
+    OpInfo{TG_OP_ENDRANGE, "ENDRANGE", 1, 1, false},
+    OpInfo{TG_OP_IF, "IF", 1, 1, false},
+    OpInfo{TG_OP_ENDIF, "ENDIF", 1, 1, false},
+    OpInfo{TG_OP_BARRIER, "BARRIER", 0, 0, false},
+    OpInfo{TG_OP_INDEX, "INDEX", 2, 2, true},
+    OpInfo{TG_OP_LOAD, "LOAD", 1, 3, true},
+    OpInfo{TG_OP_STORE, "STORE", 2, 3, false},
+    OpInfo{TG_OP_ASSIGN, "ASSIGN", 2, 2, true},
+    OpInfo{TG_OP_VECTORIZE, "VECTORIZE", -1, -1, true},
+    OpInfo{TG_OP_GEP, "GEP", 1, 1, true},
+    OpInfo{TG_OP_CAST, "CAST", 1, 1, true},
+    OpInfo{TG_OP_BITCAST, "BITCAST", 1, 1, true},
+    OpInfo{TG_OP_NEG, "NEG", 1, 1, true},
+    OpInfo{TG_OP_RECIP, "RECIP", 1, 1, true},
+    OpInfo{TG_OP_SQRT, "SQRT", 1, 1, true},
+    OpInfo{TG_OP_EXP2, "EXP2", 1, 1, true},
+    OpInfo{TG_OP_LOG2, "LOG2", 1, 1, true},
+    OpInfo{TG_OP_SIN, "SIN", 1, 1, true},
+    OpInfo{TG_OP_TRUNC, "TRUNC", 1, 1, true},
+    OpInfo{TG_OP_ADD, "ADD", 2, 2, true},
+    OpInfo{TG_OP_SUB, "SUB", 2, 2, true},
+    OpInfo{TG_OP_MUL, "MUL", 2, 2, true},
+    OpInfo{TG_OP_IDIV, "IDIV", 2, 2, true},
+    OpInfo{TG_OP_FDIV, "FDIV", 2, 2, true},
+    OpInfo{TG_OP_MOD, "MOD", 2, 2, true},
+    OpInfo{TG_OP_MAX, "MAX", 2, 2, true},
+    OpInfo{TG_OP_CMPLT, "CMPLT", 2, 2, true},
+    OpInfo{TG_OP_CMPNE, "CMPNE", 2, 2, true},
+    OpInfo{TG_OP_CMPEQ, "CMPEQ", 2, 2, true},
+    OpInfo{TG_OP_AND, "AND", 2, 2, true},
+    OpInfo{TG_OP_OR, "OR", 2, 2, true},
+    OpInfo{TG_OP_XOR, "XOR", 2, 2, true},
+    OpInfo{TG_OP_SHL, "SHL", 2, 2, true},
+    OpInfo{TG_OP_SHR, "SHR", 2, 2, true},
+    OpInfo{TG_OP_WHERE, "WHERE", 3, 3, true},
+    OpInfo{TG_OP_MULACC, "MULACC", 3, 3, true},
+};
+
+const OpInfo* find_op(tg_op op) {
+  for (const auto& info : kOps)
+    if (info.op == op) return &info;
+  return nullptr;
+}
+
+constexpr std::array<const char*, TG_DTYPE_COUNT> kDtypeNames = {
+    "void",   "bool",   "int8",   "uint8",   "int16",    "uint16",  "int32",
+    "uint32", "int64",  "uint64", "float16", "bfloat16", "float32", "float64"};
+constexpr std::array<size_t, TG_DTYPE_COUNT> kDtypeSizes = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8};
+
+std::string where(size_t i, const Instruction& ins) {
+  const char* name = op_name(ins.op);
+  return "instruction " + std::to_string(i) + " (" + (name ? name : "op " + std::to_string(ins.op)) + ")";
+}
+
+// Little-endian byte reader with bounds checks.
+class Reader {
+public:
+  explicit Reader(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  template <class T> T read(const char* what, int64_t instruction) {
+    if (bytes_.size() - pos_ < sizeof(T))
+      throw IRError("kernel IR truncated while reading " + std::string(what) + " at byte " +
+                        std::to_string(pos_) + " of " + std::to_string(bytes_.size()),
+                    instruction);
+    T value;
+    std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return value;
+  }
+  std::string read_string(size_t n, int64_t instruction) {
+    if (bytes_.size() - pos_ < n) throw IRError("kernel IR truncated in the kernel name", instruction);
+    std::string s(reinterpret_cast<const char*>(bytes_.data() + pos_), n);
+    pos_ += n;
+    return s;
+  }
+  void skip(size_t n) { pos_ += std::min(n, bytes_.size() - pos_); }
+  size_t remaining() const { return bytes_.size() - pos_; }
+
+private:
+  std::span<const std::byte> bytes_;
+  size_t pos_ = 0;
+};
+
+template <class T> void put(std::vector<std::byte>& out, T value) {
+  const auto* p = reinterpret_cast<const std::byte*>(&value);
+  out.insert(out.end(), p, p + sizeof(T));
+}
+
+static_assert(std::endian::native == std::endian::little, "the IR is little-endian; add byte swaps");
+
+} // namespace
+
+double Instruction::const_float() const { return std::bit_cast<double>(arg0); }
+
+const char* op_name(tg_op op) {
+  const OpInfo* info = find_op(op);
+  return info ? info->name : nullptr;
+}
+const char* dtype_name(tg_dtype dt) { return dt >= 0 && dt < TG_DTYPE_COUNT ? kDtypeNames[dt] : nullptr; }
+size_t dtype_size(tg_dtype dt) { return dt >= 0 && dt < TG_DTYPE_COUNT ? kDtypeSizes[dt] : 0; }
+bool dtype_is_float(tg_dtype dt) { return dt >= TG_DTYPE_FLOAT16 && dt <= TG_DTYPE_FLOAT64; }
+bool dtype_is_signed_int(tg_dtype dt) {
+  return dt == TG_DTYPE_INT8 || dt == TG_DTYPE_INT16 || dt == TG_DTYPE_INT32 || dt == TG_DTYPE_INT64;
+}
+bool dtype_is_unsigned_int(tg_dtype dt) {
+  return dt == TG_DTYPE_BOOL || dt == TG_DTYPE_UINT8 || dt == TG_DTYPE_UINT16 || dt == TG_DTYPE_UINT32 ||
+         dt == TG_DTYPE_UINT64;
+}
+bool op_is_comparison(tg_op op) { return op == TG_OP_CMPLT || op == TG_OP_CMPNE || op == TG_OP_CMPEQ; }
+
+void validate_kernel_ir(KernelIR& ir) {
+  std::vector<int> globals, vars; // buffer/scalar index -> instruction, -1 = unseen
+  std::vector<size_t> open_scopes; // RANGE and IF instructions not yet closed
+  ir.buffer_dtypes.clear();
+  ir.scalar_dtypes.clear();
+  auto& ins_list = ir.instructions;
+  for (size_t i = 0; i < ins_list.size(); ++i) {
+    const Instruction& ins = ins_list[i];
+    const OpInfo* info = find_op(ins.op);
+    if (!info) throw IRError("instruction " + std::to_string(i) + ": unknown op code " + std::to_string(ins.op), int64_t(i));
+    auto fail = [&](const std::string& why) { throw IRError(where(i, ins) + ": " + why, int64_t(i)); };
+    if (ins.dtype < 0 || ins.dtype >= TG_DTYPE_COUNT) fail("unknown dtype code " + std::to_string(ins.dtype));
+    if (ins.vcount == 0) fail("vcount must be at least 1");
+    if ((ins.flags & ~(TG_IR_FLAG_POINTER | TG_IR_FLAG_LOCAL)) != 0) fail("unknown flag bits");
+    const int n = int(ins.src.size());
+    if (info->min_src >= 0 && (n < info->min_src || n > info->max_src))
+      fail("takes " + std::to_string(info->min_src) +
+           (info->max_src != info->min_src ? ".." + std::to_string(info->max_src) : "") + " sources, got " +
+           std::to_string(n));
+    for (uint32_t s : ins.src) {
+      if (s >= i) fail("source %" + std::to_string(s) + " is not defined before use");
+      const Instruction& src = ins_list[s];
+      const OpInfo* src_info = find_op(src.op);
+      bool closes = (ins.op == TG_OP_ENDRANGE && src.op == TG_OP_RANGE) || (ins.op == TG_OP_ENDIF && src.op == TG_OP_IF);
+      if (!src_info->has_value && !closes) fail("source %" + std::to_string(s) + " (" + src_info->name + ") has no value");
+    }
+    auto src_op = [&](int k) { return ins_list[ins.src[size_t(k)]].op; };
+    auto src_dtype = [&](int k) { return ins_list[ins.src[size_t(k)]].dtype; };
+    auto src_is_ptr = [&](int k) { return ins_list[ins.src[size_t(k)]].is_pointer(); };
+    bool value_op = ins.op >= TG_OP_VECTORIZE;
+    if (value_op && ins.dtype == TG_DTYPE_VOID) fail("a value needs a dtype");
+    if (value_op) {
+      for (int k = 0; k < n; ++k)
+        if (src_is_ptr(k)) fail("source " + std::to_string(k) + " is a pointer, expected a value");
+    }
+    switch (ins.op) {
+    case TG_OP_DEFINE_GLOBAL:
+    case TG_OP_DEFINE_VAR: {
+      auto& seen = ins.op == TG_OP_DEFINE_GLOBAL ? globals : vars;
+      if (ins.arg0 < 0 || ins.arg0 > 4096) fail("argument index " + std::to_string(ins.arg0) + " out of range");
+      if (ins.dtype == TG_DTYPE_VOID) fail("needs a dtype");
+      if (ins.op == TG_OP_DEFINE_GLOBAL && !ins.is_pointer()) fail("DEFINE_GLOBAL must carry the POINTER flag");
+      if (ins.op == TG_OP_DEFINE_VAR && ins.flags != 0) fail("DEFINE_VAR is a value, not a pointer");
+      size_t idx = size_t(ins.arg0);
+      if (seen.size() <= idx) seen.resize(idx + 1, -1);
+      if (seen[idx] >= 0) fail("argument index " + std::to_string(idx) + " defined twice");
+      seen[idx] = int(i);
+      break;
+    }
+    case TG_OP_DEFINE_LOCAL:
+      if (ins.flags != (TG_IR_FLAG_POINTER | TG_IR_FLAG_LOCAL)) fail("DEFINE_LOCAL must carry POINTER|LOCAL flags");
+      if (ins.arg0 <= 0) fail("local buffer needs a positive element count");
+      break;
+    case TG_OP_DEFINE_ACC:
+      if (src_dtype(0) != ins.dtype) fail("initial value dtype differs from the accumulator's");
+      break;
+    case TG_OP_SPECIAL:
+      if (ins.arg0 != TG_SPECIAL_GROUP_ID && ins.arg0 != TG_SPECIAL_LOCAL_ID) fail("unknown SPECIAL kind");
+      if (ins.arg1 < 0 || ins.arg1 > 2) fail("axis must be 0, 1 or 2");
+      if (ins.dtype != TG_DTYPE_INT32) fail("SPECIAL is int32");
+      break;
+    case TG_OP_CONST:
+      if (ins.vcount != 1) fail("CONST is scalar; use VECTORIZE");
+      break;
+    case TG_OP_RANGE:
+      if (!dtype_is_signed_int(ins.dtype) || src_dtype(0) != ins.dtype || src_dtype(1) != ins.dtype)
+        fail("RANGE bounds and counter must share one signed integer dtype");
+      open_scopes.push_back(i);
+      break;
+    case TG_OP_IF:
+      if (src_dtype(0) != TG_DTYPE_BOOL) fail("condition must be bool");
+      open_scopes.push_back(i);
+      break;
+    case TG_OP_ENDRANGE:
+    case TG_OP_ENDIF: {
+      tg_op want = ins.op == TG_OP_ENDRANGE ? TG_OP_RANGE : TG_OP_IF;
+      if (src_op(0) != want) fail(std::string("must close a ") + op_name(want));
+      if (open_scopes.empty() || open_scopes.back() != ins.src[0]) fail("closes a scope that is not the innermost open one");
+      open_scopes.pop_back();
+      break;
+    }
+    case TG_OP_INDEX:
+      if (src_op(0) != TG_OP_DEFINE_GLOBAL && src_op(0) != TG_OP_DEFINE_LOCAL) fail("source 0 must be a buffer definition");
+      if (!dtype_is_signed_int(src_dtype(1)) && !dtype_is_unsigned_int(src_dtype(1))) fail("index must be an integer");
+      if (!ins.is_pointer()) fail("INDEX yields a pointer: set the POINTER flag");
+      break;
+    case TG_OP_LOAD:
+      if (src_op(0) != TG_OP_INDEX) fail("source 0 must be an INDEX");
+      if (n == 2) fail("a gated load needs both a gate and an alternative value");
+      if (n == 3 && src_dtype(1) != TG_DTYPE_BOOL) fail("gate must be bool");
+      if (ins.dtype != ins_list[ins.src[0]].dtype) fail("loads the buffer's element dtype");
+      break;
+    case TG_OP_STORE:
+      if (src_op(0) != TG_OP_INDEX) fail("source 0 must be an INDEX");
+      if (src_dtype(1) != ins_list[ins.src[0]].dtype) fail("stored value dtype differs from the buffer's");
+      if (n == 3 && src_dtype(2) != TG_DTYPE_BOOL) fail("gate must be bool");
+      break;
+    case TG_OP_ASSIGN:
+      if (src_op(0) != TG_OP_DEFINE_ACC) fail("source 0 must be a DEFINE_ACC");
+      if (src_dtype(1) != src_dtype(0)) fail("assigned value dtype differs from the accumulator's");
+      break;
+    case TG_OP_VECTORIZE:
+      if (n != ins.vcount || n < 2) fail("needs vcount (>= 2) lanes");
+      break;
+    case TG_OP_GEP:
+      if (ins.arg0 < 0 || ins.arg0 >= ins_list[ins.src[0]].vcount) fail("lane out of range");
+      break;
+    case TG_OP_BITCAST:
+      if (dtype_size(src_dtype(0)) != dtype_size(ins.dtype)) fail("bitcast between dtypes of different sizes");
+      break;
+    case TG_OP_WHERE:
+      if (src_dtype(0) != TG_DTYPE_BOOL) fail("condition must be bool");
+      if (src_dtype(1) != ins.dtype || src_dtype(2) != ins.dtype) fail("both branches must have the result dtype");
+      break;
+    default:
+      if (ins.op >= TG_OP_NEG && ins.op <= TG_OP_MULACC) {
+        bool cmp = op_is_comparison(ins.op);
+        if (cmp && ins.dtype != TG_DTYPE_BOOL) fail("comparison result must be bool");
+        tg_dtype operand = cmp ? src_dtype(0) : ins.dtype;
+        for (int k = 0; k < n; ++k)
+          if (src_dtype(k) != operand) fail("operand dtypes differ");
+      }
+      break;
+    }
+  }
+  if (!open_scopes.empty())
+    throw IRError("instruction " + std::to_string(open_scopes.back()) + " opens a scope that is never closed",
+                  int64_t(open_scopes.back()));
+  auto collect = [&](const std::vector<int>& seen, std::vector<tg_dtype>& dtypes, const char* what) {
+    for (size_t k = 0; k < seen.size(); ++k) {
+      if (seen[k] < 0) throw IRError(std::string(what) + " index " + std::to_string(k) + " is missing (indices must be dense)", -1);
+      dtypes.push_back(ins_list[size_t(seen[k])].dtype);
+    }
+  };
+  collect(globals, ir.buffer_dtypes, "buffer argument");
+  collect(vars, ir.scalar_dtypes, "scalar argument");
+  ir.buffer_count = uint32_t(ir.buffer_dtypes.size());
+  ir.scalar_count = uint32_t(ir.scalar_dtypes.size());
+}
+
+KernelIR parse_kernel_ir(std::span<const std::byte> bytes) {
+  Reader r(bytes);
+  char magic[4];
+  for (char& c : magic) c = char(r.read<uint8_t>("magic", -1));
+  if (std::memcmp(magic, TG_IR_MAGIC, 4) != 0) throw IRError("not kernel IR: bad magic (expected \"TGIR\")", -1);
+  auto major = r.read<uint16_t>("version", -1);
+  auto minor = r.read<uint16_t>("version", -1);
+  if (major != TG_IR_VERSION_MAJOR)
+    throw IRError("kernel IR version " + std::to_string(major) + "." + std::to_string(minor) +
+                      " is not readable by this reader (IR major " + std::to_string(TG_IR_VERSION_MAJOR) + ")",
+                  -1);
+  auto count = r.read<uint32_t>("instruction count", -1);
+  auto name_len = r.read<uint32_t>("name length", -1);
+  if (name_len > r.remaining()) throw IRError("kernel IR name length " + std::to_string(name_len) + " exceeds the data", -1);
+  KernelIR ir;
+  ir.name = r.read_string(name_len, -1);
+  r.skip((4 - name_len % 4) % 4);
+  // Each record is at least 24 bytes: reject absurd counts before allocating.
+  if (uint64_t(count) * 24 > r.remaining())
+    throw IRError("kernel IR claims " + std::to_string(count) + " instructions but holds only " +
+                      std::to_string(r.remaining()) + " bytes",
+                  -1);
+  ir.instructions.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    Instruction ins;
+    ins.op = r.read<uint16_t>("op", i);
+    ins.dtype = r.read<uint8_t>("dtype", i);
+    ins.flags = r.read<uint8_t>("flags", i);
+    ins.vcount = r.read<uint16_t>("vcount", i);
+    auto nsrc = r.read<uint16_t>("source count", i);
+    ins.arg0 = r.read<int64_t>("arg0", i);
+    ins.arg1 = r.read<int64_t>("arg1", i);
+    if (size_t(nsrc) * 4 > r.remaining()) throw IRError("kernel IR truncated in the sources of instruction " + std::to_string(i), i);
+    ins.src.resize(nsrc);
+    for (auto& s : ins.src) s = r.read<uint32_t>("source", i);
+    ir.instructions.push_back(std::move(ins));
+  }
+  if (r.remaining() != 0) throw IRError(std::to_string(r.remaining()) + " trailing bytes after the last instruction", -1);
+  validate_kernel_ir(ir);
+  return ir;
+}
+
+KernelIR parse_kernel_ir(const void* data, size_t size) {
+  if (data == nullptr && size != 0) throw IRError("kernel IR pointer is NULL", -1);
+  return parse_kernel_ir(std::span<const std::byte>(static_cast<const std::byte*>(data), size));
+}
+
+std::vector<std::byte> serialize_kernel_ir(const KernelIR& ir) {
+  std::vector<std::byte> out;
+  for (int k = 0; k < 4; ++k) put<uint8_t>(out, uint8_t(TG_IR_MAGIC[k]));
+  put<uint16_t>(out, TG_IR_VERSION_MAJOR);
+  put<uint16_t>(out, TG_IR_VERSION_MINOR);
+  put<uint32_t>(out, uint32_t(ir.instructions.size()));
+  put<uint32_t>(out, uint32_t(ir.name.size()));
+  for (char c : ir.name) put<uint8_t>(out, uint8_t(c));
+  for (size_t k = 0; k < (4 - ir.name.size() % 4) % 4; ++k) put<uint8_t>(out, 0);
+  for (const auto& ins : ir.instructions) {
+    put<uint16_t>(out, uint16_t(ins.op));
+    put<uint8_t>(out, uint8_t(ins.dtype));
+    put<uint8_t>(out, ins.flags);
+    put<uint16_t>(out, ins.vcount);
+    put<uint16_t>(out, uint16_t(ins.src.size()));
+    put<int64_t>(out, ins.arg0);
+    put<int64_t>(out, ins.arg1);
+    for (uint32_t s : ins.src) put<uint32_t>(out, s);
+  }
+  return out;
+}
+
+std::string to_string(const KernelIR& ir) {
+  std::ostringstream os;
+  os << "kernel " << ir.name << " (" << ir.buffer_count << " buffers, " << ir.scalar_count << " scalars)\n";
+  int depth = 1;
+  for (size_t i = 0; i < ir.instructions.size(); ++i) {
+    const auto& ins = ir.instructions[i];
+    if (ins.op == TG_OP_ENDRANGE || ins.op == TG_OP_ENDIF) --depth;
+    os << std::string(size_t(depth) * 2, ' ') << '%' << i << " = " << (op_name(ins.op) ? op_name(ins.op) : "?") << ' '
+       << (dtype_name(ins.dtype) ? dtype_name(ins.dtype) : "?");
+    if (ins.vcount > 1) os << 'x' << ins.vcount;
+    if (ins.is_pointer()) os << (ins.is_local() ? "*local" : "*");
+    for (size_t k = 0; k < ins.src.size(); ++k) os << (k ? ", %" : " %") << ins.src[k];
+    if (ins.op == TG_OP_CONST)
+      dtype_is_float(ins.dtype) ? (os << " " << ins.const_float()) : (os << " " << ins.arg0);
+    else if (ins.arg0 != 0 || ins.arg1 != 0)
+      os << " [" << ins.arg0 << ", " << ins.arg1 << "]";
+    os << '\n';
+    if (ins.op == TG_OP_RANGE || ins.op == TG_OP_IF) ++depth;
+  }
+  return os.str();
+}
+
+// ---- builder ----
+
+KernelBuilder::KernelBuilder(std::string name) { ir_.name = std::move(name); }
+
+const Instruction& KernelBuilder::at(Ref ref) const {
+  if (ref >= ir_.instructions.size()) throw IRError("builder: reference %" + std::to_string(ref) + " does not exist", int64_t(ref));
+  return ir_.instructions[ref];
+}
+
+KernelBuilder::Ref KernelBuilder::emit(Instruction instruction) {
+  ir_.instructions.push_back(std::move(instruction));
+  return Ref(ir_.instructions.size() - 1);
+}
+
+KernelBuilder::Ref KernelBuilder::global(uint32_t index, tg_dtype element) {
+  return emit({TG_OP_DEFINE_GLOBAL, element, TG_IR_FLAG_POINTER, 1, index, 0, {}});
+}
+KernelBuilder::Ref KernelBuilder::var(uint32_t index, tg_dtype dtype) {
+  return emit({TG_OP_DEFINE_VAR, dtype, 0, 1, index, 0, {}});
+}
+KernelBuilder::Ref KernelBuilder::local(int64_t count, tg_dtype element) {
+  return emit({TG_OP_DEFINE_LOCAL, element, TG_IR_FLAG_POINTER | TG_IR_FLAG_LOCAL, 1, count, 0, {}});
+}
+KernelBuilder::Ref KernelBuilder::special(int kind, int axis) {
+  return emit({TG_OP_SPECIAL, TG_DTYPE_INT32, 0, 1, kind, axis, {}});
+}
+KernelBuilder::Ref KernelBuilder::const_int(tg_dtype dtype, int64_t value) {
+  return emit({TG_OP_CONST, dtype, 0, 1, value, 0, {}});
+}
+KernelBuilder::Ref KernelBuilder::const_float(tg_dtype dtype, double value) {
+  return emit({TG_OP_CONST, dtype, 0, 1, std::bit_cast<int64_t>(value), 0, {}});
+}
+KernelBuilder::Ref KernelBuilder::range(Ref start, Ref end) {
+  return emit({TG_OP_RANGE, at(start).dtype, 0, 1, 0, 0, {start, end}});
+}
+void KernelBuilder::end_range(Ref range) { emit({TG_OP_ENDRANGE, TG_DTYPE_VOID, 0, 1, 0, 0, {range}}); }
+KernelBuilder::Ref KernelBuilder::if_(Ref condition) { return emit({TG_OP_IF, TG_DTYPE_VOID, 0, 1, 0, 0, {condition}}); }
+void KernelBuilder::end_if(Ref if_instruction) { emit({TG_OP_ENDIF, TG_DTYPE_VOID, 0, 1, 0, 0, {if_instruction}}); }
+void KernelBuilder::barrier() { emit({TG_OP_BARRIER, TG_DTYPE_VOID, 0, 1, 0, 0, {}}); }
+KernelBuilder::Ref KernelBuilder::index(Ref buffer, Ref element) {
+  return emit({TG_OP_INDEX, at(buffer).dtype, at(buffer).flags, 1, 0, 0, {buffer, element}});
+}
+KernelBuilder::Ref KernelBuilder::load(Ref pointer, uint16_t vcount) {
+  return emit({TG_OP_LOAD, at(pointer).dtype, 0, vcount, 0, 0, {pointer}});
+}
+KernelBuilder::Ref KernelBuilder::load_gated(Ref pointer, Ref gate, Ref alternative) {
+  return emit({TG_OP_LOAD, at(pointer).dtype, 0, at(alternative).vcount, 0, 0, {pointer, gate, alternative}});
+}
+void KernelBuilder::store(Ref pointer, Ref value) { emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, 0, 0, {pointer, value}}); }
+void KernelBuilder::store_gated(Ref pointer, Ref value, Ref gate) {
+  emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, 0, 0, {pointer, value, gate}});
+}
+KernelBuilder::Ref KernelBuilder::acc(Ref initial) {
+  return emit({TG_OP_DEFINE_ACC, at(initial).dtype, 0, at(initial).vcount, 0, 0, {initial}});
+}
+KernelBuilder::Ref KernelBuilder::assign(Ref accumulator, Ref value) {
+  return emit({TG_OP_ASSIGN, at(accumulator).dtype, 0, at(accumulator).vcount, 0, 0, {accumulator, value}});
+}
+KernelBuilder::Ref KernelBuilder::alu(tg_op op, Ref a) { return emit({op, at(a).dtype, 0, at(a).vcount, 0, 0, {a}}); }
+KernelBuilder::Ref KernelBuilder::alu(tg_op op, Ref a, Ref b) {
+  tg_dtype dt = op_is_comparison(op) ? TG_DTYPE_BOOL : at(a).dtype;
+  return emit({op, dt, 0, at(a).vcount, 0, 0, {a, b}});
+}
+KernelBuilder::Ref KernelBuilder::alu(tg_op op, Ref a, Ref b, Ref c) {
+  const Instruction& typed = op == TG_OP_WHERE ? at(b) : at(a);
+  return emit({op, typed.dtype, 0, typed.vcount, 0, 0, {a, b, c}});
+}
+KernelBuilder::Ref KernelBuilder::cast(Ref value, tg_dtype to) {
+  return emit({TG_OP_CAST, to, 0, at(value).vcount, 0, 0, {value}});
+}
+KernelBuilder::Ref KernelBuilder::bitcast(Ref value, tg_dtype to) {
+  return emit({TG_OP_BITCAST, to, 0, at(value).vcount, 0, 0, {value}});
+}
+KernelBuilder::Ref KernelBuilder::vectorize(std::span<const Ref> lanes) {
+  if (lanes.empty()) throw IRError("builder: VECTORIZE needs lanes", -1);
+  return emit({TG_OP_VECTORIZE, at(lanes[0]).dtype, 0, uint16_t(lanes.size()), 0, 0, {lanes.begin(), lanes.end()}});
+}
+KernelBuilder::Ref KernelBuilder::gep(Ref vector, uint16_t lane) {
+  return emit({TG_OP_GEP, at(vector).dtype, 0, 1, lane, 0, {vector}});
+}
+
+std::vector<std::byte> KernelBuilder::serialize() {
+  validate_kernel_ir(ir_);
+  return serialize_kernel_ir(ir_);
+}
+
+} // namespace tg::sdk

@@ -1,0 +1,16 @@
+# cmake -DNM=nm -DPLUGIN=lib.so -P check_exports.cmake
+# Fails unless the plugin's only defined dynamic symbol is tg_plugin_query_v1.
+execute_process(COMMAND ${NM} -D --defined-only ${PLUGIN} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm failed on ${PLUGIN}")
+endif()
+string(REGEX MATCHALL "[^\n]+" lines "${out}")
+set(exported)
+foreach(line ${lines})
+  string(REGEX REPLACE "^[0-9a-fA-F]* *[A-Za-z] " "" symbol "${line}")
+  list(APPEND exported ${symbol})
+endforeach()
+if(NOT exported STREQUAL "tg_plugin_query_v1")
+  message(FATAL_ERROR "${PLUGIN} must export only tg_plugin_query_v1, but exports: ${exported}")
+endif()
+message(STATUS "${PLUGIN} exports only tg_plugin_query_v1")

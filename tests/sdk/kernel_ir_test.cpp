@@ -1,0 +1,157 @@
+// The SDK's kernel IR builder, serializer and validating reader.
+#include <tg/sdk/kernel_ir.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <random>
+
+using namespace tg::sdk;
+
+namespace {
+
+// c[i] = a[i] * 2 + b[i] over a RANGE, with a scalar bound.
+KernelBuilder sample_kernel() {
+  KernelBuilder b("sample");
+  auto a = b.global(0, TG_DTYPE_FLOAT32), bb = b.global(1, TG_DTYPE_FLOAT32), c = b.global(2, TG_DTYPE_FLOAT32);
+  auto n = b.var(0, TG_DTYPE_INT32);
+  auto i = b.range(b.i32(0), n);
+  auto x = b.mul(b.load(b.index(a, i)), b.f32(2.0f));
+  b.store(b.index(c, i), b.add(x, b.load(b.index(bb, i))));
+  b.end_range(i);
+  return b;
+}
+
+std::string error_of(std::span<const std::byte> bytes) {
+  try {
+    parse_kernel_ir(bytes);
+  } catch (const IRError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(round_trip_preserves_every_field) {
+  auto builder = sample_kernel();
+  auto bytes = builder.serialize();
+  KernelIR ir = parse_kernel_ir(bytes);
+  BOOST_TEST(ir.name == "sample");
+  BOOST_TEST(ir.buffer_count == 3u);
+  BOOST_TEST(ir.scalar_count == 1u);
+  BOOST_TEST(ir.scalar_dtypes.at(0) == TG_DTYPE_INT32);
+  BOOST_REQUIRE(ir.instructions.size() == builder.ir().instructions.size());
+  for (size_t i = 0; i < ir.instructions.size(); ++i) {
+    const auto &x = ir.instructions[i], &y = builder.ir().instructions[i];
+    BOOST_TEST(x.op == y.op);
+    BOOST_TEST(x.dtype == y.dtype);
+    BOOST_TEST(x.flags == y.flags);
+    BOOST_TEST(x.vcount == y.vcount);
+    BOOST_TEST(x.arg0 == y.arg0);
+    BOOST_TEST(x.arg1 == y.arg1);
+    BOOST_TEST(x.src == y.src);
+  }
+  BOOST_TEST(serialize_kernel_ir(ir) == bytes);
+  // float constants keep their exact bits
+  auto two = std::find_if(ir.instructions.begin(), ir.instructions.end(),
+                          [](const Instruction& x) { return x.op == TG_OP_CONST && x.dtype == TG_DTYPE_FLOAT32; });
+  BOOST_REQUIRE(two != ir.instructions.end());
+  BOOST_TEST(two->const_float() == 2.0);
+}
+
+BOOST_AUTO_TEST_CASE(header_layout_is_as_documented) {
+  auto bytes = sample_kernel().serialize();
+  BOOST_TEST(std::to_integer<char>(bytes[0]) == 'T');
+  BOOST_TEST(std::to_integer<char>(bytes[3]) == 'R');
+  BOOST_TEST(std::to_integer<int>(bytes[4]) == TG_IR_VERSION_MAJOR); // little-endian u16
+  BOOST_TEST(std::to_integer<int>(bytes[12]) == 6);                  // name length "sample"
+  // 20-byte header ("sample" padded to 8) + 24 bytes per instruction + 4 per source
+  size_t expected = 16 + 8;
+  for (const auto& ins : sample_kernel().ir().instructions) expected += 24 + 4 * ins.src.size();
+  BOOST_TEST(bytes.size() == expected);
+}
+
+BOOST_AUTO_TEST_CASE(every_truncation_is_an_error_not_a_crash) {
+  auto bytes = sample_kernel().serialize();
+  for (size_t n = 0; n < bytes.size(); ++n)
+    BOOST_TEST(!error_of(std::span(bytes).first(n)).empty(), "prefix of " << n << " bytes accepted");
+}
+
+BOOST_AUTO_TEST_CASE(random_corruption_never_crashes) {
+  auto good = sample_kernel().serialize();
+  std::mt19937 rng(1234);
+  int rejected = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    auto bytes = good;
+    size_t pos = rng() % bytes.size();
+    bytes[pos] = std::byte(rng() & 0xff);
+    if (!error_of(bytes).empty()) ++rejected; // some flips (e.g. in a float constant) stay valid
+  }
+  BOOST_TEST(rejected > 500);
+}
+
+BOOST_AUTO_TEST_CASE(validation_names_the_instruction_and_cause) {
+  auto bad_magic = sample_kernel().serialize();
+  bad_magic[0] = std::byte('X');
+  BOOST_TEST(error_of(bad_magic).find("bad magic") != std::string::npos);
+
+  {
+    KernelBuilder b("fwd");
+    auto g = b.global(0, TG_DTYPE_FLOAT32);
+    b.emit({TG_OP_ADD, TG_DTYPE_FLOAT32, 0, 1, 0, 0, {5, 5}});
+    (void)g;
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError, [](const IRError& e) {
+      return e.instruction() == 1 && std::string(e.what()).find("not defined before use") != std::string::npos;
+    });
+  }
+  {
+    KernelBuilder b("unclosed");
+    b.range(b.i32(0), b.i32(4));
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError,
+                          [](const IRError& e) { return std::string(e.what()).find("never closed") != std::string::npos; });
+  }
+  {
+    KernelBuilder b("sparse");
+    b.global(1, TG_DTYPE_FLOAT32); // index 0 missing
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError,
+                          [](const IRError& e) { return std::string(e.what()).find("index 0 is missing") != std::string::npos; });
+  }
+  {
+    KernelBuilder b("mixed");
+    auto x = b.i32(1);
+    auto y = b.f32(1.0f);
+    b.alu(TG_OP_ADD, x, y);
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError,
+                          [](const IRError& e) { return std::string(e.what()).find("operand dtypes differ") != std::string::npos; });
+  }
+  {
+    KernelBuilder b("store_to_value");
+    auto g = b.global(0, TG_DTYPE_INT32);
+    auto v = b.i32(3);
+    b.emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, 0, 0, {v, v}});
+    (void)g;
+    BOOST_CHECK_THROW(b.serialize(), IRError);
+  }
+  {
+    KernelBuilder b("unknown_op");
+    b.emit({999, TG_DTYPE_INT32, 0, 1, 0, 0, {}});
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError,
+                          [](const IRError& e) { return std::string(e.what()).find("unknown op code 999") != std::string::npos; });
+  }
+}
+
+BOOST_AUTO_TEST_CASE(printer_shows_structure) {
+  std::string text = to_string(parse_kernel_ir(sample_kernel().serialize()));
+  BOOST_TEST(text.find("kernel sample (3 buffers, 1 scalars)") != std::string::npos);
+  BOOST_TEST(text.find("RANGE int32") != std::string::npos);
+  BOOST_TEST(text.find("MUL float32") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(dtype_table) {
+  BOOST_TEST(dtype_size(TG_DTYPE_FLOAT16) == 2u);
+  BOOST_TEST(dtype_size(TG_DTYPE_INT64) == 8u);
+  BOOST_TEST(std::string(dtype_name(TG_DTYPE_BFLOAT16)) == "bfloat16");
+  BOOST_TEST(dtype_name(TG_DTYPE_COUNT) == nullptr);
+  BOOST_TEST(std::string(op_name(TG_OP_MULACC)) == "MULACC");
+}

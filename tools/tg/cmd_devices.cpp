@@ -1,0 +1,88 @@
+#include "kernel/runtime/plugin_registry.hpp"
+#include "tools/tg/commands.hpp"
+#include "tools/tg/describe.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <iostream>
+
+namespace po = boost::program_options;
+
+namespace tg::cli {
+
+int cmd_devices(const std::vector<std::string>& args) {
+  po::options_description opts("tg devices: list every plugin found, its devices and their properties,\n"
+                               "and the plugins that failed to load with the reason.\nOptions");
+  opts.add_options()("help,h", "show this help");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\nSearch order: TG_PLUGIN_PATH (colon-separated), then the directory of libtg.\n";
+    return 0;
+  }
+  std::cout << "search path:";
+  for (const auto& dir : plugin_search_path()) std::cout << " " << dir.string();
+  std::cout << "\n";
+  auto entries = PluginRegistry::instance().entries();
+  if (entries.empty()) std::cout << "no plugins found (files named libtg_device_<name>.so)\n";
+  int failed = 0;
+  for (const auto& entry : entries) {
+    if (!entry.shadowed_by.empty()) {
+      std::cout << "\nplugin " << entry.name << " at " << entry.path.string() << ": shadowed by "
+                << entry.shadowed_by.string() << " (not loaded)\n";
+      continue;
+    }
+    if (!entry.plugin) {
+      ++failed;
+      std::cout << "\nplugin " << entry.name << ": FAILED TO LOAD\n  " << entry.error_message << "\n";
+      continue;
+    }
+    const auto& p = *entry.plugin;
+    std::cout << "\nplugin " << entry.name;
+    if (p.name() != entry.name) std::cout << " (reports itself as " << p.name() << ")";
+    std::cout << " " << p.version() << " (ABI v" << p.api().abi_major << "."
+              << p.api().abi_minor << ") at " << entry.path.string() << "\n";
+    describe_plugin_devices(std::cout, entry.plugin, "  ");
+  }
+  if (failed) std::cout << "\n" << failed << " plugin(s) failed to load\n";
+  return 0;
+}
+
+int cmd_info(const std::vector<std::string>& args) {
+  po::options_description opts("tg info <path-or-name>: one plugin's ABI version, build info and device\n"
+                               "properties, or its exact load error.\nOptions");
+  opts.add_options()("help,h", "show this help")("plugin", po::value<std::string>(), "plugin file or name");
+  po::positional_options_description pos;
+  pos.add("plugin", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  if (vm.count("help") || !vm.count("plugin")) {
+    std::cout << opts << "\nA name (e.g. cpu) is looked up on the search path; a path is loaded as is.\n";
+    return vm.count("help") ? 0 : 2;
+  }
+  std::string what = vm["plugin"].as<std::string>();
+  std::shared_ptr<Plugin> plugin;
+  try {
+    bool is_path = what.find('/') != std::string::npos || what.ends_with(".so");
+    plugin = is_path ? Plugin::load(what) : PluginRegistry::instance().get(what);
+  } catch (const std::exception& e) {
+    std::cout << "cannot load plugin: " << e.what() << "\n";
+    return 1;
+  }
+  const auto& api = plugin->api();
+  std::cout << "plugin:      " << plugin->name() << "\n"
+            << "path:        " << plugin->path().string() << "\n"
+            << "version:     " << plugin->version() << "\n"
+            << "ABI:         v" << api.abi_major << "." << api.abi_minor << " (host v" << TG_ABI_VERSION_MAJOR << "."
+            << TG_ABI_VERSION_MINOR << ", table " << api.struct_size << " bytes)\n"
+            << "build:       " << plugin->build_info() << "\n";
+  try {
+    std::cout << "cache key:   " << plugin->cache_key() << "\n";
+  } catch (const std::exception& e) {
+    std::cout << "cache key:   (" << e.what() << ")\n";
+  }
+  describe_plugin_devices(std::cout, plugin, "");
+  return 0;
+}
+
+} // namespace tg::cli

@@ -1,0 +1,17 @@
+// Human-readable descriptions of plugins and devices, shared by `tg devices` and `tg info`.
+#pragma once
+
+#include "kernel/runtime/device.hpp"
+
+#include <ostream>
+#include <string>
+
+namespace tg::cli {
+
+std::string dtype_list(uint64_t mask);
+std::string feature_list(uint64_t features);
+void describe_device(std::ostream& os, const Device& device, const std::string& indent);
+// Devices of a loaded plugin; UNAVAILABLE is reported as such, not as a failure.
+void describe_plugin_devices(std::ostream& os, const std::shared_ptr<Plugin>& plugin, const std::string& indent);
+
+} // namespace tg::cli

@@ -1,0 +1,65 @@
+// tg: the tinygrad.cpp command line. `tg <command> --help` describes each command.
+#include "tools/tg/commands.hpp"
+
+#include "kernel/runtime/errors.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <iostream>
+#include <map>
+
+namespace tg {
+const char* core_version();
+}
+
+namespace {
+
+struct Command {
+  int (*run)(const std::vector<std::string>&);
+  const char* summary;
+};
+
+const std::map<std::string, Command>& commands() {
+  static const std::map<std::string, Command> table = {
+      {"devices", {tg::cli::cmd_devices, "list plugins, their devices and properties, and load failures"}},
+      {"info", {tg::cli::cmd_info, "one plugin's ABI version, build info and properties, or its load error"}},
+      {"demo", {tg::cli::cmd_demo, "compile and run a vector add on a device and check it"}},
+  };
+  return table;
+}
+
+void usage(std::ostream& os) {
+  os << "usage: tg <command> [options]   (tg <command> --help for details)\n\ncommands:\n";
+  for (const auto& [name, cmd] : commands()) os << "  " << name << std::string(10 - name.size(), ' ') << cmd.summary << "\n";
+  os << "\noptions:\n  --help     show this help\n  --version  print the version\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    usage(std::cout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "tg (tinygrad.cpp) " << tg::core_version() << ", plugin ABI v" << TG_ABI_VERSION_MAJOR << "."
+              << TG_ABI_VERSION_MINOR << "\n";
+    return 0;
+  }
+  auto it = commands().find(args[0]);
+  if (it == commands().end()) {
+    std::cerr << "tg: unknown command '" << args[0] << "'\n\n";
+    usage(std::cerr);
+    return 2;
+  }
+  try {
+    return it->second.run(std::vector<std::string>(args.begin() + 1, args.end()));
+  } catch (const boost::program_options::error& e) {
+    std::cerr << "tg " << args[0] << ": " << e.what() << " (see tg " << args[0] << " --help)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "tg " << args[0] << ": " << e.what() << "\n";
+    return 1;
+  }
+}
