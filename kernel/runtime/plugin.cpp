@@ -156,7 +156,8 @@ std::string Plugin::cache_key(const char* target) const {
   size_t length = 0;
   std::string buf(256, '\0');
   tg_error* err = key_fn(target, buf.data(), buf.size(), &length);
-  if (err != nullptr && length >= buf.size()) { // too small: retry with the reported length
+  if (err != nullptr && api_->error_code(err) == TG_ERROR_INVALID_ARGUMENT && length >= buf.size()) {
+    // too small: retry once with the reported length
     api_->error_destroy(err);
     buf.assign(length + 1, '\0');
     err = key_fn(target, buf.data(), buf.size(), &length);

@@ -98,7 +98,6 @@ public:
     pos_ += n;
     return s;
   }
-  void skip(size_t n) { pos_ += std::min(n, bytes_.size() - pos_); }
   size_t remaining() const { return bytes_.size() - pos_; }
 
 private:
@@ -136,6 +135,8 @@ bool op_is_comparison(tg_op op) { return op == TG_OP_CMPLT || op == TG_OP_CMPNE 
 void validate_kernel_ir(KernelIR& ir) {
   std::vector<int> globals, vars; // buffer/scalar index -> instruction, -1 = unseen
   std::vector<size_t> open_scopes; // RANGE and IF instructions not yet closed
+  std::vector<int> scope_of;       // per instruction: the innermost scope open when it was made
+  std::vector<bool> closed;        // per instruction: a RANGE/IF whose scope has ended
   ir.buffer_dtypes.clear();
   ir.scalar_dtypes.clear();
   auto& ins_list = ir.instructions;
@@ -162,11 +163,39 @@ void validate_kernel_ir(KernelIR& ir) {
     auto src_op = [&](int k) { return ins_list[ins.src[size_t(k)]].op; };
     auto src_dtype = [&](int k) { return ins_list[ins.src[size_t(k)]].dtype; };
     auto src_is_ptr = [&](int k) { return ins_list[ins.src[size_t(k)]].is_pointer(); };
+    auto src_vcount = [&](int k) { return ins_list[ins.src[size_t(k)]].vcount; };
+    if (info->has_value && ins.dtype == TG_DTYPE_VOID) fail("a value needs a dtype");
+    if (!info->has_value && (ins.dtype != TG_DTYPE_VOID || ins.vcount != 1)) fail("has no value: dtype must be void");
     bool value_op = ins.op >= TG_OP_VECTORIZE;
-    if (value_op && ins.dtype == TG_DTYPE_VOID) fail("a value needs a dtype");
     if (value_op) {
       for (int k = 0; k < n; ++k)
         if (src_is_ptr(k)) fail("source " + std::to_string(k) + " is a pointer, expected a value");
+    }
+    // A value made inside a RANGE or IF is gone once that scope closes.
+    for (uint32_t s : ins.src) {
+      int scope = scope_of[s];
+      bool closing_it = (ins.op == TG_OP_ENDRANGE || ins.op == TG_OP_ENDIF) && s == ins.src[0];
+      if (closed[s] && !closing_it) fail("uses the counter of RANGE %" + std::to_string(s) + " after its ENDRANGE");
+      if (scope >= 0 && closed[size_t(scope)] && !closing_it)
+        fail("uses %" + std::to_string(s) + " outside the scope (%" + std::to_string(scope) + ") it was made in");
+    }
+    scope_of.push_back(open_scopes.empty() ? -1 : int(open_scopes.back()));
+    closed.push_back(false);
+    bool elementwise = (ins.op >= TG_OP_CAST && ins.op <= TG_OP_MULACC) || ins.op == TG_OP_ASSIGN;
+    if (elementwise)
+      for (int k = (ins.op == TG_OP_ASSIGN ? 1 : 0); k < n; ++k)
+        if (src_vcount(k) != ins.vcount) fail("source " + std::to_string(k) + " has " + std::to_string(src_vcount(k)) +
+                                              " lanes, the result " + std::to_string(ins.vcount));
+    auto is_int = [](tg_dtype d) { return dtype_is_signed_int(d) || dtype_is_unsigned_int(d); };
+    switch (ins.op) {
+    case TG_OP_IDIV: case TG_OP_MOD: case TG_OP_SHL: case TG_OP_SHR: case TG_OP_AND: case TG_OP_OR: case TG_OP_XOR:
+      if (!is_int(ins.dtype)) fail("needs an integer or bool dtype, got " + std::string(dtype_name(ins.dtype)));
+      break;
+    case TG_OP_FDIV: case TG_OP_SQRT: case TG_OP_EXP2: case TG_OP_LOG2: case TG_OP_SIN: case TG_OP_RECIP:
+    case TG_OP_TRUNC:
+      if (!dtype_is_float(ins.dtype)) fail("needs a float dtype, got " + std::string(dtype_name(ins.dtype)));
+      break;
+    default: break;
     }
     switch (ins.op) {
     case TG_OP_DEFINE_GLOBAL:
@@ -174,7 +203,8 @@ void validate_kernel_ir(KernelIR& ir) {
       auto& seen = ins.op == TG_OP_DEFINE_GLOBAL ? globals : vars;
       if (ins.arg0 < 0 || ins.arg0 > 4096) fail("argument index " + std::to_string(ins.arg0) + " out of range");
       if (ins.dtype == TG_DTYPE_VOID) fail("needs a dtype");
-      if (ins.op == TG_OP_DEFINE_GLOBAL && !ins.is_pointer()) fail("DEFINE_GLOBAL must carry the POINTER flag");
+      if (ins.op == TG_OP_DEFINE_GLOBAL && ins.flags != TG_IR_FLAG_POINTER) fail("DEFINE_GLOBAL carries exactly the POINTER flag");
+      if (ins.vcount != 1) fail("argument definitions are scalar");
       if (ins.op == TG_OP_DEFINE_VAR && ins.flags != 0) fail("DEFINE_VAR is a value, not a pointer");
       size_t idx = size_t(ins.arg0);
       if (seen.size() <= idx) seen.resize(idx + 1, -1);
@@ -187,7 +217,7 @@ void validate_kernel_ir(KernelIR& ir) {
       if (ins.arg0 <= 0) fail("local buffer needs a positive element count");
       break;
     case TG_OP_DEFINE_ACC:
-      if (src_dtype(0) != ins.dtype) fail("initial value dtype differs from the accumulator's");
+      if (src_dtype(0) != ins.dtype || src_vcount(0) != ins.vcount) fail("initial value type differs from the accumulator's");
       break;
     case TG_OP_SPECIAL:
       if (ins.arg0 != TG_SPECIAL_GROUP_ID && ins.arg0 != TG_SPECIAL_LOCAL_ID) fail("unknown SPECIAL kind");
@@ -212,23 +242,27 @@ void validate_kernel_ir(KernelIR& ir) {
       if (src_op(0) != want) fail(std::string("must close a ") + op_name(want));
       if (open_scopes.empty() || open_scopes.back() != ins.src[0]) fail("closes a scope that is not the innermost open one");
       open_scopes.pop_back();
+      closed[ins.src[0]] = true;
       break;
     }
     case TG_OP_INDEX:
       if (src_op(0) != TG_OP_DEFINE_GLOBAL && src_op(0) != TG_OP_DEFINE_LOCAL) fail("source 0 must be a buffer definition");
       if (!dtype_is_signed_int(src_dtype(1)) && !dtype_is_unsigned_int(src_dtype(1))) fail("index must be an integer");
-      if (!ins.is_pointer()) fail("INDEX yields a pointer: set the POINTER flag");
+      if (ins.flags != ins_list[ins.src[0]].flags || ins.dtype != src_dtype(0))
+        fail("INDEX carries its buffer's dtype and flags");
+      if (ins.vcount != 1 || src_vcount(1) != 1) fail("INDEX is scalar; a vector LOAD/STORE reads consecutive elements");
       break;
     case TG_OP_LOAD:
       if (src_op(0) != TG_OP_INDEX) fail("source 0 must be an INDEX");
       if (n == 2) fail("a gated load needs both a gate and an alternative value");
-      if (n == 3 && src_dtype(1) != TG_DTYPE_BOOL) fail("gate must be bool");
+      if (n == 3 && (src_dtype(1) != TG_DTYPE_BOOL || src_vcount(1) != 1)) fail("gate must be a scalar bool");
+      if (n == 3 && (src_dtype(2) != ins.dtype || src_vcount(2) != ins.vcount)) fail("alternative value type differs from the load's");
       if (ins.dtype != ins_list[ins.src[0]].dtype) fail("loads the buffer's element dtype");
       break;
     case TG_OP_STORE:
       if (src_op(0) != TG_OP_INDEX) fail("source 0 must be an INDEX");
       if (src_dtype(1) != ins_list[ins.src[0]].dtype) fail("stored value dtype differs from the buffer's");
-      if (n == 3 && src_dtype(2) != TG_DTYPE_BOOL) fail("gate must be bool");
+      if (n == 3 && (src_dtype(2) != TG_DTYPE_BOOL || src_vcount(2) != 1)) fail("gate must be a scalar bool");
       break;
     case TG_OP_ASSIGN:
       if (src_op(0) != TG_OP_DEFINE_ACC) fail("source 0 must be a DEFINE_ACC");
@@ -236,9 +270,12 @@ void validate_kernel_ir(KernelIR& ir) {
       break;
     case TG_OP_VECTORIZE:
       if (n != ins.vcount || n < 2) fail("needs vcount (>= 2) lanes");
+      for (int k = 0; k < n; ++k)
+        if (src_vcount(k) != 1 || src_dtype(k) != ins.dtype) fail("lanes must be scalars of the result dtype");
       break;
     case TG_OP_GEP:
       if (ins.arg0 < 0 || ins.arg0 >= ins_list[ins.src[0]].vcount) fail("lane out of range");
+      if (ins.vcount != 1 || ins.dtype != src_dtype(0)) fail("GEP yields one lane of the vector's dtype");
       break;
     case TG_OP_BITCAST:
       if (dtype_size(src_dtype(0)) != dtype_size(ins.dtype)) fail("bitcast between dtypes of different sizes");
@@ -289,7 +326,8 @@ KernelIR parse_kernel_ir(std::span<const std::byte> bytes) {
   if (name_len > r.remaining()) throw IRError("kernel IR name length " + std::to_string(name_len) + " exceeds the data", -1);
   KernelIR ir;
   ir.name = r.read_string(name_len, -1);
-  r.skip((4 - name_len % 4) % 4);
+  for (uint32_t k = 0; k < (4 - name_len % 4) % 4; ++k)
+    if (r.read<uint8_t>("name padding", -1) != 0) throw IRError("kernel IR name padding is not zero", -1);
   // Each record is at least 24 bytes: reject absurd counts before allocating.
   if (uint64_t(count) * 24 > r.remaining())
     throw IRError("kernel IR claims " + std::to_string(count) + " instructions but holds only " +

@@ -68,7 +68,8 @@ BOOST_AUTO_TEST_CASE(header_layout_is_as_documented) {
   BOOST_TEST(std::to_integer<int>(bytes[12]) == 6);                  // name length "sample"
   // 20-byte header ("sample" padded to 8) + 24 bytes per instruction + 4 per source
   size_t expected = 16 + 8;
-  for (const auto& ins : sample_kernel().ir().instructions) expected += 24 + 4 * ins.src.size();
+  const auto builder = sample_kernel();
+  for (const auto& ins : builder.ir().instructions) expected += 24 + 4 * ins.src.size();
   BOOST_TEST(bytes.size() == expected);
 }
 
@@ -138,6 +139,63 @@ BOOST_AUTO_TEST_CASE(validation_names_the_instruction_and_cause) {
     b.emit({999, TG_DTYPE_INT32, 0, 1, 0, 0, {}});
     BOOST_CHECK_EXCEPTION(b.serialize(), IRError,
                           [](const IRError& e) { return std::string(e.what()).find("unknown op code 999") != std::string::npos; });
+  }
+}
+
+BOOST_AUTO_TEST_CASE(scopes_types_and_lanes_are_checked) {
+  auto rejects = [](KernelBuilder& b, const std::string& why) {
+    try {
+      b.serialize();
+    } catch (const IRError& e) {
+      BOOST_TEST(std::string(e.what()).find(why) != std::string::npos, e.what());
+      return;
+    }
+    BOOST_FAIL("accepted a program that should fail with: " << why);
+  };
+  {
+    KernelBuilder b("value_escapes_loop");
+    auto g = b.global(0, TG_DTYPE_FLOAT32);
+    auto r = b.range(b.i32(0), b.i32(4));
+    auto v = b.load(b.index(g, r));
+    b.end_range(r);
+    b.store(b.index(g, b.i32(0)), v);
+    rejects(b, "outside the scope");
+  }
+  {
+    KernelBuilder b("counter_after_loop");
+    auto g = b.global(0, TG_DTYPE_INT32);
+    auto r = b.range(b.i32(0), b.i32(4));
+    b.end_range(r);
+    b.store(b.index(g, r), b.i32(1));
+    rejects(b, "after its ENDRANGE");
+  }
+  {
+    KernelBuilder b("float_mod");
+    b.alu(TG_OP_MOD, b.f32(1.0f), b.f32(2.0f));
+    rejects(b, "needs an integer");
+  }
+  {
+    KernelBuilder b("int_sqrt");
+    b.alu(TG_OP_SQRT, b.i32(4));
+    rejects(b, "needs a float");
+  }
+  {
+    KernelBuilder b("lanes");
+    KernelBuilder::Ref lanes[2] = {b.f32(1.0f), b.f32(2.0f)};
+    auto v = b.vectorize(lanes);
+    b.add(v, b.f32(1.0f)); // a 2-lane and a 1-lane operand
+    rejects(b, "lanes");
+  }
+  {
+    // The accumulator pattern is legal: DEFINE_ACC outside, ASSIGN inside, read after the loop.
+    KernelBuilder b("acc_ok");
+    auto g = b.global(0, TG_DTYPE_FLOAT32);
+    auto acc = b.acc(b.f32(0.0f));
+    auto r = b.range(b.i32(0), b.i32(4));
+    b.assign(acc, b.add(acc, b.load(b.index(g, r))));
+    b.end_range(r);
+    b.store(b.index(g, b.i32(0)), acc);
+    BOOST_CHECK_NO_THROW(b.serialize());
   }
 }
 

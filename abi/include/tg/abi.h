@@ -11,13 +11,17 @@
  *    Structs and tables are append-only within a major version. A field or function pointer that
  *    lies beyond the reader's view of struct_size, or a function pointer that is NULL, is "absent".
  *    Minor versions only append; anything else is a new major version and a new entry symbol.
+ *    Exception: tg_buffer_arg and tg_scalar_arg are array elements, so they have no struct_size
+ *    and are frozen for the whole major version.
  *  - All handles are opaque. Fixed-width integers only; enums are int32_t plus #defines so their
  *    size never depends on the compiler.
  *  - Functions that can fail return tg_error* (NULL = success). The error is owned by the caller
  *    and released with api->error_destroy. A plugin never aborts, exits or lets a C++ exception
  *    escape. Out of memory is always TG_ERROR_RESOURCE_EXHAUSTED so the host may free and retry.
- *  - Thread safety: unless a function says otherwise it may be called from any thread, and calls
- *    on distinct objects may run concurrently. Calls on one device are serialized by the host.
+ *  - Thread safety: unless a function says otherwise it may be called from any thread, concurrently
+ *    with any other call on other objects. Calls on the same device (including its buffers and
+ *    programs) may also come from several threads; the plugin serializes internally where its
+ *    hardware needs it. The host never frees an object while another call uses it.
  */
 #ifndef TG_ABI_H
 #define TG_ABI_H
@@ -126,7 +130,8 @@ typedef int32_t tg_op;
 #define TG_OP_BARRIER 14  /* work-group barrier with local memory fence */
 /* memory */
 #define TG_OP_INDEX 20  /* src0 = DEFINE_GLOBAL/LOCAL, src1 = element index -> pointer */
-#define TG_OP_LOAD 21   /* src0 = INDEX [, src1 = BOOL gate, src2 = value when gate is false] */
+#define TG_OP_LOAD 21   /* src0 = INDEX [, src1 = BOOL gate, src2 = value when gate is false];
+                           a false gate reads no memory; vcount > 1 reads consecutive elements */
 #define TG_OP_STORE 22  /* src0 = INDEX, src1 = value [, src2 = BOOL gate] */
 #define TG_OP_ASSIGN 23 /* src0 = DEFINE_ACC, src1 = new value; result is the new value */
 /* vectors and conversions */
@@ -142,7 +147,9 @@ typedef int32_t tg_op;
 #define TG_OP_LOG2 44
 #define TG_OP_SIN 45
 #define TG_OP_TRUNC 46
-/* binary ALU (both sources have the result's dtype, except comparisons: result BOOL) */
+/* binary ALU (both sources have the result's dtype, except comparisons: result BOOL).
+ * Results the host never relies on, so plugins may differ: integer IDIV/MOD by zero or of
+ * INT_MIN by -1 (the host guards these), shifts by >= the bit width, MAX when an operand is NaN. */
 #define TG_OP_ADD 50
 #define TG_OP_SUB 51
 #define TG_OP_MUL 52
@@ -273,9 +280,9 @@ typedef struct tg_scalar_arg {
   tg_dtype dtype; /* must equal the DEFINE_VAR's dtype */
   int32_t reserved0;
   union {
-    int64_t i;
-    uint64_t u;
-    double f;
+    int64_t i;  /* BOOL and signed integers */
+    uint64_t u; /* unsigned integers */
+    double f;   /* floats of every width */
   } value;
 } tg_scalar_arg;
 
@@ -289,7 +296,8 @@ typedef struct tg_launch_args {
   uint32_t scalar_count; /* must equal the program's DEFINE_VAR count */
   const tg_scalar_arg* scalars;
   uint64_t* elapsed_ns; /* if not NULL: the launch completes before returning and the kernel's
-                           execution time is written here (needs TG_FEATURE_TIMING) */
+                           execution time is written here; without TG_FEATURE_TIMING the launch
+                           fails with UNIMPLEMENTED and runs nothing */
 } tg_launch_args;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -347,7 +355,8 @@ typedef struct tg_plugin_api {
   void (*compile_result_destroy)(tg_compile_result* result);
   /* A string that changes whenever the blobs compile() makes for `target` (NULL = default)
    * would change: compiler version, target, flags. Written NUL-terminated into buf; the full
-   * length (without NUL) goes to *out_length; buf_size too small -> INVALID_ARGUMENT. */
+   * length (without NUL) goes to *out_length, also when buf_size is too small, which fails with
+   * INVALID_ARGUMENT (the host then retries with a larger buffer). */
   tg_error* (*compile_cache_key)(const char* target, char* buf, size_t buf_size, size_t* out_length);
 
   /* --- programs --- */

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <tg/abi.h>
+#include <tg/sdk/kernel_ir.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -40,6 +41,8 @@ template <class Body> tg_error* guard(const char* call, Body&& body) noexcept {
     return nullptr;
   } catch (const PluginError& e) {
     return make_error(e.code(), std::string(call) + ": " + e.what(), e.log());
+  } catch (const IRError& e) { // malformed kernel IR is the caller's mistake
+    return make_error(TG_ERROR_INVALID_ARGUMENT, std::string(call) + ": " + e.what());
   } catch (const std::bad_alloc&) {
     return make_error(TG_ERROR_RESOURCE_EXHAUSTED, std::string(call) + ": out of host memory");
   } catch (const std::exception& e) {
