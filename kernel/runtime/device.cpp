@@ -76,7 +76,19 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
   return *this;
 }
 
+namespace {
+// An asynchronous device may still be using the object: wait before freeing it.
+void settle(Device& device) noexcept {
+  if (!(device.properties().features & TG_FEATURE_ASYNC)) return;
+  try {
+    device.synchronize();
+  } catch (...) { // freeing must not throw; the error resurfaces on the next call
+  }
+}
+} // namespace
+
 void Buffer::reset() noexcept {
+  if (buffer_) settle(*device_);
   if (buffer_) device_->plugin().api().buffer_free(buffer_);
   buffer_ = nullptr;
   device_.reset();
@@ -110,6 +122,7 @@ Program& Program::operator=(Program&& other) noexcept {
 }
 
 void Program::reset() noexcept {
+  if (program_) settle(*device_);
   if (program_) device_->plugin().api().program_free(program_);
   program_ = nullptr;
   device_.reset();
