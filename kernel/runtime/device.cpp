@@ -82,7 +82,7 @@ void settle(Device& device) noexcept {
   if (!(device.properties().features & TG_FEATURE_ASYNC)) return;
   try {
     device.synchronize();
-  } catch (...) { // freeing must not throw; the error resurfaces on the next call
+  } catch (...) { // freeing must not throw; nothing can be reported from here
   }
 }
 } // namespace
