@@ -1,0 +1,128 @@
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "kernel/ir/uop.hpp"
+
+using namespace tg;
+
+BOOST_AUTO_TEST_SUITE(uop)
+
+BOOST_AUTO_TEST_CASE(interning_gives_same_pointer) {
+  auto x = UOp::variable("x", 0, 10);
+  auto a = x * 4 + 3;
+  auto b = x * 4 + 3;
+  BOOST_TEST(a.get() == b.get());
+  BOOST_TEST((x * 4 + 2).get() != a.get());
+  BOOST_TEST(UOp::constant(dtypes::float32, 1.0).get() == UOp::constant(dtypes::float32, 1.0).get());
+  BOOST_TEST(UOp::constant(dtypes::float32, 1.0).get() != UOp::constant(dtypes::float64, 1.0).get());
+  BOOST_TEST(UOp::constant(dtypes::int32, std::int64_t{1}).get() != UOp::constant(dtypes::float32, 1.0).get());
+  auto nan = std::numeric_limits<double>::quiet_NaN();
+  BOOST_TEST(UOp::constant(dtypes::float32, nan).get() == UOp::constant(dtypes::float32, nan).get());
+  // constants are stored normalized to their dtype
+  BOOST_TEST(UOp::constant(dtypes::uint8, std::int64_t{300})->arg_int() == 44);
+  BOOST_CHECK_THROW(UOp::make(Ops::ADD, dtypes::int32, {x}), UOpError);
+}
+
+BOOST_AUTO_TEST_CASE(interning_across_threads) {
+  constexpr int kThreads = 8, kIters = 2000;
+  std::vector<std::vector<const UOp*>> seen(kThreads);
+  std::vector<UOpRef> keep_alive;
+  auto x = UOp::variable("tx", 0, 100);
+  std::vector<std::thread> threads;
+  std::vector<std::vector<UOpRef>> holders(kThreads);
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kIters; ++i) {
+        auto u = (x + i) * (i % 7 + 1);
+        holders[static_cast<std::size_t>(t)].push_back(u);
+        seen[static_cast<std::size_t>(t)].push_back(u.get());
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 1; t < kThreads; ++t) BOOST_TEST(seen[static_cast<std::size_t>(t)] == seen[0]);
+}
+
+BOOST_AUTO_TEST_CASE(churn_across_threads_is_safe) {
+  // Nodes built and dropped concurrently: lookups race with destruction of equal nodes.
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};  // Boost.Test assertions are not thread-safe: count, check after
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&bad] {
+      auto y = UOp::variable("churn", 0, 5);
+      for (int i = 0; i < 3000; ++i) {
+        auto u = (y + i % 13) * 3;
+        if (u->src(0)->src(0).get() != y.get()) ++bad;
+      }
+    });
+  for (auto& th : threads) th.join();
+  BOOST_TEST(bad.load() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(unreferenced_nodes_are_freed) {
+  std::size_t before = UOp::live_count();
+  {
+    auto v = UOp::variable("free_me", 0, 3);
+    auto e = v;
+    for (int i = 0; i < 100000; ++i) e = e + 1;  // a long chain: freeing must not recurse
+    BOOST_TEST(UOp::live_count() >= before + 100000);
+    std::weak_ptr<const UOp> w = e;
+    e.reset();
+    BOOST_TEST(w.expired());
+  }
+  BOOST_TEST(UOp::live_count() <= before + 1);  // the constant 1 may be shared with others
+}
+
+BOOST_AUTO_TEST_CASE(printing_shares_subtrees) {
+  auto x = UOp::variable("x", 0, 10);
+  auto s = x + 3;
+  auto e = s * s;
+  std::string p = e->str();
+  BOOST_TEST(p.find("UOp(Ops.MUL, dtypes.int, arg=None, src=(") == 0);
+  BOOST_TEST(p.find("x1:=UOp(Ops.ADD") != std::string::npos);
+  BOOST_TEST(p.find(" x1,") != std::string::npos);
+  BOOST_TEST(p.find("arg=('x', 0, 10)") != std::string::npos);
+  BOOST_TEST(e->render() == "((x+3)*(x+3))");
+  BOOST_TEST(UOp::constant(dtypes::float32, 2.0)->str() == "UOp(Ops.CONST, dtypes.float, arg=2.0, src=())");
+  BOOST_TEST(UOp::constant(dtypes::bool_, true)->str() == "UOp(Ops.CONST, dtypes.bool, arg=True, src=())");
+}
+
+BOOST_AUTO_TEST_CASE(toposort_and_exports) {
+  auto x = UOp::variable("x", 0, 10);
+  auto s = x + 3;
+  auto e = s * s;
+  auto order = toposort(e);
+  BOOST_TEST(order.size() == 4u);
+  BOOST_TEST(order.back().get() == e.get());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    for (const auto& src : order[i]->src()) {
+      auto pos = std::find(order.begin(), order.end(), src) - order.begin();
+      BOOST_TEST(static_cast<std::size_t>(pos) < i);
+    }
+  std::string dot = to_dot(e);
+  BOOST_TEST(dot.find("digraph") == 0);
+  BOOST_TEST(dot.find("-> n3") != std::string::npos);
+  std::string json = to_json(e);
+  BOOST_TEST(json.find("\"op\": \"MUL\"") != std::string::npos);
+  BOOST_TEST(variables(e).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(range_analysis) {
+  auto x = UOp::variable("x", 2, 10);
+  auto y = UOp::variable("y", -3, 4);
+  BOOST_TEST((x * y)->vmin() == -30);
+  BOOST_TEST((x * y)->vmax() == 40);
+  BOOST_TEST((x / 3)->vmax() == 3);
+  BOOST_TEST((y % 3)->vmin() == -2);
+  BOOST_TEST((x % 4)->vmax() == 3);
+  BOOST_TEST(lt(x, UOp::constant(dtypes::int32, std::int64_t{11}))->vmin() == 1);
+  auto r = UOp::range(16, 0);
+  BOOST_TEST(r->vmin() == 0);
+  BOOST_TEST(r->vmax() == 15);
+  // wrapping makes an overflowing range the full range of the dtype
+  auto big = UOp::variable("big", 0, 2000000000);
+  BOOST_TEST((big * 4)->vmin() == dtypes::int32.int_min());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
