@@ -1,4 +1,5 @@
 #include "kernel/ir/dtype.hpp"
+#include "kernel/ir/errors.hpp"
 
 #include <array>
 #include <limits>
@@ -119,7 +120,7 @@ DType least_upper_dtype(DType a, DType b) {
     auto s = static_cast<Scalar>(i);
     if (!best || info(s).priority < info(*best).priority) best = s;
   }
-  if (!best) throw std::invalid_argument("least_upper_dtype: no common type for " + a.name() + " and " + b.name());
+  if (!best) throw DTypeError("least_upper_dtype: no common type for " + a.name() + " and " + b.name());
   return DType{*best};
 }
 
@@ -134,7 +135,7 @@ tg_dtype to_abi(DType dt) { return static_cast<tg_dtype>(dt.scalar); }
 
 DType dtype_from_abi(tg_dtype code) {
   if (code < 0 || code >= kScalarCount)
-    throw std::invalid_argument("dtype_from_abi: unknown tg_dtype code " + std::to_string(code));
+    throw DTypeError("dtype_from_abi: unknown tg_dtype code " + std::to_string(code));
   return DType{static_cast<Scalar>(code)};
 }
 

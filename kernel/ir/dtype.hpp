@@ -98,7 +98,7 @@ DType promote_with_weak(DType tensor, WeakScalar scalar);
 
 // ABI mapping. Vector/pointer decorations are carried separately by the ABI (vcount, flags).
 tg_dtype to_abi(DType dt);
-DType dtype_from_abi(tg_dtype code);  // throws std::invalid_argument for an unknown code
+DType dtype_from_abi(tg_dtype code);  // throws DTypeError for an unknown code
 std::optional<DType> dtype_from_name(const std::string& name);  // "float32", "int", "half" ...
 std::ostream& operator<<(std::ostream& os, DType dt);  // repr()
 

@@ -5,8 +5,14 @@
 
 namespace tg {
 
-struct IRError : std::runtime_error {
+// Root of every error tinygrad.cpp throws; outer rings derive their own (see runtime/errors.hpp).
+class Error : public std::runtime_error {
+ public:
   using std::runtime_error::runtime_error;
+};
+
+struct IRError : Error {
+  using Error::Error;
 };
 // graph_rewrite met a cycle of rewrites (a -> b -> a) or did not reach a fixed point.
 struct RewriteLoopError : IRError {
@@ -21,8 +27,12 @@ struct EvalError : IRError {
   using IRError::IRError;
 };
 // Invalid movement-op arguments (reshape size mismatch, bad permutation, negative pad ...).
-struct ShapeError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
+struct ShapeError : Error {
+  using Error::Error;
+};
+// A dtype that an operation cannot take (e.g. a bitwise op on floats), or an unknown dtype code.
+struct DTypeError : Error {
+  using Error::Error;
 };
 
 }  // namespace tg

@@ -1,6 +1,8 @@
 // Typed exceptions of the runtime ring. Every message names what failed and where.
 #pragma once
 
+#include "kernel/ir/errors.hpp"
+
 #include <tg/abi.h>
 
 #include <filesystem>
@@ -8,12 +10,6 @@
 #include <string>
 
 namespace tg {
-
-// Root of every error tinygrad.cpp throws.
-class Error : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
 
 // A plugin file could not become a usable plugin. Each subclass is one cause; path() names the file.
 class PluginLoadError : public Error {
