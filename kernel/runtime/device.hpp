@@ -47,6 +47,7 @@ private:
 
 class Buffer {
 public:
+  Buffer() = default; // empty: holds nothing
   Buffer(std::shared_ptr<Device> device, tg_buffer* buffer, uint64_t size)
       : device_(std::move(device)), buffer_(buffer), size_(size) {}
   ~Buffer() { reset(); }
@@ -75,6 +76,7 @@ struct LaunchDims {
 
 class Program {
 public:
+  Program() = default; // empty: holds nothing
   Program(std::shared_ptr<Device> device, tg_program* program) : device_(std::move(device)), program_(program) {}
   ~Program() { reset(); }
   Program(Program&& other) noexcept { *this = std::move(other); }

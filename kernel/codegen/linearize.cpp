@@ -1,0 +1,300 @@
+#include "kernel/codegen/linearize.hpp"
+
+#include "kernel/ir/errors.hpp"
+
+#include <tg/sdk/kernel_ir.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tg {
+
+namespace {
+
+using RangeSet = std::vector<const UOp*>; // small, unordered
+
+void merge_into(RangeSet& into, const RangeSet& from) {
+  for (const UOp* r : from)
+    if (std::find(into.begin(), into.end(), r) == into.end()) into.push_back(r);
+}
+
+class Linearizer {
+public:
+  Linearizer(const UOpRef& sink, const std::string& name) : builder_(name) {
+    order_ = toposort(sink);
+    order_.pop_back(); // the SINK
+    for (size_t i = 0; i < order_.size(); ++i) position_[order_[i].get()] = i;
+  }
+
+  LinearKernel run();
+
+private:
+  struct Item {
+    const UOp* node = nullptr;  // a node emitted in this block, or
+    const UOp* loop = nullptr;  // a RANGE: its whole loop
+  };
+
+  void compute_ranges();
+  void compute_nesting();
+  const UOp* deepest(const RangeSet& set) const;
+  const UOp* block_of(const UOp* u) const;
+  const UOp* parent(const UOp* range) const { return parent_.at(range); }
+  // The item of `block` that holds u (u itself, or the loop that contains it); nullptr if u is
+  // outside `block`.
+  std::optional<Item> holder_in(const UOp* u, const UOp* block) const;
+  std::vector<Item> sorted_items(const UOp* block);
+  void emit_block(const UOp* block);
+  void emit_loop(const UOp* range);
+  void emit_node(const UOp* u);
+  sdk::KernelBuilder::Ref ref(const UOpRef& u) const { return refs_.at(u.get()); }
+
+  sdk::KernelBuilder builder_;
+  std::vector<UOpRef> order_;
+  std::unordered_map<const UOp*, size_t> position_;
+  std::unordered_map<const UOp*, RangeSet> ranges_;
+  std::unordered_map<const UOp*, const UOp*> parent_; // RANGE -> enclosing RANGE (nullptr = top)
+  std::unordered_map<const UOp*, int> depth_;
+  std::unordered_map<const UOp*, std::vector<Item>> items_; // block (RANGE or nullptr) -> items
+  std::unordered_map<const UOp*, std::vector<const UOp*>> reduces_opening_; // outer own range -> REDUCEs
+  std::unordered_map<const UOp*, std::vector<const UOp*>> reduces_closing_; // inner own range -> REDUCEs
+  std::unordered_map<const UOp*, sdk::KernelBuilder::Ref> refs_;
+  std::vector<std::string> vars_;
+};
+
+void Linearizer::compute_ranges() {
+  for (const auto& u : order_) {
+    RangeSet set;
+    for (const auto& s : u->src()) merge_into(set, ranges_.at(s.get()));
+    if (u->op() == Ops::RANGE) set.push_back(u.get());
+    if (u->op() == Ops::REDUCE)
+      for (size_t k = 1; k < u->src().size(); ++k) std::erase(set, u->src(k).get());
+    ranges_[u.get()] = std::move(set);
+  }
+}
+
+const UOp* Linearizer::deepest(const RangeSet& set) const {
+  const UOp* best = nullptr;
+  for (const UOp* r : set)
+    if (!best || depth_.at(r) > depth_.at(best)) best = r;
+  // Everything else must enclose the deepest one: the ranges of one node form a chain.
+  for (const UOp* r : set) {
+    const UOp* walk = best;
+    while (walk && walk != r) walk = parent_.at(walk);
+    if (walk != r) throw IRError("linearize: a node depends on two loops that are not nested");
+  }
+  return best;
+}
+
+void Linearizer::compute_nesting() {
+  // REDUCE-owned ranges nest inside the loops the REDUCE itself depends on, in source order.
+  std::vector<const UOp*> free_ranges;
+  for (const auto& u : order_) {
+    if (u->op() == Ops::RANGE) free_ranges.push_back(u.get());
+  }
+  std::unordered_set<const UOp*> owned;
+  for (const auto& u : order_)
+    if (u->op() == Ops::REDUCE)
+      for (size_t k = 1; k < u->src().size(); ++k) owned.insert(u->src(k).get());
+  // Loops no REDUCE owns (the per-work-group loops of stores) are outermost, by creation id.
+  std::vector<const UOp*> outer;
+  for (const UOp* r : free_ranges)
+    if (!owned.count(r)) outer.push_back(r);
+  std::sort(outer.begin(), outer.end(), [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
+  const UOp* prev = nullptr;
+  for (const UOp* r : outer) {
+    parent_[r] = prev;
+    depth_[r] = prev ? depth_[prev] + 1 : 1;
+    prev = r;
+  }
+  for (const auto& u : order_) { // toposort: a REDUCE's context is known before it is seen
+    if (u->op() != Ops::REDUCE || u->src().size() < 2) continue;
+    const UOp* ctx = deepest(ranges_.at(u.get()));
+    const UOp* up = ctx;
+    for (size_t k = 1; k < u->src().size(); ++k) {
+      const UOp* r = u->src(k).get();
+      auto it = parent_.find(r);
+      if (it != parent_.end() && it->second != up)
+        throw IRError("linearize: a RANGE is shared by REDUCEs in different loop nests");
+      parent_[r] = up;
+      depth_[r] = up ? depth_.at(up) + 1 : 1;
+      up = r;
+    }
+    reduces_opening_[u->src(1).get()].push_back(u.get());
+    reduces_closing_[u->src().back().get()].push_back(u.get());
+  }
+}
+
+const UOp* Linearizer::block_of(const UOp* u) const {
+  if (u->op() == Ops::RANGE) return parent(u); // a RANGE is its loop, which sits in the parent
+  return deepest(ranges_.at(u));
+}
+
+std::optional<Linearizer::Item> Linearizer::holder_in(const UOp* u, const UOp* block) const {
+  const UOp* b = block_of(u);
+  if (b == block) return u->op() == Ops::RANGE ? Item{nullptr, u} : Item{u, nullptr};
+  // climb from u's block (or its own loop) to the loop directly inside `block`
+  const UOp* loop = u->op() == Ops::RANGE ? u : b;
+  while (loop && parent(loop) != block) loop = parent(loop);
+  if (!loop) return std::nullopt; // u lies outside `block`
+  return Item{nullptr, loop};
+}
+
+std::vector<Linearizer::Item> Linearizer::sorted_items(const UOp* block) {
+  auto& items = items_[block];
+  // Dependencies among the items of this block, then a stable topological order.
+  auto key = [](const Item& it) { return it.node ? it.node : it.loop; };
+  std::unordered_map<const UOp*, size_t> index;
+  for (size_t i = 0; i < items.size(); ++i) index[key(items[i])] = i;
+  std::vector<std::vector<size_t>> users(items.size());
+  std::vector<size_t> pending(items.size(), 0);
+  auto add_deps = [&](size_t i, const UOp* node) {
+    for (const auto& s : node->src()) {
+      auto h = holder_in(s.get(), block);
+      if (!h) continue;
+      size_t j = index.at(key(*h));
+      if (j == i) continue;
+      users[j].push_back(i);
+      ++pending[i];
+    }
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].node) {
+      add_deps(i, items[i].node);
+      continue;
+    }
+    // a loop depends on whatever its header and body read from this block
+    for (const auto& u : order_) {
+      const UOp* n = u.get();
+      const UOp* loop = n->op() == Ops::RANGE ? n : block_of(n);
+      while (loop && loop != items[i].loop) loop = parent(loop);
+      if (loop == items[i].loop) add_deps(i, n);
+    }
+  }
+  std::vector<size_t> ready;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (pending[i] == 0) ready.push_back(i);
+  auto earliest = [&](size_t i) { return position_.at(key(items[i])); };
+  std::vector<Item> out;
+  while (!ready.empty()) {
+    auto best = std::min_element(ready.begin(), ready.end(), [&](size_t a, size_t b) { return earliest(a) < earliest(b); });
+    size_t i = *best;
+    ready.erase(best);
+    out.push_back(items[i]);
+    for (size_t j : users[i])
+      if (--pending[j] == 0) ready.push_back(j);
+  }
+  if (out.size() != items.size()) throw IRError("linearize: cyclic dependencies between loops");
+  return out;
+}
+
+void Linearizer::emit_loop(const UOp* range) {
+  for (const UOp* r : reduces_opening_[range]) {
+    Ops op = r->arg_if<ReduceArg>()->op;
+    DType dt = r->dtype();
+    double identity = op == Ops::MUL ? 1.0 : 0.0;
+    UOpRef init = op == Ops::MAX ? UOp::constant(dt, dt.is_float() ? ConstValue{-std::numeric_limits<double>::infinity()}
+                                                                    : ConstValue{dt.int_min()})
+                                 : UOp::constant(dt, dt.is_float() ? ConstValue{identity} : ConstValue{int64_t(identity)});
+    if (dt.is_bool()) init = UOp::constant(dt, op == Ops::MUL);
+    emit_node(init.get());
+    refs_[r] = builder_.acc(refs_.at(init.get()));
+  }
+  refs_[range] = builder_.range(ref(range->src(0)), ref(range->src(1)));
+  emit_block(range);
+  for (const UOp* r : reduces_closing_[range]) {
+    Ops op = r->arg_if<ReduceArg>()->op;
+    auto acc = refs_.at(r), val = ref(r->src(0));
+    tg_op combine = op == Ops::MAX ? (r->dtype().is_bool() ? TG_OP_OR : TG_OP_MAX) : op == Ops::MUL ? (r->dtype().is_bool() ? TG_OP_AND : TG_OP_MUL)
+                                                     : (r->dtype().is_bool() ? TG_OP_OR : TG_OP_ADD);
+    auto combined = builder_.alu(combine, acc, val);
+    builder_.assign(acc, combined);
+  }
+  builder_.end_range(refs_.at(range));
+}
+
+void Linearizer::emit_block(const UOp* block) {
+  for (const Item& item : sorted_items(block)) {
+    if (item.loop) emit_loop(item.loop);
+    else emit_node(item.node);
+  }
+}
+
+void Linearizer::emit_node(const UOp* u) {
+  if (refs_.count(u)) return;
+  auto& b = builder_;
+  auto src = [&](size_t i) { return ref(u->src(i)); };
+  tg_dtype dt = to_abi(u->dtype());
+  sdk::KernelBuilder::Ref out = 0;
+  switch (u->op()) {
+  case Ops::CONST: {
+    auto v = u->const_value();
+    if (u->dtype().is_float()) out = b.const_float(dt, std::get<double>(v));
+    else if (auto* bv = std::get_if<bool>(&v)) out = b.const_int(dt, *bv ? 1 : 0);
+    else out = b.const_int(dt, std::get<int64_t>(v));
+    break;
+  }
+  case Ops::DEFINE_GLOBAL: out = b.global(uint32_t(u->arg_int()), dt); break;
+  case Ops::DEFINE_VAR: {
+    const std::string& name = u->var_arg().name;
+    auto it = std::find(vars_.begin(), vars_.end(), name);
+    if (it == vars_.end()) it = vars_.insert(vars_.end(), name);
+    out = b.var(uint32_t(it - vars_.begin()), dt);
+    break;
+  }
+  case Ops::SPECIAL: {
+    const auto& a = *u->arg_if<std::vector<int64_t>>();
+    out = b.special(int(a.at(0)), int(a.at(1)));
+    break;
+  }
+  case Ops::INDEX: out = b.index(src(0), src(1)); break;
+  case Ops::LOAD: out = u->src().size() == 3 ? b.load_gated(src(0), src(1), src(2)) : b.load(src(0)); break;
+  case Ops::STORE:
+    if (u->src().size() == 3) b.store_gated(src(0), src(1), src(2));
+    else b.store(src(0), src(1));
+    refs_[u] = 0;
+    return;
+  case Ops::REDUCE:
+    if (!refs_.count(u)) throw IRError("linearize: REDUCE read before its loop");
+    return;
+  case Ops::CAST: out = b.cast(src(0), dt); break;
+  case Ops::BITCAST: out = b.bitcast(src(0), dt); break;
+  default: {
+    auto abi = to_abi(u->op());
+    if (!abi || !is_alu(u->op())) throw IRError("linearize: no kernel IR for " + std::string(op_name(u->op())));
+    switch (u->src().size()) {
+    case 1: out = b.alu(*abi, src(0)); break;
+    case 2: out = b.alu(*abi, src(0), src(1)); break;
+    case 3: out = b.alu(*abi, src(0), src(1), src(2)); break;
+    default: throw IRError("linearize: bad source count");
+    }
+  }
+  }
+  refs_[u] = out;
+}
+
+LinearKernel Linearizer::run() {
+  compute_ranges();
+  compute_nesting();
+  for (const auto& u : order_) {
+    if (u->op() == Ops::RANGE) items_[parent(u.get())].push_back(Item{nullptr, u.get()});
+    else items_[block_of(u.get())].push_back(Item{u.get(), nullptr});
+  }
+  emit_block(nullptr);
+  LinearKernel out;
+  try {
+    out.ir = builder_.serialize();
+  } catch (const sdk::IRError& e) {
+    throw IRError(std::string("linearize produced invalid kernel IR: ") + e.what() + "\n" + sdk::to_string(builder_.ir()));
+  }
+  out.buffer_count = builder_.ir().buffer_count;
+  out.text = sdk::to_string(builder_.ir());
+  return out;
+}
+
+} // namespace
+
+LinearKernel linearize(const UOpRef& sink, const std::string& name) { return Linearizer(sink, name).run(); }
+
+} // namespace tg

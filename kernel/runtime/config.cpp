@@ -1,0 +1,39 @@
+#include "kernel/runtime/config.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace tg {
+
+namespace {
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  try {
+    return std::stoi(v);
+  } catch (...) {
+    return fallback;
+  }
+}
+
+Config& mutable_config() {
+  static Config c = [] {
+    Config out;
+    out.debug = env_int("DEBUG", 0);
+    out.noopt = env_int("NOOPT", 0) != 0;
+    out.disk_cache = env_int("DISABLE_COMPILER_CACHE", 0) == 0;
+    if (const char* dir = std::getenv("TG_CACHE_DIR"); dir && *dir) out.cache_dir = dir;
+    else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) out.cache_dir = std::string(xdg) + "/tinygrad.cpp";
+    else if (const char* home = std::getenv("HOME"); home && *home) out.cache_dir = std::string(home) + "/.cache/tinygrad.cpp";
+    else out.disk_cache = false;
+    return out;
+  }();
+  return c;
+}
+} // namespace
+
+const Config& config() { return mutable_config(); }
+void set_debug_level(int level) { mutable_config().debug = level; }
+void set_noopt(bool noopt) { mutable_config().noopt = noopt; }
+
+} // namespace tg

@@ -1,0 +1,22 @@
+// Settings read from the environment once, with tinygrad's names and meanings:
+// DEBUG=1..4, NOOPT=1, TG_CACHE_DIR (default ~/.cache/tinygrad.cpp), DISABLE_COMPILER_CACHE=1.
+#pragma once
+
+#include <string>
+
+namespace tg {
+
+struct Config {
+  int debug = 0;
+  bool noopt = false;
+  bool disk_cache = true;
+  std::string cache_dir;
+};
+
+const Config& config();
+
+// Tests and tools may override the environment for this process (not thread-safe with realize).
+void set_debug_level(int level);
+void set_noopt(bool noopt);
+
+} // namespace tg

@@ -1,0 +1,30 @@
+// Compiled programs, cached in memory (per device) and on disk (per plugin). The disk key is
+// hash(ABI major, plugin name, plugin cache key, kernel IR bytes), as DESIGN.md says, so a new
+// compiler version, target or flag never reuses a stale blob.
+#pragma once
+
+#include "kernel/runtime/device.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace tg {
+
+struct CachedProgram {
+  Program program;
+  std::string source; // rendered source, when it was asked for (DEBUG>=3)
+  double compile_ms = 0;
+  bool from_disk = false;
+};
+
+// Returns the loaded program for `ir` on `device`, compiling at most once per process (and once
+// per machine when the disk cache is on). Thread-safe.
+std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device, std::span<const std::byte> ir,
+                                           bool want_source);
+
+// FNV-1a 64 of bytes, as 16 hex digits.
+std::string hash_hex(std::span<const std::byte> bytes);
+
+} // namespace tg

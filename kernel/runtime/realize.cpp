@@ -1,0 +1,153 @@
+#include "kernel/runtime/realize.hpp"
+
+#include "kernel/runtime/config.hpp"
+#include "kernel/runtime/devices.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+
+namespace tg {
+
+DeviceStorage& storage_of(const UOpRef& buffer, bool allocate) {
+  const BufferArg& arg = buffer_arg(buffer);
+  if (auto s = arg.storage()) return static_cast<DeviceStorage&>(*s);
+  if (!allocate)
+    throw Error("buffer " + arg.str() + " holds no data: it was never written (realize its tensor first)");
+  OpenDevice& dev = open_device(arg.device());
+  auto storage = dev.allocator->alloc(uint64_t(arg.size()) * uint64_t(buffer->dtype().itemsize()));
+  arg.set_storage(storage);
+  return *storage;
+}
+
+namespace {
+
+// The item with its buffers replaced by placeholders: equal structure -> the same node.
+UOpRef normalized_ast(const ScheduleItem& item) {
+  std::map<const UOp*, UOpRef> map;
+  for (size_t i = 0; i < item.buffers.size(); ++i) {
+    const auto& b = item.buffers[i];
+    map[b.get()] = UOp::make(Ops::DEFINE_GLOBAL, b->dtype(), {},
+                             std::vector<int64_t>{int64_t(i), buffer_arg(b).size()});
+  }
+  std::map<const UOp*, UOpRef> done;
+  for (const auto& u : toposort(item.ast)) {
+    if (auto it = map.find(u.get()); it != map.end()) {
+      done[u.get()] = it->second;
+      continue;
+    }
+    std::vector<UOpRef> src;
+    bool changed = false;
+    for (const auto& s : u->src()) {
+      src.push_back(done.at(s.get()));
+      changed |= src.back() != s;
+    }
+    done[u.get()] = changed ? replace_src(u, std::move(src)) : u;
+  }
+  return done.at(item.ast.get());
+}
+
+struct KernelCacheEntry {
+  UOpRef key; // keeps the normalized AST (and so its address) alive
+  std::shared_ptr<PreparedKernel> kernel;
+};
+
+std::string gflops(double ops, double ms) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%8.2f GFLOPS", ops / (ms * 1e6));
+  return buf;
+}
+
+} // namespace
+
+std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, const UOp*>, KernelCacheEntry> cache;
+  const std::string device_name = buffer_arg(item.buffers[0]).device();
+  OpenDevice& dev = open_device(device_name);
+  UOpRef key = normalized_ast(item);
+  const bool want_source = config().debug >= 3;
+  {
+    std::lock_guard lock(mutex);
+    auto it = cache.find({device_name, key.get()});
+    if (it != cache.end() && (!want_source || !it->second.kernel->program->source.empty())) return it->second.kernel;
+  }
+  const auto& props = dev.device->properties();
+  LowerOptions options;
+  options.optimize = !config().noopt;
+  options.compute_units = std::max(1u, props.compute_units);
+  options.max_groups = props.max_global_size[0] ? props.max_global_size[0] : 0x7fffffffu;
+  auto kernel = std::make_shared<PreparedKernel>();
+  kernel->lowered = lower_kernel(item, options);
+  kernel->linear = linearize(kernel->lowered.sink, kernel->lowered.name);
+  if (config().debug >= 4) {
+    std::cout << "=== schedule item\n" << item.ast->str() << "\n=== lowered (" << kernel->lowered.opts << ")\n"
+              << kernel->lowered.sink->str() << "\n=== kernel IR\n" << kernel->linear.text;
+  }
+  kernel->program = get_program(dev.device, kernel->linear.ir, want_source);
+  std::lock_guard lock(mutex);
+  cache[{device_name, key.get()}] = KernelCacheEntry{key, kernel};
+  return kernel;
+}
+
+namespace {
+
+void run_copy(const ScheduleItem& item) {
+  const UOpRef& copy = item.ast->src(0);
+  const UOpRef& dst = copy->src(0);
+  UOpRef src = copy->src(1);
+  if (src->op() == Ops::RESHAPE) src = src->src(0);
+  DeviceStorage& from = storage_of(src);
+  DeviceStorage& to = storage_of(dst, true);
+  std::vector<std::byte> host(from.buffer().size());
+  from.buffer().copy_to_host(host);
+  to.buffer().copy_from_host(host);
+}
+
+} // namespace
+
+double run_schedule(const Schedule& schedule) {
+  const int debug = config().debug;
+  double total_ms = 0;
+  int launched = 0;
+  for (const auto& item : schedule.items) {
+    if (item.ast->src(0)->op() == Ops::COPY) {
+      run_copy(item);
+      continue;
+    }
+    int64_t n = dims_prod(item.shape);
+    storage_of(item.buffers[0], true);
+    if (n == 0) continue; // nothing to compute: an empty buffer
+    auto kernel = prepare_kernel(item);
+    std::vector<tg_buffer_arg> args;
+    for (const auto& b : item.buffers) args.push_back({storage_of(b).buffer().raw(), 0});
+    LaunchDims dims;
+    dims.global = kernel->lowered.global;
+    dims.local = kernel->lowered.local;
+    OpenDevice& dev = open_device(buffer_arg(item.buffers[0]).device());
+    bool measure = debug >= 1 && (dev.device->properties().features & TG_FEATURE_TIMING);
+    auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = kernel->program->program.launch(dims, args, {}, measure);
+    double ms = elapsed ? double(*elapsed) / 1e6
+                        : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    total_ms += ms;
+    ++launched;
+    if (debug >= 2) {
+      char line[256];
+      std::snprintf(line, sizeof line, "*** %-6s %4d %-28s arg %2zu  tm %9.3f ms  %s  %8.2f GB/s%s",
+                    buffer_arg(item.buffers[0]).device().c_str(), launched, kernel->lowered.name.c_str(),
+                    item.buffers.size(), ms, gflops(double(kernel->lowered.ops), ms).c_str(),
+                    double(kernel->lowered.bytes) / (ms * 1e6), kernel->program->from_disk ? "  (disk cache)" : "");
+      std::cout << line << "\n";
+    }
+    if (debug >= 3 && !kernel->program->program.raw()) std::cout << "(no program)\n";
+    if (debug >= 3) std::cout << kernel->program->source << "\n";
+  }
+  if (debug >= 1 && launched)
+    std::cout << "realize: " << launched << (launched == 1 ? " kernel" : " kernels") << " in " << total_ms << " ms\n";
+  return total_ms;
+}
+
+} // namespace tg

@@ -1,0 +1,33 @@
+// Realize: schedule, lower, compile (cached), allocate and launch. Prints what it does at
+// DEBUG=1 (kernel count and time), 2 (each kernel: name, shape, time, GFLOPS, GB/s), 3 (the
+// plugin's rendered source) and 4 (the graph at every stage).
+#pragma once
+
+#include "kernel/codegen/lower.hpp"
+#include "kernel/codegen/linearize.hpp"
+#include "kernel/runtime/allocator.hpp"
+#include "kernel/runtime/program_cache.hpp"
+
+#include <ostream>
+
+namespace tg {
+
+// One kernel ready to launch on a device: lowered, linearized, compiled and loaded.
+struct PreparedKernel {
+  LoweredKernel lowered;
+  LinearKernel linear;
+  std::shared_ptr<CachedProgram> program;
+};
+
+// Lowers and compiles one schedule item for the device of its output (cached by the item's
+// structure, so the same computation on other buffers reuses it).
+std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item);
+
+// Runs a schedule in order. Inputs must hold data; outputs get memory from the device's
+// allocator. Returns the total kernel time in ms (measured only at DEBUG>=1, else 0).
+double run_schedule(const Schedule& schedule);
+
+// The device memory behind a BUFFER node, allocating it if asked; throws Error if it has none.
+DeviceStorage& storage_of(const UOpRef& buffer, bool allocate = false);
+
+} // namespace tg

@@ -1,0 +1,148 @@
+#include "kernel/schedule/schedule.hpp"
+
+#include "kernel/schedule/buffer.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_set>
+
+namespace tg {
+
+namespace {
+
+bool expands(const UOpRef& u, ShapeMap& shapes) {
+  if (u->op() != Ops::EXPAND) return false;
+  return dims_prod(shapes(u)) != dims_prod(shapes(u->src(0)));
+}
+
+// The device of the first BUFFER/COPY under u (`fallback` if none: constants only).
+std::string device_of(const UOpRef& u, const std::string& fallback) {
+  for (const auto& n : toposort(u)) {
+    if (n->op() == Ops::COPY) return *n->arg_if<std::string>();
+    if (is_buffer(n)) return buffer_arg(n).device();
+  }
+  return fallback;
+}
+
+struct Scheduler {
+  ShapeMap shapes;
+  std::vector<UOpRef> order;                                      // children before parents
+  std::unordered_map<const UOp*, std::vector<const UOp*>> users;  // node -> nodes that read it
+  std::unordered_set<const UOp*> realize;                         // nodes that become kernels
+  std::unordered_set<const UOp*> targets;
+  std::unordered_map<const UOp*, UOpRef> refs;
+
+  void analyze(const std::vector<UOpRef>& roots) {
+    order = toposort(UOp::sink(roots));
+    order.pop_back(); // the SINK itself
+    for (const auto& u : order) {
+      refs.emplace(u.get(), u);
+      for (const auto& s : u->src()) users[s.get()].push_back(u.get());
+    }
+    for (const auto& r : roots) targets.insert(r.get());
+  }
+
+  // A reduce must be materialized when, before reaching a kernel boundary, its value is
+  // broadcast (each output element would recompute it) or reduced again (nested loops).
+  bool must_realize_reduce(const UOp* r) {
+    std::vector<const UOp*> stack{r};
+    std::unordered_set<const UOp*> seen;
+    while (!stack.empty()) {
+      const UOp* u = stack.back();
+      stack.pop_back();
+      for (const UOp* user : users[u]) {
+        if (!seen.insert(user).second) continue;
+        if (user->op() == Ops::REDUCE_AXIS) return true;
+        if (user->op() == Ops::EXPAND && expands(refs.at(user), shapes)) return true;
+        if (realize.count(user)) continue; // a boundary: reads the stored result
+        stack.push_back(user);
+      }
+    }
+    return false;
+  }
+
+  void decide() {
+    // Parents first, so a reduce's decision sees every boundary above it.
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const UOpRef& u = *it;
+      bool is_target = targets.count(u.get()) != 0;
+      if (is_target && !is_buffer_view(u)) realize.insert(u.get());
+      if (u->op() == Ops::CONTIGUOUS) realize.insert(u.get());
+      if (u->op() == Ops::COPY) { // a transfer reads one whole contiguous buffer
+        realize.insert(u.get());
+        const UOpRef& src = u->src(0);
+        bool plain = is_buffer(src) || (src->op() == Ops::RESHAPE && is_buffer(src->src(0)));
+        if (!plain) realize.insert(src.get());
+      }
+      if (u->op() == Ops::REDUCE_AXIS && !realize.count(u.get()) && must_realize_reduce(u.get()))
+        realize.insert(u.get());
+    }
+  }
+};
+
+UOpRef view_of(const UOpRef& buffer, const Dims& shape) {
+  if (shape.size() == 1) return buffer;
+  return UOp::make(Ops::RESHAPE, buffer->dtype(), {buffer}, Arg{std::vector<int64_t>(shape)});
+}
+
+} // namespace
+
+bool is_buffer_view(const UOpRef& u) {
+  const UOp* n = u.get();
+  while (is_movement(n->op())) n = n->src(0).get();
+  return n->op() == Ops::BUFFER;
+}
+
+std::string ScheduleItem::str() const {
+  return "kernel " + dims_str(shape) + " over " + std::to_string(buffers.size()) + " buffers\n" + ast->str();
+}
+
+Schedule create_schedule(const std::vector<UOpRef>& targets, const ScheduleOptions& options) {
+  Scheduler s;
+  s.analyze(targets);
+  s.decide();
+
+  Schedule out;
+  std::unordered_map<const UOp*, UOpRef> rebuilt; // original node -> node in kernel terms
+  for (const auto& u : s.order) {
+    // Rebuild u with realized sources replaced by their stored buffers.
+    std::vector<UOpRef> src;
+    bool changed = false;
+    for (const auto& x : u->src()) {
+      auto b = out.becomes.find(x.get());
+      const UOpRef& nx = b != out.becomes.end() ? b->second : rebuilt.at(x.get());
+      changed |= nx != x;
+      src.push_back(nx);
+    }
+    UOpRef k = changed ? replace_src(u, std::move(src)) : u;
+    rebuilt.emplace(u.get(), k);
+    if (!s.realize.count(u.get())) continue;
+
+    // CONTIGUOUS stores its source; COPY stores its source, read on the source device.
+    UOpRef value = (u->op() == Ops::CONTIGUOUS || u->op() == Ops::COPY) ? k->src(0) : k;
+    const Dims& shape = s.shapes(u);
+    std::string device = u->op() == Ops::COPY ? *u->arg_if<std::string>() : device_of(k, options.device);
+    UOpRef buffer = make_buffer(device, u->dtype(), dims_prod(shape));
+    ScheduleItem item;
+    item.shape = shape;
+    if (u->op() == Ops::COPY) // a device transfer, not a kernel: SINK(COPY(out, source buffer))
+      item.ast = UOp::sink({UOp::make(Ops::COPY, u->dtype(), {buffer, value}, u->arg())});
+    else
+      item.ast = UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {buffer, value})});
+    item.buffers.push_back(buffer);
+    for (const auto& n : toposort(value))
+      if (is_buffer(n) && std::find(item.buffers.begin(), item.buffers.end(), n) == item.buffers.end())
+        item.buffers.push_back(n);
+    out.items.push_back(std::move(item));
+    out.becomes[u.get()] = view_of(buffer, shape);
+    out.keep_alive.push_back(u);
+  }
+  for (const auto& t : targets)
+    if (!out.becomes.count(t.get())) {
+      out.becomes[t.get()] = rebuilt.at(t.get()); // already a buffer view
+      out.keep_alive.push_back(t);
+    }
+  return out;
+}
+
+} // namespace tg

@@ -1,0 +1,149 @@
+// Composites built only from primitives: matmul is broadcast-multiply then sum; convolution and
+// pooling gather windows with movement ops only (no im2col copy), then reduce.
+#include "kernel/tensor/tensor.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace tg {
+
+Tensor Tensor::matmul(const Tensor& other) const {
+  if (ndim() == 0 || other.ndim() == 0)
+    throw TensorError("matmul needs tensors of at least 1 dim, got " + dims_str(shape_) + " and " + dims_str(other.shape_));
+  Tensor a = ndim() == 1 ? unsqueeze(0) : *this;
+  Tensor b = other.ndim() == 1 ? other.unsqueeze(-1) : other;
+  int64_t k = a.shape_.back(), kb = b.shape_[size_t(b.ndim() - 2)];
+  if (k != kb)
+    throw TensorError("matmul shapes " + dims_str(shape_) + " and " + dims_str(other.shape_) + ": inner dims " +
+                      std::to_string(k) + " and " + std::to_string(kb) + " differ");
+  // a: (..., n, 1, k) * b^T: (..., 1, m, k) -> sum over k
+  Tensor lhs = a.unsqueeze(-2);
+  Tensor rhs = b.transpose(-1, -2).unsqueeze(-3);
+  Tensor out = (lhs * rhs).sum({-1});
+  if (ndim() == 1) out = out.squeeze(-2);
+  if (other.ndim() == 1) out = out.squeeze(-1);
+  return out;
+}
+
+Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) const {
+  Tensor out = matmul(weight.T());
+  return bias ? out + *bias : out;
+}
+
+// Windows of the last len(kernel) dims: (..., o1, o2, k1, k2) with o = (n - d*(k-1) - 1)/s + 1.
+// Each dim is repeated, shrunk and reshaped so element (j, r) lands on x[j*s + r*d] — a view.
+Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation) const {
+  size_t nk = kernel.size();
+  if (size_t(ndim()) < nk) throw TensorError("pool: tensor " + dims_str(shape_) + " has fewer dims than the kernel");
+  Dims lead(shape_.begin(), shape_.end() - int64_t(nk)), spatial(shape_.end() - int64_t(nk), shape_.end());
+  Dims out_size;
+  for (size_t i = 0; i < nk; ++i) {
+    int64_t o = (spatial[i] - dilation[i] * (kernel[i] - 1) - 1) / stride[i] + 1;
+    if (o <= 0)
+      throw TensorError("pool: kernel " + std::to_string(kernel[i]) + " (dilation " + std::to_string(dilation[i]) +
+                        ") does not fit input size " + std::to_string(spatial[i]));
+    out_size.push_back(o);
+  }
+  Tensor x = *this;
+  // repeat so that k rows of length (n + d) fit, then take row r, columns j*s
+  Dims reps(lead.size(), 1);
+  for (size_t i = 0; i < nk; ++i) reps.push_back((kernel[i] * (spatial[i] + dilation[i]) + spatial[i] - 1) / spatial[i]);
+  x = x.repeat(reps);
+  size_t L = lead.size();
+  // shrink each spatial dim to k*(n+d) and split it into (k, n+d)
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (size_t i = 0; i < L; ++i) ranges.emplace_back(0, lead[i]);
+  for (size_t i = 0; i < nk; ++i) ranges.emplace_back(0, kernel[i] * (spatial[i] + dilation[i]));
+  x = x.shrink(ranges);
+  Dims split = lead;
+  for (size_t i = 0; i < nk; ++i) {
+    split.push_back(kernel[i]);
+    split.push_back(spatial[i] + dilation[i]);
+  }
+  x = x.reshape(split);
+  // columns: keep o*s, split into (o, s), keep s-index 0
+  ranges.clear();
+  for (size_t i = 0; i < L; ++i) ranges.emplace_back(0, lead[i]);
+  for (size_t i = 0; i < nk; ++i) {
+    ranges.emplace_back(0, kernel[i]);
+    ranges.emplace_back(0, out_size[i] * stride[i]);
+  }
+  x = x.shrink(ranges);
+  Dims split2 = lead;
+  for (size_t i = 0; i < nk; ++i) {
+    split2.push_back(kernel[i]);
+    split2.push_back(out_size[i]);
+    split2.push_back(stride[i]);
+  }
+  x = x.reshape(split2);
+  ranges.clear();
+  for (size_t i = 0; i < L; ++i) ranges.emplace_back(0, lead[i]);
+  for (size_t i = 0; i < nk; ++i) {
+    ranges.emplace_back(0, kernel[i]);
+    ranges.emplace_back(0, out_size[i]);
+    ranges.emplace_back(0, 1);
+  }
+  x = x.shrink(ranges);
+  Dims shape_ko = lead;
+  for (size_t i = 0; i < nk; ++i) {
+    shape_ko.push_back(kernel[i]);
+    shape_ko.push_back(out_size[i]);
+  }
+  x = x.reshape(shape_ko);
+  // (..., k1, o1, k2, o2) -> (..., o1, o2, k1, k2)
+  Axes order;
+  for (size_t i = 0; i < L; ++i) order.push_back(int64_t(i));
+  for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(L + 2 * i + 1));
+  for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(L + 2 * i));
+  return x.permute(order);
+}
+
+Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t stride, int64_t padding,
+                      int64_t dilation, int64_t groups) const {
+  if (ndim() != 4 || weight.ndim() != 4)
+    throw TensorError("conv2d needs input (N, C, H, W) and weight (Cout, Cin/groups, kh, kw), got " +
+                      dims_str(shape_) + " and " + dims_str(weight.shape_));
+  if (stride < 1 || dilation < 1 || padding < 0 || groups < 1)
+    throw TensorError("conv2d: stride and dilation must be >= 1, padding >= 0, groups >= 1");
+  int64_t N = shape_[0], C = shape_[1], cout = weight.shape_[0], cin = weight.shape_[1];
+  int64_t kh = weight.shape_[2], kw = weight.shape_[3];
+  if (C != cin * groups || cout % groups != 0)
+    throw TensorError("conv2d: input has " + std::to_string(C) + " channels, weight " + dims_str(weight.shape_) +
+                      " with groups=" + std::to_string(groups) + " expects " + std::to_string(cin * groups));
+  if (bias && (bias->ndim() != 1 || bias->shape_[0] != cout))
+    throw TensorError("conv2d: bias shape " + dims_str(bias->shape_) + " does not match " + std::to_string(cout) + " output channels");
+  Tensor x = padding ? pad({{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}) : *this;
+  Tensor win = x.pool({kh, kw}, {stride, stride}, {dilation, dilation}); // (N, C, oh, ow, kh, kw)
+  int64_t oh = win.shape_[2], ow = win.shape_[3], g = groups, rcout = cout / groups;
+  // (N, g, 1, cin, oh, ow, kh, kw) * (1, g, rcout, cin, 1, 1, kh, kw) -> sum over cin, kh, kw
+  Tensor xw = win.reshape({N, g, 1, cin, oh, ow, kh, kw});
+  Tensor ww = weight.reshape({1, g, rcout, cin, 1, 1, kh, kw});
+  Tensor out = (xw * ww).sum({3, 6, 7}).reshape({N, cout, oh, ow});
+  return bias ? out + bias->reshape({1, cout, 1, 1}) : out;
+}
+
+Tensor Tensor::max_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t padding, int64_t dilation) const {
+  if (ndim() < 2) throw TensorError("max_pool2d needs at least 2 dims, got " + dims_str(shape_));
+  int64_t s = stride.value_or(kernel);
+  Tensor x = *this;
+  if (padding) {
+    std::vector<std::pair<int64_t, int64_t>> p(size_t(ndim()), {0, 0});
+    p[size_t(ndim() - 2)] = p[size_t(ndim() - 1)] = {padding, padding};
+    x = x.pad(p, dtype().is_float() ? -std::numeric_limits<double>::infinity() : double(dtype().int_min()));
+  }
+  return x.pool({kernel, kernel}, {s, s}, {dilation, dilation}).max({-2, -1});
+}
+
+Tensor Tensor::avg_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t padding) const {
+  if (ndim() < 2) throw TensorError("avg_pool2d needs at least 2 dims, got " + dims_str(shape_));
+  int64_t s = stride.value_or(kernel);
+  Tensor x = *this;
+  if (padding) {
+    std::vector<std::pair<int64_t, int64_t>> p(size_t(ndim()), {0, 0});
+    p[size_t(ndim() - 2)] = p[size_t(ndim() - 1)] = {padding, padding};
+    x = x.pad(p);
+  }
+  return x.pool({kernel, kernel}, {s, s}, {1, 1}).mean({-2, -1});
+}
+
+} // namespace tg

@@ -1,0 +1,149 @@
+// Creation: constants are one CONST node broadcast by movement ops (no memory until realized);
+// arange is a cumulative sum of constants; random numbers come from threefry on the device.
+#include "kernel/tensor/tensor.hpp"
+
+#include <algorithm>
+
+#include "kernel/runtime/devices.hpp"
+
+#include <atomic>
+#include <cmath>
+
+namespace tg {
+
+namespace {
+std::string resolve_device(const std::string& device) {
+  return device.empty() ? default_device() : parse_device_name(device).canonical();
+}
+
+ConstValue const_value_for(DType dt, double v) {
+  if (dt.is_float()) return v;
+  if (dt.is_bool()) return v != 0;
+  if (!std::isfinite(v)) throw TensorError("cannot make a " + dt.name() + " constant from " + std::to_string(v));
+  return int64_t(v);
+}
+} // namespace
+
+Tensor Tensor::scalar(double value, DType dt, const std::string& device) {
+  return Tensor(UOp::constant(dt, const_value_for(dt, value)), {}, resolve_device(device));
+}
+
+Tensor Tensor::full(Dims shape, double value, DType dt, const std::string& device) {
+  Tensor s = scalar(value, dt, device);
+  if (shape.empty()) return s;
+  return s.reshape(Dims(shape.size(), 1)).expand(shape);
+}
+
+Tensor Tensor::zeros(Dims shape, DType dt, const std::string& device) { return full(std::move(shape), 0, dt, device); }
+Tensor Tensor::ones(Dims shape, DType dt, const std::string& device) { return full(std::move(shape), 1, dt, device); }
+
+Tensor Tensor::arange(double start, double stop, double step, std::optional<DType> dtype, const std::string& device) {
+  if (step == 0) throw TensorError("arange step must not be 0");
+  double span = (stop - start) / step;
+  int64_t n = span > 0 ? int64_t(std::ceil(span)) : 0;
+  bool integral = start == std::floor(start) && step == std::floor(step) && stop == std::floor(stop);
+  DType dt = dtype.value_or(integral ? dtypes::default_int : dtypes::default_float);
+  if (n == 0) return full({0}, 0, dt, device);
+  // start + step * i, where i is the element's own index (a RANGE leaf, see schedule/shapes.hpp)
+  Tensor i(UOp::range(n, kTensorIotaId, dtypes::int32), {n}, resolve_device(device));
+  if (start == 0 && step == 1) return i.cast(dt);
+  return (i.cast(integral ? dt : dtypes::float64) * step + start).cast(dt);
+}
+
+Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dt, const std::string& device) {
+  if (steps < 0) throw TensorError("linspace steps must be >= 0");
+  if (steps == 1) return full({1}, start, dt, device);
+  return (arange(0, double(steps), 1, dtypes::float32, device) * ((stop - start) / double(steps - 1)) + start).cast(dt);
+}
+
+Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dt, const std::string& device) {
+  int64_t cols = m.value_or(n);
+  if (n < 0 || cols < 0) throw TensorError("eye needs non-negative sizes");
+  Tensor r = arange(0, double(n), 1, dtypes::int32, device).reshape({n, 1});
+  Tensor c = arange(0, double(cols), 1, dtypes::int32, device).reshape({1, cols});
+  return r.eq(c).cast(dt);
+}
+
+// ---- random ----
+
+namespace {
+
+// The generator's state: a seed and a counter of values handed out, so every call draws fresh
+// numbers. Process-wide like tinygrad's Tensor._seed; atomic, so concurrent draws never overlap.
+struct RandomState {
+  std::atomic<uint64_t> seed{0};
+  std::atomic<uint64_t> counter{0};
+};
+RandomState& random_state() {
+  static RandomState state;
+  return state;
+}
+
+Tensor rotl(const Tensor& x, int r) { return x.lshift(r).bitwise_xor(x.rshift(32 - r)); }
+
+// Threefry-2x32 with 20 rounds on uint32 tensors: (x0, x1) keyed by (k0, k1).
+std::pair<Tensor, Tensor> threefry(Tensor x0, Tensor x1, uint32_t k0, uint32_t k1) {
+  static const int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+  uint32_t k2 = k0 ^ k1 ^ 0x1BD11BDAu;
+  const uint32_t ks[3] = {k0, k1, k2};
+  x0 = x0 + x0.const_like(ks[0]);
+  x1 = x1 + x1.const_like(ks[1]);
+  for (int i = 0; i < 5; ++i) {
+    for (int r : rot[i % 2]) {
+      x0 = x0 + x1;
+      x1 = rotl(x1, r).bitwise_xor(x0);
+    }
+    x0 = x0 + x0.const_like(ks[(i + 1) % 3]);
+    x1 = x1 + x1.const_like(double(uint32_t(ks[(i + 2) % 3] + uint32_t(i) + 1)));
+  }
+  return {x0, x1};
+}
+
+// n uniformly distributed uint32 values.
+Tensor random_bits(int64_t n, const std::string& device) {
+  auto& st = random_state();
+  uint64_t base = st.counter.fetch_add(uint64_t(n));
+  uint64_t seed = st.seed.load();
+  int64_t half = (n + 1) / 2;
+  Tensor counts = Tensor::arange(0, double(half), 1, dtypes::uint32, device);
+  Tensor x0 = counts + counts.const_like(double(uint32_t(base)));
+  Tensor x1 = counts.const_like(double(uint32_t(base >> 32)));
+  auto [a, b] = threefry(x0, x1, uint32_t(seed), uint32_t(seed >> 32));
+  return Tensor::cat({a, b}, 0).shrink({{0, n}});
+}
+
+} // namespace
+
+void Tensor::manual_seed(uint64_t seed) {
+  random_state().seed = seed;
+  random_state().counter = 0;
+}
+
+Tensor Tensor::rand(Dims shape, DType dt, const std::string& device) {
+  std::string dev = resolve_device(device);
+  int64_t n = dims_prod(shape);
+  if (n == 0) return zeros(shape, dt, dev);
+  // 23 random mantissa bits under exponent 0 give a float in [1, 2); subtract 1
+  Tensor bits = random_bits(n, dev).rshift(9).bitwise_xor(Tensor::full({n}, double(0x3f800000u), dtypes::uint32, dev));
+  Tensor u = bits.bitcast(dtypes::float32) - 1.0f;
+  return u.reshape(shape).cast(dt);
+}
+
+Tensor Tensor::uniform(Dims shape, double low, double high, DType dt, const std::string& device) {
+  return (rand(std::move(shape), dtypes::float32, device) * (high - low) + low).cast(dt);
+}
+
+Tensor Tensor::randn(Dims shape, DType dt, const std::string& device) {
+  // Box-Muller on two uniform draws
+  Tensor u1 = rand(shape, dtypes::float32, device), u2 = rand(shape, dtypes::float32, device);
+  Tensor r = ((1.0 - u1).log() * -2.0).sqrt();
+  return (r * (u2 * (2 * M_PI)).cos()).cast(dt);
+}
+
+Tensor Tensor::randint(Dims shape, int64_t low, int64_t high, DType dt, const std::string& device) {
+  if (high <= low) throw TensorError("randint needs low < high, got [" + std::to_string(low) + ", " + std::to_string(high) + ")");
+  if (dt.is_float() || dt.is_bool()) throw TensorError("randint needs an integer dtype, got " + dt.name());
+  return (uniform(std::move(shape), double(low), double(high), dtypes::float32, device).floor()).cast(dt);
+}
+
+} // namespace tg

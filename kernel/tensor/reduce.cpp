@@ -1,0 +1,155 @@
+// Reductions: SUM and MAX are primitives (REDUCE_AXIS); everything else is built from them.
+#include "kernel/tensor/tensor.hpp"
+
+#include <algorithm>
+
+#include "kernel/runtime/config.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace tg {
+
+namespace {
+
+// Sums accumulate small ints in 32 bits and half floats in float32 (tinygrad's sum_acc_dtype).
+DType sum_dtype(DType dt) {
+  if (dt.is_bool() || dt == dtypes::int8 || dt == dtypes::int16) return dtypes::int32;
+  if (dt == dtypes::uint8 || dt == dtypes::uint16) return dtypes::uint32;
+  return dt;
+}
+
+} // namespace
+
+Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
+  Axes axes = axes_or_all(axes_in);
+  Dims kept = shape_, dropped;
+  for (auto a : axes) kept[size_t(a)] = 1;
+  for (int64_t i = 0; i < ndim(); ++i)
+    if (std::find(axes.begin(), axes.end(), i) == axes.end()) dropped.push_back(shape_[size_t(i)]);
+  for (auto a : axes)
+    if (shape_[size_t(a)] == 0 && op == Ops::MAX)
+      throw TensorError("max of an empty dimension (axis " + std::to_string(a) + " of " + dims_str(shape_) + ")");
+  Tensor out = *this;
+  std::vector<int64_t> real_axes;
+  for (auto a : axes)
+    if (shape_[size_t(a)] != 1) real_axes.push_back(a);
+  if (!real_axes.empty()) {
+    int64_t count = 1, outputs = dims_prod(kept);
+    for (auto a : real_axes) count *= shape_[size_t(a)];
+    // A long reduction with few outputs runs on one core; split it into two kernels (partial
+    // results, then their reduction), as tinygrad's split_reduceop does.
+    if (!config().noopt && real_axes.size() == 1 && count >= 32768 && outputs * 64 <= count) {
+      int64_t a = real_axes[0], n = shape_[size_t(a)], split = 0;
+      for (int64_t s : {256, 128, 64, 32, 16})
+        if (n % s == 0 && n / s >= 256) { split = s; break; }
+      if (split) {
+        Dims sh = shape_;
+        sh[size_t(a)] = n / split;
+        sh.insert(sh.begin() + a, split);
+        Tensor partial = reshape(sh).reduce(op, {a + 1}, true).contiguous();
+        return partial.reduce(op, {a}, false).reshape(keepdim ? kept : dropped);
+      }
+    }
+    out = with(UOp::make(Ops::REDUCE_AXIS, dtype(), {uop()}, ReduceArg{op, real_axes}), kept);
+  }
+  return out.reshape(keepdim ? kept : dropped);
+}
+
+Tensor Tensor::sum(Axes axes, bool keepdim) const {
+  if (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16)
+    return cast(dtypes::float32).reduce(Ops::ADD, axes, keepdim).cast(dtype());
+  return cast(sum_dtype(dtype())).reduce(Ops::ADD, axes, keepdim);
+}
+
+Tensor Tensor::max(Axes axes, bool keepdim) const { return reduce(Ops::MAX, axes, keepdim); }
+
+Tensor Tensor::min(Axes axes, bool keepdim) const {
+  if (dtype().is_bool()) return logical_not().max(axes, keepdim).logical_not();
+  if (dtype().is_unsigned()) { // x ^ all-ones reverses the order of unsigned values
+    Tensor m = bitwise_xor(const_like(-1)).max(axes, keepdim);
+    return m.bitwise_xor(m.const_like(-1));
+  }
+  return -((-*this).max(axes, keepdim));
+}
+
+Tensor Tensor::prod(Axes axes, bool keepdim) const {
+  if (dtype() == dtypes::float16 || dtype() == dtypes::bfloat16)
+    return cast(dtypes::float32).reduce(Ops::MUL, axes, keepdim).cast(dtype());
+  return cast(sum_dtype(dtype())).reduce(Ops::MUL, axes, keepdim);
+}
+
+Tensor Tensor::mean(Axes axes, bool keepdim) const {
+  Axes all = axes_or_all(axes);
+  int64_t count = 1;
+  for (auto a : all) count *= shape_[size_t(a)];
+  Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
+  Tensor s = x.sum(axes, keepdim);
+  if (count == 0) return s * std::numeric_limits<double>::quiet_NaN();
+  return s * (1.0 / double(count));
+}
+
+Tensor Tensor::var(Axes axes, bool keepdim, double correction) const {
+  Axes all = axes_or_all(axes);
+  int64_t count = 1;
+  for (auto a : all) count *= shape_[size_t(a)];
+  Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
+  Tensor centered = x - x.mean(axes, true);
+  return (centered * centered).sum(axes, keepdim) * (1.0 / std::max(0.0, double(count) - correction));
+}
+
+Tensor Tensor::std(Axes axes, bool keepdim, double correction) const {
+  return var(axes, keepdim, correction).sqrt();
+}
+
+Tensor Tensor::argmax(std::optional<int64_t> ax, bool keepdim) const {
+  if (!ax) return flatten().argmax(int64_t{0}, false).reshape(keepdim ? Dims(size_t(ndim()), 1) : Dims{});
+  int64_t a = axis(*ax);
+  int64_t n = shape_[size_t(a)];
+  if (n == 0) throw TensorError("argmax of an empty dimension");
+  Dims ar_shape(size_t(ndim()), 1);
+  ar_shape[size_t(a)] = n;
+  // the first index reaching the max: max over (n - i) where x == max
+  Tensor rev = Tensor::arange(double(n), 0, -1, dtypes::int32, device()).reshape(ar_shape);
+  Tensor hit = eq(max({a}, true));
+  Tensor idx = hit.where(rev.expand(shape_), rev.const_like(0).expand(shape_)).max({a}, keepdim);
+  return (idx.const_like(double(n)) - idx).cast(dtypes::int32);
+}
+
+Tensor Tensor::argmin(std::optional<int64_t> ax, bool keepdim) const {
+  if (dtype().is_bool() || dtype().is_unsigned()) return cast(dtypes::float64).neg().argmax(ax, keepdim);
+  return neg().argmax(ax, keepdim);
+}
+
+Tensor Tensor::softmax(int64_t ax) const {
+  Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
+  Tensor e = (x - x.max({ax}, true)).exp();
+  return e / e.sum({ax}, true);
+}
+
+Tensor Tensor::log_softmax(int64_t ax) const {
+  Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
+  Tensor m = x - x.max({ax}, true);
+  return m - m.exp().sum({ax}, true).log();
+}
+
+Tensor Tensor::logsumexp(int64_t ax, bool keepdim) const {
+  Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
+  Tensor m = x.max({ax}, true);
+  Tensor s = (x - m).exp().sum({ax}, true).log() + m;
+  return keepdim ? s : s.squeeze(ax);
+}
+
+Tensor Tensor::cumsum(int64_t ax) const {
+  int64_t a = axis(ax);
+  int64_t n = shape_[size_t(a)];
+  // out[i] = sum_j x[j] * (j <= i): a lower-triangular mask contracted over j
+  Tensor x = transpose(a, -1);
+  Tensor rows = Tensor::arange(0, double(n), 1, dtypes::int32, device()).reshape({n, 1});
+  Tensor cols = Tensor::arange(0, double(n), 1, dtypes::int32, device()).reshape({1, n});
+  Tensor mask = cols.le(rows).cast(sum_dtype(dtype()));
+  Tensor out = (x.unsqueeze(-2).cast(sum_dtype(dtype())) * mask).sum({-1});
+  return out.transpose(a, -1).cast(dtype().is_float() ? dtype() : sum_dtype(dtype()));
+}
+
+} // namespace tg

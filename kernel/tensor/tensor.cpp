@@ -1,0 +1,242 @@
+#include "kernel/tensor/tensor.hpp"
+
+#include "kernel/runtime/devices.hpp"
+#include "kernel/runtime/realize.hpp"
+#include "kernel/schedule/buffer.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace tg {
+
+namespace {
+
+// What each computed node became (a view of its BUFFER). Keyed by the lazy node, held weakly so
+// an entry dies with the last reference to the expression. A cache, guarded by a mutex.
+class RealizedCache {
+public:
+  static RealizedCache& instance() {
+    static RealizedCache cache;
+    return cache;
+  }
+  std::optional<UOpRef> find(const UOpRef& lazy) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(lazy.get());
+    if (it == map_.end()) return std::nullopt;
+    if (it->second.first.expired()) {
+      map_.erase(it);
+      return std::nullopt;
+    }
+    return it->second.second;
+  }
+  void insert(const UOpRef& lazy, UOpRef realized) {
+    std::lock_guard lock(mutex_);
+    if (++inserts_ % 1024 == 0) std::erase_if(map_, [](const auto& kv) { return kv.second.first.expired(); });
+    map_[lazy.get()] = {lazy, std::move(realized)};
+  }
+
+private:
+  std::mutex mutex_;
+  std::unordered_map<const UOp*, std::pair<std::weak_ptr<const UOp>, UOpRef>> map_;
+  uint64_t inserts_ = 0;
+};
+
+// The whole, contiguous BUFFER behind a view, or nullptr if the view is anything else.
+UOpRef contiguous_buffer(const UOpRef& u) {
+  if (is_buffer(u)) return u;
+  if (u->op() == Ops::RESHAPE && is_buffer(u->src(0))) return u->src(0);
+  return nullptr;
+}
+
+} // namespace
+
+Tensor::Tensor(UOpRef uop, Dims shape, std::string device)
+    : uop_(std::move(uop)), shape_(std::move(shape)), device_(std::move(device)) {
+  for (auto d : shape_)
+    if (d < 0) throw TensorError("negative dimension in shape " + dims_str(shape_));
+}
+
+const UOpRef& Tensor::uop() const {
+  if (auto r = RealizedCache::instance().find(uop_)) uop_ = *r;
+  return uop_;
+}
+
+std::string Tensor::str() const {
+  return "<Tensor " + dims_str(shape_) + " " + dtype().name() + " " + device_ + ">";
+}
+
+void Tensor::realize_all(std::vector<Tensor*> tensors) {
+  std::vector<UOpRef> targets;
+  ScheduleOptions options;
+  if (!tensors.empty()) options.device = tensors[0]->device();
+  for (Tensor* t : tensors) {
+    const UOpRef& u = t->uop();
+    if (!contiguous_buffer(u) || !buffer_arg(contiguous_buffer(u)).storage()) targets.push_back(u);
+  }
+  if (targets.empty()) return;
+  Schedule schedule = create_schedule(targets, options);
+  run_schedule(schedule);
+  for (const auto& lazy : schedule.keep_alive) RealizedCache::instance().insert(lazy, schedule.becomes.at(lazy.get()));
+  for (Tensor* t : tensors) (void)t->uop(); // pick up the realized views
+}
+
+Tensor& Tensor::realize() {
+  realize_all({this});
+  return *this;
+}
+
+std::vector<ScheduleItem> Tensor::schedule() const {
+  const UOpRef& u = uop();
+  if (is_buffer_view(u)) return {};
+  ScheduleOptions options;
+  options.device = device_;
+  return create_schedule({u}, options).items;
+}
+
+std::vector<std::byte> Tensor::to_bytes() const {
+  Tensor t = *this;
+  t.realize();
+  UOpRef buffer = contiguous_buffer(t.uop());
+  if (!buffer || buffer_arg(buffer).size() != numel()) { // a strided or partial view: copy it out first
+    t = t.contiguous();
+    t.realize();
+    buffer = contiguous_buffer(t.uop());
+  }
+  std::vector<std::byte> out(size_t(numel()) * size_t(dtype().itemsize()));
+  if (out.empty()) return out;
+  storage_of(buffer).buffer().copy_to_host(out);
+  return out;
+}
+
+Tensor Tensor::to(const std::string& device) const {
+  std::string target = parse_device_name(device).canonical();
+  if (target == device_) return *this;
+  open_device(target); // fail now, with the plugin's reason, if the device cannot be used
+  UOpRef copy = UOp::make(Ops::COPY, dtype(), {uop()}, target);
+  return Tensor(copy, shape_, target);
+}
+
+Tensor Tensor::contiguous() const { return with(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), shape_); }
+Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), shape_); }
+
+Tensor Tensor::cast(DType dt) const {
+  if (dt == dtype()) return *this;
+  return with(UOp::make(Ops::CAST, dt, {uop()}), shape_);
+}
+
+Tensor Tensor::bitcast(DType dt) const {
+  if (dt.itemsize() != dtype().itemsize())
+    throw TensorError("bitcast from " + dtype().name() + " to " + dt.name() + ": item sizes differ");
+  if (dt == dtype()) return *this;
+  return with(UOp::make(Ops::BITCAST, dt, {uop()}), shape_);
+}
+
+int64_t Tensor::axis(int64_t a, int64_t n) const {
+  if (n < 0) n = ndim();
+  int64_t r = a < 0 ? a + n : a;
+  if (r < 0 || r >= n)
+    throw TensorError("axis " + std::to_string(a) + " is out of range for a tensor of " + std::to_string(n) +
+                      " dims, shape " + dims_str(shape_));
+  return r;
+}
+
+Axes Tensor::axes_or_all(const Axes& axes) const {
+  Axes out;
+  if (axes.empty()) {
+    for (int64_t i = 0; i < ndim(); ++i) out.push_back(i);
+    return out;
+  }
+  for (auto a : axes) {
+    int64_t r = axis(a);
+    if (std::find(out.begin(), out.end(), r) != out.end())
+      throw TensorError("axis " + std::to_string(a) + " repeated in the axis list");
+    out.push_back(r);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+template <class T> constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, bool>) return dtypes::bool_;
+  else if constexpr (std::is_same_v<T, int8_t>) return dtypes::int8;
+  else if constexpr (std::is_same_v<T, uint8_t>) return dtypes::uint8;
+  else if constexpr (std::is_same_v<T, int16_t>) return dtypes::int16;
+  else if constexpr (std::is_same_v<T, uint16_t>) return dtypes::uint16;
+  else if constexpr (std::is_same_v<T, int32_t>) return dtypes::int32;
+  else if constexpr (std::is_same_v<T, uint32_t>) return dtypes::uint32;
+  else if constexpr (std::is_same_v<T, int64_t>) return dtypes::int64;
+  else if constexpr (std::is_same_v<T, uint64_t>) return dtypes::uint64;
+  else if constexpr (std::is_same_v<T, float>) return dtypes::float32;
+  else if constexpr (std::is_same_v<T, double>) return dtypes::float64;
+  else static_assert(sizeof(T) == 0, "unsupported element type");
+}
+
+} // namespace
+
+Tensor Tensor::from_bytes(std::span<const std::byte> bytes, Dims shape, DType dt, const std::string& device) {
+  std::string dev = device.empty() ? default_device() : parse_device_name(device).canonical();
+  int64_t n = dims_prod(shape);
+  for (auto d : shape)
+    if (d < 0) throw TensorError("negative dimension in shape " + dims_str(shape));
+  if (uint64_t(n) * uint64_t(dt.itemsize()) != bytes.size())
+    throw TensorError("data of " + std::to_string(bytes.size()) + " bytes does not fill shape " + dims_str(shape) +
+                      " of " + dt.name() + " (" + std::to_string(n * dt.itemsize()) + " bytes)");
+  UOpRef buffer = make_buffer(dev, dt, n);
+  if (!bytes.empty()) storage_of(buffer, true).buffer().copy_from_host(bytes);
+  else storage_of(buffer, true);
+  UOpRef view = shape.size() == 1 ? buffer : UOp::make(Ops::RESHAPE, dt, {buffer}, std::vector<int64_t>(shape));
+  return Tensor(view, std::move(shape), dev);
+}
+
+template <class Elem>
+Tensor Tensor::from_vector(std::span<const Elem> data, Dims shape, std::optional<DType> dtype, const std::string& device) {
+  if constexpr (std::is_same_v<Elem, bool>) {
+    std::vector<uint8_t> bytes(data.begin(), data.end());
+    Tensor t = from_bytes(std::as_bytes(std::span<const uint8_t>(bytes)), std::move(shape), dtypes::bool_, device);
+    return dtype ? t.cast(*dtype) : t;
+  } else {
+    Tensor t = from_bytes(std::as_bytes(data), std::move(shape), dtype_of<Elem>(), device);
+    return dtype ? t.cast(*dtype) : t;
+  }
+}
+
+template <class Elem> std::vector<Elem> Tensor::to_vector() const {
+  constexpr DType want = dtype_of<Elem>();
+  Tensor t = dtype() == want ? *this : cast(want);
+  std::vector<std::byte> bytes = t.to_bytes();
+  std::vector<Elem> out(static_cast<size_t>(numel()));
+  if constexpr (std::is_same_v<Elem, bool>) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = bytes[i] != std::byte{0};
+  } else {
+    if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+  }
+  return out;
+}
+
+template <class Elem> Elem Tensor::item() const {
+  if (numel() != 1) throw TensorError("item() needs exactly one element, the tensor has shape " + dims_str(shape_));
+  return to_vector<Elem>().at(0);
+}
+
+#define TG_TENSOR_INSTANTIATE(Elem)                                                                              \
+  template Tensor Tensor::from_vector<Elem>(std::span<const Elem>, Dims, std::optional<DType>, const std::string&); \
+  template std::vector<Elem> Tensor::to_vector<Elem>() const;                                                      \
+  template Elem Tensor::item<Elem>() const;
+TG_TENSOR_INSTANTIATE(bool)
+TG_TENSOR_INSTANTIATE(int8_t)
+TG_TENSOR_INSTANTIATE(uint8_t)
+TG_TENSOR_INSTANTIATE(int16_t)
+TG_TENSOR_INSTANTIATE(uint16_t)
+TG_TENSOR_INSTANTIATE(int32_t)
+TG_TENSOR_INSTANTIATE(uint32_t)
+TG_TENSOR_INSTANTIATE(int64_t)
+TG_TENSOR_INSTANTIATE(uint64_t)
+TG_TENSOR_INSTANTIATE(float)
+TG_TENSOR_INSTANTIATE(double)
+#undef TG_TENSOR_INSTANTIATE
+
+} // namespace tg

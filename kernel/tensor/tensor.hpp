@@ -1,0 +1,235 @@
+// Tensor: a lazy n-d array. Every operation builds a UOp graph (interned, so the same expression
+// is the same node); nothing runs until realize() or a read. Names and semantics follow tinygrad:
+// numpy broadcasting, tinygrad's dtype promotion, reductions over axis lists with keepdim.
+#pragma once
+
+#include "kernel/ir/uop.hpp"
+#include "kernel/schedule/schedule.hpp"
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <string>
+#include <vector>
+
+namespace tg {
+
+// Bad shapes, axes or arguments given to a tensor operation; the message names the values.
+struct TensorError : Error {
+  using Error::Error;
+};
+
+using Axes = std::vector<int64_t>;
+
+// One dimension of a slice: [start, stop) with step (negative steps walk backwards).
+struct Slice {
+  std::optional<int64_t> start, stop;
+  int64_t step = 1;
+  static Slice all() { return {}; }
+  static Slice at(int64_t i) { return {i, i == -1 ? std::nullopt : std::optional<int64_t>(i + 1), 1}; }
+};
+
+class Tensor {
+public:
+  // ---- creation ----
+  Tensor(UOpRef uop, Dims shape, std::string device);
+  template <class Elem>
+  static Tensor from_vector(std::span<const Elem> data, Dims shape, std::optional<DType> dtype = {},
+                            const std::string& device = "");
+  template <class Elem>
+  static Tensor from_vector(const std::vector<Elem>& data, Dims shape, std::optional<DType> dtype = {},
+                            const std::string& device = "") {
+    return from_vector(std::span<const Elem>(data), std::move(shape), dtype, device);
+  }
+  // A tensor from raw little-endian bytes of `dtype` (size must match the shape).
+  static Tensor from_bytes(std::span<const std::byte> bytes, Dims shape, DType dtype, const std::string& device = "");
+  static Tensor scalar(double value, DType dtype = dtypes::float32, const std::string& device = "");
+  static Tensor full(Dims shape, double value, DType dtype = dtypes::float32, const std::string& device = "");
+  static Tensor zeros(Dims shape, DType dtype = dtypes::float32, const std::string& device = "");
+  static Tensor ones(Dims shape, DType dtype = dtypes::float32, const std::string& device = "");
+  static Tensor arange(double start, double stop, double step = 1, std::optional<DType> dtype = {},
+                       const std::string& device = "");
+  static Tensor arange(int64_t stop) { return arange(0, double(stop)); }
+  static Tensor linspace(double start, double stop, int64_t steps, DType dtype = dtypes::float32,
+                         const std::string& device = "");
+  static Tensor eye(int64_t n, std::optional<int64_t> m = {}, DType dtype = dtypes::float32,
+                    const std::string& device = "");
+  Tensor full_like(double value) const { return full(shape_, value, dtype(), device_); }
+  Tensor zeros_like() const { return full_like(0); }
+  Tensor ones_like() const { return full_like(1); }
+  // Random numbers from a counter-based generator (threefry 2x32) computed on the device, so the
+  // same seed gives the same numbers on every device. Each call draws a new counter range.
+  static void manual_seed(uint64_t seed);
+  static Tensor rand(Dims shape, DType dtype = dtypes::float32, const std::string& device = "");
+  static Tensor randn(Dims shape, DType dtype = dtypes::float32, const std::string& device = "");
+  static Tensor uniform(Dims shape, double low = 0, double high = 1, DType dtype = dtypes::float32,
+                        const std::string& device = "");
+  static Tensor randint(Dims shape, int64_t low, int64_t high, DType dtype = dtypes::int32,
+                        const std::string& device = "");
+  Tensor rand_like() const { return rand(shape_, dtype(), device_); }
+
+  // ---- properties ----
+  const Dims& shape() const { return shape_; }
+  int64_t ndim() const { return int64_t(shape_.size()); }
+  int64_t numel() const { return dims_prod(shape_); }
+  DType dtype() const { return uop_->dtype(); }
+  const std::string& device() const { return device_; }
+  const UOpRef& uop() const; // the realized view once computed, else the lazy graph
+  std::string str() const;   // "<Tensor (2, 3) float CPU>"
+
+  // ---- realization and reading ----
+  Tensor& realize();
+  static void realize_all(std::vector<Tensor*> tensors);
+  std::vector<ScheduleItem> schedule() const; // what realize() would run, without running it
+  template <class Elem> std::vector<Elem> to_vector() const;
+  template <class Elem> Elem item() const;
+  std::vector<std::byte> to_bytes() const; // contiguous, little-endian
+  Tensor to(const std::string& device) const;
+  Tensor contiguous() const;
+  Tensor detach() const;
+  Tensor cast(DType dtype) const;
+  Tensor bitcast(DType dtype) const;
+
+  // ---- elementwise ----
+  Tensor operator-() const { return neg(); }
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor exp2() const;
+  Tensor log() const;
+  Tensor log2() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor reciprocal() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor leaky_relu(double slope = 0.01) const;
+  Tensor gelu() const;
+  Tensor silu() const;
+  Tensor softplus(double beta = 1) const;
+  Tensor square() const;
+  Tensor sign() const;
+  Tensor trunc() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(double exponent) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor clip(double low, double high) const;
+  Tensor where(const Tensor& if_true, const Tensor& if_false) const; // *this is the condition
+  Tensor where(double if_true, double if_false) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor gt(const Tensor& o) const { return o.lt(*this); }
+  Tensor le(const Tensor& o) const { return gt(o).logical_not(); }
+  Tensor ge(const Tensor& o) const { return lt(o).logical_not(); }
+  Tensor eq(const Tensor& o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor logical_not() const;
+  Tensor logical_and(const Tensor& o) const;
+  Tensor logical_or(const Tensor& o) const;
+  Tensor bitwise_xor(const Tensor& o) const;
+  Tensor lshift(int64_t bits) const;
+  Tensor rshift(int64_t bits) const;
+  Tensor idiv(const Tensor& o) const; // integer division truncating toward zero
+  Tensor mod(const Tensor& o) const;  // integer remainder, sign of the dividend
+  Tensor add(const Tensor& o) const;
+  Tensor sub(const Tensor& o) const;
+  Tensor mul(const Tensor& o) const;
+  Tensor div(const Tensor& o) const; // true division: integers divide as floats
+
+  // ---- reductions ----
+  Tensor sum(Axes axes = {}, bool keepdim = false) const;
+  Tensor prod(Axes axes = {}, bool keepdim = false) const;
+  Tensor max(Axes axes = {}, bool keepdim = false) const;
+  Tensor min(Axes axes = {}, bool keepdim = false) const;
+  Tensor mean(Axes axes = {}, bool keepdim = false) const;
+  Tensor var(Axes axes = {}, bool keepdim = false, double correction = 1) const;
+  Tensor std(Axes axes = {}, bool keepdim = false, double correction = 1) const;
+  Tensor argmax(std::optional<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> axis = {}, bool keepdim = false) const;
+  Tensor softmax(int64_t axis = -1) const;
+  Tensor log_softmax(int64_t axis = -1) const;
+  Tensor logsumexp(int64_t axis = -1, bool keepdim = false) const;
+  Tensor cumsum(int64_t axis = 0) const;
+
+  // ---- movement (zero-copy) ----
+  Tensor reshape(Dims shape) const; // one entry may be -1
+  Tensor permute(Axes order) const;
+  Tensor expand(Dims shape) const;  // -1 keeps a dim
+  Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, double value = 0) const;
+  Tensor shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const;
+  Tensor flip(Axes axes) const;
+  Tensor transpose(int64_t a = 1, int64_t b = 0) const;
+  Tensor T() const { return transpose(1, 0); }
+  Tensor squeeze(std::optional<int64_t> axis = {}) const;
+  Tensor unsqueeze(int64_t axis) const;
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  Tensor slice(std::vector<Slice> slices) const;
+  Tensor operator[](int64_t i) const { return slice({Slice::at(i)}).squeeze(0); }
+  static Tensor cat(const std::vector<Tensor>& tensors, int64_t axis = 0);
+  static Tensor stack(const std::vector<Tensor>& tensors, int64_t axis = 0);
+  Tensor repeat(Dims repeats) const;
+  Tensor gather(int64_t axis, const Tensor& index) const;
+
+  // ---- composites (built only from the primitives above) ----
+  Tensor matmul(const Tensor& other) const;
+  Tensor dot(const Tensor& other) const { return matmul(other); }
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = {}) const; // x @ weight.T + bias
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = {}, int64_t stride = 1,
+                int64_t padding = 0, int64_t dilation = 1, int64_t groups = 1) const;
+  Tensor max_pool2d(int64_t kernel = 2, std::optional<int64_t> stride = {}, int64_t padding = 0,
+                    int64_t dilation = 1) const;
+  Tensor avg_pool2d(int64_t kernel = 2, std::optional<int64_t> stride = {}, int64_t padding = 0) const;
+
+  // ---- internals shared by the op files ----
+  Tensor with(UOpRef uop, Dims shape) const { return Tensor(std::move(uop), std::move(shape), device_); }
+  Tensor const_like(double value, std::optional<DType> dtype = {}) const;
+  int64_t axis(int64_t a, int64_t ndim_for_negative = -1) const; // resolves negative axes, checks range
+  Axes axes_or_all(const Axes& axes) const;
+  Tensor reduce(Ops op, const Axes& axes, bool keepdim) const;
+  Tensor pool(const Dims& kernel, const Dims& stride, const Dims& dilation) const;
+
+private:
+  mutable UOpRef uop_; // swapped for its realized view on first use after realize (see uop())
+  Dims shape_;
+  std::string device_;
+};
+
+// Binary operators with numpy broadcasting.
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+
+// A plain number is a weak scalar (tinygrad's rule): it takes the tensor's dtype unless its kind
+// is higher, so int_tensor * 2 stays int and int_tensor * 2.5 is float.
+Tensor weak_scalar(const Tensor& like, double value, WeakScalar kind);
+template <class T>
+concept Scalarlike = std::is_arithmetic_v<T>;
+template <Scalarlike T> WeakScalar weak_kind() {
+  if constexpr (std::is_same_v<T, bool>) return WeakScalar::Bool;
+  else if constexpr (std::is_integral_v<T>) return WeakScalar::Int;
+  else return WeakScalar::Float;
+}
+template <Scalarlike T> Tensor scalar_for(const Tensor& like, T v) { return weak_scalar(like, double(v), weak_kind<T>()); }
+template <Scalarlike T> Tensor operator+(const Tensor& a, T b) { return a + scalar_for(a, b); }
+template <Scalarlike T> Tensor operator-(const Tensor& a, T b) { return a - scalar_for(a, b); }
+template <Scalarlike T> Tensor operator*(const Tensor& a, T b) { return a * scalar_for(a, b); }
+template <Scalarlike T> Tensor operator/(const Tensor& a, T b) { return a / scalar_for(a, b); }
+template <Scalarlike T> Tensor operator+(T a, const Tensor& b) { return scalar_for(b, a) + b; }
+template <Scalarlike T> Tensor operator-(T a, const Tensor& b) { return scalar_for(b, a) - b; }
+template <Scalarlike T> Tensor operator*(T a, const Tensor& b) { return scalar_for(b, a) * b; }
+template <Scalarlike T> Tensor operator/(T a, const Tensor& b) { return scalar_for(b, a) / b; }
+
+// Broadcasts two tensors to one shape and one dtype (tinygrad's promotion); throws TensorError.
+std::pair<Tensor, Tensor> broadcast_pair(const Tensor& a, const Tensor& b);
+Dims broadcast_shape(const Dims& a, const Dims& b);
+
+} // namespace tg
