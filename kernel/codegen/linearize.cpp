@@ -61,6 +61,7 @@ private:
   std::unordered_map<const UOp*, std::vector<const UOp*>> reduces_closing_; // inner own range -> REDUCEs
   std::unordered_map<const UOp*, sdk::KernelBuilder::Ref> refs_;
   std::vector<std::string> vars_;
+  std::unordered_set<const UOp*> fused_mul_; // float MULs folded into their REDUCE's MULACC
 };
 
 void Linearizer::compute_ranges() {
@@ -150,8 +151,17 @@ std::vector<Linearizer::Item> Linearizer::sorted_items(const UOp* block) {
   std::vector<std::vector<size_t>> users(items.size());
   std::vector<size_t> pending(items.size(), 0);
   auto add_deps = [&](size_t i, const UOp* node) {
+    std::vector<const UOp*> srcs;
     for (const auto& s : node->src()) {
-      auto h = holder_in(s.get(), block);
+      if (fused_mul_.count(s.get())) { // emitted inside its MULACC: depend on its operands
+        srcs.push_back(s->src(0).get());
+        srcs.push_back(s->src(1).get());
+      } else {
+        srcs.push_back(s.get());
+      }
+    }
+    for (const UOp* s : srcs) {
+      auto h = holder_in(s, block);
       if (!h) continue;
       size_t j = index.at(key(*h));
       if (j == i) continue;
@@ -205,7 +215,13 @@ void Linearizer::emit_loop(const UOp* range) {
   emit_block(range);
   for (const UOp* r : reduces_closing_[range]) {
     Ops op = r->arg_if<ReduceArg>()->op;
-    auto acc = refs_.at(r), val = ref(r->src(0));
+    auto acc = refs_.at(r);
+    if (fused_mul_.count(r->src(0).get())) {
+      const UOpRef& m = r->src(0);
+      builder_.assign(acc, builder_.alu(TG_OP_MULACC, ref(m->src(0)), ref(m->src(1)), acc));
+      continue;
+    }
+    auto val = ref(r->src(0));
     tg_op combine = op == Ops::MAX ? (r->dtype().is_bool() ? TG_OP_OR : TG_OP_MAX) : op == Ops::MUL ? (r->dtype().is_bool() ? TG_OP_AND : TG_OP_MUL)
                                                      : (r->dtype().is_bool() ? TG_OP_OR : TG_OP_ADD);
     auto combined = builder_.alu(combine, acc, val);
@@ -277,7 +293,16 @@ void Linearizer::emit_node(const UOp* u) {
 LinearKernel Linearizer::run() {
   compute_ranges();
   compute_nesting();
+  // acc + a*b in a float sum becomes one MULACC (a fused multiply-add where the target has one)
+  std::unordered_map<const UOp*, int> users;
+  for (const auto& u : order_)
+    for (const auto& s : u->src()) ++users[s.get()];
+  for (const auto& u : order_)
+    if (u->op() == Ops::REDUCE && u->arg_if<ReduceArg>()->op == Ops::ADD && u->dtype().is_float() &&
+        u->src(0)->op() == Ops::MUL && users[u->src(0).get()] == 1)
+      fused_mul_.insert(u->src(0).get());
   for (const auto& u : order_) {
+    if (fused_mul_.count(u.get())) continue;
     if (u->op() == Ops::RANGE) items_[parent(u.get())].push_back(Item{nullptr, u.get()});
     else items_[block_of(u.get())].push_back(Item{u.get(), nullptr});
   }

@@ -123,6 +123,10 @@ private:
   UOpRef reduce(const UOpRef& r, const Frame& f);
   ShapeTracker tracker(const Dims& start, const std::vector<UOpRef>& below_to_base) const;
   UOpRef range_for(const UOp* reduce_node, size_t axis, int64_t size);
+  // Strides (in elements) of every buffer read under u, per dim of u's index space; a dim whose
+  // stride is unknown (several stacked views, symbolic) is reported as -1.
+  void leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, const Dims& base,
+                    std::vector<Dims>& out);
 
   const ScheduleItem& item_;
   LowerOptions options_;
@@ -150,6 +154,25 @@ UOpRef Lowerer::range_for(const UOp* reduce_node, size_t axis, int64_t size) {
   UOpRef r = UOp::range(size, next_range_id_++);
   ranges_.emplace(key, r);
   return r;
+}
+
+void Lowerer::leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, const Dims& base,
+                           std::vector<Dims>& out) {
+  if (u->op() == Ops::BUFFER) {
+    ShapeTracker st = tracker({buffer_arg(u).size()}, mops);
+    Dims strides(base.size(), -1);
+    if (st.views().size() == 1)
+      for (size_t d = 0; d < base.size(); ++d) {
+        const SInt& s = st.views()[0].strides[d];
+        if (s.is_int()) strides[d] = s.value();
+      }
+    out.push_back(std::move(strides));
+    return;
+  }
+  if (u->op() == Ops::REDUCE_AXIS) return; // a nested reduce has its own index space
+  std::vector<UOpRef> below = mops;
+  if (is_movement(u->op())) below.push_back(u);
+  for (const auto& s : u->src()) leaf_strides(s, below, base, out);
 }
 
 UOpRef Lowerer::load(const UOpRef& buffer, const Frame& f) {
@@ -323,12 +346,39 @@ LoweredKernel Lowerer::run() {
     // dims) with all lanes sharing one reduce loop.
     int64_t u_last = 1, u_prev = 1;
     if (opt && ndim >= 1) {
-      for (int64_t u : {16, 8, 4, 2})
-        if (S.back() % u == 0) { u_last = u; break; }
-      if (ndim >= 2)
+      // Look at how the inputs are laid out in the reduce's input space: upcast the last output
+      // dim when an input is contiguous along it (matmul's B), else give the innermost reduced
+      // dim parallel partial accumulators when an input is contiguous along that (a row sum).
+      UOpRef first_reduce;
+      for (const auto& n : toposort(value_root))
+        if (n->op() == Ops::REDUCE_AXIS) { first_reduce = n; break; }
+      const Dims& in_shape = shapes_(first_reduce->src(0));
+      std::vector<Dims> strides;
+      leaf_strides(first_reduce->src(0), {}, in_shape, strides);
+      const auto& axes = first_reduce->arg_if<ReduceArg>()->axes;
+      int64_t inner_reduce = -1;
+      for (auto a : axes)
+        if (in_shape[size_t(a)] > 1) inner_reduce = std::max(inner_reduce, a);
+      auto contiguous_along = [&](int64_t dim) {
+        for (const auto& st : strides)
+          if (st[size_t(dim)] == 1) return true;
+        return false;
+      };
+      bool last_is_output = S.back() > 1;
+      if (last_is_output && contiguous_along(ndim - 1)) {
+        for (int64_t u : {16, 8, 4, 2})
+          if (S.back() % u == 0) { u_last = u; break; }
+        if (ndim >= 2)
+          for (int64_t u : {4, 2})
+            if (S[size_t(ndim - 2)] % u == 0 && u * u_last <= 64) { u_prev = u; break; }
+      } else if (inner_reduce >= 0 && contiguous_along(inner_reduce)) {
+        reduce_unroll_ = 8;
+        for (int64_t u : {4, 2}) // a few rows at once still share nothing, but amortize the loop
+          if (S.back() % u == 0 && dims_prod(S) >= int64_t(options_.compute_units) * 4 * u) { u_last = u; break; }
+      } else {
         for (int64_t u : {4, 2})
-          if (S[size_t(ndim - 2)] % u == 0 && u * u_last <= 64) { u_prev = u; break; }
-      reduce_unroll_ = (u_last * u_prev) == 1 ? 8 : 1; // a lone accumulator gets parallel partial sums
+          if (S.back() % u == 0) { u_last = u; break; }
+      }
     }
     Dims tiles = S;
     if (ndim >= 1) tiles[size_t(ndim - 1)] /= u_last;
@@ -345,6 +395,7 @@ LoweredKernel Lowerer::run() {
         emit_store(idx);
       }
     k.global = {uint32_t(groups), 1, 1};
+    k.compile_level = 3;
     k.name = join_dims("r", S) + "_" + std::to_string(reduce_size_);
     k.opts = "upcast=" + std::to_string(u_prev) + "x" + std::to_string(u_last) +
              " unroll=" + std::to_string(reduce_unroll_) + " groups=" + std::to_string(groups);

@@ -26,6 +26,7 @@ struct LoweredKernel {
   int64_t ops = 0;   // estimated arithmetic operations
   int64_t bytes = 0; // estimated bytes moved (each buffer once)
   std::string opts;  // the optimizations applied, for DEBUG output
+  uint32_t compile_level = 2; // ABI opt_level: 3 for compute-bound kernels, 2 (fast JIT) otherwise
 };
 
 LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options);

@@ -67,11 +67,12 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   static std::map<std::pair<std::string, const UOp*>, KernelCacheEntry> cache;
   const std::string device_name = buffer_arg(item.buffers[0]).device();
   OpenDevice& dev = open_device(device_name);
+  const std::string cache_name = device_name + (config().noopt ? "|NOOPT" : ""); // options change the kernel
   UOpRef key = normalized_ast(item);
   const bool want_source = config().debug >= 3;
   {
     std::lock_guard lock(mutex);
-    auto it = cache.find({device_name, key.get()});
+    auto it = cache.find({cache_name, key.get()});
     if (it != cache.end() && (!want_source || !it->second.kernel->program->source.empty())) return it->second.kernel;
   }
   const auto& props = dev.device->properties();
@@ -82,13 +83,12 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   auto kernel = std::make_shared<PreparedKernel>();
   kernel->lowered = lower_kernel(item, options);
   kernel->linear = linearize(kernel->lowered.sink, kernel->lowered.name);
-  if (config().debug >= 4) {
+  if (config().debug >= 4)
     std::cout << "=== schedule item\n" << item.ast->str() << "\n=== lowered (" << kernel->lowered.opts << ")\n"
-              << kernel->lowered.sink->str() << "\n=== kernel IR\n" << kernel->linear.text;
-  }
-  kernel->program = get_program(dev.device, kernel->linear.ir, want_source);
+              << kernel->lowered.sink->str() << "\n";
+  kernel->program = get_program(dev.device, kernel->linear.ir, want_source, kernel->lowered.compile_level);
   std::lock_guard lock(mutex);
-  cache[{device_name, key.get()}] = KernelCacheEntry{key, kernel};
+  cache[{cache_name, key.get()}] = KernelCacheEntry{key, kernel};
   return kernel;
 }
 
@@ -142,8 +142,10 @@ double run_schedule(const Schedule& schedule) {
                     double(kernel->lowered.bytes) / (ms * 1e6), kernel->program->from_disk ? "  (disk cache)" : "");
       std::cout << line << "\n";
     }
-    if (debug >= 3 && !kernel->program->program.raw()) std::cout << "(no program)\n";
-    if (debug >= 3) std::cout << kernel->program->source << "\n";
+    if (debug >= 3) {
+      std::cout << kernel->linear.text;
+      std::cout << "--- " << dev.device->plugin().name() << " source\n" << kernel->program->source << "\n";
+    }
   }
   if (debug >= 1 && launched)
     std::cout << "realize: " << launched << (launched == 1 ? " kernel" : " kernels") << " in " << total_ms << " ms\n";

@@ -119,7 +119,10 @@ Tensor Tensor::square() const { return *this * *this; }
 
 Tensor Tensor::clip(double low, double high) const {
   if (low > high) throw TensorError("clip: low " + std::to_string(low) + " > high " + std::to_string(high));
-  return maximum(scalar_for(*this, low)).minimum(scalar_for(*this, high));
+  // whole-number bounds are weak ints (tinygrad's int_tensor.clip(0, 5) stays int); others weak floats
+  bool whole = std::isfinite(low) && std::isfinite(high) && low == std::floor(low) && high == std::floor(high);
+  WeakScalar kind = whole ? WeakScalar::Int : WeakScalar::Float;
+  return maximum(weak_scalar(*this, low, kind)).minimum(weak_scalar(*this, high, kind));
 }
 Tensor Tensor::lt(const Tensor& o) const {
   auto [a, b] = broadcast_pair(*this, o);

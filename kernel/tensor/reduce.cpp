@@ -21,6 +21,35 @@ DType sum_dtype(DType dt) {
 
 } // namespace
 
+// A reduce of a reduce (same op, nothing in between but the reshape that drops the reduced
+// dims) is one reduce over both axis sets: one kernel, as tinygrad does (e.g. (x @ y).sum(1)).
+std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes, const Dims& final_shape) const {
+  UOpRef src = uop(), inner = src;
+  bool dropped_dims = false;
+  if (src->op() == Ops::RESHAPE && src->src(0)->op() == Ops::REDUCE_AXIS) {
+    inner = src->src(0);
+    dropped_dims = true;
+  }
+  if (inner->op() != Ops::REDUCE_AXIS || inner->dtype() != dtype()) return std::nullopt;
+  const ReduceArg& ia = *inner->arg_if<ReduceArg>();
+  if (ia.op != op) return std::nullopt;
+  ShapeMap shapes;
+  Dims in_shape = shapes(inner->src(0)), inner_kept = shapes(inner);
+  std::vector<int64_t> remaining; // dims of inner's result that this tensor still has
+  for (int64_t d = 0; d < int64_t(inner_kept.size()); ++d)
+    if (!dropped_dims || std::find(ia.axes.begin(), ia.axes.end(), d) == ia.axes.end()) remaining.push_back(d);
+  Dims visible;
+  for (auto d : remaining) visible.push_back(inner_kept[size_t(d)]);
+  if (visible != shape_) return std::nullopt; // the reshape did more than drop the reduced dims
+  std::vector<int64_t> merged = ia.axes;
+  for (auto a : axes) merged.push_back(remaining[size_t(a)]);
+  std::sort(merged.begin(), merged.end());
+  Dims kept = in_shape;
+  for (auto a : merged) kept[size_t(a)] = 1;
+  Tensor r = with(UOp::make(Ops::REDUCE_AXIS, dtype(), {inner->src(0)}, ReduceArg{op, merged}), kept);
+  return r.reshape(final_shape);
+}
+
 Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
   Axes axes = axes_or_all(axes_in);
   Dims kept = shape_, dropped;
@@ -39,7 +68,7 @@ Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
     for (auto a : real_axes) count *= shape_[size_t(a)];
     // A long reduction with few outputs runs on one core; split it into two kernels (partial
     // results, then their reduction), as tinygrad's split_reduceop does.
-    if (!config().noopt && real_axes.size() == 1 && count >= 32768 && outputs * 64 <= count) {
+    if (!config().noopt && real_axes.size() == 1 && count >= 32768 && outputs < 64) {
       int64_t a = real_axes[0], n = shape_[size_t(a)], split = 0;
       for (int64_t s : {256, 128, 64, 32, 16})
         if (n % s == 0 && n / s >= 256) { split = s; break; }
@@ -51,6 +80,7 @@ Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
         return partial.reduce(op, {a}, false).reshape(keepdim ? kept : dropped);
       }
     }
+    if (auto merged = merge_into_inner_reduce(op, real_axes, keepdim ? kept : dropped)) return *merged;
     out = with(UOp::make(Ops::REDUCE_AXIS, dtype(), {uop()}, ReduceArg{op, real_axes}), kept);
   }
   return out.reshape(keepdim ? kept : dropped);

@@ -33,14 +33,14 @@ public:
   }
   void insert(const UOpRef& lazy, UOpRef realized) {
     std::lock_guard lock(mutex_);
-    if (++inserts_ % 1024 == 0) std::erase_if(map_, [](const auto& kv) { return kv.second.first.expired(); });
+    // drop entries whose expression died, so their buffers return to the allocator promptly
+    std::erase_if(map_, [](const auto& kv) { return kv.second.first.expired(); });
     map_[lazy.get()] = {lazy, std::move(realized)};
   }
 
 private:
   std::mutex mutex_;
   std::unordered_map<const UOp*, std::pair<std::weak_ptr<const UOp>, UOpRef>> map_;
-  uint64_t inserts_ = 0;
 };
 
 // The whole, contiguous BUFFER behind a view, or nullptr if the view is anything else.

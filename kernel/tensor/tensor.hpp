@@ -6,7 +6,9 @@
 #include "kernel/ir/uop.hpp"
 #include "kernel/schedule/schedule.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -41,7 +43,13 @@ public:
   template <class Elem>
   static Tensor from_vector(const std::vector<Elem>& data, Dims shape, std::optional<DType> dtype = {},
                             const std::string& device = "") {
-    return from_vector(std::span<const Elem>(data), std::move(shape), dtype, device);
+    if constexpr (std::is_same_v<Elem, bool>) { // vector<bool> is packed: no span over it
+      std::unique_ptr<bool[]> plain(new bool[data.size()]);
+      std::copy(data.begin(), data.end(), plain.get());
+      return from_vector(std::span<const bool>(plain.get(), data.size()), std::move(shape), dtype, device);
+    } else {
+      return from_vector(std::span<const Elem>(data), std::move(shape), dtype, device);
+    }
   }
   // A tensor from raw little-endian bytes of `dtype` (size must match the shape).
   static Tensor from_bytes(std::span<const std::byte> bytes, Dims shape, DType dtype, const std::string& device = "");
@@ -194,6 +202,7 @@ public:
   int64_t axis(int64_t a, int64_t ndim_for_negative = -1) const; // resolves negative axes, checks range
   Axes axes_or_all(const Axes& axes) const;
   Tensor reduce(Ops op, const Axes& axes, bool keepdim) const;
+  std::optional<Tensor> merge_into_inner_reduce(Ops op, const Axes& axes, const Dims& final_shape) const;
   Tensor pool(const Dims& kernel, const Dims& stride, const Dims& dilation) const;
 
 private:

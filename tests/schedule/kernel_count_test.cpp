@@ -1,0 +1,79 @@
+// Fusion: how many kernels realize() runs, compared with tinygrad's counts for the same code
+// (tinygrad 0.14.0, measured with GlobalCounters.kernel_count on realized inputs).
+#include "kernel/tensor/tensor.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace tg;
+
+namespace {
+Tensor input(Dims shape, float scale = 1) {
+  std::vector<float> v(size_t(dims_prod(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * float(int(i % 7) - 3);
+  return Tensor::from_vector(v, shape);
+}
+size_t kernels(const Tensor& t) { return t.schedule().size(); }
+} // namespace
+
+BOOST_AUTO_TEST_CASE(elementwise_chain_is_one_kernel) {
+  Tensor a = input({4, 4}), b = input({4, 4}, 2), c = input({4, 4}, 3);
+  Tensor r = ((a + b) * c).relu();
+  BOOST_TEST(kernels(r) == 1u); // tinygrad: 1
+  auto got = r.to_vector<float>();
+  auto av = a.to_vector<float>(), bv = b.to_vector<float>(), cv = c.to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) BOOST_TEST(got[i] == std::max(0.0f, (av[i] + bv[i]) * cv[i]));
+}
+
+BOOST_AUTO_TEST_CASE(elementwise_into_reduce_is_one_kernel) {
+  Tensor a = input({4, 4}), b = input({4, 4}, 2);
+  BOOST_TEST(kernels((a * b).sum()) == 1u); // tinygrad: 1
+  BOOST_TEST((a * b).sum().item<float>() == (a * b).contiguous().sum().item<float>());
+}
+
+BOOST_AUTO_TEST_CASE(movement_only_is_zero_kernels) {
+  Tensor a = input({4, 4});
+  BOOST_TEST(kernels(a.permute({1, 0}).reshape({16})) == 0u); // tinygrad: 0
+  BOOST_TEST(kernels(a.reshape({2, 8}).shrink({{0, 1}, {0, 8}}).flip({1})) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(matmul_then_sum_matches_tinygrad) {
+  Tensor x = input({4, 4}), y = input({16}, 0.5f);
+  Tensor r = (x.permute({1, 0}).matmul(y.reshape({4, 4}))).sum({1});
+  BOOST_TEST(kernels(r) == 1u); // tinygrad: 1 (the two reductions merge)
+  auto xv = x.to_vector<float>(), yv = y.to_vector<float>();
+  auto got = r.to_vector<float>();
+  for (int i = 0; i < 4; ++i) {
+    float want = 0;
+    for (int j = 0; j < 4; ++j)
+      for (int k = 0; k < 4; ++k) want += xv[size_t(k * 4 + i)] * yv[size_t(k * 4 + j)];
+    BOOST_TEST(got[size_t(i)] == want, boost::test_tools::tolerance(1e-5f));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(softmax_matches_tinygrad) {
+  BOOST_TEST(kernels(input({4, 4}).softmax()) == 3u); // tinygrad: 3 (max, sum, divide)
+}
+
+BOOST_AUTO_TEST_CASE(elementwise_after_reduce_fuses) {
+  Tensor a = input({8, 8});
+  BOOST_TEST(kernels(a.sum({1}).relu() * 2.0f) == 1u);
+  // broadcast back over the reduced axis: the reduce must be stored first
+  BOOST_TEST(kernels(a - a.max({1}, true)) == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(same_expression_is_the_same_node_and_realizes_once) {
+  Tensor a = input({4, 4}), b = input({4, 4}, 2);
+  Tensor x = (a + b) * 2.0f, y = (a + b) * 2.0f;
+  BOOST_TEST(x.uop() == y.uop());
+  x.realize();
+  BOOST_TEST(kernels(y) == 0u); // already computed through x
+  BOOST_TEST(y.to_vector<float>() == x.to_vector<float>());
+}
+
+BOOST_AUTO_TEST_CASE(nothing_runs_before_realize) {
+  Tensor a = input({4, 4});
+  Tensor lazy = a * 3.0f;
+  BOOST_TEST(lazy.uop()->op() == Ops::MUL); // still a graph
+  lazy.realize();
+  BOOST_TEST(is_buffer_view(lazy.uop()));
+}
