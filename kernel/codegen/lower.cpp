@@ -160,12 +160,14 @@ void Lowerer::leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, con
                            std::vector<Dims>& out) {
   if (u->op() == Ops::BUFFER) {
     ShapeTracker st = tracker({buffer_arg(u).size()}, mops);
+    // A stride of 0 in the top view means the load ignores that index whatever lies below;
+    // other strides are exact only when there is a single view.
     Dims strides(base.size(), -1);
-    if (st.views().size() == 1)
-      for (size_t d = 0; d < base.size(); ++d) {
-        const SInt& s = st.views()[0].strides[d];
-        if (s.is_int()) strides[d] = s.value();
-      }
+    const View& top = st.views().back();
+    for (size_t d = 0; d < base.size(); ++d) {
+      const SInt& s = top.strides[d];
+      if (s.is_int() && (s.value() == 0 || st.views().size() == 1)) strides[d] = s.value();
+    }
     out.push_back(std::move(strides));
     return;
   }
@@ -344,11 +346,12 @@ LoweredKernel Lowerer::run() {
   } else {
     // Reduce: each work group computes a tile of outputs (upcast lanes on the last two output
     // dims) with all lanes sharing one reduce loop.
-    int64_t u_last = 1, u_prev = 1;
-    if (opt && ndim >= 1) {
-      // Look at how the inputs are laid out in the reduce's input space: upcast the last output
-      // dim when an input is contiguous along it (matmul's B), else give the innermost reduced
-      // dim parallel partial accumulators when an input is contiguous along that (a row sum).
+    // Upcast: each work group computes a tile of outputs, with every lane sharing one reduce
+    // loop. Dims along which some input does not vary (stride 0) are upcast first, since their
+    // loads are reused by every lane (matmul: A along j, B along i); a dim along which an input
+    // is contiguous gets the wide factor, so its lanes load consecutive elements.
+    std::vector<std::pair<int64_t, int64_t>> upcasts; // (output dim, factor)
+    if (opt) {
       UOpRef first_reduce;
       for (const auto& n : toposort(value_root))
         if (n->op() == Ops::REDUCE_AXIS) { first_reduce = n; break; }
@@ -356,49 +359,82 @@ LoweredKernel Lowerer::run() {
       std::vector<Dims> strides;
       leaf_strides(first_reduce->src(0), {}, in_shape, strides);
       const auto& axes = first_reduce->arg_if<ReduceArg>()->axes;
+      auto stride_count = [&](int64_t dim, int64_t value) {
+        int64_t c = 0;
+        for (const auto& st : strides) c += st[size_t(dim)] == value;
+        return c;
+      };
+      // Output dims map to the reduce's kept input dims in order of their non-1 sizes (the
+      // usual case: the output is the reduce seen through elementwise ops and squeezes).
+      std::vector<int64_t> out_dims, in_dims;
+      for (int64_t d = 0; d < ndim; ++d)
+        if (S[size_t(d)] > 1) out_dims.push_back(d);
+      for (int64_t d = 0; d < int64_t(in_shape.size()); ++d)
+        if (in_shape[size_t(d)] > 1 && std::find(axes.begin(), axes.end(), d) == axes.end()) in_dims.push_back(d);
+      bool mapped = out_dims.size() == in_dims.size();
+      for (size_t i = 0; mapped && i < out_dims.size(); ++i)
+        mapped = S[size_t(out_dims[i])] == in_shape[size_t(in_dims[i])];
+      struct Candidate { int64_t dim, reuse; bool contiguous; int64_t best; };
+      std::vector<Candidate> cands;
+      for (size_t i = 0; mapped && i < out_dims.size(); ++i) {
+        int64_t reuse = stride_count(in_dims[i], 0);
+        bool contiguous = stride_count(in_dims[i], 1) > 0;
+        int64_t best = 1; // the largest divisor up to 16 (contiguous lanes) or 8
+        for (int64_t u = contiguous ? 16 : 8; u >= 2; --u)
+          if (S[size_t(out_dims[i])] % u == 0) { best = u; break; }
+        if (reuse > 0 && best > 1) cands.push_back({out_dims[i], reuse, contiguous, best});
+      }
+      // wide contiguous lanes first, then the most reuse, then the widest factor
+      std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+        bool wa = a.contiguous && a.best >= 4, wb = b.contiguous && b.best >= 4;
+        if (wa != wb) return wa;
+        if (a.best >= 4 && b.best < 4) return true;
+        if (b.best >= 4 && a.best < 4) return false;
+        if (a.reuse != b.reuse) return a.reuse > b.reuse;
+        if (a.best != b.best) return a.best > b.best;
+        return a.dim > b.dim;
+      });
+      int64_t lanes = 1;
+      for (const auto& c : cands) {
+        if (upcasts.size() == 2) break;
+        for (int64_t u = c.best; u >= 2; --u)
+          if (S[size_t(c.dim)] % u == 0 && lanes * u <= 64 && dims_prod(S) / (lanes * u) >= options_.compute_units) {
+            upcasts.emplace_back(c.dim, u);
+            lanes *= u;
+            break;
+          }
+      }
       int64_t inner_reduce = -1;
       for (auto a : axes)
         if (in_shape[size_t(a)] > 1) inner_reduce = std::max(inner_reduce, a);
-      auto contiguous_along = [&](int64_t dim) {
-        for (const auto& st : strides)
-          if (st[size_t(dim)] == 1) return true;
-        return false;
-      };
-      bool last_is_output = S.back() > 1;
-      if (last_is_output && contiguous_along(ndim - 1)) {
-        for (int64_t u : {16, 8, 4, 2})
-          if (S.back() % u == 0) { u_last = u; break; }
-        if (ndim >= 2)
-          for (int64_t u : {4, 2})
-            if (S[size_t(ndim - 2)] % u == 0 && u * u_last <= 64) { u_prev = u; break; }
-      } else if (inner_reduce >= 0 && contiguous_along(inner_reduce)) {
-        reduce_unroll_ = 8;
-        for (int64_t u : {4, 2}) // a few rows at once still share nothing, but amortize the loop
-          if (S.back() % u == 0 && dims_prod(S) >= int64_t(options_.compute_units) * 4 * u) { u_last = u; break; }
-      } else {
-        for (int64_t u : {4, 2})
-          if (S.back() % u == 0) { u_last = u; break; }
-      }
+      // no reuse to exploit: give a contiguous reduction parallel partial sums instead
+      if (upcasts.empty() && inner_reduce >= 0 && stride_count(inner_reduce, 1) > 0) reduce_unroll_ = 8;
     }
     Dims tiles = S;
-    if (ndim >= 1) tiles[size_t(ndim - 1)] /= u_last;
-    if (ndim >= 2) tiles[size_t(ndim - 2)] /= u_prev;
+    for (auto [d, u] : upcasts) tiles[size_t(d)] /= u;
     const int64_t groups = dims_prod(tiles);
     UOpRef gid = UOp::make(Ops::SPECIAL, dtypes::index, {idx_const(groups)},
                            std::vector<int64_t>{TG_SPECIAL_GROUP_ID, 0});
     std::vector<UOpRef> tile_idx = unflatten(gid, tiles);
-    for (int64_t a = 0; a < u_prev; ++a)
-      for (int64_t b = 0; b < u_last; ++b) {
-        std::vector<UOpRef> idx = tile_idx;
-        if (ndim >= 1) idx[size_t(ndim - 1)] = tile_idx[size_t(ndim - 1)] * idx_const(u_last) + idx_const(b);
-        if (ndim >= 2) idx[size_t(ndim - 2)] = tile_idx[size_t(ndim - 2)] * idx_const(u_prev) + idx_const(a);
-        emit_store(idx);
+    int64_t total_lanes = 1;
+    for (auto [d, u] : upcasts) total_lanes *= u;
+    for (int64_t lane = 0; lane < total_lanes; ++lane) {
+      std::vector<UOpRef> idx = tile_idx;
+      int64_t rest = lane;
+      for (auto it = upcasts.rbegin(); it != upcasts.rend(); ++it) {
+        auto [d, u] = *it;
+        idx[size_t(d)] = tile_idx[size_t(d)] * idx_const(u) + idx_const(rest % u);
+        rest /= u;
       }
+      emit_store(idx);
+    }
     k.global = {uint32_t(groups), 1, 1};
     k.compile_level = 3;
     k.name = join_dims("r", S) + "_" + std::to_string(reduce_size_);
-    k.opts = "upcast=" + std::to_string(u_prev) + "x" + std::to_string(u_last) +
-             " unroll=" + std::to_string(reduce_unroll_) + " groups=" + std::to_string(groups);
+    std::string up;
+    for (auto [d, u] : upcasts) up += (up.empty() ? "" : ",") + std::to_string(d) + ":" + std::to_string(u);
+    k.opts = "upcast=" + (up.empty() ? std::string("none") : up) + " unroll=" + std::to_string(reduce_unroll_) +
+             " groups=" + std::to_string(groups);
   }
   if (k.global[0] > options_.max_groups)
     throw UOpError("codegen: " + std::to_string(k.global[0]) + " work groups exceed the device limit " +
