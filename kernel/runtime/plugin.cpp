@@ -154,7 +154,7 @@ CompiledKernel Plugin::compile(std::span<const std::byte> ir, uint32_t flags, co
 std::string Plugin::cache_key(const char* target) const {
   auto key_fn = fn(&tg_plugin_api::compile_cache_key, "compile_cache_key");
   size_t length = 0;
-  std::string buf(256, '\0');
+  std::string buf(1024, '\0');
   tg_error* err = key_fn(target, buf.data(), buf.size(), &length);
   if (err != nullptr && api_->error_code(err) == TG_ERROR_INVALID_ARGUMENT && length >= buf.size()) {
     // too small: retry once with the reported length

@@ -9,12 +9,12 @@ namespace tg {
 
 Tensor Tensor::matmul(const Tensor& other) const {
   if (ndim() == 0 || other.ndim() == 0)
-    throw TensorError("matmul needs tensors of at least 1 dim, got " + dims_str(shape_) + " and " + dims_str(other.shape_));
+    throw TensorError("matmul needs tensors of at least 1 dim, got " + dims_str(this->shape()) + " and " + dims_str(other.shape()));
   Tensor a = ndim() == 1 ? unsqueeze(0) : *this;
   Tensor b = other.ndim() == 1 ? other.unsqueeze(-1) : other;
-  int64_t k = a.shape_.back(), kb = b.shape_[size_t(b.ndim() - 2)];
+  int64_t k = a.shape().back(), kb = b.shape()[size_t(b.ndim() - 2)];
   if (k != kb)
-    throw TensorError("matmul shapes " + dims_str(shape_) + " and " + dims_str(other.shape_) + ": inner dims " +
+    throw TensorError("matmul shapes " + dims_str(this->shape()) + " and " + dims_str(other.shape()) + ": inner dims " +
                       std::to_string(k) + " and " + std::to_string(kb) + " differ");
   // a: (..., n, 1, k) * b^T: (..., 1, m, k) -> sum over k
   Tensor lhs = a.unsqueeze(-2);
@@ -34,8 +34,8 @@ Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) c
 // Each dim is repeated, shrunk and reshaped so element (j, r) lands on x[j*s + r*d] — a view.
 Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation) const {
   size_t nk = kernel.size();
-  if (size_t(ndim()) < nk) throw TensorError("pool: tensor " + dims_str(shape_) + " has fewer dims than the kernel");
-  Dims lead(shape_.begin(), shape_.end() - int64_t(nk)), spatial(shape_.end() - int64_t(nk), shape_.end());
+  if (size_t(ndim()) < nk) throw TensorError("pool: tensor " + dims_str(this->shape()) + " has fewer dims than the kernel");
+  Dims lead(this->shape().begin(), this->shape().end() - int64_t(nk)), spatial(this->shape().end() - int64_t(nk), this->shape().end());
   Dims out_size;
   for (size_t i = 0; i < nk; ++i) {
     int64_t o = (spatial[i] - dilation[i] * (kernel[i] - 1) - 1) / stride[i] + 1;
@@ -102,19 +102,19 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
                       int64_t dilation, int64_t groups) const {
   if (ndim() != 4 || weight.ndim() != 4)
     throw TensorError("conv2d needs input (N, C, H, W) and weight (Cout, Cin/groups, kh, kw), got " +
-                      dims_str(shape_) + " and " + dims_str(weight.shape_));
+                      dims_str(this->shape()) + " and " + dims_str(weight.shape()));
   if (stride < 1 || dilation < 1 || padding < 0 || groups < 1)
     throw TensorError("conv2d: stride and dilation must be >= 1, padding >= 0, groups >= 1");
-  int64_t N = shape_[0], C = shape_[1], cout = weight.shape_[0], cin = weight.shape_[1];
-  int64_t kh = weight.shape_[2], kw = weight.shape_[3];
+  int64_t N = this->shape()[0], C = this->shape()[1], cout = weight.shape()[0], cin = weight.shape()[1];
+  int64_t kh = weight.shape()[2], kw = weight.shape()[3];
   if (C != cin * groups || cout % groups != 0)
-    throw TensorError("conv2d: input has " + std::to_string(C) + " channels, weight " + dims_str(weight.shape_) +
+    throw TensorError("conv2d: input has " + std::to_string(C) + " channels, weight " + dims_str(weight.shape()) +
                       " with groups=" + std::to_string(groups) + " expects " + std::to_string(cin * groups));
-  if (bias && (bias->ndim() != 1 || bias->shape_[0] != cout))
-    throw TensorError("conv2d: bias shape " + dims_str(bias->shape_) + " does not match " + std::to_string(cout) + " output channels");
+  if (bias && (bias->ndim() != 1 || bias->shape()[0] != cout))
+    throw TensorError("conv2d: bias shape " + dims_str(bias->shape()) + " does not match " + std::to_string(cout) + " output channels");
   Tensor x = padding ? pad({{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}) : *this;
   Tensor win = x.pool({kh, kw}, {stride, stride}, {dilation, dilation}); // (N, C, oh, ow, kh, kw)
-  int64_t oh = win.shape_[2], ow = win.shape_[3], g = groups, rcout = cout / groups;
+  int64_t oh = win.shape()[2], ow = win.shape()[3], g = groups, rcout = cout / groups;
   // (N, g, 1, cin, oh, ow, kh, kw) * (1, g, rcout, cin, 1, 1, kh, kw) -> sum over cin, kh, kw
   Tensor xw = win.reshape({N, g, 1, cin, oh, ow, kh, kw});
   Tensor ww = weight.reshape({1, g, rcout, cin, 1, 1, kh, kw});
@@ -123,7 +123,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
 }
 
 Tensor Tensor::max_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t padding, int64_t dilation) const {
-  if (ndim() < 2) throw TensorError("max_pool2d needs at least 2 dims, got " + dims_str(shape_));
+  if (ndim() < 2) throw TensorError("max_pool2d needs at least 2 dims, got " + dims_str(this->shape()));
   int64_t s = stride.value_or(kernel);
   Tensor x = *this;
   if (padding) {
@@ -135,7 +135,7 @@ Tensor Tensor::max_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t
 }
 
 Tensor Tensor::avg_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t padding) const {
-  if (ndim() < 2) throw TensorError("avg_pool2d needs at least 2 dims, got " + dims_str(shape_));
+  if (ndim() < 2) throw TensorError("avg_pool2d needs at least 2 dims, got " + dims_str(this->shape()));
   int64_t s = stride.value_or(kernel);
   Tensor x = *this;
   if (padding) {

@@ -64,7 +64,7 @@ Tensor weak_scalar(const Tensor& like, double value, WeakScalar kind) {
 }
 
 Tensor Tensor::const_like(double value, std::optional<DType> dt) const {
-  return full(shape_, value, dt.value_or(dtype()), device_);
+  return full(this->shape(), value, dt.value_or(dtype()), this->device());
 }
 
 Tensor Tensor::add(const Tensor& o) const {
@@ -160,7 +160,7 @@ Tensor Tensor::rshift(int64_t bits) const {
 }
 
 Tensor Tensor::where(const Tensor& if_true, const Tensor& if_false) const {
-  Dims shape = broadcast_shape(broadcast_shape(shape_, if_true.shape()), if_false.shape());
+  Dims shape = broadcast_shape(broadcast_shape(this->shape(), if_true.shape()), if_false.shape());
   auto [t, f] = broadcast_pair(if_true, if_false);
   Tensor c = broadcast_pair(cast(dtypes::bool_), t.const_like(0, dtypes::bool_)).first;
   auto expand_to = [&](const Tensor& x) {
@@ -174,7 +174,7 @@ Tensor Tensor::where(const Tensor& if_true, const Tensor& if_false) const {
   return c.with(UOp::make(Ops::WHERE, t.dtype(), {c.uop(), t.uop(), f.uop()}), shape);
 }
 Tensor Tensor::where(double if_true, double if_false) const {
-  Tensor t = Tensor::full(shape_, if_true, dtypes::default_float, device_);
+  Tensor t = Tensor::full(this->shape(), if_true, dtypes::default_float, this->device());
   return where(t, t.const_like(if_false));
 }
 

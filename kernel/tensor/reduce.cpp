@@ -40,7 +40,7 @@ std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes, 
     if (!dropped_dims || std::find(ia.axes.begin(), ia.axes.end(), d) == ia.axes.end()) remaining.push_back(d);
   Dims visible;
   for (auto d : remaining) visible.push_back(inner_kept[size_t(d)]);
-  if (visible != shape_) return std::nullopt; // the reshape did more than drop the reduced dims
+  if (visible != this->shape()) return std::nullopt; // the reshape did more than drop the reduced dims
   std::vector<int64_t> merged = ia.axes;
   for (auto a : axes) merged.push_back(remaining[size_t(a)]);
   std::sort(merged.begin(), merged.end());
@@ -52,28 +52,28 @@ std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes, 
 
 Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
   Axes axes = axes_or_all(axes_in);
-  Dims kept = shape_, dropped;
+  Dims kept = this->shape(), dropped;
   for (auto a : axes) kept[size_t(a)] = 1;
   for (int64_t i = 0; i < ndim(); ++i)
-    if (std::find(axes.begin(), axes.end(), i) == axes.end()) dropped.push_back(shape_[size_t(i)]);
+    if (std::find(axes.begin(), axes.end(), i) == axes.end()) dropped.push_back(this->shape()[size_t(i)]);
   for (auto a : axes)
-    if (shape_[size_t(a)] == 0 && op == Ops::MAX)
-      throw TensorError("max of an empty dimension (axis " + std::to_string(a) + " of " + dims_str(shape_) + ")");
+    if (this->shape()[size_t(a)] == 0 && op == Ops::MAX)
+      throw TensorError("max of an empty dimension (axis " + std::to_string(a) + " of " + dims_str(this->shape()) + ")");
   Tensor out = *this;
   std::vector<int64_t> real_axes;
   for (auto a : axes)
-    if (shape_[size_t(a)] != 1) real_axes.push_back(a);
+    if (this->shape()[size_t(a)] != 1) real_axes.push_back(a);
   if (!real_axes.empty()) {
     int64_t count = 1, outputs = dims_prod(kept);
-    for (auto a : real_axes) count *= shape_[size_t(a)];
+    for (auto a : real_axes) count *= this->shape()[size_t(a)];
     // A long reduction with few outputs runs on one core; split it into two kernels (partial
     // results, then their reduction), as tinygrad's split_reduceop does.
     if (!config().noopt && real_axes.size() == 1 && count >= 32768 && outputs < 64) {
-      int64_t a = real_axes[0], n = shape_[size_t(a)], split = 0;
+      int64_t a = real_axes[0], n = this->shape()[size_t(a)], split = 0;
       for (int64_t s : {256, 128, 64, 32, 16})
         if (n % s == 0 && n / s >= 256) { split = s; break; }
       if (split) {
-        Dims sh = shape_;
+        Dims sh = this->shape();
         sh[size_t(a)] = n / split;
         sh.insert(sh.begin() + a, split);
         Tensor partial = reshape(sh).reduce(op, {a + 1}, true).contiguous();
@@ -112,7 +112,7 @@ Tensor Tensor::prod(Axes axes, bool keepdim) const {
 Tensor Tensor::mean(Axes axes, bool keepdim) const {
   Axes all = axes_or_all(axes);
   int64_t count = 1;
-  for (auto a : all) count *= shape_[size_t(a)];
+  for (auto a : all) count *= this->shape()[size_t(a)];
   Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
   Tensor s = x.sum(axes, keepdim);
   if (count == 0) return s * std::numeric_limits<double>::quiet_NaN();
@@ -122,7 +122,7 @@ Tensor Tensor::mean(Axes axes, bool keepdim) const {
 Tensor Tensor::var(Axes axes, bool keepdim, double correction) const {
   Axes all = axes_or_all(axes);
   int64_t count = 1;
-  for (auto a : all) count *= shape_[size_t(a)];
+  for (auto a : all) count *= this->shape()[size_t(a)];
   Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
   Tensor centered = x - x.mean(axes, true);
   return (centered * centered).sum(axes, keepdim) * (1.0 / std::max(0.0, double(count) - correction));
@@ -135,14 +135,14 @@ Tensor Tensor::std(Axes axes, bool keepdim, double correction) const {
 Tensor Tensor::argmax(std::optional<int64_t> ax, bool keepdim) const {
   if (!ax) return flatten().argmax(int64_t{0}, false).reshape(keepdim ? Dims(size_t(ndim()), 1) : Dims{});
   int64_t a = axis(*ax);
-  int64_t n = shape_[size_t(a)];
+  int64_t n = this->shape()[size_t(a)];
   if (n == 0) throw TensorError("argmax of an empty dimension");
   Dims ar_shape(size_t(ndim()), 1);
   ar_shape[size_t(a)] = n;
   // the first index reaching the max: max over (n - i) where x == max
-  Tensor rev = Tensor::arange(double(n), 0, -1, dtypes::int32, device()).reshape(ar_shape);
+  Tensor rev = Tensor::arange(double(n), 0, -1, dtypes::int32, this->device()).reshape(ar_shape);
   Tensor hit = eq(max({a}, true));
-  Tensor idx = hit.where(rev.expand(shape_), rev.const_like(0).expand(shape_)).max({a}, keepdim);
+  Tensor idx = hit.where(rev.expand(this->shape()), rev.const_like(0).expand(this->shape())).max({a}, keepdim);
   return (idx.const_like(double(n)) - idx).cast(dtypes::int32);
 }
 
@@ -172,11 +172,11 @@ Tensor Tensor::logsumexp(int64_t ax, bool keepdim) const {
 
 Tensor Tensor::cumsum(int64_t ax) const {
   int64_t a = axis(ax);
-  int64_t n = shape_[size_t(a)];
+  int64_t n = this->shape()[size_t(a)];
   // out[i] = sum_j x[j] * (j <= i): a lower-triangular mask contracted over j
   Tensor x = transpose(a, -1);
-  Tensor rows = Tensor::arange(0, double(n), 1, dtypes::int32, device()).reshape({n, 1});
-  Tensor cols = Tensor::arange(0, double(n), 1, dtypes::int32, device()).reshape({1, n});
+  Tensor rows = Tensor::arange(0, double(n), 1, dtypes::int32, this->device()).reshape({n, 1});
+  Tensor cols = Tensor::arange(0, double(n), 1, dtypes::int32, this->device()).reshape({1, n});
   Tensor mask = cols.le(rows).cast(sum_dtype(dtype()));
   Tensor out = (x.unsqueeze(-2).cast(sum_dtype(dtype())) * mask).sum({-1});
   return out.transpose(a, -1).cast(dtype().is_float() ? dtype() : sum_dtype(dtype()));

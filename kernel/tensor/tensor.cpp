@@ -53,18 +53,21 @@ UOpRef contiguous_buffer(const UOpRef& u) {
 } // namespace
 
 Tensor::Tensor(UOpRef uop, Dims shape, std::string device)
-    : uop_(std::move(uop)), shape_(std::move(shape)), device_(std::move(device)) {
-  for (auto d : shape_)
-    if (d < 0) throw TensorError("negative dimension in shape " + dims_str(shape_));
+    : s_(std::make_shared<TensorState>()) {
+  s_->uop = std::move(uop);
+  s_->shape = std::move(shape);
+  s_->device = std::move(device);
+  for (auto d : s_->shape)
+    if (d < 0) throw TensorError("negative dimension in shape " + dims_str(s_->shape));
 }
 
 const UOpRef& Tensor::uop() const {
-  if (auto r = RealizedCache::instance().find(uop_)) uop_ = *r;
-  return uop_;
+  if (auto r = RealizedCache::instance().find(s_->uop)) s_->uop = *r;
+  return s_->uop;
 }
 
 std::string Tensor::str() const {
-  return "<Tensor " + dims_str(shape_) + " " + dtype().name() + " " + device_ + ">";
+  return "<Tensor " + dims_str(this->shape()) + " " + dtype().name() + " " + this->device() + ">";
 }
 
 void Tensor::realize_all(std::vector<Tensor*> tensors) {
@@ -91,7 +94,7 @@ std::vector<ScheduleItem> Tensor::schedule() const {
   const UOpRef& u = uop();
   if (is_buffer_view(u)) return {};
   ScheduleOptions options;
-  options.device = device_;
+  options.device = this->device();
   return create_schedule({u}, options).items;
 }
 
@@ -110,27 +113,27 @@ std::vector<std::byte> Tensor::to_bytes() const {
   return out;
 }
 
-Tensor Tensor::to(const std::string& device) const {
-  std::string target = parse_device_name(device).canonical();
-  if (target == device_) return *this;
+Tensor Tensor::to(const std::string& device_name) const {
+  std::string target = parse_device_name(device_name).canonical();
+  if (target == this->device()) return *this;
   open_device(target); // fail now, with the plugin's reason, if the device cannot be used
   UOpRef copy = UOp::make(Ops::COPY, dtype(), {uop()}, target);
-  return Tensor(copy, shape_, target);
+  return Tensor(copy, this->shape(), target);
 }
 
-Tensor Tensor::contiguous() const { return with(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), shape_); }
-Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), shape_); }
+Tensor Tensor::contiguous() const { return with(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), this->shape()); }
+Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), this->shape()); }
 
 Tensor Tensor::cast(DType dt) const {
   if (dt == dtype()) return *this;
-  return with(UOp::make(Ops::CAST, dt, {uop()}), shape_);
+  return with(UOp::make(Ops::CAST, dt, {uop()}), this->shape());
 }
 
 Tensor Tensor::bitcast(DType dt) const {
   if (dt.itemsize() != dtype().itemsize())
     throw TensorError("bitcast from " + dtype().name() + " to " + dt.name() + ": item sizes differ");
   if (dt == dtype()) return *this;
-  return with(UOp::make(Ops::BITCAST, dt, {uop()}), shape_);
+  return with(UOp::make(Ops::BITCAST, dt, {uop()}), this->shape());
 }
 
 int64_t Tensor::axis(int64_t a, int64_t n) const {
@@ -138,7 +141,7 @@ int64_t Tensor::axis(int64_t a, int64_t n) const {
   int64_t r = a < 0 ? a + n : a;
   if (r < 0 || r >= n)
     throw TensorError("axis " + std::to_string(a) + " is out of range for a tensor of " + std::to_string(n) +
-                      " dims, shape " + dims_str(shape_));
+                      " dims, shape " + dims_str(this->shape()));
   return r;
 }
 
@@ -218,7 +221,7 @@ template <class Elem> std::vector<Elem> Tensor::to_vector() const {
 }
 
 template <class Elem> Elem Tensor::item() const {
-  if (numel() != 1) throw TensorError("item() needs exactly one element, the tensor has shape " + dims_str(shape_));
+  if (numel() != 1) throw TensorError("item() needs exactly one element, the tensor has shape " + dims_str(this->shape()));
   return to_vector<Elem>().at(0);
 }
 

@@ -33,6 +33,18 @@ struct Slice {
   static Slice at(int64_t i) { return {i, i == -1 ? std::nullopt : std::optional<int64_t>(i + 1), 1}; }
 };
 
+class Tensor;
+
+// What a Tensor handle points to; copies of a Tensor share it (like torch tensors), operations
+// make new ones.
+struct TensorState {
+  UOpRef uop; // swapped for its realized view on first use after realize (see Tensor::uop())
+  Dims shape;
+  std::string device;
+  bool requires_grad = false;
+  std::shared_ptr<Tensor> grad;
+};
+
 class Tensor {
 public:
   // ---- creation ----
@@ -64,7 +76,7 @@ public:
                          const std::string& device = "");
   static Tensor eye(int64_t n, std::optional<int64_t> m = {}, DType dtype = dtypes::float32,
                     const std::string& device = "");
-  Tensor full_like(double value) const { return full(shape_, value, dtype(), device_); }
+  Tensor full_like(double value) const { return full(shape(), value, dtype(), device()); }
   Tensor zeros_like() const { return full_like(0); }
   Tensor ones_like() const { return full_like(1); }
   // Random numbers from a counter-based generator (threefry 2x32) computed on the device, so the
@@ -76,14 +88,14 @@ public:
                         const std::string& device = "");
   static Tensor randint(Dims shape, int64_t low, int64_t high, DType dtype = dtypes::int32,
                         const std::string& device = "");
-  Tensor rand_like() const { return rand(shape_, dtype(), device_); }
+  Tensor rand_like() const { return rand(shape(), dtype(), device()); }
 
   // ---- properties ----
-  const Dims& shape() const { return shape_; }
-  int64_t ndim() const { return int64_t(shape_.size()); }
-  int64_t numel() const { return dims_prod(shape_); }
-  DType dtype() const { return uop_->dtype(); }
-  const std::string& device() const { return device_; }
+  const Dims& shape() const { return s_->shape; }
+  int64_t ndim() const { return int64_t(s_->shape.size()); }
+  int64_t numel() const { return dims_prod(s_->shape); }
+  DType dtype() const { return s_->uop->dtype(); }
+  const std::string& device() const { return s_->device; }
   const UOpRef& uop() const; // the realized view once computed, else the lazy graph
   std::string str() const;   // "<Tensor (2, 3) float CPU>"
 
@@ -197,7 +209,7 @@ public:
   Tensor avg_pool2d(int64_t kernel = 2, std::optional<int64_t> stride = {}, int64_t padding = 0) const;
 
   // ---- internals shared by the op files ----
-  Tensor with(UOpRef uop, Dims shape) const { return Tensor(std::move(uop), std::move(shape), device_); }
+  Tensor with(UOpRef uop, Dims shape) const { return Tensor(std::move(uop), std::move(shape), device()); }
   Tensor const_like(double value, std::optional<DType> dtype = {}) const;
   int64_t axis(int64_t a, int64_t ndim_for_negative = -1) const; // resolves negative axes, checks range
   Axes axes_or_all(const Axes& axes) const;
@@ -205,10 +217,35 @@ public:
   std::optional<Tensor> merge_into_inner_reduce(Ops op, const Axes& axes, const Dims& final_shape) const;
   Tensor pool(const Dims& kernel, const Dims& stride, const Dims& dilation) const;
 
+  // ---- autograd (kernel/tensor/autograd.cpp) ----
+  // Marks this tensor as a leaf whose gradient backward() computes. Returns *this.
+  Tensor& requires_grad_(bool enable = true);
+  bool requires_grad() const;
+  // Gradient accumulated by backward(), if any.
+  std::optional<Tensor> grad() const;
+  void set_grad(std::optional<Tensor> grad);
+  void zero_grad() { set_grad(std::nullopt); }
+  // d(this)/d(t) for each target; `this` must be a scalar unless `seed` (same shape) is given.
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed = {}) const;
+  // Accumulates d(this)/d(leaf) into the grad of every requires_grad tensor this depends on.
+  void backward(std::optional<Tensor> seed = {}) const;
+  // Replaces this tensor's value with `value` (same shape); every copy of this tensor sees it.
+  Tensor& assign(const Tensor& value);
+  // While one exists on this thread, gradient()/backward() refuse to run (optimizer updates and
+  // evaluation build graphs that must not be differentiated).
+  struct NoGrad {
+    NoGrad();
+    ~NoGrad();
+    NoGrad(const NoGrad&) = delete;
+    NoGrad& operator=(const NoGrad&) = delete;
+  };
+  // A handle on an existing tensor state (used by the autograd registry).
+  explicit Tensor(std::shared_ptr<TensorState> state) : s_(std::move(state)) {}
+  // True when both handles are the same tensor (copies share one state, like torch tensors).
+  bool is(const Tensor& other) const { return s_ == other.s_; }
+
 private:
-  mutable UOpRef uop_; // swapped for its realized view on first use after realize (see uop())
-  Dims shape_;
-  std::string device_;
+  std::shared_ptr<TensorState> s_;
 };
 
 // Binary operators with numpy broadcasting.
