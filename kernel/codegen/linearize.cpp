@@ -174,12 +174,17 @@ std::vector<Linearizer::Item> Linearizer::sorted_items(const UOp* block) {
       add_deps(i, items[i].node);
       continue;
     }
-    // a loop depends on whatever its header and body read from this block
+    // a loop depends on whatever its header and body read from this block, including the
+    // values its REDUCEs accumulate (their ASSIGN sits at the end of the innermost loop)
+    auto inside = [&](const UOp* range) {
+      const UOp* loop = range;
+      while (loop && loop != items[i].loop) loop = parent(loop);
+      return loop == items[i].loop;
+    };
     for (const auto& u : order_) {
       const UOp* n = u.get();
-      const UOp* loop = n->op() == Ops::RANGE ? n : block_of(n);
-      while (loop && loop != items[i].loop) loop = parent(loop);
-      if (loop == items[i].loop) add_deps(i, n);
+      if (inside(n->op() == Ops::RANGE ? n : block_of(n))) add_deps(i, n);
+      if (n->op() == Ops::REDUCE && n->src().size() > 1 && inside(n->src().back().get())) add_deps(i, n);
     }
   }
   std::vector<size_t> ready;

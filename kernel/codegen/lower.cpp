@@ -216,6 +216,10 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
       continue;
     }
     int64_t iters = a == innermost ? n / lanes : n;
+    if (iters == 1) { // fully unrolled: no loop
+      in_idx[size_t(a)] = idx_const(0);
+      continue;
+    }
     UOpRef rng = range_for(r.get(), size_t(a), iters);
     ranges.push_back(rng);
     in_idx[size_t(a)] = rng;
@@ -236,6 +240,7 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
     std::vector<UOpRef> src{v};
     src.insert(src.end(), ranges.begin(), ranges.end());
     partials.push_back(UOp::make(Ops::REDUCE, v->dtype(), std::move(src), ReduceArg{op, {}}));
+    ++alu_inside_; // the accumulate (a MULACC counts as multiply + add, as tinygrad counts)
   }
   UOpRef result = partials[0];
   for (size_t k = 1; k < partials.size(); ++k)
@@ -263,6 +268,7 @@ UOpRef Lowerer::value(const UOpRef& u, const Frame& f) {
   case Ops::DEFINE_VAR: out = u; break;
   case Ops::REDUCE_AXIS: out = reduce(u, f); break;
   case Ops::CONTIGUOUS:
+  case Ops::NOOP: // carries a custom gradient; the value is its source's
   case Ops::DETACH: out = value(u->src(0), f); break;
   case Ops::RESHAPE: case Ops::PERMUTE: case Ops::EXPAND: case Ops::SHRINK: case Ops::FLIP: case Ops::PAD: {
     Frame below = f;

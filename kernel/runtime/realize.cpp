@@ -38,6 +38,10 @@ UOpRef normalized_ast(const ScheduleItem& item) {
       done[u.get()] = it->second;
       continue;
     }
+    if (u->op() == Ops::NOOP) { // identity for codegen (it only carries a custom gradient)
+      done[u.get()] = done.at(u->src(0).get());
+      continue;
+    }
     std::vector<UOpRef> src;
     bool changed = false;
     for (const auto& s : u->src()) {
@@ -82,10 +86,10 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   options.max_groups = props.max_global_size[0] ? props.max_global_size[0] : 0x7fffffffu;
   auto kernel = std::make_shared<PreparedKernel>();
   kernel->lowered = lower_kernel(item, options);
-  kernel->linear = linearize(kernel->lowered.sink, kernel->lowered.name);
   if (config().debug >= 4)
     std::cout << "=== schedule item\n" << item.ast->str() << "\n=== lowered (" << kernel->lowered.opts << ")\n"
-              << kernel->lowered.sink->str() << "\n";
+              << kernel->lowered.sink->str() << std::endl;
+  kernel->linear = linearize(kernel->lowered.sink, kernel->lowered.name);
   kernel->program = get_program(dev.device, kernel->linear.ir, want_source, kernel->lowered.compile_level);
   std::lock_guard lock(mutex);
   cache[{cache_name, key.get()}] = KernelCacheEntry{key, kernel};

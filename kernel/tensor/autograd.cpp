@@ -43,6 +43,25 @@ private:
 
 thread_local int no_grad_depth = 0;
 
+// The arg of a NOOP that carries a custom gradient; identity-compared, so each is its own node.
+class CustomGradArg : public OpaqueArg {
+public:
+  explicit CustomGradArg(Tensor::VjpFn fn) : fn_(std::move(fn)) {}
+  std::size_t hash() const override { return std::hash<const void*>{}(this); }
+  bool equals(const OpaqueArg& other) const override { return this == &other; }
+  std::string str() const override { return "custom_gradient"; }
+  const Tensor::VjpFn& fn() const { return fn_; }
+
+private:
+  Tensor::VjpFn fn_;
+};
+
+const CustomGradArg* custom_grad(const UOpRef& u) {
+  if (u->op() != Ops::NOOP) return nullptr;
+  auto* opaque = u->arg_if<OpaqueArgRef>();
+  return opaque ? dynamic_cast<const CustomGradArg*>(opaque->get()) : nullptr;
+}
+
 using Grads = std::vector<std::optional<Tensor>>;
 
 Axes axes_of(const std::vector<int64_t>& v) { return Axes(v.begin(), v.end()); }
@@ -82,7 +101,8 @@ Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string
     Tensor c = s(0);
     return {std::nullopt, c.where(g, g.const_like(0)), c.where(g.const_like(0), g)};
   }
-  case Ops::CONTIGUOUS: return {g};
+  case Ops::CONTIGUOUS:
+  case Ops::NOOP: return {g};
   case Ops::COPY: return {g.to(T(src[0]).device())};
   case Ops::REDUCE_AXIS: {
     const ReduceArg& r = *u->arg_if<ReduceArg>();
@@ -137,6 +157,11 @@ Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string
 }
 
 } // namespace
+
+Tensor Tensor::with_custom_gradient(const Tensor& value, VjpFn vjp) {
+  auto arg = std::make_shared<CustomGradArg>(std::move(vjp));
+  return value.with(UOp::make(Ops::NOOP, value.dtype(), {value.uop()}, Arg{OpaqueArgRef(arg)}), value.shape());
+}
 
 Tensor& Tensor::requires_grad_(bool enable) {
   if (enable && !dtype().is_float())
@@ -198,6 +223,16 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
     const UOpRef& u = *it;
     auto g = grads.find(u.get());
     if (g == grads.end() || !needed.count(u.get())) continue;
+    if (const CustomGradArg* custom = custom_grad(u)) {
+      for (auto& [input, input_grad] : custom->fn()(g->second)) {
+        const UOp* node = input.uop().get();
+        if (!needed.count(node)) continue;
+        auto existing = grads.find(node);
+        if (existing == grads.end()) grads.emplace(node, input_grad);
+        else existing->second = existing->second + input_grad;
+      }
+      continue;
+    }
     Grads src_grads = rule(u, g->second, shapes, device());
     for (size_t i = 0; i < u->src().size() && i < src_grads.size(); ++i) {
       const UOpRef& src = u->src(i);

@@ -44,12 +44,27 @@ Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation
                         ") does not fit input size " + std::to_string(spatial[i]));
     out_size.push_back(o);
   }
+  size_t L = lead.size();
+  bool tiles = true; // non-overlapping windows that tile the input: a plain reshape
+  for (size_t i = 0; i < nk; ++i)
+    tiles &= stride[i] == kernel[i] && dilation[i] == 1 && spatial[i] % kernel[i] == 0;
+  if (tiles) {
+    Dims split = lead;
+    for (size_t i = 0; i < nk; ++i) {
+      split.push_back(out_size[i]);
+      split.push_back(kernel[i]);
+    }
+    Axes order;
+    for (size_t i = 0; i < L; ++i) order.push_back(int64_t(i));
+    for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(L + 2 * i));
+    for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(L + 2 * i + 1));
+    return reshape(split).permute(order);
+  }
   Tensor x = *this;
   // repeat so that k rows of length (n + d) fit, then take row r, columns j*s
   Dims reps(lead.size(), 1);
   for (size_t i = 0; i < nk; ++i) reps.push_back((kernel[i] * (spatial[i] + dilation[i]) + spatial[i] - 1) / spatial[i]);
   x = x.repeat(reps);
-  size_t L = lead.size();
   // shrink each spatial dim to k*(n+d) and split it into (k, n+d)
   std::vector<std::pair<int64_t, int64_t>> ranges;
   for (size_t i = 0; i < L; ++i) ranges.emplace_back(0, lead[i]);
@@ -119,6 +134,24 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   Tensor xw = win.reshape({N, g, 1, cin, oh, ow, kh, kw});
   Tensor ww = weight.reshape({1, g, rcout, cin, 1, 1, kh, kw});
   Tensor out = (xw * ww).sum({3, 6, 7}).reshape({N, cout, oh, ow});
+  if (stride == 1 && dilation == 1 && groups == 1 && dtype().is_float()) {
+    // Differentiating the window view scatters through a 25x larger tensor; the classic
+    // identities are convolutions again: dX = full conv of g with the flipped, transposed
+    // weight; dW = conv of the input (batch as channels) with g as the kernel.
+    Tensor input = *this, w = weight;
+    int64_t pad_ = padding;
+    out = with_custom_gradient(out, [input, w, pad_, kh, kw](const Tensor& gy) {
+      // stored padded, so the convolution's inner loop reads without bounds checks
+      Tensor gp = gy.pad({{0, 0}, {0, 0}, {kh - 1, kh - 1}, {kw - 1, kw - 1}}).contiguous();
+      Tensor dxp = gp.conv2d(w.flip({2, 3}).transpose(0, 1));
+      Tensor dx = pad_ ? dxp.shrink({{0, dxp.shape()[0]}, {0, dxp.shape()[1]}, {pad_, dxp.shape()[2] - pad_},
+                                     {pad_, dxp.shape()[3] - pad_}})
+                       : dxp;
+      Tensor xp = pad_ ? input.pad({{0, 0}, {0, 0}, {pad_, pad_}, {pad_, pad_}}) : input;
+      Tensor dw = xp.transpose(0, 1).conv2d(gy.transpose(0, 1)).transpose(0, 1);
+      return std::vector<std::pair<Tensor, Tensor>>{{input, dx.cast(input.dtype())}, {w, dw.cast(w.dtype())}};
+    });
+  }
   return bias ? out + bias->reshape({1, cout, 1, 1}) : out;
 }
 

@@ -122,6 +122,10 @@ Tensor Tensor::clip(double low, double high) const {
   // whole-number bounds are weak ints (tinygrad's int_tensor.clip(0, 5) stays int); others weak floats
   bool whole = std::isfinite(low) && std::isfinite(high) && low == std::floor(low) && high == std::floor(high);
   WeakScalar kind = whole ? WeakScalar::Int : WeakScalar::Float;
+  if (whole && !dtype().is_float()) { // bounds outside the dtype's range must not wrap (uint8 clip(-3, 4))
+    low = std::clamp(low, dtype().min_value(), dtype().max_value());
+    high = std::clamp(high, dtype().min_value(), dtype().max_value());
+  }
   return maximum(weak_scalar(*this, low, kind)).minimum(weak_scalar(*this, high, kind));
 }
 Tensor Tensor::lt(const Tensor& o) const {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <initializer_list>
 #include <optional>
@@ -239,6 +240,11 @@ public:
     NoGrad(const NoGrad&) = delete;
     NoGrad& operator=(const NoGrad&) = delete;
   };
+  // A custom gradient: returns a tensor equal to `value` whose backward pass, instead of
+  // differentiating value's graph, calls `vjp(g)` for (input, gradient) pairs. Used where the
+  // generic rules would be wasteful (conv2d's input gradient is a transposed convolution).
+  using VjpFn = std::function<std::vector<std::pair<Tensor, Tensor>>(const Tensor& g)>;
+  static Tensor with_custom_gradient(const Tensor& value, VjpFn vjp);
   // A handle on an existing tensor state (used by the autograd registry).
   explicit Tensor(std::shared_ptr<TensorState> state) : s_(std::move(state)) {}
   // True when both handles are the same tensor (copies share one state, like torch tensors).

@@ -1,0 +1,141 @@
+// tg::optim: lazy parameter updates realized in one schedule per step; LR schedules.
+#include "kernel/tensor/optim.hpp"
+
+#include <cmath>
+#include <numbers>
+
+namespace tg::optim {
+
+Optimizer::Optimizer(std::vector<Tensor> params, double lr_) : lr(lr_) {
+  if (!(lr_ >= 0)) throw TensorError("optimizer: learning rate must be >= 0, got " + std::to_string(lr_));
+  for (auto& t : params) {
+    auto& list = t.requires_grad() ? params_ : buffers_;
+    bool seen = std::any_of(list.begin(), list.end(), [&](const Tensor& o) { return o.is(t); });
+    if (!seen) list.push_back(t);
+  }
+}
+
+void Optimizer::zero_grad() {
+  for (auto& p : params_) p.zero_grad();
+}
+
+Tensor Optimizer::host_scalar(double value, const Tensor& like) {
+  for (const auto& c : scalars_)
+    if (c.value == value && c.dtype == like.dtype() && c.device == like.device()) return c.tensor;
+  std::vector<double> v{value};
+  Tensor t = Tensor::from_vector<double>(v, Dims{}, std::nullopt, like.device()).cast(like.dtype());
+  scalars_.push_back({value, like.dtype(), like.device(), t});
+  return t;
+}
+
+std::vector<Tensor> Optimizer::schedule_step() {
+  Tensor::NoGrad no_grad;
+  ++steps_;
+  scalars_.clear();
+  begin_step();
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    auto g = params_[i].grad();
+    if (!g) continue;
+    update(i, *g, host_scalar(lr, params_[i]), out);
+    out.push_back(params_[i]);
+  }
+  out.insert(out.end(), buffers_.begin(), buffers_.end());
+  return out;
+}
+
+void Optimizer::step_and_realize(std::vector<Tensor> also) {
+  std::vector<Tensor> targets = schedule_step();
+  targets.insert(targets.end(), also.begin(), also.end());
+  std::vector<Tensor*> ptrs;
+  for (auto& t : targets) ptrs.push_back(&t);
+  Tensor::realize_all(ptrs);
+}
+
+// ---- SGD ----
+
+SGD::SGD(std::vector<Tensor> params, double lr_, double momentum_, double weight_decay_, bool nesterov_)
+    : Optimizer(std::move(params), lr_), momentum(momentum_), weight_decay(weight_decay_), nesterov(nesterov_) {
+  if (momentum < 0 || weight_decay < 0)
+    throw TensorError("SGD: momentum and weight_decay must be >= 0");
+  if (nesterov && momentum == 0) throw TensorError("SGD: nesterov needs momentum > 0");
+  if (momentum != 0)
+    for (const auto& p : params_) momentum_buffers.push_back(p.zeros_like());
+}
+
+void SGD::update(size_t i, const Tensor& grad, const Tensor& lr_t, std::vector<Tensor>& state) {
+  Tensor& p = params_[i];
+  Tensor g = grad;
+  if (weight_decay != 0) g = g + p * weight_decay;
+  if (momentum != 0) {
+    Tensor& buf = momentum_buffers[i];
+    buf.assign(buf * momentum + g); // starts at 0, so the first step gives buf = g as torch
+    g = nesterov ? g + buf * momentum : buf;
+    state.push_back(buf);
+  }
+  p.assign(p - g * lr_t);
+}
+
+// ---- Adam / AdamW ----
+
+Adam::Adam(std::vector<Tensor> params, double lr_, double b1_, double b2_, double eps_, double weight_decay_)
+    : Adam(std::move(params), lr_, b1_, b2_, eps_, weight_decay_, false) {}
+
+Adam::Adam(std::vector<Tensor> params, double lr_, double b1_, double b2_, double eps_, double weight_decay_, bool decoupled)
+    : Optimizer(std::move(params), lr_), b1(b1_), b2(b2_), eps(eps_), weight_decay(weight_decay_), decoupled_(decoupled) {
+  if (!(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1))
+    throw TensorError("Adam: betas must be in [0, 1), got " + std::to_string(b1) + ", " + std::to_string(b2));
+  if (eps < 0 || weight_decay < 0) throw TensorError("Adam: eps and weight_decay must be >= 0");
+  for (const auto& p : params_) {
+    m.push_back(p.zeros_like());
+    v.push_back(p.zeros_like());
+  }
+}
+
+void Adam::begin_step() {
+  bias1_ = 1 - std::pow(b1, double(steps_));
+  bias2_ = 1 - std::pow(b2, double(steps_));
+}
+
+void Adam::update(size_t i, const Tensor& grad, const Tensor&, std::vector<Tensor>& state) {
+  Tensor& p = params_[i];
+  Tensor g = grad;
+  Tensor decayed = p;
+  if (weight_decay != 0) {
+    if (decoupled_) decayed = p * host_scalar(1 - lr * weight_decay, p);
+    else g = g + p * weight_decay;
+  }
+  m[i].assign(m[i] * b1 + g * (1 - b1));
+  v[i].assign(v[i] * b2 + g * g * (1 - b2));
+  // torch: p -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+  Tensor denom = v[i].sqrt() / host_scalar(std::sqrt(bias2_), p) + eps;
+  p.assign(decayed - m[i] / denom * host_scalar(lr / bias1_, p));
+  state.push_back(m[i]);
+  state.push_back(v[i]);
+}
+
+// ---- schedules ----
+
+StepLR::StepLR(Optimizer& opt, int64_t step_size_, double gamma_) : LRScheduler(opt), step_size(step_size_), gamma(gamma_) {
+  if (step_size <= 0) throw TensorError("StepLR: step_size must be positive, got " + std::to_string(step_size));
+}
+
+double StepLR::next_lr() {
+  if (last_epoch == 0 || last_epoch % step_size != 0) return optimizer.lr;
+  return optimizer.lr * gamma;
+}
+
+CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max_, double eta_min_)
+    : LRScheduler(opt), t_max(t_max_), eta_min(eta_min_) {
+  if (t_max <= 0) throw TensorError("CosineAnnealingLR: t_max must be positive, got " + std::to_string(t_max));
+}
+
+double CosineAnnealingLR::next_lr() {
+  const double pi = std::numbers::pi, lr_now = optimizer.lr;
+  const double T = double(t_max), e = double(last_epoch);
+  if (last_epoch == 0) return lr_now;
+  if ((last_epoch - 1 - t_max) % (2 * t_max) == 0) return lr_now + (base_lr - eta_min) * (1 - std::cos(pi / T)) / 2;
+  return (1 + std::cos(pi * e / T)) / (1 + std::cos(pi * (e - 1) / T)) * (lr_now - eta_min) + eta_min;
+}
+
+} // namespace tg::optim

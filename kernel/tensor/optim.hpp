@@ -1,0 +1,151 @@
+// tg::optim: SGD, Adam, AdamW (torch's update equations) and the StepLR / CosineAnnealingLR
+// schedules.
+//
+// An optimizer holds Tensor handles, so `param.assign(new_value)` updates the model's tensor.
+// step() builds every update under Tensor::NoGrad and realizes all parameters and optimizer
+// state in ONE Tensor::realize_all (one schedule: with lazy grads that is forward, backward and
+// update together). Tensors passed without requires_grad are buffers (e.g. BatchNorm running
+// statistics, as in tinygrad): not updated, but realized in the same schedule.
+//
+// The learning rate and Adam's bias corrections enter the graph as realized scalar tensors
+// uploaded from the host each step, not as constants: changing lr (schedules) and the step count
+// reuse the compiled kernels.
+#pragma once
+
+#include "kernel/tensor/tensor.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tg::optim {
+
+class Optimizer {
+public:
+  Optimizer(std::vector<Tensor> params, double lr);
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // Clears the gradient of every parameter.
+  void zero_grad();
+  // One update of every parameter that has a gradient (others are skipped), realized with the
+  // optimizer state in one schedule.
+  virtual void step() { step_and_realize({}); }
+  // The same, realizing `also` (e.g. the loss) in that schedule too.
+  void step_and_realize(std::vector<Tensor> also);
+  // Builds the update lazily (assigns to params and state) and returns what step() realizes.
+  std::vector<Tensor> schedule_step();
+
+  const std::vector<Tensor>& params() const { return params_; }
+  const std::vector<Tensor>& buffers() const { return buffers_; }
+  int64_t step_count() const { return steps_; }
+
+  double lr;
+
+protected:
+  // Assigns the new value of params_[i] (whose gradient is g) and its state; appends any state
+  // tensors that must be realized. `lr_t` is lr as a scalar tensor of the parameter's dtype.
+  virtual void update(size_t i, const Tensor& g, const Tensor& lr_t, std::vector<Tensor>& state) = 0;
+  // Called once per step before the updates (steps_ already counts this step).
+  virtual void begin_step() {}
+  // A realized 0-d tensor holding `value` (uploaded from the host), cast to `like`'s dtype on its
+  // device; one upload per value, dtype and device per step.
+  Tensor host_scalar(double value, const Tensor& like);
+
+  std::vector<Tensor> params_, buffers_;
+  int64_t steps_ = 0;
+
+private:
+  struct CachedScalar {
+    double value;
+    DType dtype;
+    std::string device;
+    Tensor tensor;
+  };
+  std::vector<CachedScalar> scalars_; // this step's uploads
+};
+
+// torch.optim.SGD (dampening 0): g += wd * p; with momentum, buf = momentum * buf + g (buf starts
+// at g) and g = nesterov ? g + momentum * buf : buf; p -= lr * g.
+class SGD : public Optimizer {
+public:
+  SGD(std::vector<Tensor> params, double lr, double momentum = 0, double weight_decay = 0, bool nesterov = false);
+  double momentum, weight_decay;
+  bool nesterov;
+  std::vector<Tensor> momentum_buffers; // one per parameter (empty without momentum)
+
+protected:
+  void update(size_t i, const Tensor& g, const Tensor& lr_t, std::vector<Tensor>& state) override;
+};
+
+// torch.optim.Adam / AdamW: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
+// p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps). AdamW first decays p *= 1 - lr * wd;
+// Adam with weight_decay adds wd * p to the gradient (L2, as torch's Adam).
+class Adam : public Optimizer {
+public:
+  Adam(std::vector<Tensor> params, double lr = 1e-3, double b1 = 0.9, double b2 = 0.999, double eps = 1e-8,
+       double weight_decay = 0);
+  double b1, b2, eps, weight_decay;
+  std::vector<Tensor> m, v; // first and second moments, one per parameter
+
+protected:
+  Adam(std::vector<Tensor> params, double lr, double b1, double b2, double eps, double weight_decay, bool decoupled);
+  void begin_step() override;
+  void update(size_t i, const Tensor& g, const Tensor& lr_t, std::vector<Tensor>& state) override;
+
+private:
+  bool decoupled_;
+  double bias1_ = 1, bias2_ = 1; // 1 - b^t for this step
+};
+
+class AdamW : public Adam {
+public:
+  AdamW(std::vector<Tensor> params, double lr = 1e-3, double b1 = 0.9, double b2 = 0.999, double eps = 1e-8,
+        double weight_decay = 0.01)
+      : Adam(std::move(params), lr, b1, b2, eps, weight_decay, true) {}
+};
+
+// Learning-rate schedules with torch's step() semantics: construction is epoch 0 (lr = the
+// optimizer's lr); each step() advances one epoch and sets optimizer.lr.
+class LRScheduler {
+public:
+  explicit LRScheduler(Optimizer& optimizer) : optimizer(optimizer), base_lr(optimizer.lr) {}
+  virtual ~LRScheduler() = default;
+  void step() {
+    ++last_epoch;
+    optimizer.lr = next_lr();
+  }
+  double get_last_lr() const { return optimizer.lr; }
+  Optimizer& optimizer;
+  double base_lr;
+  int64_t last_epoch = 0;
+
+protected:
+  virtual double next_lr() = 0; // lr for last_epoch (already advanced), from the current lr
+};
+
+// lr = lr * gamma every step_size epochs.
+class StepLR : public LRScheduler {
+public:
+  StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
+  int64_t step_size;
+  double gamma;
+
+protected:
+  double next_lr() override;
+};
+
+// torch's recursive cosine form: eta_min + (base - eta_min) (1 + cos(pi t / t_max)) / 2 when the
+// lr is not changed elsewhere; continues periodically past t_max as torch does.
+class CosineAnnealingLR : public LRScheduler {
+public:
+  CosineAnnealingLR(Optimizer& optimizer, int64_t t_max, double eta_min = 0);
+  int64_t t_max;
+  double eta_min;
+
+protected:
+  double next_lr() override;
+};
+
+} // namespace tg::optim
