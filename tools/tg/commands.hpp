@@ -1,6 +1,7 @@
 // Subcommands of the `tg` tool. Each takes the arguments after its name and returns an exit code.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -9,5 +10,9 @@ namespace tg::cli {
 int cmd_devices(const std::vector<std::string>& args);
 int cmd_info(const std::vector<std::string>& args);
 int cmd_demo(const std::vector<std::string>& args);
+int cmd_bench(const std::vector<std::string>& args);
+
+// When main() started (for `tg bench cold-child`).
+std::chrono::steady_clock::time_point main_start_time();
 
 } // namespace tg::cli

@@ -14,6 +14,8 @@ const char* core_version();
 
 namespace {
 
+std::chrono::steady_clock::time_point g_main_start;
+
 struct Command {
   int (*run)(const std::vector<std::string>&);
   const char* summary;
@@ -24,6 +26,7 @@ const std::map<std::string, Command>& commands() {
       {"devices", {tg::cli::cmd_devices, "list plugins, their devices and properties, and load failures"}},
       {"info", {tg::cli::cmd_info, "one plugin's ABI version, build info and properties, or its load error"}},
       {"demo", {tg::cli::cmd_demo, "compile and run a vector add on a device and check it"}},
+      {"bench", {tg::cli::cmd_bench, "time matmul, elementwise, reduce, conv, cold start and dispatch vs PyTorch"}},
   };
   return table;
 }
@@ -36,7 +39,10 @@ void usage(std::ostream& os) {
 
 } // namespace
 
+std::chrono::steady_clock::time_point tg::cli::main_start_time() { return g_main_start; }
+
 int main(int argc, char** argv) {
+  g_main_start = std::chrono::steady_clock::now();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     usage(std::cout);
