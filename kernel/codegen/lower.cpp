@@ -1,5 +1,6 @@
 #include "kernel/codegen/lower.hpp"
 
+#include "kernel/ir/evaluate.hpp"
 #include "kernel/ir/symbolic.hpp"
 #include "kernel/schedule/buffer.hpp"
 #include "kernel/shape/shapetracker.hpp"
@@ -161,12 +162,40 @@ void Lowerer::leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, con
   if (u->op() == Ops::BUFFER) {
     ShapeTracker st = tracker({buffer_arg(u).size()}, mops);
     // A stride of 0 in the top view means the load ignores that index whatever lies below;
-    // other strides are exact only when there is a single view.
+    // other strides are exact when there is a single view. Through stacked views, measure the
+    // step of the index expression along each dim at two points (origin and middle).
     Dims strides(base.size(), -1);
     const View& top = st.views().back();
     for (size_t d = 0; d < base.size(); ++d) {
       const SInt& s = top.strides[d];
       if (s.is_int() && (s.value() == 0 || st.views().size() == 1)) strides[d] = s.value();
+    }
+    if (st.views().size() > 1 && all_int(st.shape())) {
+      auto vars = st.index_variables();
+      auto [index, valid] = st.to_index(vars);
+      (void)valid;
+      try {
+        Evaluator eval(index);
+        for (size_t d = 0; d < base.size(); ++d) {
+          if (strides[d] == 0 || base[d] < 2) continue;
+          int64_t step = 0;
+          bool same = true;
+          for (int point = 0; point < 2 && same; ++point) {
+            Bindings b0, b1;
+            for (size_t k = 0; k < vars.size(); ++k) {
+              int64_t v = point == 0 ? 0 : (base[k] - 1) / 2;
+              if (k == d) v = std::min(v, base[k] - 2);
+              b0.set(vars[k], v);
+              b1.set(vars[k], k == d ? v + 1 : v);
+            }
+            int64_t diff = const_as_int(eval.run(b1)) - const_as_int(eval.run(b0));
+            same = point == 0 || diff == step;
+            step = diff;
+          }
+          if (same) strides[d] = step;
+        }
+      } catch (const IRError&) { // an expression the evaluator cannot compute: leave unknown
+      }
     }
     out.push_back(std::move(strides));
     return;
@@ -390,12 +419,12 @@ LoweredKernel Lowerer::run() {
           if (S[size_t(out_dims[i])] % u == 0) { best = u; break; }
         if (reuse > 0 && best > 1) cands.push_back({out_dims[i], reuse, contiguous, best});
       }
-      // wide contiguous lanes first, then the most reuse, then the widest factor
-      std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
-        bool wa = a.contiguous && a.best >= 4, wb = b.contiguous && b.best >= 4;
-        if (wa != wb) return wa;
-        if (a.best >= 4 && b.best < 4) return true;
-        if (b.best >= 4 && a.best < 4) return false;
+      // Vector-width lanes (8 or 16) first — LLVM's SLP vectorizer turns them into vector FMAs,
+      // contiguous ones into vector loads too; then the most reuse, then the widest factor.
+      auto vector_width = [](const Candidate& c) { return c.best == 8 || c.best == 16; };
+      std::sort(cands.begin(), cands.end(), [&](const Candidate& a, const Candidate& b) {
+        if (vector_width(a) != vector_width(b)) return vector_width(a);
+        if (a.contiguous != b.contiguous) return a.contiguous;
         if (a.reuse != b.reuse) return a.reuse > b.reuse;
         if (a.best != b.best) return a.best > b.best;
         return a.dim > b.dim;

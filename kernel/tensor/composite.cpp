@@ -38,7 +38,9 @@ Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation
   Dims lead(this->shape().begin(), this->shape().end() - int64_t(nk)), spatial(this->shape().end() - int64_t(nk), this->shape().end());
   Dims out_size;
   for (size_t i = 0; i < nk; ++i) {
-    int64_t o = (spatial[i] - dilation[i] * (kernel[i] - 1) - 1) / stride[i] + 1;
+    // the window must fit before dividing: C++ division truncates, so (-1) / 3 + 1 would be 1
+    int64_t span = dilation[i] * (kernel[i] - 1) + 1;
+    int64_t o = spatial[i] < span ? 0 : (spatial[i] - span) / stride[i] + 1;
     if (o <= 0)
       throw TensorError("pool: kernel " + std::to_string(kernel[i]) + " (dilation " + std::to_string(dilation[i]) +
                         ") does not fit input size " + std::to_string(spatial[i]));

@@ -29,6 +29,8 @@ Tensor Tensor::scalar(double value, DType dt, const std::string& device) {
 }
 
 Tensor Tensor::full(Dims shape, double value, DType dt, const std::string& device) {
+  for (auto d : shape) // expand would read -1 as "keep this dim" and hide the mistake
+    if (d < 0) throw TensorError("negative dimension in shape " + dims_str(shape));
   Tensor s = scalar(value, dt, device);
   if (shape.empty()) return s;
   return s.reshape(Dims(shape.size(), 1)).expand(shape);

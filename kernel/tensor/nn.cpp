@@ -218,9 +218,8 @@ Tensor Linear::forward(const Tensor& x) {
   return x.linear(weight, bias);
 }
 
-Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride_, int64_t padding_,
-               int64_t dilation_, int64_t groups_, bool has_bias)
-    : stride(stride_), padding(padding_), dilation(dilation_), groups(groups_) {
+namespace {
+Tensor conv_weight(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t groups) {
   require_positive(in_channels, "in_channels", "Conv2d");
   require_positive(out_channels, "out_channels", "Conv2d");
   require_positive(kernel_size, "kernel_size", "Conv2d");
@@ -228,7 +227,14 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, i
   if (in_channels % groups || out_channels % groups)
     throw TensorError("Conv2d: in_channels " + std::to_string(in_channels) + " and out_channels " + std::to_string(out_channels) +
                       " must be divisible by groups " + std::to_string(groups));
-  weight = trainable(kaiming_uniform({out_channels, in_channels / groups, kernel_size, kernel_size}, std::sqrt(5.0)));
+  return trainable(kaiming_uniform({out_channels, in_channels / groups, kernel_size, kernel_size}, std::sqrt(5.0)));
+}
+} // namespace
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride_, int64_t padding_,
+               int64_t dilation_, int64_t groups_, bool has_bias)
+    : weight(conv_weight(in_channels, out_channels, kernel_size, groups_)), stride(stride_), padding(padding_),
+      dilation(dilation_), groups(groups_) {
   double bound = 1.0 / std::sqrt(double(in_channels / groups * kernel_size * kernel_size));
   if (has_bias) bias = trainable(Tensor::uniform({out_channels}, -bound, bound));
 }
@@ -257,30 +263,30 @@ Tensor BatchNorm::forward(const Tensor& x) {
   Axes reduce_axes;
   for (int64_t d = 0; d < x.ndim(); ++d)
     if (d != 1) reduce_axes.push_back(d);
-  Tensor mean, var;
+  std::optional<Tensor> mean, var;
   if (training() || !running_mean) {
     int64_t n = x.numel() / num_features;
     if (n <= 1 && training())
       throw TensorError("BatchNorm: training needs more than 1 value per channel, input " + dims_str(x.shape()));
     Tensor xf = x.dtype().is_float() ? x : x.cast(dtypes::default_float);
     mean = xf.mean(reduce_axes);
-    Tensor centered = xf - mean.detach().reshape(bshape); // d(var)/d(mean) is 0
+    Tensor centered = xf - mean->detach().reshape(bshape); // d(var)/d(mean) is 0
     var = (centered * centered).mean(reduce_axes);
     if (training() && running_mean) {
       std::vector<Tensor*> stats = {&*running_mean, &*running_var, &*num_batches_tracked};
       Tensor::realize_all(stats); // an update still pending from the last step: keep graphs short
       double unbias = double(n) / double(n - 1);
-      running_mean->assign(*running_mean * (1 - momentum) + mean.detach() * momentum);
-      running_var->assign(*running_var * (1 - momentum) + var.detach() * (momentum * unbias));
+      running_mean->assign(*running_mean * (1 - momentum) + mean->detach() * momentum);
+      running_var->assign(*running_var * (1 - momentum) + var->detach() * (momentum * unbias));
       num_batches_tracked->assign(*num_batches_tracked + 1);
     }
   } else {
     mean = *running_mean;
     var = *running_var;
   }
-  Tensor out = x - mean.reshape(bshape);
+  Tensor out = x - mean->reshape(bshape);
   if (weight) out = out * weight->reshape(bshape);
-  out = out * (var + eps).rsqrt().reshape(bshape);
+  out = out * (*var + eps).rsqrt().reshape(bshape);
   if (bias) out = out + bias->reshape(bshape);
   return out;
 }
@@ -368,7 +374,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, double label_sm
   if (logits.ndim() < 1) throw TensorError("cross_entropy: logits must have a class dim, got " + dims_str(logits.shape()));
   int64_t ax = logits.ndim() == 1 ? 0 : 1, classes = logits.shape()[size_t(ax)];
   Tensor logp = logits.log_softmax(ax);
-  Tensor y;
+  std::optional<Tensor> y;
   if (!target.dtype().is_float()) {
     Dims want = without_axis(logits.shape(), size_t(ax));
     if (target.shape() != want || target.dtype().is_bool())
@@ -385,8 +391,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, double label_sm
                         dims_str(logits.shape()));
     y = target;
   }
-  if (label_smoothing != 0) y = y * (1 - label_smoothing) + label_smoothing / double(classes);
-  return -(logp * y).sum({ax}).mean();
+  if (label_smoothing != 0) y = *y * (1 - label_smoothing) + label_smoothing / double(classes);
+  return -(logp * *y).sum({ax}).mean();
 }
 
 Tensor binary_crossentropy(const Tensor& probs, const Tensor& targets) {

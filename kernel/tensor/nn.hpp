@@ -198,8 +198,8 @@ using BatchNorm2d = BatchNorm;
 class LayerNorm : public Module {
 public:
   explicit LayerNorm(Dims normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
-  explicit LayerNorm(int64_t dim, double eps = 1e-5, bool elementwise_affine = true)
-      : LayerNorm(Dims{dim}, eps, elementwise_affine) {}
+  explicit LayerNorm(int64_t dim, double epsilon = 1e-5, bool elementwise_affine = true)
+      : LayerNorm(Dims{dim}, epsilon, elementwise_affine) {}
   Tensor forward(const Tensor& x) override;
   void members(MemberVisitor& v) override {
     v.parameter("weight", weight);

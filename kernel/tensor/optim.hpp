@@ -101,16 +101,16 @@ private:
 
 class AdamW : public Adam {
 public:
-  AdamW(std::vector<Tensor> params, double lr = 1e-3, double b1 = 0.9, double b2 = 0.999, double eps = 1e-8,
-        double weight_decay = 0.01)
-      : Adam(std::move(params), lr, b1, b2, eps, weight_decay, true) {}
+  AdamW(std::vector<Tensor> params, double learning_rate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+        double epsilon = 1e-8, double decay = 0.01)
+      : Adam(std::move(params), learning_rate, beta1, beta2, epsilon, decay, true) {}
 };
 
 // Learning-rate schedules with torch's step() semantics: construction is epoch 0 (lr = the
 // optimizer's lr); each step() advances one epoch and sets optimizer.lr.
 class LRScheduler {
 public:
-  explicit LRScheduler(Optimizer& optimizer) : optimizer(optimizer), base_lr(optimizer.lr) {}
+  explicit LRScheduler(Optimizer& opt) : optimizer(opt), base_lr(opt.lr) {}
   virtual ~LRScheduler() = default;
   void step() {
     ++last_epoch;

@@ -52,7 +52,7 @@ const DtypeCode* find_code(std::string_view code) {
     if (code == c.code) return &c;
   return nullptr;
 }
-const DtypeCode* find_dtype(DType dt) {
+[[maybe_unused]] const DtypeCode* find_dtype(DType dt) {
   for (const auto& c : kDtypeCodes)
     if (dt == c.dtype) return &c;
   return nullptr;
@@ -82,32 +82,10 @@ std::string quote(std::string_view s) {
 
 // ---------------------------------------------------------------------------------------------
 // JSON
-
-struct Json {
-  enum class Kind { Null, Bool, Number, String, Array, Object } kind = Kind::Null;
-  bool boolean = false;
-  std::string text;                               // String: the decoded value; Number: the literal
-  std::optional<uint64_t> uint;                   // Number: set for a non-negative integer that fits
-  std::vector<Json> items;                        // Array
-  std::vector<std::pair<std::string, Json>> members;  // Object, in source order, keys unique
-
-  const char* kind_name() const {
-    switch (kind) {
-      case Kind::Null: return "null";
-      case Kind::Bool: return "a boolean";
-      case Kind::Number: return "a number";
-      case Kind::String: return "a string";
-      case Kind::Array: return "an array";
-      case Kind::Object: return "an object";
-    }
-    return "?";
-  }
-  const Json* find(std::string_view key) const {
-    for (const auto& [k, v] : members)
-      if (k == key) return &v;
-    return nullptr;
-  }
-};
+//
+// A strict streaming reader: the header is read straight into SafetensorsFile; values nobody asks
+// for (unknown fields) are validated and skipped without being stored, so memory stays
+// proportional to what is kept, whatever the header holds.
 
 // Thrown inside the parser; parse_safetensors prefixes the file name.
 struct Problem {
@@ -159,69 +137,42 @@ size_t utf8_sequence(std::string_view s, size_t i) {
   return len;
 }
 
+struct Number {
+  std::string text;             // the literal
+  std::optional<uint64_t> uint;  // set for a non-negative integer that fits 64 bits
+};
+
 class JsonReader {
  public:
   explicit JsonReader(std::string_view src) : s_(src) {}
 
-  Json parse_document() {
-    skip_ws();
-    Json v = parse_value(0);
-    skip_ws();
-    if (pos_ != s_.size()) fail("trailing characters after the JSON value");
-    return v;
-  }
-
- private:
-  std::string_view s_;
-  size_t pos_ = 0;
-
   [[noreturn]] void fail(const std::string& what) const {
     throw Problem{"invalid JSON header at byte " + std::to_string(pos_) + ": " + what};
   }
-  bool at_end() const { return pos_ >= s_.size(); }
-  char peek() const { return at_end() ? '\0' : s_[pos_]; }
   void skip_ws() {
     while (!at_end() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
   }
-  void expect(char c) {
-    if (at_end()) fail(std::string("expected '") + c + "', found the end of the header");
-    if (s_[pos_] != c) fail(std::string("expected '") + c + "', found " + quote(s_.substr(pos_, 1)));
-    ++pos_;
-  }
-  void literal(std::string_view word) {
-    if (s_.substr(pos_, word.size()) != word) fail("unexpected " + quote(s_.substr(pos_, 1)));
-    pos_ += word.size();
-  }
-
-  Json parse_value(int depth) {
-    if (depth > kMaxJsonDepth) fail("nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    if (at_end()) fail("unexpected end of the header");
-    Json v;
-    switch (s_[pos_]) {
-      case '{': parse_object(v, depth); break;
-      case '[': parse_array(v, depth); break;
-      case '"':
-        v.kind = Json::Kind::String;
-        v.text = parse_string();
-        break;
-      case 't':
-        literal("true");
-        v.kind = Json::Kind::Bool, v.boolean = true;
-        break;
-      case 'f':
-        literal("false");
-        v.kind = Json::Kind::Bool;
-        break;
-      case 'n': literal("null"); break;
-      default:
-        if (s_[pos_] == '-' || (s_[pos_] >= '0' && s_[pos_] <= '9')) parse_number(v);
-        else fail("unexpected " + quote(s_.substr(pos_, 1)));
+  // What the next value is ("a string", ...), for messages; reading it later reports bad syntax.
+  const char* next_kind() const {
+    switch (peek()) {
+      case '{': return "an object";
+      case '[': return "an array";
+      case '"': return "a string";
+      case 't': case 'f': return "a boolean";
+      case 'n': return "null";
+      case '\0': return "nothing";
+      default: return (peek() == '-' || (peek() >= '0' && peek() <= '9')) ? "a number" : "an invalid value";
     }
-    return v;
+  }
+  char peek() const { return at_end() ? '\0' : s_[pos_]; }
+  void finish() {
+    skip_ws();
+    if (!at_end()) fail("trailing characters after the JSON value");
   }
 
-  void parse_object(Json& v, int depth) {
-    v.kind = Json::Kind::Object;
+  // Reads an object; on_member(key) must read the member's value. Keys must be unique.
+  template <class F> void object(int depth, F&& on_member) {
+    check_depth(depth);
     expect('{');
     skip_ws();
     if (peek() == '}') {
@@ -233,7 +184,7 @@ class JsonReader {
       skip_ws();
       if (peek() != '"') fail("expected a string key");
       size_t key_pos = pos_;
-      std::string key = parse_string();
+      std::string key = string();
       if (!seen.insert(key).second) {
         pos_ = key_pos;
         fail("duplicate key " + quote(key));
@@ -241,8 +192,7 @@ class JsonReader {
       skip_ws();
       expect(':');
       skip_ws();
-      Json value = parse_value(depth + 1);
-      v.members.emplace_back(std::move(key), std::move(value));
+      on_member(std::move(key));
       skip_ws();
       if (peek() == ',') {
         ++pos_;
@@ -253,17 +203,18 @@ class JsonReader {
     }
   }
 
-  void parse_array(Json& v, int depth) {
-    v.kind = Json::Kind::Array;
+  // Reads an array; on_item(index) must read the item.
+  template <class F> void array(int depth, F&& on_item) {
+    check_depth(depth);
     expect('[');
     skip_ws();
     if (peek() == ']') {
       ++pos_;
       return;
     }
-    for (;;) {
+    for (size_t i = 0;; ++i) {
       skip_ws();
-      v.items.push_back(parse_value(depth + 1));
+      on_item(i);
       skip_ws();
       if (peek() == ',') {
         ++pos_;
@@ -274,21 +225,24 @@ class JsonReader {
     }
   }
 
-  uint32_t hex4() {
-    if (pos_ + 4 > s_.size()) fail("truncated \\u escape");
-    uint32_t cp = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = s_[pos_++];
-      cp <<= 4;
-      if (c >= '0' && c <= '9') cp |= uint32_t(c - '0');
-      else if (c >= 'a' && c <= 'f') cp |= uint32_t(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') cp |= uint32_t(c - 'A' + 10);
-      else fail("bad hex digit in \\u escape");
+  // Validates and discards any value.
+  void skip(int depth) {
+    check_depth(depth);
+    if (at_end()) fail("unexpected end of the header");
+    switch (s_[pos_]) {
+      case '{': object(depth, [&](std::string) { skip(depth + 1); }); break;
+      case '[': array(depth, [&](size_t) { skip(depth + 1); }); break;
+      case '"': (void)string(); break;
+      case 't': literal("true"); break;
+      case 'f': literal("false"); break;
+      case 'n': literal("null"); break;
+      default:
+        if (s_[pos_] == '-' || (s_[pos_] >= '0' && s_[pos_] <= '9')) (void)number();
+        else fail("unexpected " + quote(s_.substr(pos_, 1)));
     }
-    return cp;
   }
 
-  std::string parse_string() {
+  std::string string() {
     expect('"');
     std::string out;
     for (;;) {
@@ -336,8 +290,7 @@ class JsonReader {
     }
   }
 
-  void parse_number(Json& v) {
-    v.kind = Json::Kind::Number;
+  Number number() {
     size_t start = pos_;
     bool negative = false, integral = true;
     if (peek() == '-') {
@@ -365,73 +318,127 @@ class JsonReader {
       if (!digit()) fail("bad number");
       while (digit()) ++pos_;
     }
-    v.text = std::string(s_.substr(start, pos_ - start));
+    Number n{std::string(s_.substr(start, std::min<size_t>(pos_ - start, 40))), std::nullopt};
+    if (pos_ - start > 40) n.text += "...";
     if (integral && !negative) {
       uint64_t x = 0;
       bool overflow = false;
-      for (char c : v.text) {
-        if (__builtin_mul_overflow(x, uint64_t(10), &x) || __builtin_add_overflow(x, uint64_t(c - '0'), &x)) {
-          overflow = true;
-          break;
-        }
-      }
-      if (!overflow) v.uint = x;
+      for (size_t i = start; i < pos_ && !overflow; ++i)
+        overflow = __builtin_mul_overflow(x, uint64_t(10), &x) || __builtin_add_overflow(x, uint64_t(s_[i] - '0'), &x);
+      if (!overflow) n.uint = x;
     }
+    return n;
+  }
+
+ private:
+  std::string_view s_;
+  size_t pos_ = 0;
+
+  bool at_end() const { return pos_ >= s_.size(); }
+  void check_depth(int depth) const {
+    if (depth > kMaxJsonDepth) fail("nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
+  void expect(char c) {
+    if (at_end()) fail(std::string("expected '") + c + "', found the end of the header");
+    if (s_[pos_] != c) fail(std::string("expected '") + c + "', found " + quote(s_.substr(pos_, 1)));
+    ++pos_;
+  }
+  void literal(std::string_view word) {
+    if (s_.substr(pos_, word.size()) != word) fail("unexpected " + quote(s_.substr(pos_, 1)));
+    pos_ += word.size();
+  }
+  uint32_t hex4() {
+    if (pos_ + 4 > s_.size()) fail("truncated \\u escape");
+    uint32_t cp = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = s_[pos_++];
+      cp <<= 4;
+      if (c >= '0' && c <= '9') cp |= uint32_t(c - '0');
+      else if (c >= 'a' && c <= 'f') cp |= uint32_t(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') cp |= uint32_t(c - 'A' + 10);
+      else fail("bad hex digit in \\u escape");
+    }
+    return cp;
   }
 };
 
 // A non-negative integer field (shape dimension, offset).
-uint64_t as_uint(const Json& v, const std::string& what) {
-  if (v.kind != Json::Kind::Number) throw Problem{what + " must be an integer, found " + v.kind_name()};
-  if (!v.uint) {
-    if (v.text.find_first_of(".eE") != std::string::npos)
-      throw Problem{what + " must be an integer, found " + v.text};
-    if (!v.text.empty() && v.text[0] == '-') throw Problem{what + " must not be negative, found " + v.text};
-    throw Problem{what + " overflows 64 bits: " + v.text};
+uint64_t read_uint(JsonReader& r, const std::string& what) {
+  const char* kind = r.next_kind();
+  if (std::string_view(kind) != "a number") {
+    if (std::string_view(kind) == "an invalid value" || std::string_view(kind) == "nothing") r.skip(0);  // reports it
+    throw Problem{what + " must be an integer, found " + kind};
   }
-  return *v.uint;
+  Number n = r.number();
+  if (!n.uint) {
+    if (n.text.find_first_of(".eE") != std::string::npos) throw Problem{what + " must be an integer, found " + n.text};
+    if (n.text[0] == '-') throw Problem{what + " must not be negative, found " + n.text};
+    throw Problem{what + " overflows 64 bits: " + n.text};
+  }
+  return *n.uint;
 }
 
-SafetensorsEntry parse_entry(const std::string& name, const Json& v) {
+// Reads a tensor's object (the reader is at its value).
+SafetensorsEntry read_entry(JsonReader& r, const std::string& name) {
   std::string tensor = "tensor " + quote(name);
-  if (v.kind != Json::Kind::Object) throw Problem{tensor + ": expected an object, found " + v.kind_name()};
+  if (r.peek() != '{') {
+    const char* kind = r.next_kind();
+    r.skip(1);
+    throw Problem{tensor + ": expected an object, found " + kind};
+  }
   SafetensorsEntry e;
   e.name = name;
-  const Json* dt = v.find("dtype");
-  const Json* shape = v.find("shape");
-  const Json* offsets = v.find("data_offsets");
+  std::optional<std::string> dt;
+  std::optional<std::vector<uint64_t>> shape;
+  std::optional<std::vector<uint64_t>> offsets;
+  r.object(1, [&](std::string key) {
+    if (key == "dtype") {
+      if (r.peek() != '"') throw Problem{tensor + ": \"dtype\" must be a string, found " + r.next_kind()};
+      dt = r.string();
+    } else if (key == "shape") {
+      if (r.peek() != '[') throw Problem{tensor + ": \"shape\" must be an array, found " + r.next_kind()};
+      shape.emplace();
+      r.array(2, [&](size_t i) { shape->push_back(read_uint(r, tensor + ": shape[" + std::to_string(i) + "]")); });
+    } else if (key == "data_offsets") {
+      std::string bad = tensor + ": \"data_offsets\" must be [begin, end]";
+      if (r.peek() != '[') throw Problem{bad};
+      offsets.emplace();
+      r.array(2, [&](size_t i) {
+        if (i >= 2) throw Problem{bad};
+        offsets->push_back(read_uint(r, tensor + ": data_offsets[" + std::to_string(i) + "]"));
+      });
+      if (offsets->size() != 2) throw Problem{bad};
+    } else {
+      r.skip(2);  // other keys are ignored, as the reference implementation does
+    }
+  });
   if (!dt) throw Problem{tensor + ": missing \"dtype\""};
   if (!shape) throw Problem{tensor + ": missing \"shape\""};
   if (!offsets) throw Problem{tensor + ": missing \"data_offsets\""};
-  // Other keys are ignored, as the reference implementation does.
 
-  if (dt->kind != Json::Kind::String) throw Problem{tensor + ": \"dtype\" must be a string"};
-  const DtypeCode* code = find_code(dt->text);
+  const DtypeCode* code = find_code(*dt);
   if (!code)
-    throw Problem{tensor + ": unknown dtype " + quote(dt->text) +
+    throw Problem{tensor + ": unknown dtype " + quote(*dt) +
                   " (supported: BOOL U8 I8 I16 U16 I32 U32 I64 U64 F16 BF16 F32 F64)"};
   e.dtype = code->dtype;
 
-  if (shape->kind != Json::Kind::Array) throw Problem{tensor + ": \"shape\" must be an array"};
   uint64_t elements = 1;
   bool overflow = false;
-  for (size_t i = 0; i < shape->items.size(); ++i) {
-    uint64_t d = as_uint(shape->items[i], tensor + ": shape[" + std::to_string(i) + "]");
+  for (uint64_t d : *shape) {
     if (d > uint64_t(INT64_MAX)) overflow = true;
     if (__builtin_mul_overflow(elements, d, &elements)) overflow = true;
-    e.shape.push_back(int64_t(d & uint64_t(INT64_MAX)));
   }
   uint64_t bytes = 0;
   if (overflow || elements > uint64_t(INT64_MAX) || __builtin_mul_overflow(elements, code->itemsize, &bytes)) {
     std::string dims;
-    for (const auto& d : shape->items) dims += (dims.empty() ? "" : ", ") + d.text;
+    for (size_t i = 0; i < shape->size() && i < 16; ++i) dims += (i ? ", " : "") + std::to_string((*shape)[i]);
+    if (shape->size() > 16) dims += ", ...";
     throw Problem{tensor + ": shape [" + dims + "] overflows (element count or byte size beyond 64 bits)"};
   }
+  e.shape.assign(shape->begin(), shape->end());
 
-  if (offsets->kind != Json::Kind::Array || offsets->items.size() != 2)
-    throw Problem{tensor + ": \"data_offsets\" must be [begin, end]"};
-  e.begin = as_uint(offsets->items[0], tensor + ": data_offsets[0]");
-  e.end = as_uint(offsets->items[1], tensor + ": data_offsets[1]");
+  e.begin = (*offsets)[0];
+  e.end = (*offsets)[1];
   if (e.begin > e.end)
     throw Problem{tensor + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
                   "] is not [begin, end] with begin <= end"};
@@ -454,21 +461,30 @@ SafetensorsFile parse_header(std::string_view header, uint64_t header_size, uint
   f.header_size = header_size;
   f.data_start = 8 + header_size;
   f.data_size = file_size - f.data_start;
-  Json doc = JsonReader(header).parse_document();
-  if (doc.kind != Json::Kind::Object) throw Problem{"header is " + std::string(doc.kind_name()) + ", not a JSON object"};
-  for (const auto& [key, value] : doc.members) {
-    if (key == "__metadata__") {
-      if (value.kind == Json::Kind::Null) continue;
-      if (value.kind != Json::Kind::Object) throw Problem{"\"__metadata__\" must be an object of strings"};
-      for (const auto& [k, v] : value.members) {
-        if (v.kind != Json::Kind::String)
-          throw Problem{"\"__metadata__\" value of " + quote(k) + " must be a string, found " + v.kind_name()};
-        f.metadata.emplace(k, v.text);
-      }
-      continue;
-    }
-    f.entries.push_back(parse_entry(key, value));
+  JsonReader r(header);
+  r.skip_ws();
+  if (r.peek() != '{') {
+    const char* kind = r.next_kind();
+    r.skip(0);  // a syntax error is reported as such
+    throw Problem{"header is " + std::string(kind) + ", not a JSON object"};
   }
+  r.object(0, [&](std::string key) {
+    if (key != "__metadata__") {
+      f.entries.push_back(read_entry(r, key));
+      return;
+    }
+    if (r.peek() == 'n') {
+      r.skip(1);
+      return;
+    }
+    if (r.peek() != '{') throw Problem{"\"__metadata__\" must be an object of strings, found " + std::string(r.next_kind())};
+    r.object(1, [&](std::string k) {
+      if (r.peek() != '"')
+        throw Problem{"\"__metadata__\" value of " + quote(k) + " must be a string, found " + r.next_kind()};
+      f.metadata.emplace(std::move(k), r.string());
+    });
+  });
+  r.finish();
   // Coverage: sorted by offsets, each tensor must start where the previous ended and the last one
   // must end at the end of the buffer.
   std::vector<const SafetensorsEntry*> order;
@@ -578,13 +594,13 @@ SafetensorsFile parse_safetensors(std::span<const std::byte> file, const std::st
   return parse_checked(header, n, file.size(), name);
 }
 
+#ifndef TG_STATE_PARSE_ONLY
+
 std::string safetensors_dtype_code(DType dt) {
   const DtypeCode* c = find_dtype(dt);
   if (!c) throw SafetensorsError("dtype " + dt.name() + " has no safetensors code");
   return c->code;
 }
-
-#ifndef TG_STATE_PARSE_ONLY
 
 void safe_save(const std::filesystem::path& path, const std::map<std::string, Tensor>& tensors,
                const std::map<std::string, std::string>& metadata) {

@@ -1,0 +1,203 @@
+// `tg train mnist`: tinygrad's beautiful_mnist — the project's main job. Trains the conv net with
+// Adam on random batches, shows progress, reports test accuracy, saves/loads safetensors.
+#include "kernel/runtime/devices.hpp"
+#include "kernel/tensor/datasets.hpp"
+#include "kernel/tensor/nn.hpp"
+#include "kernel/tensor/optim.hpp"
+#include "kernel/tensor/state.hpp"
+#include "tools/tg/commands.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+namespace po = boost::program_options;
+
+namespace tg::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Conv 1->32 5x5, ReLU, Conv 32->32 5x5, ReLU, BatchNorm, maxpool, Conv 32->64 3x3, ReLU,
+// Conv 64->64 3x3, ReLU, BatchNorm, maxpool, flatten, Linear 576->10.
+struct MnistNet : nn::Module {
+  nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5}, c3{32, 64, 3}, c4{64, 64, 3};
+  nn::BatchNorm bn1{32}, bn2{64};
+  nn::Linear fc{576, 10};
+  void members(nn::MemberVisitor& v) override {
+    v.module("c1", c1);
+    v.module("c2", c2);
+    v.module("bn1", bn1);
+    v.module("c3", c3);
+    v.module("c4", c4);
+    v.module("bn2", bn2);
+    v.module("fc", fc);
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor h = bn1(c2(c1(x).relu()).relu()).max_pool2d(2);
+    h = bn2(c4(c3(h).relu()).relu()).max_pool2d(2);
+    return fc(h.flatten(1));
+  }
+};
+
+// Host copy of a uint8 image set, so batches are gathered without touching the device.
+struct HostImages {
+  std::vector<std::byte> pixels;
+  std::vector<std::byte> labels;
+  int64_t count = 0;
+};
+
+HostImages to_host(const Tensor& x, const Tensor& y) {
+  return {x.cast(dtypes::uint8).to_bytes(), y.cast(dtypes::uint8).to_bytes(), x.shape()[0]};
+}
+
+// Images scaled to [0, 1] as float32 (n, 1, 28, 28) and int32 labels, for the given rows.
+std::pair<Tensor, Tensor> batch(const HostImages& data, const std::vector<int64_t>& rows, const std::string& device) {
+  constexpr int64_t kPixels = 28 * 28;
+  std::vector<float> x(rows.size() * kPixels);
+  std::vector<int32_t> y(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::byte* src = data.pixels.data() + rows[i] * kPixels;
+    for (int64_t p = 0; p < kPixels; ++p) x[i * kPixels + size_t(p)] = float(std::to_integer<uint8_t>(src[p])) / 255.0f;
+    y[i] = std::to_integer<int32_t>(data.labels[size_t(rows[i])]);
+  }
+  int64_t n = int64_t(rows.size());
+  return {Tensor::from_vector(x, {n, 1, 28, 28}, std::nullopt, device), Tensor::from_vector(y, {n}, std::nullopt, device)};
+}
+
+double test_accuracy(MnistNet& model, const HostImages& test, const std::string& device) {
+  model.eval(); // BatchNorm uses its running statistics
+  Tensor::NoGrad no_grad;
+  int64_t correct = 0;
+  constexpr int64_t kChunk = 1000;
+  for (int64_t start = 0; start < test.count; start += kChunk) {
+    std::vector<int64_t> rows;
+    for (int64_t r = start; r < std::min(test.count, start + kChunk); ++r) rows.push_back(r);
+    auto [x, y] = batch(test, rows, device);
+    correct += model(x).argmax(1).eq(y).cast(dtypes::int32).sum().item<int32_t>();
+  }
+  model.train();
+  return test.count ? double(correct) / double(test.count) : 0.0;
+}
+
+std::string format_seconds(double s) {
+  std::ostringstream os;
+  if (s >= 60) os << int(s / 60) << "m" << std::setw(2) << std::setfill('0') << int(s) % 60 << "s";
+  else os << std::fixed << std::setprecision(1) << s << "s";
+  return os.str();
+}
+
+void progress(bool tty, int step, int steps, double loss, double samples_per_s, double eta_s) {
+  std::ostringstream line;
+  line << "step " << std::setw(4) << step << "/" << steps << "  loss " << std::fixed << std::setprecision(4) << loss
+       << "  " << std::setprecision(0) << samples_per_s << " samples/s  ETA " << format_seconds(eta_s);
+  if (!tty) {
+    std::cout << line.str() << "\n" << std::flush;
+    return;
+  }
+  constexpr int kWidth = 24;
+  int filled = steps ? step * kWidth / steps : kWidth;
+  std::cout << "\r[" << std::string(size_t(filled), '#') << std::string(size_t(kWidth - filled), '.') << "] "
+            << line.str() << "   " << std::flush;
+  if (step == steps) std::cout << "\n";
+}
+
+} // namespace
+
+int cmd_train(const std::vector<std::string>& args) {
+  po::options_description opts("tg train mnist: train tinygrad's beautiful_mnist conv net with Adam on random batches\n"
+                               "and report test accuracy.\nOptions");
+  opts.add_options()("help,h", "show this help")("dataset", po::value<std::string>()->default_value("mnist"),
+                                                 "what to train (mnist)")(
+      "device", po::value<std::string>()->default_value(""), "device, e.g. CPU (default: $TG_DEVICE or CPU)")(
+      "steps", po::value<int>()->default_value(70), "training steps (0 with --load: evaluate only)")(
+      "bs", po::value<int>()->default_value(512), "batch size")("lr", po::value<double>()->default_value(1e-3),
+                                                                "Adam learning rate")(
+      "data", po::value<std::string>()->default_value(""),
+      "directory with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (default: Fashion-MNIST from the "
+      "dataset-fashion-mnist package)")("save", po::value<std::string>(), "write a safetensors checkpoint")(
+      "load", po::value<std::string>(), "start from a safetensors checkpoint")(
+      "seed", po::value<uint64_t>()->default_value(1337), "random seed (weights, batches)");
+  po::positional_options_description pos;
+  pos.add("dataset", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  if (vm["dataset"].as<std::string>() != "mnist") {
+    std::cerr << "tg train: unknown dataset '" << vm["dataset"].as<std::string>() << "' (available: mnist)\n";
+    return 2;
+  }
+  const int steps = vm["steps"].as<int>(), bs = vm["bs"].as<int>();
+  const double lr = vm["lr"].as<double>();
+  if (steps < 0 || bs <= 0 || !(lr > 0)) {
+    std::cerr << "tg train: --steps must be >= 0, --bs > 0 and --lr > 0\n";
+    return 2;
+  }
+  std::string device = vm["device"].as<std::string>();
+  if (!device.empty()) setenv("TG_DEVICE", device.c_str(), 1); // modules create parameters there
+  device = default_device();
+  open_device(device); // fail early with the plugin's reason
+
+  const uint64_t seed = vm["seed"].as<uint64_t>();
+  Tensor::manual_seed(seed);
+  std::filesystem::path dir = vm["data"].as<std::string>().empty() ? default_mnist_dir()
+                                                                   : std::filesystem::path(vm["data"].as<std::string>());
+  MnistData data = load_mnist(dir);
+  HostImages train = to_host(data.x_train, data.y_train), test = to_host(data.x_test, data.y_test);
+  std::cout << "data: " << dir.string() << " (" << train.count << " train, " << test.count << " test images)\n";
+  std::cout << "device: " << device << ", batch " << bs << ", Adam lr " << lr << ", " << steps << " steps, seed " << seed
+            << "\n";
+
+  MnistNet model;
+  if (vm.count("load")) {
+    model.load_state_dict(safe_load(vm["load"].as<std::string>()));
+    std::cout << "loaded " << vm["load"].as<std::string>() << "\n";
+  }
+  std::vector<Tensor> trainable = model.parameters();
+  for (auto& b : model.buffers()) trainable.push_back(b);
+  optim::Adam opt(trainable, lr);
+
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> pick(0, train.count - 1);
+  const bool tty = isatty(STDOUT_FILENO);
+  auto t0 = Clock::now();
+  for (int step = 1; step <= steps; ++step) {
+    std::vector<int64_t> rows(static_cast<size_t>(bs));
+    for (auto& r : rows) r = pick(rng);
+    auto [x, y] = batch(train, rows, device);
+    opt.zero_grad();
+    Tensor loss = nn::sparse_categorical_crossentropy(model(x), y);
+    loss.backward();
+    opt.step_and_realize({loss});
+    double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    progress(tty, step, steps, double(loss.item<float>()), double(step) * bs / elapsed,
+             elapsed / step * (steps - step));
+  }
+  if (steps > 0) {
+    double total = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::cout << "trained " << steps << " steps in " << format_seconds(total) << " ("
+              << std::fixed << std::setprecision(1) << total * 1000.0 / steps << " ms/step)\n";
+  }
+  double accuracy = test_accuracy(model, test, device);
+  std::cout << "test accuracy: " << std::fixed << std::setprecision(2) << accuracy * 100.0 << "%\n";
+  if (vm.count("save")) {
+    std::map<std::string, std::string> meta{{"model", "beautiful_mnist"},
+                                            {"steps", std::to_string(steps)},
+                                            {"test_accuracy", std::to_string(accuracy)}};
+    safe_save(vm["save"].as<std::string>(), model.state_dict(), meta);
+    std::cout << "saved " << vm["save"].as<std::string>() << "\n";
+  }
+  return 0;
+}
+
+} // namespace tg::cli
