@@ -3,18 +3,19 @@
 // needs no other object of the core.
 #include "kernel/tensor/state.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <memory>
 #include <optional>
-#include <atomic>
-#include <unordered_set>
-#include <unistd.h>
 #include <string_view>
 #include <system_error>
+#include <unordered_set>
 #include <utility>
 
 namespace tg {

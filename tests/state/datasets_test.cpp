@@ -1,0 +1,187 @@
+// IDX files (raw and gzip) and the MNIST loader.
+#include "kernel/tensor/datasets.hpp"
+#include "test_util.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+
+using namespace st;
+using tg::DatasetError;
+namespace dtypes = tg::dtypes;
+
+namespace {
+
+void put_be(std::vector<std::byte>& out, uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) out.push_back(std::byte(uint8_t(v >> (8 * i))));
+}
+
+// An IDX image: magic, big-endian dims, then `elems` (host values) stored big-endian.
+template <class T> std::vector<std::byte> idx(uint8_t type, std::vector<uint32_t> dims, const std::vector<T>& elems) {
+  std::vector<std::byte> out{std::byte{0}, std::byte{0}, std::byte{type}, std::byte(uint8_t(dims.size()))};
+  for (uint32_t d : dims) put_be(out, d, 4);
+  for (const T& e : elems) {
+    std::byte b[sizeof(T)];
+    std::memcpy(b, &e, sizeof(T));
+    std::reverse(b, b + sizeof(T));
+    out.insert(out.end(), b, b + sizeof(T));
+  }
+  return out;
+}
+
+std::vector<std::byte> gzip(const std::vector<std::byte>& in) {
+  z_stream zs{};
+  BOOST_REQUIRE_EQUAL(deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::vector<std::byte> out(deflateBound(&zs, uLong(in.size())) + 32);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
+  zs.avail_in = uInt(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = uInt(out.size());
+  BOOST_REQUIRE_EQUAL(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+template <class T> void check_round_trip(uint8_t type, tg::DType dt, std::vector<uint32_t> dims, std::vector<T> v) {
+  TempDir dir;
+  auto bytes = idx(type, dims, v);
+  for (bool gz : {false, true}) {
+    BOOST_TEST_CONTEXT("type " << int(type) << (gz ? " gzip" : " raw")) {
+      auto p = dir / (gz ? "a.idx.gz" : "a.idx");
+      write_file(p, gz ? gzip(bytes) : bytes);
+      tg::IdxArray a = tg::read_idx(p);
+      BOOST_CHECK(a.dtype == dt);
+      BOOST_CHECK(a.shape == std::vector<int64_t>(dims.begin(), dims.end()));
+      BOOST_CHECK(values_of<T>(a.data) == v);
+    }
+  }
+}
+
+struct MnistInstalled {
+  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+    std::error_code ec;
+    boost::test_tools::assertion_result r(fs::exists(tg::default_mnist_dir() / "train-images-idx3-ubyte.gz", ec) ||
+                                          fs::exists(tg::default_mnist_dir() / "train-images-idx3-ubyte", ec));
+    r.message() << "skipped: dataset-fashion-mnist not installed (" << tg::default_mnist_dir() << ")";
+    return r;
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(idx_files)
+
+BOOST_AUTO_TEST_CASE(round_trip_types) {
+  check_round_trip<uint8_t>(0x08, dtypes::uint8, {2, 3}, {0, 1, 2, 128, 254, 255});
+  check_round_trip<int8_t>(0x09, dtypes::int8, {3}, {-128, 0, 127});
+  check_round_trip<int16_t>(0x0B, dtypes::int16, {2}, {-32768, 0x1234});
+  check_round_trip<int32_t>(0x0C, dtypes::int32, {1, 2, 1}, {-1, 0x01020304});
+  check_round_trip<float>(0x0D, dtypes::float32, {2}, {1.5f, -0.25f});
+  check_round_trip<double>(0x0E, dtypes::float64, {2, 1}, {3.141592653589793, -1e300});
+  check_round_trip<uint8_t>(0x08, dtypes::uint8, {0}, {});      // empty
+  check_round_trip<uint8_t>(0x08, dtypes::uint8, {}, {42});     // 0-d: one element
+  check_round_trip<uint8_t>(0x08, dtypes::uint8, {5, 0, 3}, {});
+}
+
+BOOST_AUTO_TEST_CASE(multi_member_gzip) {
+  auto bytes = idx<uint8_t>(0x08, {4}, {1, 2, 3, 4});
+  std::vector<std::byte> first(bytes.begin(), bytes.begin() + 6), second(bytes.begin() + 6, bytes.end());
+  auto gz = gzip(first);
+  auto gz2 = gzip(second);
+  gz.insert(gz.end(), gz2.begin(), gz2.end());
+  tg::IdxArray a = tg::parse_idx(gz);
+  BOOST_CHECK(values_of<uint8_t>(a.data) == (std::vector<uint8_t>{1, 2, 3, 4}));
+}
+
+BOOST_AUTO_TEST_CASE(malformed) {
+  TempDir dir;
+  auto p = dir / "bad-idx1-ubyte";
+  auto expect = [&](const std::vector<std::byte>& bytes, std::initializer_list<std::string> frags) {
+    write_file(p, bytes);
+    require_throws<DatasetError>([&] { tg::read_idx(p); }, frags);
+  };
+  require_throws<DatasetError>([&] { tg::read_idx(dir / "nothing-here"); }, {"nothing-here", "does not exist"});
+  expect({}, {"bad-idx1-ubyte", "truncated"});
+  expect({std::byte{0}, std::byte{0}, std::byte{8}}, {"bad-idx1-ubyte", "truncated"});
+  expect({std::byte{1}, std::byte{0}, std::byte{8}, std::byte{1}}, {"bad-idx1-ubyte", "bad magic"});
+  expect({std::byte{0}, std::byte{0}, std::byte{0x0A}, std::byte{0}}, {"bad magic", "unknown data type 0x0A"});
+  auto good = idx<uint8_t>(0x08, {2, 2}, {1, 2, 3, 4});
+  expect(std::vector<std::byte>(good.begin(), good.begin() + 9), {"truncated", "2 dimensions need a 12-byte header"});
+  expect(std::vector<std::byte>(good.begin(), good.end() - 1), {"truncated", "needs 4 data bytes", "has 3"});
+  auto longer = good;
+  longer.push_back(std::byte{9});
+  expect(longer, {"size mismatch", "1 trailing bytes"});
+  expect(idx<uint8_t>(0x08, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, {}), {"truncated", "more than 2^64"});
+  auto i32 = idx<int32_t>(0x0C, {2}, {1, 2});
+  expect(std::vector<std::byte>(i32.begin(), i32.end() - 2), {"truncated"});
+  // gzip: truncated, corrupt, trailing garbage, and a valid stream around a bad IDX.
+  auto gz = gzip(good);
+  expect(std::vector<std::byte>(gz.begin(), gz.end() - 5), {"bad-idx1-ubyte", "truncated gzip stream"});
+  auto corrupt = gz;
+  corrupt[12] ^= std::byte{0xFF};
+  corrupt[13] ^= std::byte{0xFF};
+  write_file(p, corrupt);
+  BOOST_CHECK_THROW(tg::read_idx(p), DatasetError);
+  auto trailing = gz;
+  trailing.push_back(std::byte{0});
+  expect(trailing, {"trailing data after the gzip stream"});
+  expect(gzip(longer), {"size mismatch"});
+  expect(gzip({}), {"truncated"});
+}
+
+BOOST_AUTO_TEST_CASE(load_mnist_small) {
+  // A two-sample MNIST-format directory, raw files for train and gzip for test.
+  TempDir dir;
+  std::vector<uint8_t> px(2 * 28 * 28);
+  for (size_t i = 0; i < px.size(); ++i) px[i] = uint8_t(i * 7);
+  write_file(dir / "train-images-idx3-ubyte", idx(0x08, {2, 28, 28}, px));
+  write_file(dir / "train-labels-idx1-ubyte", idx<uint8_t>(0x08, {2}, {3, 9}));
+  write_file(dir / "t10k-images-idx3-ubyte.gz", gzip(idx(0x08, {1, 28, 28}, std::vector<uint8_t>(784, 5))));
+  write_file(dir / "t10k-labels-idx1-ubyte.gz", gzip(idx<uint8_t>(0x08, {1}, {0})));
+  // A stale uncompressed copy next to the .gz is ignored (.gz preferred).
+  write_file(dir / "t10k-labels-idx1-ubyte", {std::byte{1}});
+  tg::MnistData d = tg::load_mnist(dir.path);
+  BOOST_CHECK(d.x_train.shape() == (tg::Dims{2, 1, 28, 28}));
+  BOOST_CHECK(d.x_train.dtype() == dtypes::uint8);
+  BOOST_CHECK(values_of<uint8_t>(d.x_train) == px);
+  BOOST_CHECK(values_of<uint8_t>(d.y_train) == (std::vector<uint8_t>{3, 9}));
+  BOOST_CHECK(d.x_test.shape() == (tg::Dims{1, 1, 28, 28}));
+  BOOST_CHECK(d.y_test.shape() == (tg::Dims{1}));
+  BOOST_CHECK(values_of<uint8_t>(d.y_test) == (std::vector<uint8_t>{0}));
+
+  // Label count must match the images.
+  write_file(dir / "train-labels-idx1-ubyte", idx<uint8_t>(0x08, {3}, {1, 2, 3}));
+  require_throws<DatasetError>([&] { tg::load_mnist(dir.path); }, {"3 labels for 2 images"});
+  write_file(dir / "train-labels-idx1-ubyte", idx<int32_t>(0x0C, {2}, {1, 2}));
+  require_throws<DatasetError>([&] { tg::load_mnist(dir.path); }, {"expected uint8 labels"});
+}
+
+BOOST_AUTO_TEST_CASE(load_mnist_missing_files) {
+  TempDir dir;
+  write_file(dir / "train-images-idx3-ubyte.gz", {});
+  require_throws<DatasetError>([&] { tg::load_mnist(dir.path); },
+                               {dir.path.string(), "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                                "dataset-fashion-mnist", "--data DIR"});
+  require_throws<DatasetError>([&] { tg::load_mnist(dir / "no-such-dir"); }, {"no-such-dir", "lacks"});
+}
+
+BOOST_AUTO_TEST_CASE(fashion_mnist_installed, *boost::unit_test::precondition(MnistInstalled{})) {
+  tg::MnistData d = tg::load_mnist();
+  BOOST_CHECK(d.x_train.shape() == (tg::Dims{60000, 1, 28, 28}));
+  BOOST_CHECK(d.y_train.shape() == (tg::Dims{60000}));
+  BOOST_CHECK(d.x_test.shape() == (tg::Dims{10000, 1, 28, 28}));
+  BOOST_CHECK(d.y_test.shape() == (tg::Dims{10000}));
+  BOOST_CHECK(d.x_train.dtype() == dtypes::uint8 && d.y_train.dtype() == dtypes::uint8);
+  for (const tg::Tensor* y : {&d.y_train, &d.y_test}) {
+    auto labels = values_of<uint8_t>(*y);
+    BOOST_CHECK_LE(*std::max_element(labels.begin(), labels.end()), 9);
+    std::vector<int> counts(10);
+    for (uint8_t l : labels) counts[l]++;
+    BOOST_CHECK(std::all_of(counts.begin(), counts.end(), [](int c) { return c > 0; }));
+  }
+  auto px = values_of<uint8_t>(d.x_test);
+  BOOST_CHECK_EQUAL(*std::max_element(px.begin(), px.end()), 255);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
