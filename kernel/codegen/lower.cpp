@@ -138,6 +138,7 @@ private:
   int64_t next_range_id_ = 1;
   int64_t reduce_unroll_ = 1; // lanes over the innermost reduced axis
   std::map<std::vector<const void*>, UOpRef> memo_;
+  std::vector<UOpRef> keep_alive_;
   int64_t alu_outside_ = 0, alu_inside_ = 0, reduce_size_ = 1, reduce_iters_ = 1;
   int reduce_depth_ = 0;
 };
@@ -284,6 +285,8 @@ UOpRef Lowerer::value(const UOpRef& u, const Frame& f) {
   key.push_back(nullptr);
   for (const auto& m : f.mops) key.push_back(m.get());
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  // the key holds raw pointers: keep its index nodes alive so no address is ever reused
+  keep_alive_.insert(keep_alive_.end(), f.idx.begin(), f.idx.end());
 
   UOpRef out;
   switch (u->op()) {
@@ -474,7 +477,10 @@ LoweredKernel Lowerer::run() {
   if (k.global[0] > options_.max_groups)
     throw UOpError("codegen: " + std::to_string(k.global[0]) + " work groups exceed the device limit " +
                    std::to_string(options_.max_groups));
-  k.sink = simplify(UOp::sink(stores));
+  // every buffer is an argument even if simplification removed all its loads (x * 0)
+  std::vector<UOpRef> sink_src = stores;
+  sink_src.insert(sink_src.end(), globals_.begin(), globals_.end());
+  k.sink = simplify(UOp::sink(sink_src));
   // ALU nodes were counted once per emitted lane: per work group (elementwise: per loop step).
   k.ops = has_reduce ? int64_t(k.global[0]) * (alu_outside_ + alu_inside_ * reduce_iters_) : alu_outside_ * N;
   for (const auto& b : item_.buffers) k.bytes += buffer_arg(b).size() * b->dtype().itemsize();

@@ -108,10 +108,6 @@ void random_movement(Rng& rng, Tensor& t, NdArray& r, std::string& log) {
 
 BOOST_AUTO_TEST_SUITE(movement)
 
-// disabled: a chain whose result is constant after simplification (kernel E_1_5_5) fails at launch
-// with "buffer_count is 2, the program takes 1" -- codegen folds away every load of an input but
-// the schedule item still passes it; minimal repro in known_bugs_test.cpp (folded_loads_launch).
-BOOST_TEST_DECORATOR(*boost::unit_test::disabled())
 BOOST_AUTO_TEST_CASE(random_chains_over_layouts) {
   Rng rng(555);
   for (int trial = 0; trial < 40; ++trial) {

@@ -127,11 +127,6 @@ BOOST_AUTO_TEST_CASE(empty_and_unit_dims) {
   BOOST_TEST(s.sum().shape().empty());
 }
 
-// count >= 32768 with few outputs takes the two-kernel split path in Tensor::reduce.
-// disabled: codegen bug, the reduce kernels compute wrong sums/max/min (the split itself is right:
-// a manual reshape({2, 256, 256}).sum({2}) is wrong too); minimal repro in known_bugs_test.cpp
-// (reduce_unroll_wrong_sum).
-BOOST_TEST_DECORATOR(*boost::unit_test::disabled())
 BOOST_AUTO_TEST_CASE(long_reductions_split) {
   Rng rng(8);
   NdArray a = rand_array(rng, {2, 65536}, -1, 1);

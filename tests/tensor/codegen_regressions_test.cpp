@@ -1,15 +1,11 @@
-// Minimal reproductions of bugs below the tensor layer (codegen / schedule / runtime), found by the
-// reference tests. Disabled until fixed; run with --run_test=known_bugs to check a fix.
+// Regressions: minimal reproductions of codegen bugs the reference tests found (fixed): a kernel
+// whose loads all simplify away still takes every buffer; unrolled reduce lanes never share a node.
 #include "test_util.hpp"
 
 using namespace tt;
 
-BOOST_AUTO_TEST_SUITE(known_bugs)
+BOOST_AUTO_TEST_SUITE(codegen_regressions)
 
-// disabled: when simplification removes every load of an input buffer (x * 0, x == x, an
-// expanded argmax), the lowered kernel has no DEFINE_GLOBAL for it but the ScheduleItem still
-// lists the buffer, so cpu.launch fails: "buffer_count is 2, the program takes 1 (kernel 'E_4')".
-BOOST_TEST_DECORATOR(*boost::unit_test::disabled())
 BOOST_AUTO_TEST_CASE(folded_loads_launch) {
   Tensor x = Tensor::from_vector<int32_t>({1, 2, 3, 4}, {4});
   BOOST_TEST((x * 0).to_vector<int32_t>() == (std::vector<int32_t>{0, 0, 0, 0}), boost::test_tools::per_element());
@@ -19,11 +15,6 @@ BOOST_AUTO_TEST_CASE(folded_loads_launch) {
   BOOST_TEST(f.argmax(1).to_vector<int32_t>() == (std::vector<int32_t>{0, 0}), boost::test_tools::per_element());
 }
 
-// disabled: reductions over some lengths give wrong results with the optimizer on (NOOPT=1 is
-// right): partial sums of the unrolled accumulators are dropped or duplicated. In one build state
-// (HEAD dd8d14f) arange(16).sum() gave 114 (lanes 1 and 2 replaced by lane 0) and a length-8 row
-// sum threw std::out_of_range from Linearizer::ref (codegen/linearize.cpp:51).
-BOOST_TEST_DECORATOR(*boost::unit_test::disabled())
 BOOST_AUTO_TEST_CASE(reduce_unroll_wrong_sum) {
   for (auto [rows, n] : {std::pair<int64_t, int64_t>{2, 16}, {1, 64}, {7, 16}, {1, 8}, {1, 16}, {2, 65536}}) {
     NdArray a({rows, n});
