@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace tg {
@@ -139,6 +140,7 @@ private:
   int64_t reduce_unroll_ = 1; // lanes over the innermost reduced axis
   std::map<std::vector<const void*>, UOpRef> memo_;
   std::vector<UOpRef> keep_alive_;
+  std::set<std::vector<const void*>> strides_seen_;
   int64_t alu_outside_ = 0, alu_inside_ = 0, reduce_size_ = 1, reduce_iters_ = 1;
   int reduce_depth_ = 0;
 };
@@ -160,6 +162,10 @@ UOpRef Lowerer::range_for(const UOp* reduce_node, size_t axis, int64_t size) {
 
 void Lowerer::leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, const Dims& base,
                            std::vector<Dims>& out) {
+  // a DAG (threefry reuses its values in every round): visit each (node, view path) once
+  std::vector<const void*> key{u.get()};
+  for (const auto& m : mops) key.push_back(m.get());
+  if (!strides_seen_.insert(std::move(key)).second) return;
   if (u->op() == Ops::BUFFER) {
     ShapeTracker st = tracker({buffer_arg(u).size()}, mops);
     // A stride of 0 in the top view means the load ignores that index whatever lies below;

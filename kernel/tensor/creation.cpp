@@ -108,8 +108,10 @@ Tensor random_bits(int64_t n, const std::string& device) {
   uint64_t seed = st.seed.load();
   int64_t half = (n + 1) / 2;
   Tensor counts = Tensor::arange(0, double(half), 1, dtypes::uint32, device);
-  Tensor x0 = counts + counts.const_like(double(uint32_t(base)));
-  Tensor x1 = counts.const_like(double(uint32_t(base >> 32)));
+  // the counter comes from a buffer, not a constant: every draw of one size is one kernel
+  Tensor offset = Tensor::from_vector<uint32_t>({uint32_t(base), uint32_t(base >> 32)}, {2}, std::nullopt, device);
+  Tensor x0 = counts + offset.shrink({{0, 1}}).expand({half});
+  Tensor x1 = offset.shrink({{1, 2}}).expand({half});
   auto [a, b] = threefry(x0, x1, uint32_t(seed), uint32_t(seed >> 32));
   return Tensor::cat({a, b}, 0).shrink({{0, n}});
 }

@@ -344,7 +344,9 @@ Tensor Dropout::forward(const Tensor& x) {
   if (!training() || p == 0) return x;
   if (p == 1) return x * 0;
   Tensor r = Tensor::rand(x.shape(), dtypes::float32, x.device());
-  Tensor keep = r.ge(r.const_like(p));
+  // the mask is its own kernel (as tinygrad's .contiguous()): the random bits are not recomputed
+  // inside consumers such as the matmul of a following Linear
+  Tensor keep = r.ge(r.const_like(p)).contiguous();
   return keep.where(x, x.zeros_like()) * (1.0 / (1.0 - p));
 }
 
