@@ -616,7 +616,8 @@ int bench_ops(const std::vector<std::string>& args) {
 
 void bench_usage(std::ostream& os) {
   os << "usage: tg bench <benchmark> [options]   (tg bench <benchmark> --help for details)\n\nbenchmarks:\n"
-        "  ops    matmul, elementwise, sum, conv2d, cold start and dispatch, against PyTorch\n";
+        "  ops    matmul, elementwise, sum, conv2d, cold start and dispatch, against PyTorch\n"
+        "  train  median beautiful_mnist training-step time, against PyTorch\n";
 }
 
 } // namespace
@@ -632,6 +633,14 @@ int cmd_bench(const std::vector<std::string>& args) {
       return bench_ops(rest);
     } catch (const po::error& e) {
       std::cerr << "tg bench ops: " << e.what() << " (see tg bench ops --help)\n";
+      return 2;
+    }
+  }
+  if (args[0] == "train") {
+    try {
+      return bench_train(rest);
+    } catch (const po::error& e) {
+      std::cerr << "tg bench train: " << e.what() << " (see tg bench train --help)\n";
       return 2;
     }
   }

@@ -6,6 +6,7 @@
 #include "kernel/tensor/optim.hpp"
 #include "kernel/tensor/state.hpp"
 #include "tools/tg/commands.hpp"
+#include "tools/tg/mnist_model.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -24,28 +25,6 @@ namespace tg::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Conv 1->32 5x5, ReLU, Conv 32->32 5x5, ReLU, BatchNorm, maxpool, Conv 32->64 3x3, ReLU,
-// Conv 64->64 3x3, ReLU, BatchNorm, maxpool, flatten, Linear 576->10.
-struct MnistNet : nn::Module {
-  nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5}, c3{32, 64, 3}, c4{64, 64, 3};
-  nn::BatchNorm bn1{32}, bn2{64};
-  nn::Linear fc{576, 10};
-  void members(nn::MemberVisitor& v) override {
-    v.module("c1", c1);
-    v.module("c2", c2);
-    v.module("bn1", bn1);
-    v.module("c3", c3);
-    v.module("c4", c4);
-    v.module("bn2", bn2);
-    v.module("fc", fc);
-  }
-  Tensor forward(const Tensor& x) override {
-    Tensor h = bn1(c2(c1(x).relu()).relu()).max_pool2d(2);
-    h = bn2(c4(c3(h).relu()).relu()).max_pool2d(2);
-    return fc(h.flatten(1));
-  }
-};
 
 // Host copy of a uint8 image set, so batches are gathered without touching the device.
 struct HostImages {

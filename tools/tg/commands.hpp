@@ -12,6 +12,7 @@ int cmd_info(const std::vector<std::string>& args);
 int cmd_demo(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_train(const std::vector<std::string>& args);
+int bench_train(const std::vector<std::string>& args); // `tg bench train`
 
 // When main() started (for `tg bench cold-child`).
 std::chrono::steady_clock::time_point main_start_time();

@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""PyTorch peer for `tg bench train`: the same beautiful_mnist model, Adam 1e-3, random data of
+the same batch size; prints the median training-step time and peak RSS as one JSON line."""
+import argparse, json, resource, statistics, time
+
+p = argparse.ArgumentParser()
+p.add_argument("--bs", type=int, default=512)
+p.add_argument("--steps", type=int, default=5)
+p.add_argument("--threads", type=int, default=2)
+a = p.parse_args()
+
+import torch
+import torch.nn as nn
+
+torch.set_num_threads(a.threads)
+torch.manual_seed(0)
+model = nn.Sequential(
+    nn.Conv2d(1, 32, 5), nn.ReLU(), nn.Conv2d(32, 32, 5), nn.ReLU(), nn.BatchNorm2d(32), nn.MaxPool2d(2),
+    nn.Conv2d(32, 64, 3), nn.ReLU(), nn.Conv2d(64, 64, 3), nn.ReLU(), nn.BatchNorm2d(64), nn.MaxPool2d(2),
+    nn.Flatten(), nn.Linear(576, 10))
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+x = torch.rand(a.bs, 1, 28, 28)
+y = torch.randint(0, 10, (a.bs,))
+times = []
+for step in range(a.steps + 1):
+    t0 = time.perf_counter()
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    loss.item()
+    if step > 0:  # the first step warms up
+        times.append((time.perf_counter() - t0) * 1000)
+print(json.dumps({"step_ms": statistics.median(times), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "torch": torch.__version__}))

@@ -1,0 +1,110 @@
+// `tg bench train`: median training-step time of beautiful_mnist (batch 512 by default) against
+// PyTorch CPU running the same model and recipe in the same invocation. A benchmark, not a test.
+#include "kernel/tensor/optim.hpp"
+#include "tools/tg/commands.hpp"
+#include "tools/tg/mnist_model.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sys/resource.h>
+#include <thread>
+
+namespace po = boost::program_options;
+
+namespace tg::cli {
+namespace {
+
+struct PeerStep {
+  double step_ms = 0, peak_mb = 0;
+  std::string error;
+};
+
+// Runs tools/bench/peer_torch_train.py and reads its one JSON line.
+PeerStep torch_step(int bs, int steps) {
+  PeerStep out;
+  auto script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_torch_train.py";
+  std::string cmd = "/usr/bin/python3 '" + script.string() + "' --bs " + std::to_string(bs) + " --steps " +
+                    std::to_string(steps) + " --threads " + std::to_string(std::thread::hardware_concurrency()) +
+                    " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) {
+    out.error = "cannot start /usr/bin/python3";
+    return out;
+  }
+  std::string text;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
+  int status = pclose(pipe);
+  auto pos = text.rfind("{\"step_ms\": ");
+  if (status != 0 || pos == std::string::npos ||
+      std::sscanf(text.c_str() + pos, "{\"step_ms\": %lf, \"peak_rss_mb\": %lf", &out.step_ms, &out.peak_mb) != 2) {
+    std::string last = text.substr(text.rfind('\n', text.size() > 1 ? text.size() - 2 : 0) + 1);
+    out.error = "peer unavailable (" + (last.empty() ? std::string("no output") : last) + ")";
+    while (!out.error.empty() && out.error.back() == '\n') out.error.pop_back();
+  }
+  return out;
+}
+
+} // namespace
+
+int bench_train(const std::vector<std::string>& args) {
+  po::options_description opts("tg bench train: median training-step time of beautiful_mnist vs PyTorch CPU\n"
+                               "(same model, Adam 1e-3, random data), measured in the same run.\nOptions");
+  opts.add_options()("help,h", "show this help")("bs", po::value<int>()->default_value(512), "batch size")(
+      "steps", po::value<int>()->default_value(5), "timed steps (after one warm-up step)")("no-peer",
+                                                                                            "skip PyTorch");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  const int bs = vm["bs"].as<int>(), steps = vm["steps"].as<int>();
+  if (bs <= 0 || steps <= 0) {
+    std::cerr << "tg bench train: --bs and --steps must be positive\n";
+    return 2;
+  }
+  Tensor::manual_seed(0);
+  MnistNet model;
+  std::vector<Tensor> trainable = model.parameters();
+  for (auto& b : model.buffers()) trainable.push_back(b);
+  optim::Adam opt(trainable, 1e-3);
+  Tensor x = Tensor::rand({bs, 1, 28, 28}).realize();
+  Tensor y = Tensor::randint({bs}, 0, 10).realize();
+  std::vector<double> times;
+  for (int step = 0; step <= steps; ++step) {
+    auto t0 = std::chrono::steady_clock::now();
+    opt.zero_grad();
+    Tensor loss = nn::sparse_categorical_crossentropy(model(x), y);
+    loss.backward();
+    opt.step_and_realize({loss});
+    (void)loss.item<float>();
+    if (step > 0) times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  double ours = times[times.size() / 2];
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  double ours_mb = double(usage.ru_maxrss) / 1024.0;
+  std::cout << std::fixed << std::setprecision(1) << "tg bench train: beautiful_mnist, batch " << bs << ", median of "
+            << steps << " steps (after 1 warm-up)\n"
+            << "  tinygrad.cpp: " << ours << " ms/step, peak RSS " << ours_mb << " MB\n";
+  if (vm.count("no-peer")) return 0;
+  PeerStep peer = torch_step(bs, steps);
+  if (!peer.error.empty()) {
+    std::cout << "  PyTorch: " << peer.error << "\n";
+    return 0;
+  }
+  std::cout << "  PyTorch CPU:  " << peer.step_ms << " ms/step, peak RSS " << peer.peak_mb << " MB\n"
+            << "  ratio (our time / PyTorch time): " << std::setprecision(2) << ours / peer.step_ms
+            << "x   (target for the issue: <= 2x)\n";
+  return 0;
+}
+
+} // namespace tg::cli
