@@ -1,0 +1,31 @@
+# cmake -DTG=path/to/tg -DDIR=workdir -P train_checkpoint.cmake
+# Trains a few steps with --save, then evaluates the checkpoint with --load --steps 0: the test
+# accuracy must be identical, and the training loss must have fallen.
+file(MAKE_DIRECTORY ${DIR})
+set(ckpt ${DIR}/mnist_smoke.safetensors)
+execute_process(COMMAND ${TG} train mnist --steps 8 --bs 64 --seed 7 --save ${ckpt}
+  OUTPUT_VARIABLE train_out ERROR_VARIABLE train_err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tg train failed (${rc}):\n${train_out}\n${train_err}")
+endif()
+string(REGEX MATCH "test accuracy: ([0-9.]+)%" _ "${train_out}")
+set(acc_trained ${CMAKE_MATCH_1})
+string(REGEX MATCHALL "loss ([0-9.]+)" losses "${train_out}")
+list(GET losses 0 first)
+list(GET losses -1 last)
+string(REGEX REPLACE "loss " "" first "${first}")
+string(REGEX REPLACE "loss " "" last "${last}")
+if(NOT last LESS first)
+  message(FATAL_ERROR "training loss did not fall: first ${first}, last ${last}\n${train_out}")
+endif()
+execute_process(COMMAND ${TG} train mnist --steps 0 --load ${ckpt}
+  OUTPUT_VARIABLE eval_out ERROR_VARIABLE eval_err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "tg train --load failed (${rc}):\n${eval_out}\n${eval_err}")
+endif()
+string(REGEX MATCH "test accuracy: ([0-9.]+)%" _ "${eval_out}")
+set(acc_loaded ${CMAKE_MATCH_1})
+if(acc_trained STREQUAL "" OR NOT acc_trained STREQUAL acc_loaded)
+  message(FATAL_ERROR "accuracy after --load (${acc_loaded}) differs from after training (${acc_trained})")
+endif()
+message(STATUS "loss ${first} -> ${last}; test accuracy ${acc_trained}% trained and ${acc_loaded}% loaded")
