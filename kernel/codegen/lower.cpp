@@ -6,6 +6,8 @@
 #include "kernel/shape/shapetracker.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -215,6 +217,22 @@ void Lowerer::leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, con
 
 UOpRef Lowerer::load(const UOpRef& buffer, const Frame& f) {
   ShapeTracker st = tracker({buffer_arg(buffer).size()}, f.mops);
+  // Index math is int32: refuse (clearly) a view whose largest index would overflow, rather
+  // than read out of bounds. Broadcast dims (stride 0) do not grow the index.
+  for (const View& v : st.views()) {
+    if (!all_int(v.shape) || !v.offset.is_int()) continue;
+    double reach = std::abs(double(v.offset.value())); // double: exact enough for a threshold
+    for (size_t d = 0; d < v.shape.size(); ++d) {
+      if (!v.strides[d].is_int()) continue;
+      int64_t stride = v.strides[d].value();
+      reach += double(v.shape[d].value() - 1) * std::abs(double(stride));
+      if (v.shape[d].value() > INT32_MAX) reach = double(INT32_MAX) + 1;
+    }
+    if (reach > INT32_MAX)
+      throw UOpError("codegen: a view of " + buffer_arg(buffer).str() + " reaches index " +
+                     std::to_string(int64_t(std::min(reach, 9.2e18))) +
+                     ", beyond int32 index math; split the computation (e.g. a smaller batch)");
+  }
   auto [index, valid] = st.to_index(f.idx);
   const UOpRef& global = globals_.at(size_t(global_index_.at(buffer.get())));
   UOpRef ptr = UOp::make(Ops::INDEX, global->dtype(), {global, index});

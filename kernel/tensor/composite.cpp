@@ -149,8 +149,12 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
       Tensor dx = pad_ ? dxp.shrink({{0, dxp.shape()[0]}, {0, dxp.shape()[1]}, {pad_, dxp.shape()[2] - pad_},
                                      {pad_, dxp.shape()[3] - pad_}})
                        : dxp;
+      // dW[co, ci, i, j] = sum over (n, y, x) of g[n, co, y, x] * window[n, ci, y, x, i, j]
       Tensor xp = pad_ ? input.pad({{0, 0}, {0, 0}, {pad_, pad_}, {pad_, pad_}}) : input;
-      Tensor dw = xp.transpose(0, 1).conv2d(gy.transpose(0, 1)).transpose(0, 1);
+      Tensor windows = xp.pool({kh, kw}, {1, 1}, {1, 1});
+      int64_t n = windows.shape()[0], ci = windows.shape()[1], oh_ = windows.shape()[2], ow_ = windows.shape()[3];
+      int64_t co = gy.shape()[1];
+      Tensor dw = (windows.reshape({n, 1, ci, oh_, ow_, kh, kw}) * gy.reshape({n, co, 1, oh_, ow_, 1, 1})).sum({0, 3, 4});
       return std::vector<std::pair<Tensor, Tensor>>{{input, dx.cast(input.dtype())}, {w, dw.cast(w.dtype())}};
     });
   }
