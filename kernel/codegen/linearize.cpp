@@ -32,8 +32,8 @@ public:
 
 private:
   struct Item {
-    const UOp* node = nullptr;  // a node emitted in this block, or
-    const UOp* loop = nullptr;  // a RANGE: its whole loop
+    const UOp* node = nullptr; // a node emitted in this block, or
+    const UOp* loop = nullptr; // a RANGE: its whole loop
   };
 
   void compute_ranges();
@@ -102,7 +102,8 @@ void Linearizer::compute_nesting() {
   std::vector<const UOp*> outer;
   for (const UOp* r : free_ranges)
     if (!owned.count(r)) outer.push_back(r);
-  std::sort(outer.begin(), outer.end(), [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
+  std::sort(outer.begin(), outer.end(),
+            [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
   const UOp* prev = nullptr;
   for (const UOp* r : outer) {
     parent_[r] = prev;
@@ -193,7 +194,8 @@ std::vector<Linearizer::Item> Linearizer::sorted_items(const UOp* block) {
   auto earliest = [&](size_t i) { return position_.at(key(items[i])); };
   std::vector<Item> out;
   while (!ready.empty()) {
-    auto best = std::min_element(ready.begin(), ready.end(), [&](size_t a, size_t b) { return earliest(a) < earliest(b); });
+    auto best = std::min_element(ready.begin(), ready.end(),
+                                 [&](size_t a, size_t b) { return earliest(a) < earliest(b); });
     size_t i = *best;
     ready.erase(best);
     out.push_back(items[i]);
@@ -209,9 +211,11 @@ void Linearizer::emit_loop(const UOp* range) {
     Ops op = r->arg_if<ReduceArg>()->op;
     DType dt = r->dtype();
     double identity = op == Ops::MUL ? 1.0 : 0.0;
-    UOpRef init = op == Ops::MAX ? UOp::constant(dt, dt.is_float() ? ConstValue{-std::numeric_limits<double>::infinity()}
-                                                                    : ConstValue{dt.int_min()})
-                                 : UOp::constant(dt, dt.is_float() ? ConstValue{identity} : ConstValue{int64_t(identity)});
+    UOpRef init =
+        op == Ops::MAX
+            ? UOp::constant(dt, dt.is_float() ? ConstValue{-std::numeric_limits<double>::infinity()}
+                                              : ConstValue{dt.int_min()})
+            : UOp::constant(dt, dt.is_float() ? ConstValue{identity} : ConstValue{int64_t(identity)});
     if (dt.is_bool()) init = UOp::constant(dt, op == Ops::MUL);
     emit_node(init.get());
     refs_[r] = builder_.acc(refs_.at(init.get()));
@@ -227,8 +231,9 @@ void Linearizer::emit_loop(const UOp* range) {
       continue;
     }
     auto val = ref(r->src(0));
-    tg_op combine = op == Ops::MAX ? (r->dtype().is_bool() ? TG_OP_OR : TG_OP_MAX) : op == Ops::MUL ? (r->dtype().is_bool() ? TG_OP_AND : TG_OP_MUL)
-                                                     : (r->dtype().is_bool() ? TG_OP_OR : TG_OP_ADD);
+    tg_op combine = op == Ops::MAX   ? (r->dtype().is_bool() ? TG_OP_OR : TG_OP_MAX)
+                    : op == Ops::MUL ? (r->dtype().is_bool() ? TG_OP_AND : TG_OP_MUL)
+                                     : (r->dtype().is_bool() ? TG_OP_OR : TG_OP_ADD);
     auto combined = builder_.alu(combine, acc, val);
     builder_.assign(acc, combined);
   }
@@ -237,8 +242,10 @@ void Linearizer::emit_loop(const UOp* range) {
 
 void Linearizer::emit_block(const UOp* block) {
   for (const Item& item : sorted_items(block)) {
-    if (item.loop) emit_loop(item.loop);
-    else emit_node(item.node);
+    if (item.loop)
+      emit_loop(item.loop);
+    else
+      emit_node(item.node);
   }
 }
 
@@ -251,12 +258,17 @@ void Linearizer::emit_node(const UOp* u) {
   switch (u->op()) {
   case Ops::CONST: {
     auto v = u->const_value();
-    if (u->dtype().is_float()) out = b.const_float(dt, std::get<double>(v));
-    else if (auto* bv = std::get_if<bool>(&v)) out = b.const_int(dt, *bv ? 1 : 0);
-    else out = b.const_int(dt, std::get<int64_t>(v));
+    if (u->dtype().is_float())
+      out = b.const_float(dt, std::get<double>(v));
+    else if (auto* bv = std::get_if<bool>(&v))
+      out = b.const_int(dt, *bv ? 1 : 0);
+    else
+      out = b.const_int(dt, std::get<int64_t>(v));
     break;
   }
-  case Ops::DEFINE_GLOBAL: out = b.global(uint32_t(u->arg_int()), dt); break;
+  case Ops::DEFINE_GLOBAL:
+    out = b.global(uint32_t(u->arg_int()), dt);
+    break;
   case Ops::DEFINE_VAR: {
     const std::string& name = u->var_arg().name;
     auto it = std::find(vars_.begin(), vars_.end(), name);
@@ -269,26 +281,44 @@ void Linearizer::emit_node(const UOp* u) {
     out = b.special(int(a.at(0)), int(a.at(1)));
     break;
   }
-  case Ops::INDEX: out = b.index(src(0), src(1)); break;
-  case Ops::LOAD: out = u->src().size() == 3 ? b.load_gated(src(0), src(1), src(2)) : b.load(src(0)); break;
+  case Ops::INDEX:
+    out = b.index(src(0), src(1));
+    break;
+  case Ops::LOAD:
+    out = u->src().size() == 3 ? b.load_gated(src(0), src(1), src(2)) : b.load(src(0));
+    break;
   case Ops::STORE:
-    if (u->src().size() == 3) b.store_gated(src(0), src(1), src(2));
-    else b.store(src(0), src(1));
+    if (u->src().size() == 3)
+      b.store_gated(src(0), src(1), src(2));
+    else
+      b.store(src(0), src(1));
     refs_[u] = 0;
     return;
   case Ops::REDUCE:
     if (!refs_.count(u)) throw IRError("linearize: REDUCE read before its loop");
     return;
-  case Ops::CAST: out = b.cast(src(0), dt); break;
-  case Ops::BITCAST: out = b.bitcast(src(0), dt); break;
+  case Ops::CAST:
+    out = b.cast(src(0), dt);
+    break;
+  case Ops::BITCAST:
+    out = b.bitcast(src(0), dt);
+    break;
   default: {
     auto abi = to_abi(u->op());
-    if (!abi || !is_alu(u->op())) throw IRError("linearize: no kernel IR for " + std::string(op_name(u->op())));
+    if (!abi || !is_alu(u->op()))
+      throw IRError("linearize: no kernel IR for " + std::string(op_name(u->op())));
     switch (u->src().size()) {
-    case 1: out = b.alu(*abi, src(0)); break;
-    case 2: out = b.alu(*abi, src(0), src(1)); break;
-    case 3: out = b.alu(*abi, src(0), src(1), src(2)); break;
-    default: throw IRError("linearize: bad source count");
+    case 1:
+      out = b.alu(*abi, src(0));
+      break;
+    case 2:
+      out = b.alu(*abi, src(0), src(1));
+      break;
+    case 3:
+      out = b.alu(*abi, src(0), src(1), src(2));
+      break;
+    default:
+      throw IRError("linearize: bad source count");
     }
   }
   }
@@ -308,15 +338,18 @@ LinearKernel Linearizer::run() {
       fused_mul_.insert(u->src(0).get());
   for (const auto& u : order_) {
     if (fused_mul_.count(u.get())) continue;
-    if (u->op() == Ops::RANGE) items_[parent(u.get())].push_back(Item{nullptr, u.get()});
-    else items_[block_of(u.get())].push_back(Item{u.get(), nullptr});
+    if (u->op() == Ops::RANGE)
+      items_[parent(u.get())].push_back(Item{nullptr, u.get()});
+    else
+      items_[block_of(u.get())].push_back(Item{u.get(), nullptr});
   }
   emit_block(nullptr);
   LinearKernel out;
   try {
     out.ir = builder_.serialize();
   } catch (const sdk::IRError& e) {
-    throw IRError(std::string("linearize produced invalid kernel IR: ") + e.what() + "\n" + sdk::to_string(builder_.ir()));
+    throw IRError(std::string("linearize produced invalid kernel IR: ") + e.what() + "\n" +
+                  sdk::to_string(builder_.ir()));
   }
   out.buffer_count = builder_.ir().buffer_count;
   out.text = sdk::to_string(builder_.ir());

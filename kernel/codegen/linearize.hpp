@@ -15,7 +15,7 @@ namespace tg {
 struct LinearKernel {
   std::vector<std::byte> ir; // serialized, validated kernel IR
   uint32_t buffer_count = 0;
-  std::string text;          // tg::sdk::to_string of the program (DEBUG=4)
+  std::string text; // tg::sdk::to_string of the program (DEBUG=4)
 };
 
 LinearKernel linearize(const UOpRef& sink, const std::string& name);

@@ -27,8 +27,10 @@ Shape to_shape(const Dims& d) { return Shape(d.begin(), d.end()); }
 // The view of movement op m's result, given the view st of its source.
 ShapeTracker apply_movement(const ShapeTracker& st, const UOpRef& m) {
   switch (m->op()) {
-  case Ops::RESHAPE: return st.reshape(to_shape(*m->arg_if<std::vector<int64_t>>()));
-  case Ops::EXPAND: return st.expand(to_shape(*m->arg_if<std::vector<int64_t>>()));
+  case Ops::RESHAPE:
+    return st.reshape(to_shape(*m->arg_if<std::vector<int64_t>>()));
+  case Ops::EXPAND:
+    return st.expand(to_shape(*m->arg_if<std::vector<int64_t>>()));
   case Ops::PERMUTE: {
     const auto& a = *m->arg_if<std::vector<int64_t>>();
     return st.permute(std::vector<size_t>(a.begin(), a.end()));
@@ -44,18 +46,32 @@ ShapeTracker apply_movement(const ShapeTracker& st, const UOpRef& m) {
     for (auto f : *m->arg_if<std::vector<int64_t>>()) axes.push_back(f != 0);
     return st.flip(axes);
   }
-  default: throw UOpError("apply_movement: not a movement op: " + std::string(op_name(m->op())));
+  default:
+    throw UOpError("apply_movement: not a movement op: " + std::string(op_name(m->op())));
   }
 }
 
 // Ops with f(0, ..., 0) == 0: a PAD above them needs no explicit where().
 bool pad_safe_op(Ops op) {
   switch (op) {
-  case Ops::ADD: case Ops::SUB: case Ops::MUL: case Ops::NEG: case Ops::MAX: case Ops::CAST:
-  case Ops::MULACC: case Ops::SQRT: case Ops::SIN: case Ops::TRUNC: case Ops::AND: case Ops::OR:
-  case Ops::XOR: case Ops::SHL: case Ops::SHR:
+  case Ops::ADD:
+  case Ops::SUB:
+  case Ops::MUL:
+  case Ops::NEG:
+  case Ops::MAX:
+  case Ops::CAST:
+  case Ops::MULACC:
+  case Ops::SQRT:
+  case Ops::SIN:
+  case Ops::TRUNC:
+  case Ops::AND:
+  case Ops::OR:
+  case Ops::XOR:
+  case Ops::SHL:
+  case Ops::SHR:
     return true;
-  default: return false;
+  default:
+    return false;
   }
 }
 
@@ -237,7 +253,8 @@ UOpRef Lowerer::load(const UOpRef& buffer, const Frame& f) {
   const UOpRef& global = globals_.at(size_t(global_index_.at(buffer.get())));
   UOpRef ptr = UOp::make(Ops::INDEX, global->dtype(), {global, index});
   if (is_true(valid)) return UOp::make(Ops::LOAD, buffer->dtype(), {ptr});
-  UOpRef zero = UOp::constant(buffer->dtype(), buffer->dtype().is_float() ? ConstValue{0.0} : ConstValue{int64_t{0}});
+  UOpRef zero =
+      UOp::constant(buffer->dtype(), buffer->dtype().is_float() ? ConstValue{0.0} : ConstValue{int64_t{0}});
   if (buffer->dtype().is_bool()) zero = UOp::constant(buffer->dtype(), false);
   return UOp::make(Ops::LOAD, buffer->dtype(), {ptr, valid, zero});
 }
@@ -298,7 +315,9 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
   }
   UOpRef result = partials[0];
   for (size_t k = 1; k < partials.size(); ++k)
-    result = op == Ops::MAX ? maximum(result, partials[k]) : op == Ops::MUL ? result * partials[k] : result + partials[k];
+    result = op == Ops::MAX   ? maximum(result, partials[k])
+             : op == Ops::MUL ? result * partials[k]
+                              : result + partials[k];
   if (!is_true(valid)) result = where(valid, result, const_like(result, int64_t{0}));
   return result;
 }
@@ -314,19 +333,32 @@ UOpRef Lowerer::value(const UOpRef& u, const Frame& f) {
 
   UOpRef out;
   switch (u->op()) {
-  case Ops::BUFFER: out = load(u, f); break;
+  case Ops::BUFFER:
+    out = load(u, f);
+    break;
   case Ops::RANGE: { // iota: the element's index along its one dim
     auto [index, valid] = tracker({u->src(1)->arg_int()}, f.mops).to_index(f.idx);
     out = is_true(valid) ? index : where(valid, index, idx_const(0));
     break;
   }
   case Ops::CONST:
-  case Ops::DEFINE_VAR: out = u; break;
-  case Ops::REDUCE_AXIS: out = reduce(u, f); break;
+  case Ops::DEFINE_VAR:
+    out = u;
+    break;
+  case Ops::REDUCE_AXIS:
+    out = reduce(u, f);
+    break;
   case Ops::CONTIGUOUS:
   case Ops::NOOP: // carries a custom gradient; the value is its source's
-  case Ops::DETACH: out = value(u->src(0), f); break;
-  case Ops::RESHAPE: case Ops::PERMUTE: case Ops::EXPAND: case Ops::SHRINK: case Ops::FLIP: case Ops::PAD: {
+  case Ops::DETACH:
+    out = value(u->src(0), f);
+    break;
+  case Ops::RESHAPE:
+  case Ops::PERMUTE:
+  case Ops::EXPAND:
+  case Ops::SHRINK:
+  case Ops::FLIP:
+  case Ops::PAD: {
     Frame below = f;
     below.mops.push_back(u);
     out = value(u->src(0), below);
@@ -393,7 +425,8 @@ LoweredKernel Lowerer::run() {
                            std::vector<int64_t>{TG_SPECIAL_GROUP_ID, 0});
     UOpRef outer_flat = nchunks == 1 ? gid : idiv(gid, idx_const(nchunks));
     UOpRef chunk_id = nchunks == 1 ? idx_const(0) : gid % idx_const(nchunks);
-    std::vector<UOpRef> idx = ndim ? unflatten(outer_flat, Dims(S.begin(), S.end() - 1)) : std::vector<UOpRef>{};
+    std::vector<UOpRef> idx =
+        ndim ? unflatten(outer_flat, Dims(S.begin(), S.end() - 1)) : std::vector<UOpRef>{};
     if (ndim) {
       UOpRef start = chunk_id * idx_const(chunk);
       // the last chunk may be short: end = min(chunk, L - start)
@@ -416,7 +449,10 @@ LoweredKernel Lowerer::run() {
     if (opt) {
       UOpRef first_reduce;
       for (const auto& n : toposort(value_root))
-        if (n->op() == Ops::REDUCE_AXIS) { first_reduce = n; break; }
+        if (n->op() == Ops::REDUCE_AXIS) {
+          first_reduce = n;
+          break;
+        }
       const Dims& in_shape = shapes_(first_reduce->src(0));
       std::vector<Dims> strides;
       leaf_strides(first_reduce->src(0), {}, in_shape, strides);
@@ -432,18 +468,26 @@ LoweredKernel Lowerer::run() {
       for (int64_t d = 0; d < ndim; ++d)
         if (S[size_t(d)] > 1) out_dims.push_back(d);
       for (int64_t d = 0; d < int64_t(in_shape.size()); ++d)
-        if (in_shape[size_t(d)] > 1 && std::find(axes.begin(), axes.end(), d) == axes.end()) in_dims.push_back(d);
+        if (in_shape[size_t(d)] > 1 && std::find(axes.begin(), axes.end(), d) == axes.end())
+          in_dims.push_back(d);
       bool mapped = out_dims.size() == in_dims.size();
       for (size_t i = 0; mapped && i < out_dims.size(); ++i)
         mapped = S[size_t(out_dims[i])] == in_shape[size_t(in_dims[i])];
-      struct Candidate { int64_t dim, reuse; bool contiguous; int64_t best; };
+      struct Candidate {
+        int64_t dim, reuse;
+        bool contiguous;
+        int64_t best;
+      };
       std::vector<Candidate> cands;
       for (size_t i = 0; mapped && i < out_dims.size(); ++i) {
         int64_t reuse = stride_count(in_dims[i], 0);
         bool contiguous = stride_count(in_dims[i], 1) > 0;
         int64_t best = 1; // the largest divisor up to 16 (contiguous lanes) or 8
         for (int64_t u = contiguous ? 16 : 8; u >= 2; --u)
-          if (S[size_t(out_dims[i])] % u == 0) { best = u; break; }
+          if (S[size_t(out_dims[i])] % u == 0) {
+            best = u;
+            break;
+          }
         if (reuse > 0 && best > 1) cands.push_back({out_dims[i], reuse, contiguous, best});
       }
       // Vector-width lanes (8 or 16) first — LLVM's SLP vectorizer turns them into vector FMAs,
@@ -460,7 +504,8 @@ LoweredKernel Lowerer::run() {
       for (const auto& c : cands) {
         if (upcasts.size() == 2) break;
         for (int64_t u = c.best; u >= 2; --u)
-          if (S[size_t(c.dim)] % u == 0 && lanes * u <= 64 && dims_prod(S) / (lanes * u) >= options_.compute_units) {
+          if (S[size_t(c.dim)] % u == 0 && lanes * u <= 64 &&
+              dims_prod(S) / (lanes * u) >= options_.compute_units) {
             upcasts.emplace_back(c.dim, u);
             lanes *= u;
             break;
@@ -495,8 +540,8 @@ LoweredKernel Lowerer::run() {
     k.name = join_dims("r", S) + "_" + std::to_string(reduce_size_);
     std::string up;
     for (auto [d, u] : upcasts) up += (up.empty() ? "" : ",") + std::to_string(d) + ":" + std::to_string(u);
-    k.opts = "upcast=" + (up.empty() ? std::string("none") : up) + " unroll=" + std::to_string(reduce_unroll_) +
-             " groups=" + std::to_string(groups);
+    k.opts = "upcast=" + (up.empty() ? std::string("none") : up) +
+             " unroll=" + std::to_string(reduce_unroll_) + " groups=" + std::to_string(groups);
   }
   if (k.global[0] > options_.max_groups)
     throw UOpError("codegen: " + std::to_string(k.global[0]) + " work groups exceed the device limit " +

@@ -13,19 +13,19 @@ namespace tg {
 
 // What the target device offers and whether to optimize; filled from tg_device_properties.
 struct LowerOptions {
-  bool optimize = true;      // false = NOOPT: one output element per loop step, no upcast/unroll
+  bool optimize = true; // false = NOOPT: one output element per loop step, no upcast/unroll
   uint32_t compute_units = 1;
   uint32_t max_groups = 0x7fffffffu;
 };
 
 struct LoweredKernel {
-  UOpRef sink;  // kernel-level graph, simplified
+  UOpRef sink; // kernel-level graph, simplified
   std::string name;
   std::array<uint32_t, 3> global{1, 1, 1};
   std::array<uint32_t, 3> local{1, 1, 1};
-  int64_t ops = 0;   // estimated arithmetic operations
-  int64_t bytes = 0; // estimated bytes moved (each buffer once)
-  std::string opts;  // the optimizations applied, for DEBUG output
+  int64_t ops = 0;            // estimated arithmetic operations
+  int64_t bytes = 0;          // estimated bytes moved (each buffer once)
+  std::string opts;           // the optimizations applied, for DEBUG output
   uint32_t compile_level = 2; // ABI opt_level: 3 for compute-bound kernels, 2 (fast JIT) otherwise
 };
 

@@ -12,7 +12,7 @@ namespace tg {
 
 struct AluResult {
   ConstValue value;
-  bool overflowed = false;  // an integer result did not fit its dtype and was wrapped
+  bool overflowed = false; // an integer result did not fit its dtype and was wrapped
 };
 
 // Applies op to operands of dtype `in` (comparisons, casts) giving dtype `out`. Returns nullopt where
@@ -26,4 +26,4 @@ double round_to_bfloat16(double x);
 std::uint16_t half_to_bits(double x);
 double half_from_bits(std::uint16_t bits);
 
-}  // namespace tg
+} // namespace tg

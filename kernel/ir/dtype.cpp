@@ -11,8 +11,8 @@ namespace tg {
 namespace {
 
 struct ScalarInfo {
-  const char* name;  // C-style name, as tinygrad prints it
-  const char* attr;  // attribute of tinygrad's `dtypes` namespace, used by repr()
+  const char* name; // C-style name, as tinygrad prints it
+  const char* attr; // attribute of tinygrad's `dtypes` namespace, used by repr()
   int itemsize;
   int priority;
 };
@@ -42,19 +42,32 @@ const ScalarInfo& info(Scalar s) { return kScalars[static_cast<std::size_t>(s)];
 std::vector<Scalar> parents(Scalar s) {
   using S = Scalar;
   switch (s) {
-    case S::Bool: return {S::Int8, S::UInt8};
-    case S::Int8: return {S::Int16};
-    case S::Int16: return {S::Int32};
-    case S::Int32: return {S::Int64};
-    case S::Int64: return {S::Float16, S::BFloat16};
-    case S::UInt8: return {S::Int16, S::UInt16};
-    case S::UInt16: return {S::Int32, S::UInt32};
-    case S::UInt32: return {S::Int64, S::UInt64};
-    case S::UInt64: return {S::Float16, S::BFloat16};
-    case S::Float16: return {S::Float32};
-    case S::BFloat16: return {S::Float32};
-    case S::Float32: return {S::Float64};
-    default: return {};
+  case S::Bool:
+    return {S::Int8, S::UInt8};
+  case S::Int8:
+    return {S::Int16};
+  case S::Int16:
+    return {S::Int32};
+  case S::Int32:
+    return {S::Int64};
+  case S::Int64:
+    return {S::Float16, S::BFloat16};
+  case S::UInt8:
+    return {S::Int16, S::UInt16};
+  case S::UInt16:
+    return {S::Int32, S::UInt32};
+  case S::UInt32:
+    return {S::Int64, S::UInt64};
+  case S::UInt64:
+    return {S::Float16, S::BFloat16};
+  case S::Float16:
+    return {S::Float32};
+  case S::BFloat16:
+    return {S::Float32};
+  case S::Float32:
+    return {S::Float64};
+  default:
+    return {};
   }
 }
 
@@ -65,7 +78,7 @@ std::uint32_t ancestors(Scalar s) {
   return set;
 }
 
-}  // namespace
+} // namespace
 
 int DType::itemsize() const { return info(scalar).itemsize; }
 int DType::priority() const { return info(scalar).priority; }
@@ -141,14 +154,14 @@ DType dtype_from_abi(tg_dtype code) {
 
 std::optional<DType> dtype_from_name(const std::string& name) {
   static const std::vector<std::pair<std::string, DType>> kNames{
-      {"bool", dtypes::bool_},     {"int8", dtypes::int8},       {"char", dtypes::int8},
-      {"uint8", dtypes::uint8},    {"uchar", dtypes::uint8},     {"int16", dtypes::int16},
-      {"short", dtypes::int16},    {"uint16", dtypes::uint16},   {"ushort", dtypes::uint16},
-      {"int32", dtypes::int32},    {"int", dtypes::int32},       {"uint32", dtypes::uint32},
-      {"uint", dtypes::uint32},    {"int64", dtypes::int64},     {"long", dtypes::int64},
-      {"uint64", dtypes::uint64},  {"ulong", dtypes::uint64},    {"float16", dtypes::float16},
-      {"half", dtypes::float16},   {"bfloat16", dtypes::bfloat16}, {"float32", dtypes::float32},
-      {"float", dtypes::float32},  {"float64", dtypes::float64}, {"double", dtypes::float64},
+      {"bool", dtypes::bool_},    {"int8", dtypes::int8},         {"char", dtypes::int8},
+      {"uint8", dtypes::uint8},   {"uchar", dtypes::uint8},       {"int16", dtypes::int16},
+      {"short", dtypes::int16},   {"uint16", dtypes::uint16},     {"ushort", dtypes::uint16},
+      {"int32", dtypes::int32},   {"int", dtypes::int32},         {"uint32", dtypes::uint32},
+      {"uint", dtypes::uint32},   {"int64", dtypes::int64},       {"long", dtypes::int64},
+      {"uint64", dtypes::uint64}, {"ulong", dtypes::uint64},      {"float16", dtypes::float16},
+      {"half", dtypes::float16},  {"bfloat16", dtypes::bfloat16}, {"float32", dtypes::float32},
+      {"float", dtypes::float32}, {"float64", dtypes::float64},   {"double", dtypes::float64},
       {"void", dtypes::void_}};
   for (const auto& [n, dt] : kNames)
     if (n == name) return dt;
@@ -157,4 +170,4 @@ std::optional<DType> dtype_from_name(const std::string& name) {
 
 std::ostream& operator<<(std::ostream& os, DType dt) { return os << dt.repr(); }
 
-}  // namespace tg
+} // namespace tg

@@ -31,9 +31,9 @@ inline constexpr int kScalarCount = TG_DTYPE_COUNT;
 
 struct DType {
   Scalar scalar = Scalar::Void;
-  std::uint16_t count = 1;  // vector lanes (VECTORIZE); 1 = scalar
-  bool ptr = false;         // a pointer to `scalar` elements (DEFINE_GLOBAL/LOCAL, INDEX)
-  bool local = false;       // pointer into work-group local memory
+  std::uint16_t count = 1; // vector lanes (VECTORIZE); 1 = scalar
+  bool ptr = false;        // a pointer to `scalar` elements (DEFINE_GLOBAL/LOCAL, INDEX)
+  bool local = false;      // pointer into work-group local memory
 
   constexpr bool operator==(const DType&) const = default;
 
@@ -49,15 +49,15 @@ struct DType {
            scalar == Scalar::UInt64;
   }
   constexpr bool is_int() const { return !is_bool() && !is_void() && !is_float(); }
-  constexpr DType base() const { return DType{scalar}; }  // scalar element type
+  constexpr DType base() const { return DType{scalar}; } // scalar element type
   constexpr DType vec(std::uint16_t n) const { return DType{scalar, n, false, false}; }
   constexpr DType ptr_to(bool is_local = false) const { return DType{scalar, count, true, is_local}; }
 
-  int itemsize() const;    // bytes of one scalar element (bool = 1, void = 0)
+  int itemsize() const; // bytes of one scalar element (bool = 1, void = 0)
   int bits() const { return itemsize() * 8; }
-  int priority() const;    // tinygrad's ordering used to break ties in promotion
-  std::string name() const;  // "int", "float", "half", "float.vec(4)", "float*" ...
-  std::string repr() const;  // "dtypes.int", "dtypes.float.ptr()" ...
+  int priority() const;     // tinygrad's ordering used to break ties in promotion
+  std::string name() const; // "int", "float", "half", "float.vec(4)", "float*" ...
+  std::string repr() const; // "dtypes.int", "dtypes.float.ptr()" ...
   // Smallest and largest representable value as double (for floats: -inf / +inf).
   double min_value() const;
   double max_value() const;
@@ -85,7 +85,7 @@ inline constexpr DType default_int = int32;
 inline constexpr DType default_float = float32;
 // The dtype index arithmetic uses (tinygrad: dtypes.index lowers to int32).
 inline constexpr DType index = int32;
-}  // namespace dtypes
+} // namespace dtypes
 
 // Least upper bound in tinygrad's promotion lattice (bool < int8/uint8 < ... < float64).
 DType least_upper_dtype(DType a, DType b);
@@ -98,8 +98,8 @@ DType promote_with_weak(DType tensor, WeakScalar scalar);
 
 // ABI mapping. Vector/pointer decorations are carried separately by the ABI (vcount, flags).
 tg_dtype to_abi(DType dt);
-DType dtype_from_abi(tg_dtype code);  // throws DTypeError for an unknown code
-std::optional<DType> dtype_from_name(const std::string& name);  // "float32", "int", "half" ...
-std::ostream& operator<<(std::ostream& os, DType dt);  // repr()
+DType dtype_from_abi(tg_dtype code);                           // throws DTypeError for an unknown code
+std::optional<DType> dtype_from_name(const std::string& name); // "float32", "int", "half" ...
+std::ostream& operator<<(std::ostream& os, DType dt);          // repr()
 
-}  // namespace tg
+} // namespace tg

@@ -7,7 +7,7 @@ namespace tg {
 
 // Root of every error tinygrad.cpp throws; outer rings derive their own (see runtime/errors.hpp).
 class Error : public std::runtime_error {
- public:
+public:
   using std::runtime_error::runtime_error;
 };
 
@@ -35,4 +35,4 @@ struct DTypeError : Error {
   using Error::Error;
 };
 
-}  // namespace tg
+} // namespace tg

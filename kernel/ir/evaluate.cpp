@@ -23,24 +23,33 @@ ConstValue Evaluator::run(const Bindings& b, bool* overflowed) const {
       continue;
     }
     switch (u.op()) {
-      case Ops::CONST: val[i] = u.const_value(); continue;
-      case Ops::DEFINE_VAR: {
-        const VarArg& v = u.var_arg();
-        auto it = b.by_name.find(v.name);
-        if (it == b.by_name.end()) throw EvalError("evaluate: variable '" + v.name + "' is not bound");
-        std::int64_t x = const_as_int(it->second);
-        if (x < v.min || x > v.max)
-          throw EvalError("evaluate: variable '" + v.name + "' = " + std::to_string(x) + " is outside [" +
-                          std::to_string(v.min) + ", " + std::to_string(v.max) + "]");
-        val[i] = normalize_const(u.dtype(), it->second);
-        continue;
-      }
-      case Ops::BIND: val[i] = val[src_index_[i].at(1)]; continue;
-      case Ops::NOOP:
-      case Ops::CONTIGUOUS:
-      case Ops::DETACH: val[i] = val[src_index_[i].at(0)]; continue;
-      case Ops::SINK: val[i] = std::int64_t{0}; continue;
-      default: break;
+    case Ops::CONST:
+      val[i] = u.const_value();
+      continue;
+    case Ops::DEFINE_VAR: {
+      const VarArg& v = u.var_arg();
+      auto it = b.by_name.find(v.name);
+      if (it == b.by_name.end()) throw EvalError("evaluate: variable '" + v.name + "' is not bound");
+      std::int64_t x = const_as_int(it->second);
+      if (x < v.min || x > v.max)
+        throw EvalError("evaluate: variable '" + v.name + "' = " + std::to_string(x) + " is outside [" +
+                        std::to_string(v.min) + ", " + std::to_string(v.max) + "]");
+      val[i] = normalize_const(u.dtype(), it->second);
+      continue;
+    }
+    case Ops::BIND:
+      val[i] = val[src_index_[i].at(1)];
+      continue;
+    case Ops::NOOP:
+    case Ops::CONTIGUOUS:
+    case Ops::DETACH:
+      val[i] = val[src_index_[i].at(0)];
+      continue;
+    case Ops::SINK:
+      val[i] = std::int64_t{0};
+      continue;
+    default:
+      break;
     }
     if (!is_alu(u.op()) && u.op() != Ops::CAST && u.op() != Ops::BITCAST)
       throw EvalError("evaluate: cannot compute " + std::string(op_name(u.op())) + " (bind it by node)");
@@ -48,7 +57,8 @@ ConstValue Evaluator::run(const Bindings& b, bool* overflowed) const {
     for (auto s : src_index_[i]) args.push_back(val[s]);
     DType in = u.op() == Ops::WHERE ? u.src(1)->dtype() : u.src(0)->dtype();
     auto r = exec_alu(u.op(), u.dtype(), in, args);
-    if (!r) throw EvalError("evaluate: " + std::string(op_name(u.op())) + " is undefined here: " + u.render());
+    if (!r)
+      throw EvalError("evaluate: " + std::string(op_name(u.op())) + " is undefined here: " + u.render());
     any_overflow |= r->overflowed;
     val[i] = r->value;
   }
@@ -56,4 +66,4 @@ ConstValue Evaluator::run(const Bindings& b, bool* overflowed) const {
   return val.back();
 }
 
-}  // namespace tg
+} // namespace tg

@@ -11,8 +11,8 @@
 namespace tg {
 
 struct Bindings {
-  std::unordered_map<std::string, ConstValue> by_name;  // DEFINE_VAR values, by variable name
-  std::unordered_map<const UOp*, ConstValue> by_node;   // any node: RANGE, SPECIAL, LOAD ...
+  std::unordered_map<std::string, ConstValue> by_name; // DEFINE_VAR values, by variable name
+  std::unordered_map<const UOp*, ConstValue> by_node;  // any node: RANGE, SPECIAL, LOAD ...
   Bindings& set(const std::string& name, ConstValue v) {
     by_name[name] = v;
     return *this;
@@ -25,14 +25,14 @@ struct Bindings {
 
 // Compiles the expression once (topological order) and evaluates it for many bindings.
 class Evaluator {
- public:
+public:
   explicit Evaluator(UOpRef root);
   // Throws EvalError for an unbound or out-of-bounds variable, division by zero, or an op it
   // cannot compute. *overflowed (if given) reports whether any integer op wrapped.
   ConstValue run(const Bindings& b, bool* overflowed = nullptr) const;
   const UOpRef& root() const { return root_; }
 
- private:
+private:
   UOpRef root_;
   std::vector<UOpRef> order_;
   std::vector<std::vector<std::uint32_t>> src_index_;
@@ -42,4 +42,4 @@ inline ConstValue evaluate(const UOpRef& root, const Bindings& b, bool* overflow
   return Evaluator(root).run(b, overflowed);
 }
 
-}  // namespace tg
+} // namespace tg

@@ -6,14 +6,22 @@ namespace tg {
 
 std::string_view category_name(OpCategory c) {
   switch (c) {
-    case OpCategory::Unary: return "unary";
-    case OpCategory::Binary: return "binary";
-    case OpCategory::Ternary: return "ternary";
-    case OpCategory::Reduce: return "reduce";
-    case OpCategory::Movement: return "movement";
-    case OpCategory::Buffer: return "buffer";
-    case OpCategory::Control: return "control";
-    case OpCategory::Meta: return "meta";
+  case OpCategory::Unary:
+    return "unary";
+  case OpCategory::Binary:
+    return "binary";
+  case OpCategory::Ternary:
+    return "ternary";
+  case OpCategory::Reduce:
+    return "reduce";
+  case OpCategory::Movement:
+    return "movement";
+  case OpCategory::Buffer:
+    return "buffer";
+  case OpCategory::Control:
+    return "control";
+  case OpCategory::Meta:
+    return "meta";
   }
   return "?";
 }
@@ -34,4 +42,4 @@ std::optional<Ops> op_from_name(std::string_view name) {
 
 std::ostream& operator<<(std::ostream& os, Ops op) { return os << "Ops." << op_name(op); }
 
-}  // namespace tg
+} // namespace tg

@@ -14,90 +14,90 @@ namespace tg {
 enum class OpCategory : std::uint8_t { Unary, Binary, Ternary, Reduce, Movement, Buffer, Control, Meta };
 
 // Trait bits.
-inline constexpr unsigned kOpAlu = 1u << 0;          // elementwise math (GroupOp.ALU)
-inline constexpr unsigned kOpCommutative = 1u << 1;  // f(a,b) == f(b,a)
-inline constexpr unsigned kOpAssociative = 1u << 2;  // f(f(a,b),c) == f(a,f(b,c))
-inline constexpr unsigned kOpComparison = 1u << 3;   // result is bool
-inline constexpr unsigned kOpIdempotent = 1u << 4;   // f(a,a) == a
-inline constexpr unsigned kOpIntOnly = 1u << 5;      // defined on integers (and bool) only
-inline constexpr unsigned kOpFloatOnly = 1u << 6;    // transcendental / float division
+inline constexpr unsigned kOpAlu = 1u << 0;         // elementwise math (GroupOp.ALU)
+inline constexpr unsigned kOpCommutative = 1u << 1; // f(a,b) == f(b,a)
+inline constexpr unsigned kOpAssociative = 1u << 2; // f(f(a,b),c) == f(a,f(b,c))
+inline constexpr unsigned kOpComparison = 1u << 3;  // result is bool
+inline constexpr unsigned kOpIdempotent = 1u << 4;  // f(a,a) == a
+inline constexpr unsigned kOpIntOnly = 1u << 5;     // defined on integers (and bool) only
+inline constexpr unsigned kOpFloatOnly = 1u << 6;   // transcendental / float division
 
 inline constexpr int kAnyArity = -1;
 inline constexpr tg_op kNoAbiOp = 0;
 
 // X(NAME, category, arity, traits, ABI code)
-#define TG_OPS(X)                                                                          \
-  /* meta: graph structure, no computation */                                              \
-  X(NOOP, Meta, kAnyArity, 0, kNoAbiOp)                                                    \
-  X(SINK, Meta, kAnyArity, 0, kNoAbiOp)                                                    \
-  X(UNIQUE, Meta, 0, 0, kNoAbiOp)                                                          \
-  X(DEVICE, Meta, 0, 0, kNoAbiOp)                                                          \
-  X(VIEW, Meta, kAnyArity, 0, kNoAbiOp)                                                    \
-  X(CONTIGUOUS, Meta, 1, 0, kNoAbiOp)                                                      \
-  X(DETACH, Meta, 1, 0, kNoAbiOp)                                                          \
-  X(COPY, Meta, kAnyArity, 0, kNoAbiOp)                                                    \
-  X(BIND, Meta, 2, 0, kNoAbiOp)                                                            \
-  X(KERNEL, Meta, kAnyArity, 0, kNoAbiOp)                                                  \
-  X(VECTORIZE, Meta, kAnyArity, 0, TG_OP_VECTORIZE)                                        \
-  X(GEP, Meta, 1, 0, TG_OP_GEP)                                                            \
-  /* buffers, definitions and memory */                                                    \
-  X(BUFFER, Buffer, kAnyArity, 0, kNoAbiOp)                                                \
-  X(BUFFER_VIEW, Buffer, 1, 0, kNoAbiOp)                                                   \
-  X(CONST, Buffer, 0, 0, TG_OP_CONST)                                                      \
-  X(DEFINE_GLOBAL, Buffer, 0, 0, TG_OP_DEFINE_GLOBAL)                                      \
-  X(DEFINE_VAR, Buffer, 0, 0, TG_OP_DEFINE_VAR)                                            \
-  X(DEFINE_LOCAL, Buffer, 0, 0, TG_OP_DEFINE_LOCAL)                                        \
-  X(DEFINE_REG, Buffer, kAnyArity, 0, TG_OP_DEFINE_ACC)                                    \
-  X(INDEX, Buffer, kAnyArity, 0, TG_OP_INDEX)                                              \
-  X(LOAD, Buffer, kAnyArity, 0, TG_OP_LOAD)                                                \
-  X(STORE, Buffer, kAnyArity, 0, TG_OP_STORE)                                              \
-  X(ASSIGN, Buffer, 2, 0, TG_OP_ASSIGN)                                                    \
-  /* control flow */                                                                       \
-  X(SPECIAL, Control, 1, 0, TG_OP_SPECIAL)                                                 \
-  X(RANGE, Control, 2, 0, TG_OP_RANGE)                                                     \
-  X(ENDRANGE, Control, kAnyArity, 0, TG_OP_ENDRANGE)                                       \
-  X(IF, Control, kAnyArity, 0, TG_OP_IF)                                                   \
-  X(ENDIF, Control, kAnyArity, 0, TG_OP_ENDIF)                                             \
-  X(BARRIER, Control, kAnyArity, 0, TG_OP_BARRIER)                                         \
-  /* unary */                                                                              \
-  X(CAST, Unary, 1, 0, TG_OP_CAST)                                                         \
-  X(BITCAST, Unary, 1, 0, TG_OP_BITCAST)                                                   \
-  X(NEG, Unary, 1, kOpAlu, TG_OP_NEG)                                                      \
-  X(RECIP, Unary, 1, kOpAlu | kOpFloatOnly, TG_OP_RECIP)                                   \
-  X(SQRT, Unary, 1, kOpAlu | kOpFloatOnly, TG_OP_SQRT)                                     \
-  X(EXP2, Unary, 1, kOpAlu | kOpFloatOnly, TG_OP_EXP2)                                     \
-  X(LOG2, Unary, 1, kOpAlu | kOpFloatOnly, TG_OP_LOG2)                                     \
-  X(SIN, Unary, 1, kOpAlu | kOpFloatOnly, TG_OP_SIN)                                       \
-  X(TRUNC, Unary, 1, kOpAlu, TG_OP_TRUNC)                                                  \
-  /* binary */                                                                             \
-  X(ADD, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative, TG_OP_ADD)                   \
-  X(SUB, Binary, 2, kOpAlu, TG_OP_SUB)                                                     \
-  X(MUL, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative, TG_OP_MUL)                   \
-  X(IDIV, Binary, 2, kOpAlu | kOpIntOnly, TG_OP_IDIV)                                      \
-  X(FDIV, Binary, 2, kOpAlu | kOpFloatOnly, TG_OP_FDIV)                                    \
-  X(MOD, Binary, 2, kOpAlu | kOpIntOnly, TG_OP_MOD)                                        \
-  X(MAX, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative | kOpIdempotent, TG_OP_MAX)   \
-  X(CMPLT, Binary, 2, kOpAlu | kOpComparison, TG_OP_CMPLT)                                 \
-  X(CMPNE, Binary, 2, kOpAlu | kOpComparison | kOpCommutative, TG_OP_CMPNE)                \
-  X(CMPEQ, Binary, 2, kOpAlu | kOpComparison | kOpCommutative, TG_OP_CMPEQ)                \
-  X(AND, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative | kOpIdempotent | kOpIntOnly, TG_OP_AND) \
-  X(OR, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative | kOpIdempotent | kOpIntOnly, TG_OP_OR)   \
-  X(XOR, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative | kOpIntOnly, TG_OP_XOR)      \
-  X(SHL, Binary, 2, kOpAlu | kOpIntOnly, TG_OP_SHL)                                        \
-  X(SHR, Binary, 2, kOpAlu | kOpIntOnly, TG_OP_SHR)                                        \
-  /* ternary */                                                                            \
-  X(WHERE, Ternary, 3, kOpAlu, TG_OP_WHERE)                                                \
-  X(MULACC, Ternary, 3, kOpAlu, TG_OP_MULACC)                                              \
-  /* reduce: REDUCE_AXIS carries a ReduceArg (ADD = sum, MAX = max) over tensor axes; */   \
-  /* REDUCE is the lowered form over RANGE sources */                                      \
-  X(REDUCE_AXIS, Reduce, 1, 0, kNoAbiOp)                                                   \
-  X(REDUCE, Reduce, kAnyArity, 0, kNoAbiOp)                                                \
-  /* movement (zero-copy on ShapeTracker) */                                               \
-  X(RESHAPE, Movement, 1, 0, kNoAbiOp)                                                     \
-  X(PERMUTE, Movement, 1, 0, kNoAbiOp)                                                     \
-  X(EXPAND, Movement, 1, 0, kNoAbiOp)                                                      \
-  X(PAD, Movement, 1, 0, kNoAbiOp)                                                         \
-  X(SHRINK, Movement, 1, 0, kNoAbiOp)                                                      \
+#define TG_OPS(X)                                                                                            \
+  /* meta: graph structure, no computation */                                                                \
+  X(NOOP, Meta, kAnyArity, 0, kNoAbiOp)                                                                      \
+  X(SINK, Meta, kAnyArity, 0, kNoAbiOp)                                                                      \
+  X(UNIQUE, Meta, 0, 0, kNoAbiOp)                                                                            \
+  X(DEVICE, Meta, 0, 0, kNoAbiOp)                                                                            \
+  X(VIEW, Meta, kAnyArity, 0, kNoAbiOp)                                                                      \
+  X(CONTIGUOUS, Meta, 1, 0, kNoAbiOp)                                                                        \
+  X(DETACH, Meta, 1, 0, kNoAbiOp)                                                                            \
+  X(COPY, Meta, kAnyArity, 0, kNoAbiOp)                                                                      \
+  X(BIND, Meta, 2, 0, kNoAbiOp)                                                                              \
+  X(KERNEL, Meta, kAnyArity, 0, kNoAbiOp)                                                                    \
+  X(VECTORIZE, Meta, kAnyArity, 0, TG_OP_VECTORIZE)                                                          \
+  X(GEP, Meta, 1, 0, TG_OP_GEP)                                                                              \
+  /* buffers, definitions and memory */                                                                      \
+  X(BUFFER, Buffer, kAnyArity, 0, kNoAbiOp)                                                                  \
+  X(BUFFER_VIEW, Buffer, 1, 0, kNoAbiOp)                                                                     \
+  X(CONST, Buffer, 0, 0, TG_OP_CONST)                                                                        \
+  X(DEFINE_GLOBAL, Buffer, 0, 0, TG_OP_DEFINE_GLOBAL)                                                        \
+  X(DEFINE_VAR, Buffer, 0, 0, TG_OP_DEFINE_VAR)                                                              \
+  X(DEFINE_LOCAL, Buffer, 0, 0, TG_OP_DEFINE_LOCAL)                                                          \
+  X(DEFINE_REG, Buffer, kAnyArity, 0, TG_OP_DEFINE_ACC)                                                      \
+  X(INDEX, Buffer, kAnyArity, 0, TG_OP_INDEX)                                                                \
+  X(LOAD, Buffer, kAnyArity, 0, TG_OP_LOAD)                                                                  \
+  X(STORE, Buffer, kAnyArity, 0, TG_OP_STORE)                                                                \
+  X(ASSIGN, Buffer, 2, 0, TG_OP_ASSIGN)                                                                      \
+  /* control flow */                                                                                         \
+  X(SPECIAL, Control, 1, 0, TG_OP_SPECIAL)                                                                   \
+  X(RANGE, Control, 2, 0, TG_OP_RANGE)                                                                       \
+  X(ENDRANGE, Control, kAnyArity, 0, TG_OP_ENDRANGE)                                                         \
+  X(IF, Control, kAnyArity, 0, TG_OP_IF)                                                                     \
+  X(ENDIF, Control, kAnyArity, 0, TG_OP_ENDIF)                                                               \
+  X(BARRIER, Control, kAnyArity, 0, TG_OP_BARRIER)                                                           \
+  /* unary */                                                                                                \
+  X(CAST, Unary, 1, 0, TG_OP_CAST)                                                                           \
+  X(BITCAST, Unary, 1, 0, TG_OP_BITCAST)                                                                     \
+  X(NEG, Unary, 1, kOpAlu, TG_OP_NEG)                                                                        \
+  X(RECIP, Unary, 1, kOpAlu | kOpFloatOnly, TG_OP_RECIP)                                                     \
+  X(SQRT, Unary, 1, kOpAlu | kOpFloatOnly, TG_OP_SQRT)                                                       \
+  X(EXP2, Unary, 1, kOpAlu | kOpFloatOnly, TG_OP_EXP2)                                                       \
+  X(LOG2, Unary, 1, kOpAlu | kOpFloatOnly, TG_OP_LOG2)                                                       \
+  X(SIN, Unary, 1, kOpAlu | kOpFloatOnly, TG_OP_SIN)                                                         \
+  X(TRUNC, Unary, 1, kOpAlu, TG_OP_TRUNC)                                                                    \
+  /* binary */                                                                                               \
+  X(ADD, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative, TG_OP_ADD)                                     \
+  X(SUB, Binary, 2, kOpAlu, TG_OP_SUB)                                                                       \
+  X(MUL, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative, TG_OP_MUL)                                     \
+  X(IDIV, Binary, 2, kOpAlu | kOpIntOnly, TG_OP_IDIV)                                                        \
+  X(FDIV, Binary, 2, kOpAlu | kOpFloatOnly, TG_OP_FDIV)                                                      \
+  X(MOD, Binary, 2, kOpAlu | kOpIntOnly, TG_OP_MOD)                                                          \
+  X(MAX, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative | kOpIdempotent, TG_OP_MAX)                     \
+  X(CMPLT, Binary, 2, kOpAlu | kOpComparison, TG_OP_CMPLT)                                                   \
+  X(CMPNE, Binary, 2, kOpAlu | kOpComparison | kOpCommutative, TG_OP_CMPNE)                                  \
+  X(CMPEQ, Binary, 2, kOpAlu | kOpComparison | kOpCommutative, TG_OP_CMPEQ)                                  \
+  X(AND, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative | kOpIdempotent | kOpIntOnly, TG_OP_AND)        \
+  X(OR, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative | kOpIdempotent | kOpIntOnly, TG_OP_OR)          \
+  X(XOR, Binary, 2, kOpAlu | kOpCommutative | kOpAssociative | kOpIntOnly, TG_OP_XOR)                        \
+  X(SHL, Binary, 2, kOpAlu | kOpIntOnly, TG_OP_SHL)                                                          \
+  X(SHR, Binary, 2, kOpAlu | kOpIntOnly, TG_OP_SHR)                                                          \
+  /* ternary */                                                                                              \
+  X(WHERE, Ternary, 3, kOpAlu, TG_OP_WHERE)                                                                  \
+  X(MULACC, Ternary, 3, kOpAlu, TG_OP_MULACC)                                                                \
+  /* reduce: REDUCE_AXIS carries a ReduceArg (ADD = sum, MAX = max) over tensor axes; */                     \
+  /* REDUCE is the lowered form over RANGE sources */                                                        \
+  X(REDUCE_AXIS, Reduce, 1, 0, kNoAbiOp)                                                                     \
+  X(REDUCE, Reduce, kAnyArity, 0, kNoAbiOp)                                                                  \
+  /* movement (zero-copy on ShapeTracker) */                                                                 \
+  X(RESHAPE, Movement, 1, 0, kNoAbiOp)                                                                       \
+  X(PERMUTE, Movement, 1, 0, kNoAbiOp)                                                                       \
+  X(EXPAND, Movement, 1, 0, kNoAbiOp)                                                                        \
+  X(PAD, Movement, 1, 0, kNoAbiOp)                                                                           \
+  X(SHRINK, Movement, 1, 0, kNoAbiOp)                                                                        \
   X(FLIP, Movement, 1, 0, kNoAbiOp)
 
 enum class Ops : std::uint8_t {
@@ -109,9 +109,9 @@ enum class Ops : std::uint8_t {
 struct OpInfo {
   std::string_view name;
   OpCategory category;
-  int arity;  // kAnyArity for variadic ops
+  int arity; // kAnyArity for variadic ops
   unsigned traits;
-  tg_op abi;  // kNoAbiOp when the op never crosses the ABI
+  tg_op abi; // kNoAbiOp when the op never crosses the ABI
 };
 
 inline constexpr std::array kOpTable{
@@ -139,6 +139,6 @@ constexpr std::optional<tg_op> to_abi(Ops op) {
 }
 std::optional<Ops> op_from_abi(tg_op code);
 std::optional<Ops> op_from_name(std::string_view name);
-std::ostream& operator<<(std::ostream& os, Ops op);  // "Ops.ADD"
+std::ostream& operator<<(std::ostream& os, Ops op); // "Ops.ADD"
 
-}  // namespace tg
+} // namespace tg

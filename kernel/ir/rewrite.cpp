@@ -12,7 +12,7 @@ std::string short_render(const UOpRef& u) {
   return std::string(op_name(u->op())) + " " + s;
 }
 
-}  // namespace
+} // namespace
 
 PatternMatcher::PatternMatcher(std::vector<Rule> rules) : rules_(std::move(rules)) { index(); }
 
@@ -52,13 +52,13 @@ UOpRef PatternMatcher::rewrite(const UOpRef& u, void* ctx) const {
 UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, RewriteOrder order,
                      std::size_t max_steps) {
   struct Frame {
-    UOpRef n;      // the node whose result we are computing
-    int stage;     // 0: visit, 1: sources done, 2: link n to new_n's result
-    UOpRef new_n;  // n after top-down rewriting / with new sources
+    UOpRef n;     // the node whose result we are computing
+    int stage;    // 0: visit, 1: sources done, 2: link n to new_n's result
+    UOpRef new_n; // n after top-down rewriting / with new sources
   };
   // Keyed by raw pointer; the stored key holder keeps the address from being reused.
   std::unordered_map<const UOp*, std::pair<UOpRef, UOpRef>> replace;
-  std::unordered_set<const UOp*> open;  // visited, result pending: the current path of the walk
+  std::unordered_set<const UOp*> open; // visited, result pending: the current path of the walk
   std::size_t steps = 0;
   auto count_step = [&](const UOpRef& from, const UOpRef& to) {
     if (++steps > max_steps)
@@ -127,4 +127,4 @@ UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, Re
   return replace.at(root.get()).second;
 }
 
-}  // namespace tg
+} // namespace tg

@@ -48,7 +48,7 @@ struct Sum {
   i128 constant = 0;
   std::size_t const_leaves = 0;
 };
-constexpr std::size_t kMaxTerms = 64;  // bounds the work per node on long sum chains
+constexpr std::size_t kMaxTerms = 64; // bounds the work per node on long sum chains
 
 bool flatten(const UOpRef& x, Sum& s) {
   if (x->op() == Ops::ADD) return flatten(x->src(0), s) && flatten(x->src(1), s);
@@ -160,8 +160,9 @@ std::vector<Rule> simple_rules() {
   r.push_back({UPat(alu_ops() | op_set({Ops::CAST, Ops::BITCAST}), "u").src_repeat(UPat::cvar()),
                [](const Captures& c) { return fold_alu_consts(c["u"]); }, "fold constants"});
   // a value range of one point is that constant
-  r.push_back({UPat(alu_ops(), "u").where([](const UOpRef& u) { return bounded(u) && u->vmin() == u->vmax(); }),
-               [](const Captures& c) { return cnst(c["u"], c["u"]->vmin()); }, "range is a point"});
+  r.push_back(
+      {UPat(alu_ops(), "u").where([](const UOpRef& u) { return bounded(u) && u->vmin() == u->vmax(); }),
+       [](const Captures& c) { return cnst(c["u"], c["u"]->vmin()); }, "range is a point"});
   // identities valid for every dtype
   r.push_back({var("x") + zero(), [](const Captures& c) { return c["x"]; }, "x+0"});
   r.push_back({var("x") - zero(), [](const Captures& c) { return c["x"]; }, "x-0"});
@@ -171,7 +172,8 @@ std::vector<Rule> simple_rules() {
   r.push_back({where(cvar("c"), var("a"), var("b")),
                [](const Captures& c) { return cval(c["c"]) ? c["a"] : c["b"]; }, "where(const,a,b)"});
   r.push_back({UPat::op(Ops::CAST, "u").src({var("x")}),
-               [](const Captures& c) { return c["x"]->dtype() == c["u"]->dtype() ? c["x"] : nullptr; }, "cast to same"});
+               [](const Captures& c) { return c["x"]->dtype() == c["u"]->dtype() ? c["x"] : nullptr; },
+               "cast to same"});
   // identities valid for ints (and bool): floats have NaN/inf and signed zeros
   auto I = [](UPat p) { return p.where([](const UOpRef& u) { return bounded(u) || int_scalar(u); }); };
   r.push_back({I(var("x") * zero().named("z")), [](const Captures& c) { return c["z"]; }, "x*0"});
@@ -181,9 +183,12 @@ std::vector<Rule> simple_rules() {
   r.push_back({maximum(var("x"), var("x")), [](const Captures& c) { return c["x"]; }, "max(x,x)"});
   r.push_back({alu(Ops::AND, {var("x"), var("x")}), [](const Captures& c) { return c["x"]; }, "x&x"});
   r.push_back({alu(Ops::OR, {var("x"), var("x")}), [](const Captures& c) { return c["x"]; }, "x|x"});
-  r.push_back({alu(Ops::XOR, {var("x"), var("x")}), [](const Captures& c) { return cnst(c["x"], 0); }, "x^x"});
-  r.push_back({I(lt(var("x"), var("x")).named("u")), [](const Captures& c) { return cnst(c["u"], 0); }, "x<x"});
-  r.push_back({I(ne(var("x"), var("x")).named("u")), [](const Captures& c) { return cnst(c["u"], 0); }, "x!=x"});
+  r.push_back(
+      {alu(Ops::XOR, {var("x"), var("x")}), [](const Captures& c) { return cnst(c["x"], 0); }, "x^x"});
+  r.push_back(
+      {I(lt(var("x"), var("x")).named("u")), [](const Captures& c) { return cnst(c["u"], 0); }, "x<x"});
+  r.push_back(
+      {I(ne(var("x"), var("x")).named("u")), [](const Captures& c) { return cnst(c["u"], 0); }, "x!=x"});
   // boolean and/or with a constant
   auto B = [](UPat p) { return p.dtype(dtypes::bool_); };
   r.push_back({alu(Ops::AND, {B(var("x")), B(cvar("c"))}),
@@ -202,17 +207,19 @@ std::vector<Rule> index_rules() {
                [](const Captures& c) { return c["x"]->is_const() ? nullptr : c["x"] + c["c"]; }, "c+x"});
   r.push_back({S(UPat::op(Ops::MUL, "u").src({cvar("c"), var("x")})),
                [](const Captures& c) { return c["x"]->is_const() ? nullptr : c["x"] * c["c"]; }, "c*x"});
-  r.push_back({S(var("x") - var("y")), [](const Captures& c) { return c["x"] + c["y"] * cnst(c["y"], -1); }, "x-y"});
-  r.push_back({S(UPat::op(Ops::NEG).src({var("x")})), [](const Captures& c) { return c["x"] * cnst(c["x"], -1); },
-               "-x"});
+  r.push_back(
+      {S(var("x") - var("y")), [](const Captures& c) { return c["x"] + c["y"] * cnst(c["y"], -1); }, "x-y"});
+  r.push_back({S(UPat::op(Ops::NEG).src({var("x")})),
+               [](const Captures& c) { return c["x"] * cnst(c["x"], -1); }, "-x"});
   // combining constants and like terms
   r.push_back({S(UPat::op(Ops::MUL).src({UPat::op(Ops::MUL).src({var("x"), cvar("c1")}), cvar("c2")})),
                [](const Captures& c) { return c["x"] * (c["c1"] * c["c2"]); }, "(x*c1)*c2"});
   r.push_back({S(UPat::op(Ops::MUL).src({UPat::op(Ops::ADD).src({var("x"), var("y")}), cvar("c")})),
                [](const Captures& c) { return c["x"] * c["c"] + c["y"] * c["c"]; }, "(x+y)*c"});
-  r.push_back({S(UPat::op(Ops::ADD, "u")), [](const Captures& c) { return combine_terms(c["u"]); }, "combine terms"});
-  r.push_back({S(UPat::op(Ops::ADD).src_any_order({UPat::op(Ops::MUL).src({idiv(var("x"), cvar("c")), cvar("c")}),
-                                                   var("x") % cvar("c")})),
+  r.push_back(
+      {S(UPat::op(Ops::ADD, "u")), [](const Captures& c) { return combine_terms(c["u"]); }, "combine terms"});
+  r.push_back({S(UPat::op(Ops::ADD).src_any_order(
+                   {UPat::op(Ops::MUL).src({idiv(var("x"), cvar("c")), cvar("c")}), var("x") % cvar("c")})),
                [](const Captures& c) { return c["x"]; }, "(x//c)*c + x%c"});
   // division and modulo by constants
   r.push_back({S(idiv(var("x"), cvar("c"))),
@@ -252,8 +259,8 @@ std::vector<Rule> index_rules() {
                  return fold_divmod(x, c["c"], true);
                },
                "x%c"});
-  r.push_back({S(idiv(var("x"), cvar("c"))), [](const Captures& c) { return fold_divmod(c["x"], c["c"], false); },
-               "x//c"});
+  r.push_back({S(idiv(var("x"), cvar("c"))),
+               [](const Captures& c) { return fold_divmod(c["x"], c["c"], false); }, "x//c"});
   // comparisons against constants
   r.push_back({lt(S(var("x")) + cvar("c1"), cvar("c2")),
                [](const Captures& c) {
@@ -266,14 +273,14 @@ std::vector<Rule> index_rules() {
                [](const Captures& c) {
                  i128 m = cval(c["c1"]);
                  if (m <= 0) return UOpRef{};
-                 return lt(c["x"], cnst(c["x"], -floordiv(-cval(c["c2"]), m)));  // x*m < k <=> x < ceil(k/m)
+                 return lt(c["x"], cnst(c["x"], -floordiv(-cval(c["c2"]), m))); // x*m < k <=> x < ceil(k/m)
                },
                "x*c1<c2"});
   r.push_back({lt(idiv(S(var("x")), cvar("c1")), cvar("c2")),
                [](const Captures& c) {
                  i128 d = cval(c["c1"]), k = cval(c["c2"]);
                  if (d <= 0 || c["x"]->vmin() < 0 || !fits(c["x"]->dtype(), k * d)) return UOpRef{};
-                 return lt(c["x"], cnst(c["x"], k * d));  // floor(x/d) < k <=> x < k*d
+                 return lt(c["x"], cnst(c["x"], k * d)); // floor(x/d) < k <=> x < k*d
                },
                "x//c1<c2"});
   // max by ranges
@@ -289,7 +296,7 @@ std::vector<Rule> index_rules() {
   return r;
 }
 
-}  // namespace
+} // namespace
 
 const PatternMatcher& symbolic_simple() {
   static const PatternMatcher pm(simple_rules());
@@ -310,4 +317,4 @@ UOpRef simplify(const UOpRef& u) { return graph_rewrite(u, symbolic()); }
 
 UOpRef index_const(std::int64_t v) { return UOp::constant(dtypes::index, v); }
 
-}  // namespace tg
+} // namespace tg

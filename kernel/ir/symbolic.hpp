@@ -22,4 +22,4 @@ UOpRef simplify(const UOpRef& u);
 // (C truncation equals floor when the dividend is non-negative, as indices are).
 UOpRef index_const(std::int64_t v);
 
-}  // namespace tg
+} // namespace tg

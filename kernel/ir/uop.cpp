@@ -49,7 +49,7 @@ struct InternTable {
 };
 
 InternTable& table() {
-  static auto* t = new InternTable;  // never destroyed: nodes may outlive static destruction order
+  static auto* t = new InternTable; // never destroyed: nodes may outlive static destruction order
   return *t;
 }
 
@@ -70,98 +70,104 @@ Bounds compute_bounds(Ops op, DType dt, const std::vector<UOpRef>& s, const Arg&
   if (dt.is_float() || dt.is_void() || dt.ptr || dt.count > 1) return full(dt);
   auto n = s.size();
   switch (op) {
-    case Ops::CONST: {
-      if (auto* b = std::get_if<bool>(&arg)) return {*b ? 1 : 0, *b ? 1 : 0};
-      if (auto* i = std::get_if<std::int64_t>(&arg)) {
-        if (dt.scalar == Scalar::UInt64 && *i < 0) return full(dt);
-        return {*i, *i};
-      }
-      return full(dt);
+  case Ops::CONST: {
+    if (auto* b = std::get_if<bool>(&arg)) return {*b ? 1 : 0, *b ? 1 : 0};
+    if (auto* i = std::get_if<std::int64_t>(&arg)) {
+      if (dt.scalar == Scalar::UInt64 && *i < 0) return full(dt);
+      return {*i, *i};
     }
-    case Ops::DEFINE_VAR:
-      if (auto* v = std::get_if<VarArg>(&arg)) return {v->min, v->max};
-      return full(dt);
-    case Ops::RANGE:
-      if (n == 2) return {s[0]->vmin(), std::max<i128>(s[0]->vmin(), i128{s[1]->vmax()} - 1)};
-      return full(dt);
-    case Ops::SPECIAL:
-      if (n == 1) return {0, std::max<i128>(0, i128{s[0]->vmax()} - 1)};
-      return full(dt);
-    case Ops::BIND:
-      return n >= 1 ? of(s[0]) : full(dt);
-    case Ops::CAST: {
-      if (n != 1 || s[0]->dtype().is_float()) return full(dt);
-      return of(s[0]);  // clamped to dt's range below
-    }
-    case Ops::NEG:
-      if (n != 1 || dt.is_bool()) return full(dt);
-      return {-i128{s[0]->vmax()}, -i128{s[0]->vmin()}};
-    case Ops::TRUNC: return n == 1 ? of(s[0]) : full(dt);
-    case Ops::WHERE: {
-      if (n != 3) return full(dt);
-      if (s[0]->vmin() == 1) return of(s[1]);
-      if (s[0]->vmax() == 0) return of(s[2]);
-      return {std::min(s[1]->vmin(), s[2]->vmin()), std::max(s[1]->vmax(), s[2]->vmax())};
-    }
-    default: break;
+    return full(dt);
+  }
+  case Ops::DEFINE_VAR:
+    if (auto* v = std::get_if<VarArg>(&arg)) return {v->min, v->max};
+    return full(dt);
+  case Ops::RANGE:
+    if (n == 2) return {s[0]->vmin(), std::max<i128>(s[0]->vmin(), i128{s[1]->vmax()} - 1)};
+    return full(dt);
+  case Ops::SPECIAL:
+    if (n == 1) return {0, std::max<i128>(0, i128{s[0]->vmax()} - 1)};
+    return full(dt);
+  case Ops::BIND:
+    return n >= 1 ? of(s[0]) : full(dt);
+  case Ops::CAST: {
+    if (n != 1 || s[0]->dtype().is_float()) return full(dt);
+    return of(s[0]); // clamped to dt's range below
+  }
+  case Ops::NEG:
+    if (n != 1 || dt.is_bool()) return full(dt);
+    return {-i128{s[0]->vmax()}, -i128{s[0]->vmin()}};
+  case Ops::TRUNC:
+    return n == 1 ? of(s[0]) : full(dt);
+  case Ops::WHERE: {
+    if (n != 3) return full(dt);
+    if (s[0]->vmin() == 1) return of(s[1]);
+    if (s[0]->vmax() == 0) return of(s[2]);
+    return {std::min(s[1]->vmin(), s[2]->vmin()), std::max(s[1]->vmax(), s[2]->vmax())};
+  }
+  default:
+    break;
   }
   if (n != 2) return full(dt);
   Bounds a = of(s[0]), b = of(s[1]);
   switch (op) {
-    case Ops::ADD: return {a.lo + b.lo, a.hi + b.hi};
-    case Ops::SUB: return {a.lo - b.hi, a.hi - b.lo};
-    case Ops::MUL: {
-      if (dt.is_bool()) return {a.lo & b.lo, a.hi & b.hi};
-      // Products of 64-bit bounds fit in 128 bits only up to 2^126; saturate beyond.
-      auto big = [](i128 v) { return v > (i128{1} << 62) || v < -(i128{1} << 62); };
-      if (big(a.lo) || big(a.hi) || big(b.lo) || big(b.hi)) return full(dt);
-      std::array<i128, 4> p{a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-      return {*std::min_element(p.begin(), p.end()), *std::max_element(p.begin(), p.end())};
-    }
-    case Ops::IDIV: {
-      if (b.lo <= 0 && b.hi >= 0) return full(dt);
-      std::array<i128, 4> q{tdiv(a.lo, b.lo), tdiv(a.lo, b.hi), tdiv(a.hi, b.lo), tdiv(a.hi, b.hi)};
-      return {*std::min_element(q.begin(), q.end()), *std::max_element(q.begin(), q.end())};
-    }
-    case Ops::MOD: {
-      if (b.lo <= 0 && b.hi >= 0) return full(dt);
-      i128 m = std::max(b.lo < 0 ? -b.lo : b.lo, b.hi < 0 ? -b.hi : b.hi) - 1;
-      if (a.lo >= 0) return {0, std::min(a.hi, m)};
-      if (a.hi <= 0) return {std::max(a.lo, -m), 0};
-      return {std::max(a.lo, -m), std::min(a.hi, m)};
-    }
-    case Ops::MAX: return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
-    case Ops::CMPLT:
-      if (a.hi < b.lo) return {1, 1};
-      if (a.lo >= b.hi) return {0, 0};
-      return {0, 1};
-    case Ops::CMPNE:
-      if (a.hi < b.lo || b.hi < a.lo) return {1, 1};
-      if (a.lo == a.hi && b.lo == b.hi && a.lo == b.lo) return {0, 0};
-      return {0, 1};
-    case Ops::CMPEQ:
-      if (a.hi < b.lo || b.hi < a.lo) return {0, 0};
-      if (a.lo == a.hi && b.lo == b.hi && a.lo == b.lo) return {1, 1};
-      return {0, 1};
-    case Ops::AND:
-      if (dt.is_bool()) return {a.lo & b.lo, a.hi & b.hi};
-      if (a.lo >= 0 && b.lo >= 0) return {0, std::min(a.hi, b.hi)};
-      return full(dt);
-    case Ops::OR:
-    case Ops::XOR: {
-      if (dt.is_bool()) return op == Ops::OR ? Bounds{a.lo | b.lo, a.hi | b.hi} : Bounds{0, 1};
-      if (a.lo < 0 || b.lo < 0) return full(dt);
-      i128 top = 1;
-      while (top <= std::max(a.hi, b.hi)) top <<= 1;
-      return {op == Ops::OR ? std::max(a.lo, b.lo) : 0, top - 1};
-    }
-    case Ops::SHL:
-      if (b.lo != b.hi || b.lo < 0 || b.lo >= 62 || a.lo < 0) return full(dt);
-      return {a.lo << static_cast<int>(b.lo), a.hi << static_cast<int>(b.lo)};
-    case Ops::SHR:
-      if (b.lo != b.hi || b.lo < 0 || b.lo >= 64) return full(dt);
-      return {a.lo >> static_cast<int>(b.lo), a.hi >> static_cast<int>(b.lo)};
-    default: return full(dt);
+  case Ops::ADD:
+    return {a.lo + b.lo, a.hi + b.hi};
+  case Ops::SUB:
+    return {a.lo - b.hi, a.hi - b.lo};
+  case Ops::MUL: {
+    if (dt.is_bool()) return {a.lo & b.lo, a.hi & b.hi};
+    // Products of 64-bit bounds fit in 128 bits only up to 2^126; saturate beyond.
+    auto big = [](i128 v) { return v > (i128{1} << 62) || v < -(i128{1} << 62); };
+    if (big(a.lo) || big(a.hi) || big(b.lo) || big(b.hi)) return full(dt);
+    std::array<i128, 4> p{a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+    return {*std::min_element(p.begin(), p.end()), *std::max_element(p.begin(), p.end())};
+  }
+  case Ops::IDIV: {
+    if (b.lo <= 0 && b.hi >= 0) return full(dt);
+    std::array<i128, 4> q{tdiv(a.lo, b.lo), tdiv(a.lo, b.hi), tdiv(a.hi, b.lo), tdiv(a.hi, b.hi)};
+    return {*std::min_element(q.begin(), q.end()), *std::max_element(q.begin(), q.end())};
+  }
+  case Ops::MOD: {
+    if (b.lo <= 0 && b.hi >= 0) return full(dt);
+    i128 m = std::max(b.lo < 0 ? -b.lo : b.lo, b.hi < 0 ? -b.hi : b.hi) - 1;
+    if (a.lo >= 0) return {0, std::min(a.hi, m)};
+    if (a.hi <= 0) return {std::max(a.lo, -m), 0};
+    return {std::max(a.lo, -m), std::min(a.hi, m)};
+  }
+  case Ops::MAX:
+    return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+  case Ops::CMPLT:
+    if (a.hi < b.lo) return {1, 1};
+    if (a.lo >= b.hi) return {0, 0};
+    return {0, 1};
+  case Ops::CMPNE:
+    if (a.hi < b.lo || b.hi < a.lo) return {1, 1};
+    if (a.lo == a.hi && b.lo == b.hi && a.lo == b.lo) return {0, 0};
+    return {0, 1};
+  case Ops::CMPEQ:
+    if (a.hi < b.lo || b.hi < a.lo) return {0, 0};
+    if (a.lo == a.hi && b.lo == b.hi && a.lo == b.lo) return {1, 1};
+    return {0, 1};
+  case Ops::AND:
+    if (dt.is_bool()) return {a.lo & b.lo, a.hi & b.hi};
+    if (a.lo >= 0 && b.lo >= 0) return {0, std::min(a.hi, b.hi)};
+    return full(dt);
+  case Ops::OR:
+  case Ops::XOR: {
+    if (dt.is_bool()) return op == Ops::OR ? Bounds{a.lo | b.lo, a.hi | b.hi} : Bounds{0, 1};
+    if (a.lo < 0 || b.lo < 0) return full(dt);
+    i128 top = 1;
+    while (top <= std::max(a.hi, b.hi)) top <<= 1;
+    return {op == Ops::OR ? std::max(a.lo, b.lo) : 0, top - 1};
+  }
+  case Ops::SHL:
+    if (b.lo != b.hi || b.lo < 0 || b.lo >= 62 || a.lo < 0) return full(dt);
+    return {a.lo << static_cast<int>(b.lo), a.hi << static_cast<int>(b.lo)};
+  case Ops::SHR:
+    if (b.lo != b.hi || b.lo < 0 || b.lo >= 64) return full(dt);
+    return {a.lo >> static_cast<int>(b.lo), a.hi >> static_cast<int>(b.lo)};
+  default:
+    return full(dt);
   }
 }
 
@@ -177,13 +183,13 @@ void validate(Ops op, DType dt, const std::vector<UOpRef>& src, const Arg& arg) 
   for (const auto& s : src)
     if (!s) throw UOpError("UOp(" + std::string(op_name(op)) + "): null source");
   if (arity != kAnyArity && static_cast<int>(src.size()) != arity)
-    throw UOpError("UOp(" + std::string(op_name(op)) + "): takes " + std::to_string(arity) + " sources, got " +
-                   std::to_string(src.size()));
+    throw UOpError("UOp(" + std::string(op_name(op)) + "): takes " + std::to_string(arity) +
+                   " sources, got " + std::to_string(src.size()));
   if (op == Ops::CONST && std::holds_alternative<std::monostate>(arg))
     throw UOpError("UOp(CONST, " + dt.name() + "): missing value");
 }
 
-}  // namespace
+} // namespace
 
 struct UOpInternals {
   static void set_bounds(UOp& u) {
@@ -268,23 +274,30 @@ std::string tuple_str(const std::vector<std::int64_t>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s + (v.size() == 1 ? ",)" : ")");
 }
-}  // namespace
+} // namespace
 
 std::string arg_str(const Arg& a) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return "None";
-        else if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
-        else if constexpr (std::is_same_v<T, std::int64_t>) return std::to_string(v);
-        else if constexpr (std::is_same_v<T, double>) return float_str(v);
-        else if constexpr (std::is_same_v<T, std::string>) return "'" + v + "'";
-        else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) return tuple_str(v);
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return "None";
+        else if constexpr (std::is_same_v<T, bool>)
+          return v ? "True" : "False";
+        else if constexpr (std::is_same_v<T, std::int64_t>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>)
+          return float_str(v);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "'" + v + "'";
+        else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>)
+          return tuple_str(v);
         else if constexpr (std::is_same_v<T, VarArg>)
           return "('" + v.name + "', " + std::to_string(v.min) + ", " + std::to_string(v.max) + ")";
         else if constexpr (std::is_same_v<T, ReduceArg>)
           return "(Ops." + std::string(op_name(v.op)) + ", " + tuple_str(v.axes) + ")";
-        else return v ? v->str() : "None";
+        else
+          return v ? v->str() : "None";
       },
       a);
 }
@@ -328,7 +341,8 @@ UOp::~UOp() {
 UOpRef UOp::make(Ops op, DType dtype, std::vector<UOpRef> src, Arg arg) {
   validate(op, dtype, src, arg);
   if (op == Ops::CONST) {
-    if (auto* d = std::get_if<double>(&arg)) arg = std::visit([](auto v) { return Arg{v}; }, normalize_const(dtype, *d));
+    if (auto* d = std::get_if<double>(&arg))
+      arg = std::visit([](auto v) { return Arg{v}; }, normalize_const(dtype, *d));
     else if (auto* i = std::get_if<std::int64_t>(&arg))
       arg = std::visit([](auto v) { return Arg{v}; }, normalize_const(dtype, *i));
     else if (auto* b = std::get_if<bool>(&arg))
@@ -440,7 +454,7 @@ std::string uop_label(const UOp& u) {
   if (!std::holds_alternative<std::monostate>(u.arg())) l += " " + arg_str(u.arg());
   return l;
 }
-}  // namespace
+} // namespace
 
 std::string to_dot(const UOpRef& root) {
   auto order = toposort(root);
@@ -467,9 +481,10 @@ std::string to_json(const UOpRef& root) {
     const UOp& u = *order[i];
     id[&u] = i;
     out += std::string(i ? ",\n " : "") + "{\"id\": " + std::to_string(i) + ", \"op\": \"" +
-           std::string(op_name(u.op())) + "\", \"dtype\": \"" + json_escape(u.dtype().name()) + "\", \"arg\": \"" +
-           json_escape(arg_str(u.arg())) + "\", \"src\": [";
-    for (std::size_t k = 0; k < u.src().size(); ++k) out += (k ? ", " : "") + std::to_string(id[u.src()[k].get()]);
+           std::string(op_name(u.op())) + "\", \"dtype\": \"" + json_escape(u.dtype().name()) +
+           "\", \"arg\": \"" + json_escape(arg_str(u.arg())) + "\", \"src\": [";
+    for (std::size_t k = 0; k < u.src().size(); ++k)
+      out += (k ? ", " : "") + std::to_string(id[u.src()[k].get()]);
     out += "]}";
   }
   return out + "]\n";
@@ -503,8 +518,8 @@ std::string UOp::str() const {
     }
     in.printed = true;
     if (in.refs > 1) out += "x" + std::to_string(in.id) + ":=";
-    out += "UOp(Ops." + std::string(op_name(u->op())) + ", " + u->dtype().repr() + ", arg=" + arg_str(u->arg()) +
-           ", src=(";
+    out += "UOp(Ops." + std::string(op_name(u->op())) + ", " + u->dtype().repr() +
+           ", arg=" + arg_str(u->arg()) + ", src=(";
     for (const auto& s : u->src()) {
       out += "\n";
       self(self, s.get(), depth + 2);
@@ -522,9 +537,9 @@ std::string UOp::render() const {
   if (op_ == Ops::DEFINE_VAR) return var_arg().name;
   if (op_ == Ops::RANGE) return "r" + arg_str(arg_);
   static const std::unordered_map<Ops, const char*> kInfix{
-      {Ops::ADD, "+"},    {Ops::SUB, "-"},   {Ops::MUL, "*"}, {Ops::IDIV, "//"}, {Ops::FDIV, "/"},
-      {Ops::MOD, "%"},    {Ops::CMPLT, "<"}, {Ops::CMPNE, "!="}, {Ops::CMPEQ, "=="}, {Ops::AND, "&"},
-      {Ops::OR, "|"},     {Ops::XOR, "^"},   {Ops::SHL, "<<"}, {Ops::SHR, ">>"}};
+      {Ops::ADD, "+"}, {Ops::SUB, "-"},   {Ops::MUL, "*"},    {Ops::IDIV, "//"},  {Ops::FDIV, "/"},
+      {Ops::MOD, "%"}, {Ops::CMPLT, "<"}, {Ops::CMPNE, "!="}, {Ops::CMPEQ, "=="}, {Ops::AND, "&"},
+      {Ops::OR, "|"},  {Ops::XOR, "^"},   {Ops::SHL, "<<"},   {Ops::SHR, ">>"}};
   if (auto it = kInfix.find(op_); it != kInfix.end() && src_.size() == 2)
     return "(" + r(src_[0]) + it->second + r(src_[1]) + ")";
   std::string s = std::string(op_name(op_)) + "(";
@@ -543,8 +558,8 @@ UOpRef alu(Ops op, std::vector<UOpRef> src) {
   for (std::size_t i = (op == Ops::WHERE ? 1 : 0); i < src.size(); ++i) {
     if (op == Ops::SHL || op == Ops::SHR) break;
     if (src[i]->dtype() != src[op == Ops::WHERE ? 1 : 0]->dtype())
-      throw UOpError("alu(" + std::string(op_name(op)) + "): mixed dtypes " + src[0]->dtype().name() + " and " +
-                     src[i]->dtype().name());
+      throw UOpError("alu(" + std::string(op_name(op)) + "): mixed dtypes " + src[0]->dtype().name() +
+                     " and " + src[i]->dtype().name());
   }
   return UOp::make(op, dt, std::move(src));
 }
@@ -574,4 +589,4 @@ UOpRef operator|(const UOpRef& a, const UOpRef& b) { return alu(Ops::OR, {a, b})
 UOpRef operator^(const UOpRef& a, const UOpRef& b) { return alu(Ops::XOR, {a, b}); }
 UOpRef operator-(const UOpRef& a) { return alu(Ops::NEG, {a}); }
 
-}  // namespace tg
+} // namespace tg

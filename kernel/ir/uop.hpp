@@ -33,7 +33,7 @@ struct ReduceArg {
 };
 // Args owned by outer rings (a ShapeTracker in VIEW); the IR only hashes, compares and prints them.
 class OpaqueArg {
- public:
+public:
   virtual ~OpaqueArg() = default;
   virtual std::size_t hash() const = 0;
   virtual bool equals(const OpaqueArg& other) const = 0;
@@ -43,9 +43,9 @@ using OpaqueArgRef = std::shared_ptr<const OpaqueArg>;
 
 using Arg = std::variant<std::monostate, bool, std::int64_t, double, std::string, std::vector<std::int64_t>,
                          VarArg, ReduceArg, OpaqueArgRef>;
-bool arg_equal(const Arg& a, const Arg& b);  // doubles compare by bits, so NaN constants intern
+bool arg_equal(const Arg& a, const Arg& b); // doubles compare by bits, so NaN constants intern
 std::size_t arg_hash(const Arg& a);
-std::string arg_str(const Arg& a);  // tinygrad style: 3, 1.5, True, 'x', (0, 1), ('x', 0, 10)
+std::string arg_str(const Arg& a); // tinygrad style: 3, 1.5, True, 'x', (0, 1), ('x', 0, 10)
 
 // A constant's value. Integers of every width (uint64 as its bit pattern) live in int64_t.
 using ConstValue = std::variant<bool, std::int64_t, double>;
@@ -59,7 +59,7 @@ class UOp {
     explicit Passkey() = default;
   };
 
- public:
+public:
   UOp(Passkey, Ops op, DType dtype, std::vector<UOpRef> src, Arg arg, std::size_t hash);
   ~UOp();
   UOp(const UOp&) = delete;
@@ -69,7 +69,7 @@ class UOp {
   static UOpRef make(Ops op, DType dtype, std::vector<UOpRef> src = {}, Arg arg = {});
   static UOpRef constant(DType dt, ConstValue v);
   static UOpRef variable(std::string name, std::int64_t min, std::int64_t max, DType dt = dtypes::index);
-  static UOpRef range(const UOpRef& end, std::int64_t id, DType dt = dtypes::index);  // 0 <= r < end
+  static UOpRef range(const UOpRef& end, std::int64_t id, DType dt = dtypes::index); // 0 <= r < end
   static UOpRef range(std::int64_t end, std::int64_t id, DType dt = dtypes::index);
   static UOpRef sink(std::vector<UOpRef> src) { return make(Ops::SINK, dtypes::void_, std::move(src)); }
 
@@ -81,23 +81,22 @@ class UOp {
   std::size_t hash() const { return hash_; }
 
   bool is_const() const { return op_ == Ops::CONST; }
-  ConstValue const_value() const;  // throws UOpError unless CONST
-  std::int64_t arg_int() const;    // throws UOpError unless the arg is an int64
-  const VarArg& var_arg() const;   // DEFINE_VAR's arg
-  template <class T>
-  const T* arg_if() const { return std::get_if<T>(&arg_); }
+  ConstValue const_value() const; // throws UOpError unless CONST
+  std::int64_t arg_int() const;   // throws UOpError unless the arg is an int64
+  const VarArg& var_arg() const;  // DEFINE_VAR's arg
+  template <class T> const T* arg_if() const { return std::get_if<T>(&arg_); }
 
   // Inclusive value bounds from range analysis (ints and bool; floats report the int64 extremes).
   // Computed once, when the node is built, from the sources' bounds.
   std::int64_t vmin() const { return vmin_; }
   std::int64_t vmax() const { return vmax_; }
 
-  std::string str() const;  // tinygrad's repr, repeated subtrees shared as `x0:=`
-  std::string render() const;  // compact infix form for messages: "((x*4)+3)"
+  std::string str() const;    // tinygrad's repr, repeated subtrees shared as `x0:=`
+  std::string render() const; // compact infix form for messages: "((x*4)+3)"
 
-  static std::size_t live_count();  // interned nodes alive now
+  static std::size_t live_count(); // interned nodes alive now
 
- private:
+private:
   friend struct UOpInternals;
   Ops op_;
   DType dtype_;
@@ -120,7 +119,7 @@ UOpRef replace_src(const UOpRef& u, std::vector<UOpRef> new_src);
 std::vector<UOpRef> variables(const UOpRef& root);
 
 // ---- builders: elementwise ops with tinygrad's dtype rules ----
-UOpRef alu(Ops op, std::vector<UOpRef> src);  // result dtype: bool for comparisons, else src[0]'s
+UOpRef alu(Ops op, std::vector<UOpRef> src); // result dtype: bool for comparisons, else src[0]'s
 UOpRef cast(const UOpRef& x, DType dt);
 UOpRef bitcast(const UOpRef& x, DType dt);
 UOpRef where(const UOpRef& cond, const UOpRef& a, const UOpRef& b);
@@ -129,12 +128,12 @@ UOpRef ne(const UOpRef& a, const UOpRef& b);
 UOpRef eq(const UOpRef& a, const UOpRef& b);
 UOpRef maximum(const UOpRef& a, const UOpRef& b);
 UOpRef idiv(const UOpRef& a, const UOpRef& b);
-UOpRef logical_not(const UOpRef& x);  // x != true
+UOpRef logical_not(const UOpRef& x); // x != true
 
 UOpRef operator+(const UOpRef& a, const UOpRef& b);
 UOpRef operator-(const UOpRef& a, const UOpRef& b);
 UOpRef operator*(const UOpRef& a, const UOpRef& b);
-UOpRef operator/(const UOpRef& a, const UOpRef& b);  // IDIV for ints (truncating), FDIV for floats
+UOpRef operator/(const UOpRef& a, const UOpRef& b); // IDIV for ints (truncating), FDIV for floats
 UOpRef operator%(const UOpRef& a, const UOpRef& b);
 UOpRef operator&(const UOpRef& a, const UOpRef& b);
 UOpRef operator|(const UOpRef& a, const UOpRef& b);
@@ -145,26 +144,28 @@ UOpRef operator-(const UOpRef& a);
 template <class T>
 concept Number = std::is_arithmetic_v<T>;
 inline ConstValue to_const_value(bool v) { return v; }
-template <Number T>
-ConstValue to_const_value(T v) {
-  if constexpr (std::is_same_v<T, bool>) return v;
-  else if constexpr (std::is_floating_point_v<T>) return static_cast<double>(v);
-  else return static_cast<std::int64_t>(v);
+template <Number T> ConstValue to_const_value(T v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v;
+  else if constexpr (std::is_floating_point_v<T>)
+    return static_cast<double>(v);
+  else
+    return static_cast<std::int64_t>(v);
 }
-#define TG_UOP_NUMBER_OPS(OP)                                                                             \
-  template <Number T>                                                                                     \
-  UOpRef operator OP(const UOpRef& a, T b) { return a OP const_like(a, to_const_value(b)); }               \
-  template <Number T>                                                                                     \
-  UOpRef operator OP(T a, const UOpRef& b) { return const_like(b, to_const_value(a)) OP b; }
+#define TG_UOP_NUMBER_OPS(OP)                                                                                \
+  template <Number T> UOpRef operator OP(const UOpRef& a, T b) {                                             \
+    return a OP const_like(a, to_const_value(b));                                                            \
+  }                                                                                                          \
+  template <Number T> UOpRef operator OP(T a, const UOpRef& b) {                                             \
+    return const_like(b, to_const_value(a)) OP b;                                                            \
+  }
 TG_UOP_NUMBER_OPS(+)
 TG_UOP_NUMBER_OPS(-)
 TG_UOP_NUMBER_OPS(*)
 TG_UOP_NUMBER_OPS(/)
 TG_UOP_NUMBER_OPS(%)
 #undef TG_UOP_NUMBER_OPS
-template <Number T>
-UOpRef lt(const UOpRef& a, T b) { return lt(a, const_like(a, to_const_value(b))); }
-template <Number T>
-UOpRef ne(const UOpRef& a, T b) { return ne(a, const_like(a, to_const_value(b))); }
+template <Number T> UOpRef lt(const UOpRef& a, T b) { return lt(a, const_like(a, to_const_value(b))); }
+template <Number T> UOpRef ne(const UOpRef& a, T b) { return ne(a, const_like(a, to_const_value(b))); }
 
-}  // namespace tg
+} // namespace tg

@@ -10,17 +10,17 @@ namespace {
 // A non-owning reference to a `bool()` callable: continuations live on the caller's stack, so
 // matching allocates nothing.
 class Cont {
- public:
+public:
   template <class F>
-  Cont(const F& f) : obj_(&f), call_([](const void* o) { return (*static_cast<const F*>(o))(); }) {}  // NOLINT
+  Cont(const F& f) : obj_(&f), call_([](const void* o) { return (*static_cast<const F*>(o))(); }) {} // NOLINT
   bool operator()() const { return call_(obj_); }
 
- private:
+private:
   const void* obj_;
   bool (*call_)(const void*);
 };
 
-}  // namespace
+} // namespace
 
 OpSet op_set(std::initializer_list<Ops> ops) {
   OpSet s;
@@ -126,10 +126,10 @@ UPat UPat::allow_any_len() const {
   return p;
 }
 
-template <class K>
-bool UPat::match_impl(const UOpRef& u, Captures& caps, const K& found) const {
+template <class K> bool UPat::match_impl(const UOpRef& u, Captures& caps, const K& found) const {
   if (ops_.any() && !ops_.test(static_cast<std::size_t>(u->op()))) return false;
-  if (!dtypes_.empty() && std::find(dtypes_.begin(), dtypes_.end(), u->dtype()) == dtypes_.end()) return false;
+  if (!dtypes_.empty() && std::find(dtypes_.begin(), dtypes_.end(), u->dtype()) == dtypes_.end())
+    return false;
   if (arg_ && !arg_equal(*arg_, u->arg())) return false;
   const std::size_t mark = caps.size();
   if (!name_.empty()) {
@@ -146,40 +146,42 @@ bool UPat::match_impl(const UOpRef& u, Captures& caps, const K& found) const {
   const auto& us = u->src();
   bool ok = false;
   switch (mode_) {
-    case SrcMode::Any: ok = found(); break;
-    case SrcMode::Fixed: {
-      if (us.size() < src_.size() || (!allow_any_len_ && us.size() != src_.size())) break;
+  case SrcMode::Any:
+    ok = found();
+    break;
+  case SrcMode::Fixed: {
+    if (us.size() < src_.size() || (!allow_any_len_ && us.size() != src_.size())) break;
+    auto seq = [&](auto& self, std::size_t i) -> bool {
+      if (i == src_.size()) return found();
+      auto next = [&] { return self(self, i + 1); };
+      return src_[i].match_impl(us[i], caps, Cont(next));
+    };
+    ok = seq(seq, 0);
+    break;
+  }
+  case SrcMode::AnyOrder: {
+    if (us.size() != src_.size()) break;
+    std::vector<std::size_t> perm(us.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    do {
       auto seq = [&](auto& self, std::size_t i) -> bool {
         if (i == src_.size()) return found();
         auto next = [&] { return self(self, i + 1); };
-        return src_[i].match_impl(us[i], caps, Cont(next));
+        return src_[i].match_impl(us[perm[i]], caps, Cont(next));
       };
       ok = seq(seq, 0);
-      break;
-    }
-    case SrcMode::AnyOrder: {
-      if (us.size() != src_.size()) break;
-      std::vector<std::size_t> perm(us.size());
-      std::iota(perm.begin(), perm.end(), 0);
-      do {
-        auto seq = [&](auto& self, std::size_t i) -> bool {
-          if (i == src_.size()) return found();
-          auto next = [&] { return self(self, i + 1); };
-          return src_[i].match_impl(us[perm[i]], caps, Cont(next));
-        };
-        ok = seq(seq, 0);
-      } while (!ok && std::next_permutation(perm.begin(), perm.end()));
-      break;
-    }
-    case SrcMode::Repeat: {
-      auto seq = [&](auto& self, std::size_t i) -> bool {
-        if (i == us.size()) return found();
-        auto next = [&] { return self(self, i + 1); };
-        return src_[0].match_impl(us[i], caps, Cont(next));
-      };
-      ok = seq(seq, 0);
-      break;
-    }
+    } while (!ok && std::next_permutation(perm.begin(), perm.end()));
+    break;
+  }
+  case SrcMode::Repeat: {
+    auto seq = [&](auto& self, std::size_t i) -> bool {
+      if (i == us.size()) return found();
+      auto next = [&] { return self(self, i + 1); };
+      return src_[0].match_impl(us[i], caps, Cont(next));
+    };
+    ok = seq(seq, 0);
+    break;
+  }
   }
   if (!ok) caps.truncate(mark);
   return ok;
@@ -204,4 +206,4 @@ UPat ne(const UPat& a, const UPat& b) { return alu(Ops::CMPNE, {a, b}); }
 UPat maximum(const UPat& a, const UPat& b) { return alu(Ops::MAX, {a, b}); }
 UPat where(const UPat& c, const UPat& a, const UPat& b) { return alu(Ops::WHERE, {c, a, b}); }
 
-}  // namespace tg
+} // namespace tg

@@ -16,12 +16,12 @@ namespace tg {
 
 using OpSet = std::bitset<kOpCount>;
 OpSet op_set(std::initializer_list<Ops> ops);
-OpSet alu_ops();  // every op with the kOpAlu trait
+OpSet alu_ops(); // every op with the kOpAlu trait
 
 // The nodes a pattern bound, by name, plus the caller's context pointer from graph_rewrite.
 class Captures {
- public:
-  const UOpRef& operator[](std::string_view name) const;  // throws std::out_of_range naming it
+public:
+  const UOpRef& operator[](std::string_view name) const; // throws std::out_of_range naming it
   const UOpRef* find(std::string_view name) const;
   void* ctx = nullptr;
 
@@ -30,12 +30,12 @@ class Captures {
   void truncate(std::size_t n) { items_.resize(n); }
   void push(const std::string* name, const UOpRef& u) { items_.emplace_back(name, u); }
 
- private:
+private:
   std::vector<std::pair<const std::string*, UOpRef>> items_;
 };
 
 class UPat {
- public:
+public:
   enum class SrcMode : std::uint8_t { Any, Fixed, AnyOrder, Repeat };
 
   UPat() = default;
@@ -45,19 +45,19 @@ class UPat {
 
   static UPat any(std::string name = {}) { return UPat(OpSet{}, std::move(name)); }
   static UPat var(std::string name = {}, std::optional<DType> dt = std::nullopt);
-  static UPat cvar(std::string name = {}, std::optional<DType> dt = std::nullopt);  // a CONST
+  static UPat cvar(std::string name = {}, std::optional<DType> dt = std::nullopt); // a CONST
   static UPat constant(ConstValue v, std::optional<DType> dt = std::nullopt);      // CONST with this value
   static UPat op(Ops op, std::string name = {}) { return UPat(op_set({op}), std::move(name)); }
 
   // Chainable refinements (each returns a modified copy).
   UPat named(std::string name) const;
-  UPat dtype(DType dt) const;                  // exact dtype
-  UPat dtypes(std::vector<DType> dts) const;   // any of these
-  UPat int_like() const;                       // ints and bool
+  UPat dtype(DType dt) const;                // exact dtype
+  UPat dtypes(std::vector<DType> dts) const; // any of these
+  UPat int_like() const;                     // ints and bool
   UPat arg(Arg a) const;
   UPat where(std::function<bool(const UOpRef&)> pred) const;
-  UPat src(std::vector<UPat> s) const;          // fixed order
-  UPat src_any_order(std::vector<UPat> s) const;  // any permutation
+  UPat src(std::vector<UPat> s) const;           // fixed order
+  UPat src_any_order(std::vector<UPat> s) const; // any permutation
   UPat src_repeat(UPat each) const;              // every source matches `each`
   UPat allow_any_len() const;                    // fixed sources are a prefix
 
@@ -68,9 +68,8 @@ class UPat {
   // Calls `found` for each way the pattern matches u (captures extended) until it returns true.
   bool match(const UOpRef& u, Captures& caps, const std::function<bool()>& found) const;
 
- private:
-  template <class K>
-  bool match_impl(const UOpRef& u, Captures& caps, const K& found) const;
+private:
+  template <class K> bool match_impl(const UOpRef& u, Captures& caps, const K& found) const;
 
   OpSet ops_;
   std::vector<DType> dtypes_;
@@ -94,4 +93,4 @@ UPat maximum(const UPat& a, const UPat& b);
 UPat where(const UPat& c, const UPat& a, const UPat& b);
 UPat alu(Ops op, std::vector<UPat> src);
 
-}  // namespace tg
+} // namespace tg

@@ -22,10 +22,14 @@ Config& mutable_config() {
     out.debug = env_int("DEBUG", 0);
     out.noopt = env_int("NOOPT", 0) != 0;
     out.disk_cache = env_int("DISABLE_COMPILER_CACHE", 0) == 0;
-    if (const char* dir = std::getenv("TG_CACHE_DIR"); dir && *dir) out.cache_dir = dir;
-    else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) out.cache_dir = std::string(xdg) + "/tinygrad.cpp";
-    else if (const char* home = std::getenv("HOME"); home && *home) out.cache_dir = std::string(home) + "/.cache/tinygrad.cpp";
-    else out.disk_cache = false;
+    if (const char* dir = std::getenv("TG_CACHE_DIR"); dir && *dir)
+      out.cache_dir = dir;
+    else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+      out.cache_dir = std::string(xdg) + "/tinygrad.cpp";
+    else if (const char* home = std::getenv("HOME"); home && *home)
+      out.cache_dir = std::string(home) + "/.cache/tinygrad.cpp";
+    else
+      out.disk_cache = false;
     return out;
   }();
   return c;

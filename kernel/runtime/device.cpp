@@ -5,8 +5,9 @@ namespace tg {
 std::shared_ptr<Device> Device::open(std::shared_ptr<Plugin> plugin, int index) {
   int count = plugin->device_count();
   if (index < 0 || index >= count)
-    throw InvalidArgumentError(TG_ERROR_INVALID_ARGUMENT, plugin->name() + ": no device " + std::to_string(index) +
-                                                              " (the plugin has " + std::to_string(count) + ")");
+    throw InvalidArgumentError(TG_ERROR_INVALID_ARGUMENT, plugin->name() + ": no device " +
+                                                              std::to_string(index) + " (the plugin has " +
+                                                              std::to_string(count) + ")");
   tg_device_open_args args{};
   args.struct_size = sizeof args;
   args.index = index;
@@ -27,7 +28,8 @@ Device::~Device() {
 
 std::vector<std::pair<std::string, std::string>> Device::attributes() const {
   std::vector<std::pair<std::string, std::string>> out;
-  if (!plugin_->has(&tg_plugin_api::device_attribute_count) || !plugin_->has(&tg_plugin_api::device_attribute))
+  if (!plugin_->has(&tg_plugin_api::device_attribute_count) ||
+      !plugin_->has(&tg_plugin_api::device_attribute))
     return out;
   int32_t count = 0;
   plugin_->check(plugin_->api().device_attribute_count(device_, &count), "device_attribute_count");

@@ -77,7 +77,8 @@ struct LaunchDims {
 class Program {
 public:
   Program() = default; // empty: holds nothing
-  Program(std::shared_ptr<Device> device, tg_program* program) : device_(std::move(device)), program_(program) {}
+  Program(std::shared_ptr<Device> device, tg_program* program)
+      : device_(std::move(device)), program_(program) {}
   ~Program() { reset(); }
   Program(Program&& other) noexcept { *this = std::move(other); }
   Program& operator=(Program&& other) noexcept;

@@ -87,6 +87,7 @@ class DeviceUnavailableError : public DeviceError {
 std::string error_code_name(tg_error_code code);
 
 // Throws the DeviceError subclass that matches code.
-[[noreturn]] void throw_device_error(tg_error_code code, const std::string& message, const std::string& log = {});
+[[noreturn]] void throw_device_error(tg_error_code code, const std::string& message,
+                                     const std::string& log = {});
 
 } // namespace tg

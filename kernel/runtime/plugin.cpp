@@ -50,7 +50,8 @@ std::shared_ptr<Plugin> Plugin::load(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     throw PluginNotFoundError(path, "no such file (plugins are named libtg_device_<name>.so)");
-  if (std::filesystem::is_directory(path, ec)) throw PluginNotFoundError(path, "is a directory, not a plugin file");
+  if (std::filesystem::is_directory(path, ec))
+    throw PluginNotFoundError(path, "is a directory, not a plugin file");
 
   auto library = std::make_unique<Library>();
   try {
@@ -80,26 +81,36 @@ std::shared_ptr<Plugin> Plugin::load(const std::filesystem::path& path) {
   if (api == nullptr)
     throw PluginRefusedError(path, "the plugin refused this host (" + std::string(host_info().host_name) +
                                        ", ABI v" + std::to_string(TG_ABI_VERSION_MAJOR) + "." +
-                                       std::to_string(TG_ABI_VERSION_MINOR) + "): " TG_PLUGIN_QUERY_SYMBOL
-                                       " returned NULL");
+                                       std::to_string(TG_ABI_VERSION_MINOR) +
+                                       "): " TG_PLUGIN_QUERY_SYMBOL " returned NULL");
   if (api->struct_size < offsetof(tg_plugin_api, error_destroy) + sizeof(void*))
     throw InvalidPluginError(path, "function table struct_size " + std::to_string(api->struct_size) +
                                        " is too small to hold the required functions");
   if (api->abi_major != TG_ABI_VERSION_MAJOR)
-    throw AbiVersionMismatchError(path, "ABI major version mismatch in the function table: " + abi_fix_hint(api->abi_major),
-                                  api->abi_major);
+    throw AbiVersionMismatchError(
+        path, "ABI major version mismatch in the function table: " + abi_fix_hint(api->abi_major),
+        api->abi_major);
 
   auto plugin = std::shared_ptr<Plugin>(new Plugin(path, std::move(library), api));
   const char* missing = nullptr;
-  if (!plugin->has(&tg_plugin_api::error_code)) missing = "error_code";
-  else if (!plugin->has(&tg_plugin_api::error_message)) missing = "error_message";
-  else if (!plugin->has(&tg_plugin_api::error_log)) missing = "error_log";
-  else if (!plugin->has(&tg_plugin_api::error_destroy)) missing = "error_destroy";
-  else if (!plugin->has(&tg_plugin_api::device_count)) missing = "device_count";
-  else if (!plugin->has(&tg_plugin_api::device_open)) missing = "device_open";
-  else if (!plugin->has(&tg_plugin_api::device_close)) missing = "device_close";
-  else if (!plugin->has(&tg_plugin_api::device_properties)) missing = "device_properties";
-  if (missing) throw InvalidPluginError(path, std::string("function table lacks required function ") + missing);
+  if (!plugin->has(&tg_plugin_api::error_code))
+    missing = "error_code";
+  else if (!plugin->has(&tg_plugin_api::error_message))
+    missing = "error_message";
+  else if (!plugin->has(&tg_plugin_api::error_log))
+    missing = "error_log";
+  else if (!plugin->has(&tg_plugin_api::error_destroy))
+    missing = "error_destroy";
+  else if (!plugin->has(&tg_plugin_api::device_count))
+    missing = "device_count";
+  else if (!plugin->has(&tg_plugin_api::device_open))
+    missing = "device_open";
+  else if (!plugin->has(&tg_plugin_api::device_close))
+    missing = "device_close";
+  else if (!plugin->has(&tg_plugin_api::device_properties))
+    missing = "device_properties";
+  if (missing)
+    throw InvalidPluginError(path, std::string("function table lacks required function ") + missing);
   return plugin;
 }
 

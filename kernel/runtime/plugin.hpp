@@ -44,7 +44,8 @@ public:
 
   // True when the table holds `member` within its struct_size and it is not NULL.
   template <class F> bool has(F tg_plugin_api::*member) const {
-    auto offset = size_t(reinterpret_cast<const char*>(&(api_->*member)) - reinterpret_cast<const char*>(api_));
+    auto offset =
+        size_t(reinterpret_cast<const char*>(&(api_->*member)) - reinterpret_cast<const char*>(api_));
     return offset + sizeof(F) <= api_->struct_size && api_->*member != nullptr;
   }
   // The function, or UnimplementedError naming it when absent.

@@ -67,8 +67,9 @@ std::vector<PluginEntry> discover_plugins(const std::vector<fs::path>& search) {
     entry.path = file;
     entry.name = plugin_name_from_path(file);
     if (entry.name.empty()) entry.name = file.stem().string();
-    auto earlier = std::find_if(entries.begin(), entries.end(),
-                                [&](const PluginEntry& e) { return e.name == entry.name && e.shadowed_by.empty(); });
+    auto earlier = std::find_if(entries.begin(), entries.end(), [&](const PluginEntry& e) {
+      return e.name == entry.name && e.shadowed_by.empty();
+    });
     if (earlier != entries.end()) {
       entry.shadowed_by = earlier->path;
       entries.push_back(std::move(entry));

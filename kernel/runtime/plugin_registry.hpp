@@ -14,11 +14,11 @@
 namespace tg {
 
 struct PluginEntry {
-  std::string name;                // from the file name: libtg_device_<name>.so
+  std::string name; // from the file name: libtg_device_<name>.so
   std::filesystem::path path;
-  std::shared_ptr<Plugin> plugin;  // set when loading succeeded
-  std::exception_ptr error;        // set when it failed (a PluginLoadError subclass)
-  std::string error_message;       // error's what()
+  std::shared_ptr<Plugin> plugin;    // set when loading succeeded
+  std::exception_ptr error;          // set when it failed (a PluginLoadError subclass)
+  std::string error_message;         // error's what()
   std::filesystem::path shadowed_by; // non-empty: an earlier plugin of this name was used instead
 };
 

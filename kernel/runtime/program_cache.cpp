@@ -53,22 +53,27 @@ void write_file(const fs::path& p, std::span<const std::byte> bytes) {
 
 } // namespace
 
-std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device, std::span<const std::byte> ir,
-                                           bool want_source, uint32_t opt_level) {
+std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device,
+                                           std::span<const std::byte> ir, bool want_source,
+                                           uint32_t opt_level) {
   static std::mutex mutex;
   static std::map<std::pair<const Device*, std::string>, std::shared_ptr<CachedProgram>> memory;
   const Plugin& plugin = device->plugin();
   std::lock_guard lock(mutex);
   // keyed by the whole IR: no hash collision can hand back the wrong program
-  auto key = std::make_pair(device.get(), std::to_string(opt_level) + std::string(reinterpret_cast<const char*>(ir.data()), ir.size()));
-  if (auto it = memory.find(key); it != memory.end() && (!want_source || !it->second->source.empty())) return it->second;
+  auto key =
+      std::make_pair(device.get(), std::to_string(opt_level) +
+                                       std::string(reinterpret_cast<const char*>(ir.data()), ir.size()));
+  if (auto it = memory.find(key); it != memory.end() && (!want_source || !it->second->source.empty()))
+    return it->second;
 
   const char* target = device->properties().arch;
   std::string plugin_key = plugin.cache_key(target);
-  std::string disk_key_text = std::to_string(TG_ABI_VERSION_MAJOR) + "|" + plugin.name() + "|" + plugin_key + "|O" +
-                              std::to_string(opt_level) + "|";
+  std::string disk_key_text = std::to_string(TG_ABI_VERSION_MAJOR) + "|" + plugin.name() + "|" + plugin_key +
+                              "|O" + std::to_string(opt_level) + "|";
   std::vector<std::byte> disk_key_bytes(reinterpret_cast<const std::byte*>(disk_key_text.data()),
-                                        reinterpret_cast<const std::byte*>(disk_key_text.data()) + disk_key_text.size());
+                                        reinterpret_cast<const std::byte*>(disk_key_text.data()) +
+                                            disk_key_text.size());
   disk_key_bytes.insert(disk_key_bytes.end(), ir.begin(), ir.end());
   fs::path disk_path = fs::path(config().cache_dir) / plugin.name() / (hash_hex(disk_key_bytes) + ".blob");
 
@@ -91,7 +96,8 @@ std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device
     cached->program = device->load(k.binary);
     if (config().disk_cache) write_file(disk_path, k.binary);
   }
-  cached->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  cached->compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   memory[key] = cached;
   return cached;
 }

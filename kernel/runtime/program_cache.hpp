@@ -21,8 +21,9 @@ struct CachedProgram {
 
 // Returns the loaded program for `ir` on `device`, compiling at most once per process (and once
 // per machine when the disk cache is on). Thread-safe.
-std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device, std::span<const std::byte> ir,
-                                           bool want_source, uint32_t opt_level = 2);
+std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device,
+                                           std::span<const std::byte> ir, bool want_source,
+                                           uint32_t opt_level = 2);
 
 // FNV-1a 64 of bytes, as 16 hex digits.
 std::string hash_hex(std::span<const std::byte> bytes);

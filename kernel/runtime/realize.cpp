@@ -29,8 +29,8 @@ UOpRef normalized_ast(const ScheduleItem& item) {
   std::map<const UOp*, UOpRef> map;
   for (size_t i = 0; i < item.buffers.size(); ++i) {
     const auto& b = item.buffers[i];
-    map[b.get()] = UOp::make(Ops::DEFINE_GLOBAL, b->dtype(), {},
-                             std::vector<int64_t>{int64_t(i), buffer_arg(b).size()});
+    map[b.get()] =
+        UOp::make(Ops::DEFINE_GLOBAL, b->dtype(), {}, std::vector<int64_t>{int64_t(i), buffer_arg(b).size()});
   }
   std::map<const UOp*, UOpRef> done;
   for (const auto& u : toposort(item.ast)) {
@@ -77,7 +77,8 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   {
     std::lock_guard lock(mutex);
     auto it = cache.find({cache_name, key.get()});
-    if (it != cache.end() && (!want_source || !it->second.kernel->program->source.empty())) return it->second.kernel;
+    if (it != cache.end() && (!want_source || !it->second.kernel->program->source.empty()))
+      return it->second.kernel;
   }
   const auto& props = dev.device->properties();
   LowerOptions options;
@@ -87,7 +88,8 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   auto kernel = std::make_shared<PreparedKernel>();
   kernel->lowered = lower_kernel(item, options);
   if (config().debug >= 4)
-    std::cout << "=== schedule item\n" << item.ast->str() << "\n=== lowered (" << kernel->lowered.opts << ")\n"
+    std::cout << "=== schedule item\n"
+              << item.ast->str() << "\n=== lowered (" << kernel->lowered.opts << ")\n"
               << kernel->lowered.sink->str() << std::endl;
   kernel->linear = linearize(kernel->lowered.sink, kernel->lowered.name);
   kernel->program = get_program(dev.device, kernel->linear.ir, want_source, kernel->lowered.compile_level);
@@ -134,8 +136,9 @@ double run_schedule(const Schedule& schedule) {
     bool measure = debug >= 1 && (dev.device->properties().features & TG_FEATURE_TIMING);
     auto t0 = std::chrono::steady_clock::now();
     auto elapsed = kernel->program->program.launch(dims, args, {}, measure);
-    double ms = elapsed ? double(*elapsed) / 1e6
-                        : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    double ms =
+        elapsed ? double(*elapsed) / 1e6
+                : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     total_ms += ms;
     ++launched;
     if (debug >= 2) {
@@ -143,7 +146,8 @@ double run_schedule(const Schedule& schedule) {
       std::snprintf(line, sizeof line, "*** %-6s %4d %-28s arg %2zu  tm %9.3f ms  %s  %8.2f GB/s%s",
                     buffer_arg(item.buffers[0]).device().c_str(), launched, kernel->lowered.name.c_str(),
                     item.buffers.size(), ms, gflops(double(kernel->lowered.ops), ms).c_str(),
-                    double(kernel->lowered.bytes) / (ms * 1e6), kernel->program->from_disk ? "  (disk cache)" : "");
+                    double(kernel->lowered.bytes) / (ms * 1e6),
+                    kernel->program->from_disk ? "  (disk cache)" : "");
       std::cout << line << "\n";
     }
     if (debug >= 3) {
@@ -152,7 +156,8 @@ double run_schedule(const Schedule& schedule) {
     }
   }
   if (debug >= 1 && launched)
-    std::cout << "realize: " << launched << (launched == 1 ? " kernel" : " kernels") << " in " << total_ms << " ms\n";
+    std::cout << "realize: " << launched << (launched == 1 ? " kernel" : " kernels") << " in " << total_ms
+              << " ms\n";
   return total_ms;
 }
 

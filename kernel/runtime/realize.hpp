@@ -3,8 +3,8 @@
 // plugin's rendered source) and 4 (the graph at every stage).
 #pragma once
 
-#include "kernel/codegen/lower.hpp"
 #include "kernel/codegen/linearize.hpp"
+#include "kernel/codegen/lower.hpp"
 #include "kernel/runtime/allocator.hpp"
 #include "kernel/runtime/program_cache.hpp"
 

@@ -26,9 +26,9 @@ std::string device_of(const UOpRef& u, const std::string& fallback) {
 
 struct Scheduler {
   ShapeMap shapes;
-  std::vector<UOpRef> order;                                      // children before parents
-  std::unordered_map<const UOp*, std::vector<const UOp*>> users;  // node -> nodes that read it
-  std::unordered_set<const UOp*> realize;                         // nodes that become kernels
+  std::vector<UOpRef> order;                                     // children before parents
+  std::unordered_map<const UOp*, std::vector<const UOp*>> users; // node -> nodes that read it
+  std::unordered_set<const UOp*> realize;                        // nodes that become kernels
   std::unordered_set<const UOp*> targets;
   std::unordered_map<const UOp*, UOpRef> refs;
 

@@ -23,7 +23,8 @@ int64_t dims_prod(const Dims& d) {
 
 std::vector<std::pair<int64_t, int64_t>> MovementArg::pairs(const UOpRef& u) {
   const auto* flat = u->arg_if<std::vector<int64_t>>();
-  if (!flat || flat->size() % 2) throw ShapeError(std::string(op_name(u->op())) + ": malformed pair argument");
+  if (!flat || flat->size() % 2)
+    throw ShapeError(std::string(op_name(u->op())) + ": malformed pair argument");
   std::vector<std::pair<int64_t, int64_t>> out;
   for (size_t i = 0; i < flat->size(); i += 2) out.emplace_back((*flat)[i], (*flat)[i + 1]);
   return out;
@@ -36,12 +37,16 @@ Dims infer_shape(const UOpRef& u, const std::vector<const Dims*>& src) {
     return *v;
   };
   switch (u->op()) {
-  case Ops::BUFFER: return {buffer_arg(u).size()};
-  case Ops::RANGE: return {u->src(1)->arg_int()}; // iota
+  case Ops::BUFFER:
+    return {buffer_arg(u).size()};
+  case Ops::RANGE:
+    return {u->src(1)->arg_int()}; // iota
   case Ops::CONST:
-  case Ops::DEFINE_VAR: return {};
+  case Ops::DEFINE_VAR:
+    return {};
   case Ops::RESHAPE:
-  case Ops::EXPAND: return vec_arg();
+  case Ops::EXPAND:
+    return vec_arg();
   case Ops::PERMUTE: {
     Dims out;
     for (auto axis : vec_arg()) out.push_back(src.at(0)->at(size_t(axis)));
@@ -63,7 +68,8 @@ Dims infer_shape(const UOpRef& u, const std::vector<const Dims*>& src) {
     for (auto axis : u->arg_if<ReduceArg>()->axes) out.at(size_t(axis)) = 1;
     return out;
   }
-  case Ops::WHERE: return *src.at(1);
+  case Ops::WHERE:
+    return *src.at(1);
   default:
     if (src.empty()) return {};
     return *src.at(0); // elementwise, CAST, FLIP, CONTIGUOUS, COPY, ...

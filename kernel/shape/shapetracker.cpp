@@ -55,14 +55,18 @@ ShapeTracker ShapeTracker::reshape(const Shape& new_shape) const {
 ShapeTracker ShapeTracker::permute(const std::vector<std::size_t>& order) const {
   return with_last(views_.back().permute(order));
 }
-ShapeTracker ShapeTracker::expand(const Shape& new_shape) const { return with_last(views_.back().expand(new_shape)); }
+ShapeTracker ShapeTracker::expand(const Shape& new_shape) const {
+  return with_last(views_.back().expand(new_shape));
+}
 ShapeTracker ShapeTracker::pad(const std::vector<std::pair<SInt, SInt>>& arg) const {
   return with_last(views_.back().pad(arg));
 }
 ShapeTracker ShapeTracker::shrink(const std::vector<std::pair<SInt, SInt>>& arg) const {
   return with_last(views_.back().shrink(arg));
 }
-ShapeTracker ShapeTracker::flip(const std::vector<bool>& axes) const { return with_last(views_.back().flip(axes)); }
+ShapeTracker ShapeTracker::flip(const std::vector<bool>& axes) const {
+  return with_last(views_.back().flip(axes));
+}
 
 std::pair<UOpRef, UOpRef> ShapeTracker::to_index(const std::vector<UOpRef>& idxs) const {
   auto [idx, valid] = views_.back().to_index(idxs);
@@ -86,10 +90,11 @@ std::pair<UOpRef, UOpRef> ShapeTracker::to_index(const std::vector<UOpRef>& idxs
 std::vector<UOpRef> ShapeTracker::index_variables() const {
   std::vector<UOpRef> vars;
   for (std::size_t i = 0; i < ndim(); ++i)
-    vars.push_back(UOp::variable("ridx" + std::to_string(i), 0, std::max<std::int64_t>(0, shape()[i].vmax() - 1)));
+    vars.push_back(
+        UOp::variable("ridx" + std::to_string(i), 0, std::max<std::int64_t>(0, shape()[i].vmax() - 1)));
   return vars;
 }
 
 std::pair<UOpRef, UOpRef> ShapeTracker::to_index() const { return to_index(index_variables()); }
 
-}  // namespace tg
+} // namespace tg

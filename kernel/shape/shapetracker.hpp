@@ -12,7 +12,7 @@
 namespace tg {
 
 class ShapeTracker {
- public:
+public:
   static ShapeTracker from_shape(const Shape& shape);
   explicit ShapeTracker(std::vector<View> views);
 
@@ -37,10 +37,10 @@ class ShapeTracker {
   std::pair<UOpRef, UOpRef> to_index() const;
   std::vector<UOpRef> index_variables() const;
 
- private:
+private:
   ShapeTracker with_last(View v) const;
   void merge_views();
   std::vector<View> views_;
 };
 
-}  // namespace tg
+} // namespace tg

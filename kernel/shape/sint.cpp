@@ -81,4 +81,4 @@ std::string shape_str(const Shape& s) {
 
 std::ostream& operator<<(std::ostream& os, const SInt& s) { return os << s.str(); }
 
-}  // namespace tg
+} // namespace tg

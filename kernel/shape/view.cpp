@@ -9,16 +9,18 @@ namespace {
 
 std::string pairs_str(const std::vector<std::pair<SInt, SInt>>& m) {
   std::string s = "(";
-  for (std::size_t i = 0; i < m.size(); ++i) s += (i ? ", (" : "(") + m[i].first.str() + ", " + m[i].second.str() + ")";
+  for (std::size_t i = 0; i < m.size(); ++i)
+    s += (i ? ", (" : "(") + m[i].first.str() + ", " + m[i].second.str() + ")";
   return s + ")";
 }
 
 void check_rank(const char* op, const View& v, std::size_t n) {
   if (n != v.ndim())
-    throw ShapeError(std::string(op) + ": " + std::to_string(n) + " arguments for shape " + shape_str(v.shape));
+    throw ShapeError(std::string(op) + ": " + std::to_string(n) + " arguments for shape " +
+                     shape_str(v.shape));
 }
 
-}  // namespace
+} // namespace
 
 Shape strides_for_shape(const Shape& shape) {
   Shape strides(shape.size(), SInt(0));
@@ -60,14 +62,16 @@ View View::create(Shape shape, std::optional<Shape> strides, SInt offset, std::o
 }
 
 bool View::operator==(const View& o) const {
-  if (!(shape == o.shape && strides == o.strides && offset == o.offset && mask.has_value() == o.mask.has_value()))
+  if (!(shape == o.shape && strides == o.strides && offset == o.offset &&
+        mask.has_value() == o.mask.has_value()))
     return false;
   return !mask || *mask == *o.mask;
 }
 
 std::string View::str() const {
   return "View(shape=" + shape_str(shape) + ", strides=" + shape_str(strides) + ", offset=" + offset.str() +
-         ", mask=" + (mask ? pairs_str(*mask) : "None") + ", contiguous=" + (contiguous ? "True" : "False") + ")";
+         ", mask=" + (mask ? pairs_str(*mask) : "None") + ", contiguous=" + (contiguous ? "True" : "False") +
+         ")";
 }
 
 View View::permute(const std::vector<std::size_t>& order) const {
@@ -101,8 +105,9 @@ View View::expand(const Shape& new_shape) const {
       throw ShapeError("expand: cannot expand " + shape_str(shape) + " to " + shape_str(new_shape) +
                        " (only size-1 dims expand)");
     // a size-1 dim is either valid (0,1) or fully masked (0,0)
-    if (m) (*m)[i] = ((*m)[i] == std::pair<SInt, SInt>{0, 1}) ? std::pair<SInt, SInt>{0, new_shape[i]}
-                                                                : std::pair<SInt, SInt>{0, 0};
+    if (m)
+      (*m)[i] = ((*m)[i] == std::pair<SInt, SInt>{0, 1}) ? std::pair<SInt, SInt>{0, new_shape[i]}
+                                                         : std::pair<SInt, SInt>{0, 0};
   }
   return create(new_shape, strides, offset, std::move(m));
 }
@@ -121,7 +126,8 @@ View View::resize(const std::vector<std::pair<SInt, SInt>>& arg, std::optional<M
     }
     if (new_mask)
       for (std::size_t i = 0; i < ndim(); ++i)
-        (*new_mask)[i] = {smax(moved[i].first, (*new_mask)[i].first), smin(moved[i].second, (*new_mask)[i].second)};
+        (*new_mask)[i] = {smax(moved[i].first, (*new_mask)[i].first),
+                          smin(moved[i].second, (*new_mask)[i].second)};
     else
       new_mask = std::move(moved);
   }
@@ -177,7 +183,8 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
   for (const auto& d : new_shape)
     if (d.vmin() < 0) throw ShapeError("reshape: negative dimension in " + shape_str(new_shape));
   if (all_int(shape) && all_int(new_shape) && prod(shape).value() != prod(new_shape).value())
-    throw ShapeError("reshape: size mismatch, cannot reshape " + shape_str(shape) + " to " + shape_str(new_shape));
+    throw ShapeError("reshape: size mismatch, cannot reshape " + shape_str(shape) + " to " +
+                     shape_str(new_shape));
   for (const auto& d : shape)
     if (d == 0) return create(new_shape);
   // Only size-1 dims added or removed: keep strides and mask of the others.
@@ -192,7 +199,7 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
     std::vector<std::size_t> big_dims;
     for (std::size_t i = 0; i < ndim(); ++i)
       if (!(shape[i] == 1)) big_dims.push_back(i);
-    bool dead = false;  // a removed size-1 dim that is masked out makes everything invalid
+    bool dead = false; // a removed size-1 dim that is masked out makes everything invalid
     if (mask)
       for (std::size_t i = 0; i < ndim(); ++i)
         if (shape[i] == 1 && !((*mask)[i] == std::pair<SInt, SInt>{0, 1})) dead = true;
@@ -228,8 +235,10 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
   while (ni < nd.size() && oi < od.size()) {
     std::int64_t np = nd[ni], op = od[oi];
     while (np != op) {
-      if (np < op) np *= nd[nj++];
-      else op *= od[oj++];
+      if (np < op)
+        np *= nd[nj++];
+      else
+        op *= od[oj++];
     }
     for (std::size_t k = oi; k + 1 < oj; ++k)
       if (os[k] != od[k + 1] * os[k + 1]) return std::nullopt;
@@ -259,4 +268,4 @@ std::pair<UOpRef, UOpRef> View::to_index(const std::vector<UOpRef>& idxs) const 
   return {simplify(idx), simplify(valid)};
 }
 
-}  // namespace tg
+} // namespace tg

@@ -11,7 +11,7 @@
 
 namespace tg {
 
-using Mask = std::vector<std::pair<SInt, SInt>>;  // per dim: [begin, end)
+using Mask = std::vector<std::pair<SInt, SInt>>; // per dim: [begin, end)
 
 // Row-major strides for shape, 0 for dims of size 1.
 Shape strides_for_shape(const Shape& shape);
@@ -43,8 +43,8 @@ struct View {
   // Buffer index and validity (bool) for per-dim index expressions.
   std::pair<UOpRef, UOpRef> to_index(const std::vector<UOpRef>& idxs) const;
 
- private:
+private:
   View resize(const std::vector<std::pair<SInt, SInt>>& arg, std::optional<Mask> new_mask) const;
 };
 
-}  // namespace tg
+} // namespace tg

@@ -73,12 +73,18 @@ Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string
   auto s = [&](size_t i) { return T(src[i]); };
   const Tensor self = T(u);
   switch (u->op()) {
-  case Ops::ADD: return {g, g};
-  case Ops::SUB: return {g, -g};
-  case Ops::MUL: return {g * s(1), g * s(0)};
-  case Ops::FDIV: return {g / s(1), -g * s(0) / (s(1) * s(1))};
-  case Ops::NEG: return {-g};
-  case Ops::MULACC: return {g * s(1), g * s(0), g};
+  case Ops::ADD:
+    return {g, g};
+  case Ops::SUB:
+    return {g, -g};
+  case Ops::MUL:
+    return {g * s(1), g * s(0)};
+  case Ops::FDIV:
+    return {g / s(1), -g * s(0) / (s(1) * s(1))};
+  case Ops::NEG:
+    return {-g};
+  case Ops::MULACC:
+    return {g * s(1), g * s(0), g};
   case Ops::MAX: {
     // ties split the gradient evenly, as tinygrad does
     Tensor a = s(0), b = s(1);
@@ -86,12 +92,18 @@ Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string
     Tensor gb = b.gt(a).where(g, g.const_like(0)) + a.eq(b).where(g * 0.5, g.const_like(0));
     return {ga, gb};
   }
-  case Ops::RECIP: return {-g * self * self};
-  case Ops::SQRT: return {g / (self * 2.0)};
-  case Ops::EXP2: return {g * self * std::numbers::ln2};
-  case Ops::LOG2: return {g / (s(0) * std::numbers::ln2)};
-  case Ops::SIN: return {g * s(0).cos()};
-  case Ops::TRUNC: return {g.const_like(0)};
+  case Ops::RECIP:
+    return {-g * self * self};
+  case Ops::SQRT:
+    return {g / (self * 2.0)};
+  case Ops::EXP2:
+    return {g * self * std::numbers::ln2};
+  case Ops::LOG2:
+    return {g / (s(0) * std::numbers::ln2)};
+  case Ops::SIN:
+    return {g * s(0).cos()};
+  case Ops::TRUNC:
+    return {g.const_like(0)};
   case Ops::CAST: {
     DType from = src[0]->dtype();
     if (!from.is_float()) return {std::nullopt};
@@ -102,8 +114,10 @@ Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string
     return {std::nullopt, c.where(g, g.const_like(0)), c.where(g.const_like(0), g)};
   }
   case Ops::CONTIGUOUS:
-  case Ops::NOOP: return {g};
-  case Ops::COPY: return {g.to(T(src[0]).device())};
+  case Ops::NOOP:
+    return {g};
+  case Ops::COPY:
+    return {g.to(T(src[0]).device())};
   case Ops::REDUCE_AXIS: {
     const ReduceArg& r = *u->arg_if<ReduceArg>();
     const Dims& in = shapes(src[0]);
@@ -114,7 +128,8 @@ Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string
     Tensor hit = x.eq(out).cast(g.dtype());
     return {hit * ge / hit.sum(axes_of(r.axes), true).expand(in)};
   }
-  case Ops::RESHAPE: return {g.reshape(shapes(src[0]))};
+  case Ops::RESHAPE:
+    return {g.reshape(shapes(src[0]))};
   case Ops::PERMUTE: {
     const auto& order = *u->arg_if<std::vector<int64_t>>();
     Axes inverse(order.size());
@@ -160,7 +175,8 @@ Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string
 
 Tensor Tensor::with_custom_gradient(const Tensor& value, VjpFn vjp) {
   auto arg = std::make_shared<CustomGradArg>(std::move(vjp));
-  return value.with(UOp::make(Ops::NOOP, value.dtype(), {value.uop()}, Arg{OpaqueArgRef(arg)}), value.shape());
+  return value.with(UOp::make(Ops::NOOP, value.dtype(), {value.uop()}, Arg{OpaqueArgRef(arg)}),
+                    value.shape());
 }
 
 Tensor& Tensor::requires_grad_(bool enable) {
@@ -180,13 +196,15 @@ std::optional<Tensor> Tensor::grad() const {
 
 void Tensor::set_grad(std::optional<Tensor> g) {
   if (g && g->shape() != shape())
-    throw TensorError("gradient shape " + dims_str(g->shape()) + " does not match tensor shape " + dims_str(shape()));
+    throw TensorError("gradient shape " + dims_str(g->shape()) + " does not match tensor shape " +
+                      dims_str(shape()));
   s_->grad = g ? std::make_shared<Tensor>(*g) : nullptr;
 }
 
 Tensor& Tensor::assign(const Tensor& value) {
   if (value.shape() != shape())
-    throw TensorError("assign: value shape " + dims_str(value.shape()) + " differs from " + dims_str(shape()));
+    throw TensorError("assign: value shape " + dims_str(value.shape()) + " differs from " +
+                      dims_str(shape()));
   if (value.device() != device())
     throw TensorError("assign: value is on " + value.device() + ", the tensor on " + device());
   s_->uop = value.dtype() == dtype() ? value.uop() : value.cast(dtype()).uop();
@@ -200,10 +218,12 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   if (no_grad_depth > 0) throw TensorError("gradient()/backward() called inside a Tensor::NoGrad scope");
   if (!seed) {
     if (numel() != 1)
-      throw TensorError("gradient of a non-scalar tensor " + dims_str(shape()) + " needs an explicit seed gradient");
+      throw TensorError("gradient of a non-scalar tensor " + dims_str(shape()) +
+                        " needs an explicit seed gradient");
     seed = ones_like();
   } else if (seed->shape() != shape()) {
-    throw TensorError("seed gradient shape " + dims_str(seed->shape()) + " differs from " + dims_str(shape()));
+    throw TensorError("seed gradient shape " + dims_str(seed->shape()) + " differs from " +
+                      dims_str(shape()));
   }
   const UOpRef root = uop();
   std::vector<UOpRef> order = toposort(root);
@@ -228,8 +248,10 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
         const UOp* node = input.uop().get();
         if (!needed.count(node)) continue;
         auto existing = grads.find(node);
-        if (existing == grads.end()) grads.emplace(node, input_grad);
-        else existing->second = existing->second + input_grad;
+        if (existing == grads.end())
+          grads.emplace(node, input_grad);
+        else
+          existing->second = existing->second + input_grad;
       }
       continue;
     }
@@ -238,8 +260,10 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
       const UOpRef& src = u->src(i);
       if (!src_grads[i] || !needed.count(src.get())) continue;
       auto existing = grads.find(src.get());
-      if (existing == grads.end()) grads.emplace(src.get(), *src_grads[i]);
-      else existing->second = existing->second + *src_grads[i];
+      if (existing == grads.end())
+        grads.emplace(src.get(), *src_grads[i]);
+      else
+        existing->second = existing->second + *src_grads[i];
     }
   }
   std::vector<Tensor> out;

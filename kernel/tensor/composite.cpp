@@ -9,13 +9,14 @@ namespace tg {
 
 Tensor Tensor::matmul(const Tensor& other) const {
   if (ndim() == 0 || other.ndim() == 0)
-    throw TensorError("matmul needs tensors of at least 1 dim, got " + dims_str(this->shape()) + " and " + dims_str(other.shape()));
+    throw TensorError("matmul needs tensors of at least 1 dim, got " + dims_str(this->shape()) + " and " +
+                      dims_str(other.shape()));
   Tensor a = ndim() == 1 ? unsqueeze(0) : *this;
   Tensor b = other.ndim() == 1 ? other.unsqueeze(-1) : other;
   int64_t k = a.shape().back(), kb = b.shape()[size_t(b.ndim() - 2)];
   if (k != kb)
-    throw TensorError("matmul shapes " + dims_str(this->shape()) + " and " + dims_str(other.shape()) + ": inner dims " +
-                      std::to_string(k) + " and " + std::to_string(kb) + " differ");
+    throw TensorError("matmul shapes " + dims_str(this->shape()) + " and " + dims_str(other.shape()) +
+                      ": inner dims " + std::to_string(k) + " and " + std::to_string(kb) + " differ");
   // a: (..., n, 1, k) * b^T: (..., 1, m, k) -> sum over k
   Tensor lhs = a.unsqueeze(-2);
   Tensor rhs = b.transpose(-1, -2).unsqueeze(-3);
@@ -34,16 +35,19 @@ Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) c
 // Each dim is repeated, shrunk and reshaped so element (j, r) lands on x[j*s + r*d] — a view.
 Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation) const {
   size_t nk = kernel.size();
-  if (size_t(ndim()) < nk) throw TensorError("pool: tensor " + dims_str(this->shape()) + " has fewer dims than the kernel");
-  Dims lead(this->shape().begin(), this->shape().end() - int64_t(nk)), spatial(this->shape().end() - int64_t(nk), this->shape().end());
+  if (size_t(ndim()) < nk)
+    throw TensorError("pool: tensor " + dims_str(this->shape()) + " has fewer dims than the kernel");
+  Dims lead(this->shape().begin(), this->shape().end() - int64_t(nk)),
+      spatial(this->shape().end() - int64_t(nk), this->shape().end());
   Dims out_size;
   for (size_t i = 0; i < nk; ++i) {
     // the window must fit before dividing: C++ division truncates, so (-1) / 3 + 1 would be 1
     int64_t span = dilation[i] * (kernel[i] - 1) + 1;
     int64_t o = spatial[i] < span ? 0 : (spatial[i] - span) / stride[i] + 1;
     if (o <= 0)
-      throw TensorError("pool: kernel " + std::to_string(kernel[i]) + " (dilation " + std::to_string(dilation[i]) +
-                        ") does not fit input size " + std::to_string(spatial[i]));
+      throw TensorError("pool: kernel " + std::to_string(kernel[i]) + " (dilation " +
+                        std::to_string(dilation[i]) + ") does not fit input size " +
+                        std::to_string(spatial[i]));
     out_size.push_back(o);
   }
   size_t L = lead.size();
@@ -65,7 +69,8 @@ Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation
   Tensor x = *this;
   // repeat so that k rows of length (n + d) fit, then take row r, columns j*s
   Dims reps(lead.size(), 1);
-  for (size_t i = 0; i < nk; ++i) reps.push_back((kernel[i] * (spatial[i] + dilation[i]) + spatial[i] - 1) / spatial[i]);
+  for (size_t i = 0; i < nk; ++i)
+    reps.push_back((kernel[i] * (spatial[i] + dilation[i]) + spatial[i] - 1) / spatial[i]);
   x = x.repeat(reps);
   // shrink each spatial dim to k*(n+d) and split it into (k, n+d)
   std::vector<std::pair<int64_t, int64_t>> ranges;
@@ -115,8 +120,8 @@ Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation
   return x.permute(order);
 }
 
-Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t stride, int64_t padding,
-                      int64_t dilation, int64_t groups) const {
+Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t stride,
+                      int64_t padding, int64_t dilation, int64_t groups) const {
   if (ndim() != 4 || weight.ndim() != 4)
     throw TensorError("conv2d needs input (N, C, H, W) and weight (Cout, Cin/groups, kh, kw), got " +
                       dims_str(this->shape()) + " and " + dims_str(weight.shape()));
@@ -125,10 +130,12 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   int64_t N = this->shape()[0], C = this->shape()[1], cout = weight.shape()[0], cin = weight.shape()[1];
   int64_t kh = weight.shape()[2], kw = weight.shape()[3];
   if (C != cin * groups || cout % groups != 0)
-    throw TensorError("conv2d: input has " + std::to_string(C) + " channels, weight " + dims_str(weight.shape()) +
-                      " with groups=" + std::to_string(groups) + " expects " + std::to_string(cin * groups));
+    throw TensorError("conv2d: input has " + std::to_string(C) + " channels, weight " +
+                      dims_str(weight.shape()) + " with groups=" + std::to_string(groups) + " expects " +
+                      std::to_string(cin * groups));
   if (bias && (bias->ndim() != 1 || bias->shape()[0] != cout))
-    throw TensorError("conv2d: bias shape " + dims_str(bias->shape()) + " does not match " + std::to_string(cout) + " output channels");
+    throw TensorError("conv2d: bias shape " + dims_str(bias->shape()) + " does not match " +
+                      std::to_string(cout) + " output channels");
   Tensor x = padding ? pad({{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}) : *this;
   Tensor win = x.pool({kh, kw}, {stride, stride}, {dilation, dilation}); // (N, C, oh, ow, kh, kw)
   int64_t oh = win.shape()[2], ow = win.shape()[3], g = groups, rcout = cout / groups;
@@ -146,22 +153,27 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
       // stored padded, so the convolution's inner loop reads without bounds checks
       Tensor gp = gy.pad({{0, 0}, {0, 0}, {kh - 1, kh - 1}, {kw - 1, kw - 1}}).contiguous();
       Tensor dxp = gp.conv2d(w.flip({2, 3}).transpose(0, 1));
-      Tensor dx = pad_ ? dxp.shrink({{0, dxp.shape()[0]}, {0, dxp.shape()[1]}, {pad_, dxp.shape()[2] - pad_},
+      Tensor dx = pad_ ? dxp.shrink({{0, dxp.shape()[0]},
+                                     {0, dxp.shape()[1]},
+                                     {pad_, dxp.shape()[2] - pad_},
                                      {pad_, dxp.shape()[3] - pad_}})
                        : dxp;
       // dW[co, ci, i, j] = sum over (n, y, x) of g[n, co, y, x] * window[n, ci, y, x, i, j]
       Tensor xp = pad_ ? input.pad({{0, 0}, {0, 0}, {pad_, pad_}, {pad_, pad_}}) : input;
       Tensor windows = xp.pool({kh, kw}, {1, 1}, {1, 1});
-      int64_t n = windows.shape()[0], ci = windows.shape()[1], oh_ = windows.shape()[2], ow_ = windows.shape()[3];
+      int64_t n = windows.shape()[0], ci = windows.shape()[1], oh_ = windows.shape()[2],
+              ow_ = windows.shape()[3];
       int64_t co = gy.shape()[1];
-      Tensor dw = (windows.reshape({n, 1, ci, oh_, ow_, kh, kw}) * gy.reshape({n, co, 1, oh_, ow_, 1, 1})).sum({0, 3, 4});
+      Tensor dw = (windows.reshape({n, 1, ci, oh_, ow_, kh, kw}) * gy.reshape({n, co, 1, oh_, ow_, 1, 1}))
+                      .sum({0, 3, 4});
       return std::vector<std::pair<Tensor, Tensor>>{{input, dx.cast(input.dtype())}, {w, dw.cast(w.dtype())}};
     });
   }
   return bias ? out + bias->reshape({1, cout, 1, 1}) : out;
 }
 
-Tensor Tensor::max_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t padding, int64_t dilation) const {
+Tensor Tensor::max_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t padding,
+                          int64_t dilation) const {
   if (ndim() < 2) throw TensorError("max_pool2d needs at least 2 dims, got " + dims_str(this->shape()));
   int64_t s = stride.value_or(kernel);
   Tensor x = *this;

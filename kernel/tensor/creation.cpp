@@ -19,7 +19,8 @@ std::string resolve_device(const std::string& device) {
 ConstValue const_value_for(DType dt, double v) {
   if (dt.is_float()) return v;
   if (dt.is_bool()) return v != 0;
-  if (!std::isfinite(v)) throw TensorError("cannot make a " + dt.name() + " constant from " + std::to_string(v));
+  if (!std::isfinite(v))
+    throw TensorError("cannot make a " + dt.name() + " constant from " + std::to_string(v));
   return int64_t(v);
 }
 } // namespace
@@ -36,10 +37,15 @@ Tensor Tensor::full(Dims shape, double value, DType dt, const std::string& devic
   return s.reshape(Dims(shape.size(), 1)).expand(shape);
 }
 
-Tensor Tensor::zeros(Dims shape, DType dt, const std::string& device) { return full(std::move(shape), 0, dt, device); }
-Tensor Tensor::ones(Dims shape, DType dt, const std::string& device) { return full(std::move(shape), 1, dt, device); }
+Tensor Tensor::zeros(Dims shape, DType dt, const std::string& device) {
+  return full(std::move(shape), 0, dt, device);
+}
+Tensor Tensor::ones(Dims shape, DType dt, const std::string& device) {
+  return full(std::move(shape), 1, dt, device);
+}
 
-Tensor Tensor::arange(double start, double stop, double step, std::optional<DType> dtype, const std::string& device) {
+Tensor Tensor::arange(double start, double stop, double step, std::optional<DType> dtype,
+                      const std::string& device) {
   if (step == 0) throw TensorError("arange step must not be 0");
   double span = (stop - start) / step;
   int64_t n = span > 0 ? int64_t(std::ceil(span)) : 0;
@@ -55,7 +61,8 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
 Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dt, const std::string& device) {
   if (steps < 0) throw TensorError("linspace steps must be >= 0");
   if (steps == 1) return full({1}, start, dt, device);
-  return (arange(0, double(steps), 1, dtypes::float32, device) * ((stop - start) / double(steps - 1)) + start).cast(dt);
+  return (arange(0, double(steps), 1, dtypes::float32, device) * ((stop - start) / double(steps - 1)) + start)
+      .cast(dt);
 }
 
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dt, const std::string& device) {
@@ -109,7 +116,8 @@ Tensor random_bits(int64_t n, const std::string& device) {
   int64_t half = (n + 1) / 2;
   Tensor counts = Tensor::arange(0, double(half), 1, dtypes::uint32, device);
   // the counter comes from a buffer, not a constant: every draw of one size is one kernel
-  Tensor offset = Tensor::from_vector<uint32_t>({uint32_t(base), uint32_t(base >> 32)}, {2}, std::nullopt, device);
+  Tensor offset =
+      Tensor::from_vector<uint32_t>({uint32_t(base), uint32_t(base >> 32)}, {2}, std::nullopt, device);
   Tensor x0 = counts + offset.shrink({{0, 1}}).expand({half});
   Tensor x1 = offset.shrink({{1, 2}}).expand({half});
   auto [a, b] = threefry(x0, x1, uint32_t(seed), uint32_t(seed >> 32));
@@ -128,7 +136,8 @@ Tensor Tensor::rand(Dims shape, DType dt, const std::string& device) {
   int64_t n = dims_prod(shape);
   if (n == 0) return zeros(shape, dt, dev);
   // 23 random mantissa bits under exponent 0 give a float in [1, 2); subtract 1
-  Tensor bits = random_bits(n, dev).rshift(9).bitwise_xor(Tensor::full({n}, double(0x3f800000u), dtypes::uint32, dev));
+  Tensor bits =
+      random_bits(n, dev).rshift(9).bitwise_xor(Tensor::full({n}, double(0x3f800000u), dtypes::uint32, dev));
   Tensor u = bits.bitcast(dtypes::float32) - 1.0f;
   return u.reshape(shape).cast(dt);
 }
@@ -145,7 +154,9 @@ Tensor Tensor::randn(Dims shape, DType dt, const std::string& device) {
 }
 
 Tensor Tensor::randint(Dims shape, int64_t low, int64_t high, DType dt, const std::string& device) {
-  if (high <= low) throw TensorError("randint needs low < high, got [" + std::to_string(low) + ", " + std::to_string(high) + ")");
+  if (high <= low)
+    throw TensorError("randint needs low < high, got [" + std::to_string(low) + ", " + std::to_string(high) +
+                      ")");
   if (dt.is_float() || dt.is_bool()) throw TensorError("randint needs an integer dtype, got " + dt.name());
   return (uniform(std::move(shape), double(low), double(high), dtypes::float32, device).floor()).cast(dt);
 }

@@ -53,7 +53,8 @@ std::vector<std::byte> gunzip(std::span<const std::byte> in, const std::string& 
       if (pos == in.size()) raise(name, "truncated gzip stream");
       continue;
     }
-    raise(name, std::string("corrupt gzip stream: ") + (zs.msg ? zs.msg : "zlib error " + std::to_string(rc)));
+    raise(name,
+          std::string("corrupt gzip stream: ") + (zs.msg ? zs.msg : "zlib error " + std::to_string(rc)));
   }
   return out;
 }
@@ -62,7 +63,7 @@ uint32_t be32(const std::byte* p) {
   return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
 }
 
-}  // namespace
+} // namespace
 
 IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name) {
   std::vector<std::byte> inflated;
@@ -77,17 +78,29 @@ IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name) {
   IdxArray a;
   int itemsize = 0;
   switch (uint8_t(bytes[2])) {
-    case 0x08: a.dtype = dtypes::uint8, itemsize = 1; break;
-    case 0x09: a.dtype = dtypes::int8, itemsize = 1; break;
-    case 0x0B: a.dtype = dtypes::int16, itemsize = 2; break;
-    case 0x0C: a.dtype = dtypes::int32, itemsize = 4; break;
-    case 0x0D: a.dtype = dtypes::float32, itemsize = 4; break;
-    case 0x0E: a.dtype = dtypes::float64, itemsize = 8; break;
-    default: {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "0x%02X", unsigned(bytes[2]));
-      raise(name, std::string("bad magic: unknown data type ") + buf);
-    }
+  case 0x08:
+    a.dtype = dtypes::uint8, itemsize = 1;
+    break;
+  case 0x09:
+    a.dtype = dtypes::int8, itemsize = 1;
+    break;
+  case 0x0B:
+    a.dtype = dtypes::int16, itemsize = 2;
+    break;
+  case 0x0C:
+    a.dtype = dtypes::int32, itemsize = 4;
+    break;
+  case 0x0D:
+    a.dtype = dtypes::float32, itemsize = 4;
+    break;
+  case 0x0E:
+    a.dtype = dtypes::float64, itemsize = 8;
+    break;
+  default: {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "0x%02X", unsigned(bytes[2]));
+    raise(name, std::string("bad magic: unknown data type ") + buf);
+  }
   }
   size_t ndim = size_t(bytes[3]);
   size_t header = 4 + 4 * ndim;
@@ -105,15 +118,17 @@ IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name) {
   overflow |= __builtin_mul_overflow(count, uint64_t(itemsize), &want);
   uint64_t have = bytes.size() - header;
   if (overflow || want > have)
-    raise(name, "truncated: the shape needs " + (overflow ? std::string("more than 2^64") : std::to_string(want)) +
+    raise(name, "truncated: the shape needs " +
+                    (overflow ? std::string("more than 2^64") : std::to_string(want)) +
                     " data bytes, the file has " + std::to_string(have));
   if (want < have)
     raise(name, "size mismatch: the shape needs " + std::to_string(want) + " data bytes, the file has " +
                     std::to_string(have) + " (" + std::to_string(have - want) + " trailing bytes)");
   const std::byte* src = bytes.data() + header;
   a.data.assign(src, src + want);
-  if (itemsize > 1)  // big-endian to host (little-endian)
-    for (size_t i = 0; i < a.data.size(); i += size_t(itemsize)) std::reverse(&a.data[i], &a.data[i] + itemsize);
+  if (itemsize > 1) // big-endian to host (little-endian)
+    for (size_t i = 0; i < a.data.size(); i += size_t(itemsize))
+      std::reverse(&a.data[i], &a.data[i] + itemsize);
   return a;
 }
 
@@ -146,17 +161,21 @@ MnistData load_mnist(const std::filesystem::path& dir, const std::string& device
   for (int i = 0; i < 4; ++i) {
     std::error_code ec;
     std::filesystem::path gz = dir / (std::string(kFiles[i]) + ".gz"), raw = dir / kFiles[i];
-    if (std::filesystem::is_regular_file(gz, ec)) found[i] = gz;
-    else if (std::filesystem::is_regular_file(raw, ec)) found[i] = raw;
-    else missing.push_back(kFiles[i] + std::string("[.gz]"));
+    if (std::filesystem::is_regular_file(gz, ec))
+      found[i] = gz;
+    else if (std::filesystem::is_regular_file(raw, ec))
+      found[i] = raw;
+    else
+      missing.push_back(kFiles[i] + std::string("[.gz]"));
   }
   if (!missing.empty()) {
     std::string list;
     for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    throw DatasetError("MNIST directory " + show(dir) + " lacks " + list +
-                       " (expected train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, "
-                       "t10k-labels-idx1-ubyte, each optionally .gz); install the Debian package "
-                       "dataset-fashion-mnist, or pass --data DIR / set TG_MNIST_DIR to a directory holding them");
+    throw DatasetError(
+        "MNIST directory " + show(dir) + " lacks " + list +
+        " (expected train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, "
+        "t10k-labels-idx1-ubyte, each optionally .gz); install the Debian package "
+        "dataset-fashion-mnist, or pass --data DIR / set TG_MNIST_DIR to a directory holding them");
   }
   auto images = [&](const std::filesystem::path& p) {
     IdxArray a = read_idx(p);
@@ -180,4 +199,4 @@ MnistData load_mnist(const std::filesystem::path& dir, const std::string& device
   return MnistData{x_train, y_train, x_test, y_test};
 }
 
-}  // namespace tg
+} // namespace tg

@@ -23,7 +23,7 @@ struct DatasetError : Error {
 struct IdxArray {
   std::vector<int64_t> shape;
   DType dtype = dtypes::uint8;
-  std::vector<std::byte> data;  // host (little-endian) byte order, row-major
+  std::vector<std::byte> data; // host (little-endian) byte order, row-major
 };
 
 // Reads a raw or gzip-compressed IDX file. Errors (DatasetError) name the file.
@@ -46,4 +46,4 @@ std::filesystem::path default_mnist_dir();
 // falling back to uncompressed ones. A missing file raises DatasetError naming the expected files.
 MnistData load_mnist(const std::filesystem::path& dir = default_mnist_dir(), const std::string& device = "");
 
-}  // namespace tg
+} // namespace tg

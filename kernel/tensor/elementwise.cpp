@@ -11,7 +11,9 @@ namespace tg {
 
 namespace {
 
-Tensor alu(Ops op, const Tensor& a, DType result) { return a.with(UOp::make(op, result, {a.uop()}), a.shape()); }
+Tensor alu(Ops op, const Tensor& a, DType result) {
+  return a.with(UOp::make(op, result, {a.uop()}), a.shape());
+}
 Tensor alu(Ops op, const Tensor& a, const Tensor& b, DType result) {
   return a.with(UOp::make(op, result, {a.uop(), b.uop()}), a.shape());
 }
@@ -34,8 +36,9 @@ Dims broadcast_shape(const Dims& a, const Dims& b) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (da != db && da != 1 && db != 1)
-      throw TensorError("shapes " + dims_str(a) + " and " + dims_str(b) + " cannot be broadcast together (dim " +
-                        std::to_string(i) + ": " + std::to_string(da) + " vs " + std::to_string(db) + ")");
+      throw TensorError("shapes " + dims_str(a) + " and " + dims_str(b) +
+                        " cannot be broadcast together (dim " + std::to_string(i) + ": " +
+                        std::to_string(da) + " vs " + std::to_string(db) + ")");
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -120,7 +123,8 @@ Tensor Tensor::square() const { return *this * *this; }
 Tensor Tensor::clip(double low, double high) const {
   if (low > high) throw TensorError("clip: low " + std::to_string(low) + " > high " + std::to_string(high));
   // whole-number bounds are weak ints (tinygrad's int_tensor.clip(0, 5) stays int); others weak floats
-  bool whole = std::isfinite(low) && std::isfinite(high) && low == std::floor(low) && high == std::floor(high);
+  bool whole =
+      std::isfinite(low) && std::isfinite(high) && low == std::floor(low) && high == std::floor(high);
   WeakScalar kind = whole ? WeakScalar::Int : WeakScalar::Float;
   if (whole && !dtype().is_float()) { // bounds outside the dtype's range must not wrap (uint8 clip(-3, 4))
     low = std::clamp(low, dtype().min_value(), dtype().max_value());
@@ -218,7 +222,8 @@ Tensor Tensor::tanh() const { return 2.0 * (2.0 * *this).sigmoid() - 1.0; }
 Tensor Tensor::relu() const { return gt(const_like(0)).where(*this, const_like(0)); }
 Tensor Tensor::leaky_relu(double slope) const { return lt(const_like(0)).where(*this * slope, *this); }
 Tensor Tensor::gelu() const {
-  return 0.5 * *this * (1.0 + (std::sqrt(2.0 / std::numbers::pi) * (*this + 0.044715 * *this * *this * *this)).tanh());
+  return 0.5 * *this *
+         (1.0 + (std::sqrt(2.0 / std::numbers::pi) * (*this + 0.044715 * *this * *this * *this)).tanh());
 }
 Tensor Tensor::silu() const { return *this * sigmoid(); }
 Tensor Tensor::softplus(double beta) const { return (1.0 + (*this * beta).exp()).log() * (1.0 / beta); }

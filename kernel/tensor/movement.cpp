@@ -28,28 +28,32 @@ Tensor Tensor::reshape(Dims shape) const {
   }
   if (infer >= 0) {
     if (known == 0 || numel() % known != 0)
-      throw TensorError("reshape " + dims_str(this->shape()) + " -> " + dims_str(shape) + ": cannot infer the -1 dimension");
+      throw TensorError("reshape " + dims_str(this->shape()) + " -> " + dims_str(shape) +
+                        ": cannot infer the -1 dimension");
     shape[size_t(infer)] = numel() / known;
   }
   if (dims_prod(shape) != numel())
-    throw TensorError("reshape " + dims_str(this->shape()) + " (" + std::to_string(numel()) + " elements) -> " +
-                      dims_str(shape) + " (" + std::to_string(dims_prod(shape)) + " elements): sizes differ");
+    throw TensorError("reshape " + dims_str(this->shape()) + " (" + std::to_string(numel()) +
+                      " elements) -> " + dims_str(shape) + " (" + std::to_string(dims_prod(shape)) +
+                      " elements): sizes differ");
   if (shape == this->shape()) return *this;
   // (chains of reshapes are not collapsed here: autograd needs every tensor's own node; the
   // ShapeTracker merges them during lowering anyway)
-  return Tensor(UOp::make(Ops::RESHAPE, dtype(), {uop()}, Arg{std::vector<int64_t>(shape)}), shape, this->device());
+  return Tensor(UOp::make(Ops::RESHAPE, dtype(), {uop()}, Arg{std::vector<int64_t>(shape)}), shape,
+                this->device());
 }
 
 Tensor Tensor::permute(Axes order) const {
   if (int64_t(order.size()) != ndim())
-    throw TensorError("permute order has " + std::to_string(order.size()) + " axes, the tensor " + dims_str(this->shape()) +
-                      " has " + std::to_string(ndim()));
+    throw TensorError("permute order has " + std::to_string(order.size()) + " axes, the tensor " +
+                      dims_str(this->shape()) + " has " + std::to_string(ndim()));
   std::vector<bool> seen(order.size(), false);
   Dims shape;
   bool identity = true;
   for (size_t i = 0; i < order.size(); ++i) {
     int64_t a = axis(order[i]);
-    if (seen[size_t(a)]) throw TensorError("permute order " + dims_str(order) + " repeats axis " + std::to_string(a));
+    if (seen[size_t(a)])
+      throw TensorError("permute order " + dims_str(order) + " repeats axis " + std::to_string(a));
     seen[size_t(a)] = true;
     order[i] = a;
     identity &= a == int64_t(i);
@@ -61,7 +65,8 @@ Tensor Tensor::permute(Axes order) const {
 
 Tensor Tensor::expand(Dims shape) const {
   if (shape.size() < this->shape().size())
-    throw TensorError("expand " + dims_str(this->shape()) + " -> " + dims_str(shape) + ": fewer dims than the tensor");
+    throw TensorError("expand " + dims_str(this->shape()) + " -> " + dims_str(shape) +
+                      ": fewer dims than the tensor");
   Tensor t = *this;
   if (shape.size() > this->shape().size()) { // new leading dims
     Dims padded(shape.size() - this->shape().size(), 1);
@@ -71,8 +76,9 @@ Tensor Tensor::expand(Dims shape) const {
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) shape[i] = t.shape()[i];
     if (t.shape()[i] != shape[i] && t.shape()[i] != 1)
-      throw TensorError("expand " + dims_str(this->shape()) + " -> " + dims_str(shape) + ": dim " + std::to_string(i) +
-                        " has size " + std::to_string(t.shape()[i]) + ", only size-1 dims can expand");
+      throw TensorError("expand " + dims_str(this->shape()) + " -> " + dims_str(shape) + ": dim " +
+                        std::to_string(i) + " has size " + std::to_string(t.shape()[i]) +
+                        ", only size-1 dims can expand");
   }
   if (shape == t.shape()) return t;
   return t.with(mop(Ops::EXPAND, t, shape), shape);
@@ -87,7 +93,8 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, double valu
   bool any_negative = false, any_positive = false;
   for (size_t i = 0; i < padding.size(); ++i) {
     auto [b, a] = padding[i];
-    if (-b - a > this->shape()[i]) throw TensorError("pad: negative padding larger than dim " + std::to_string(i));
+    if (-b - a > this->shape()[i])
+      throw TensorError("pad: negative padding larger than dim " + std::to_string(i));
     shrink_arg.emplace_back(b < 0 ? -b : 0, this->shape()[i] - (a < 0 ? -a : 0));
     any_negative |= b < 0 || a < 0;
     any_positive |= b > 0 || a > 0;
@@ -175,7 +182,8 @@ Tensor Tensor::unsqueeze(int64_t ax) const {
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
   if (ndim() == 0) return reshape({1});
   int64_t s = axis(start), e = axis(end);
-  if (s > e) throw TensorError("flatten: start " + std::to_string(start) + " after end " + std::to_string(end));
+  if (s > e)
+    throw TensorError("flatten: start " + std::to_string(start) + " after end " + std::to_string(end));
   Dims shape(this->shape().begin(), this->shape().begin() + s);
   int64_t merged = 1;
   for (int64_t i = s; i <= e; ++i) merged *= this->shape()[size_t(i)];
@@ -186,7 +194,8 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
 
 Tensor Tensor::slice(std::vector<Slice> slices) const {
   if (int64_t(slices.size()) > ndim())
-    throw TensorError("too many slice dims (" + std::to_string(slices.size()) + ") for shape " + dims_str(this->shape()));
+    throw TensorError("too many slice dims (" + std::to_string(slices.size()) + ") for shape " +
+                      dims_str(this->shape()));
   slices.resize(this->shape().size());
   Tensor t = *this;
   std::vector<std::pair<int64_t, int64_t>> ranges;
@@ -196,7 +205,9 @@ Tensor Tensor::slice(std::vector<Slice> slices) const {
     const int64_t n = this->shape()[i];
     const Slice& s = slices[i];
     if (s.step == 0) throw TensorError("slice step of 0 in dim " + std::to_string(i));
-    auto clampi = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v < 0 ? v + n : v, lo), hi); };
+    auto clampi = [&](int64_t v, int64_t lo, int64_t hi) {
+      return std::min(std::max(v < 0 ? v + n : v, lo), hi);
+    };
     int64_t begin, end;
     if (s.step > 0) {
       begin = s.start ? clampi(*s.start, 0, n) : 0;
@@ -241,11 +252,12 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t ax) {
   int64_t total = 0;
   for (const auto& t : tensors) {
     if (t.ndim() != first.ndim())
-      throw TensorError("cat: shapes " + dims_str(first.shape()) + " and " + dims_str(t.shape()) + " differ in rank");
+      throw TensorError("cat: shapes " + dims_str(first.shape()) + " and " + dims_str(t.shape()) +
+                        " differ in rank");
     for (int64_t d = 0; d < t.ndim(); ++d)
       if (d != a && t.shape()[size_t(d)] != first.shape()[size_t(d)])
-        throw TensorError("cat along axis " + std::to_string(a) + ": shapes " + dims_str(first.shape()) + " and " +
-                          dims_str(t.shape()) + " differ in dim " + std::to_string(d));
+        throw TensorError("cat along axis " + std::to_string(a) + ": shapes " + dims_str(first.shape()) +
+                          " and " + dims_str(t.shape()) + " differ in dim " + std::to_string(d));
     total += t.shape()[size_t(a)];
   }
   DType dt = first.dtype();
@@ -269,7 +281,8 @@ Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t ax) {
   std::vector<Tensor> expanded;
   for (const auto& t : tensors) {
     if (t.shape() != tensors[0].shape())
-      throw TensorError("stack: shapes " + dims_str(tensors[0].shape()) + " and " + dims_str(t.shape()) + " differ");
+      throw TensorError("stack: shapes " + dims_str(tensors[0].shape()) + " and " + dims_str(t.shape()) +
+                        " differ");
     expanded.push_back(t.unsqueeze(ax));
   }
   return cat(expanded, ax);
@@ -297,11 +310,12 @@ Tensor Tensor::gather(int64_t ax, const Tensor& index) const {
   if (index.ndim() != ndim())
     throw TensorError("gather: index rank " + std::to_string(index.ndim()) + " differs from the tensor's " +
                       std::to_string(ndim()));
-  if (index.dtype().is_float()) throw TensorError("gather: index must be an integer tensor, got " + index.dtype().name());
+  if (index.dtype().is_float())
+    throw TensorError("gather: index must be an integer tensor, got " + index.dtype().name());
   for (int64_t d = 0; d < ndim(); ++d)
     if (d != a && index.shape()[size_t(d)] > this->shape()[size_t(d)])
-      throw TensorError("gather: index shape " + dims_str(index.shape()) + " exceeds " + dims_str(this->shape()) +
-                        " in dim " + std::to_string(d));
+      throw TensorError("gather: index shape " + dims_str(index.shape()) + " exceeds " +
+                        dims_str(this->shape()) + " in dim " + std::to_string(d));
   // one-hot over the gathered axis: out[..i..] = sum_j x[..j..] * (index[..i..] == j)
   int64_t n = this->shape()[size_t(a)];
   std::vector<std::pair<int64_t, int64_t>> ranges;

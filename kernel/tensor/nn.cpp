@@ -68,10 +68,13 @@ Dims without_axis(const Dims& d, size_t axis) {
 }
 
 void check_smoothing(double ls, const char* fn) {
-  if (!(ls >= 0 && ls <= 1)) throw TensorError(std::string(fn) + ": label_smoothing must be in [0, 1], got " + std::to_string(ls));
+  if (!(ls >= 0 && ls <= 1))
+    throw TensorError(std::string(fn) + ": label_smoothing must be in [0, 1], got " + std::to_string(ls));
 }
 
-Tensor as_float_like(const Tensor& t, const Tensor& like) { return t.dtype().is_float() ? t : t.cast(like.dtype()); }
+Tensor as_float_like(const Tensor& t, const Tensor& like) {
+  return t.dtype().is_float() ? t : t.cast(like.dtype());
+}
 
 } // namespace
 
@@ -81,7 +84,9 @@ Tensor Module::forward(const Tensor&) {
   throw Error("this module does not take a single input (forward(x) is not defined for it)");
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters() { return dedup(named_tensors(*this, true, false)); }
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters() {
+  return dedup(named_tensors(*this, true, false));
+}
 
 std::vector<Tensor> Module::parameters() {
   std::vector<Tensor> out;
@@ -89,7 +94,9 @@ std::vector<Tensor> Module::parameters() {
   return out;
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_buffers() { return dedup(named_tensors(*this, false, true)); }
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers() {
+  return dedup(named_tensors(*this, false, true));
+}
 
 std::vector<Tensor> Module::buffers() {
   std::vector<Tensor> out;
@@ -198,14 +205,16 @@ Tensor trainable(Tensor t) {
   return t;
 }
 void require_positive(int64_t v, const char* what, const char* layer) {
-  if (v <= 0) throw TensorError(std::string(layer) + ": " + what + " must be positive, got " + std::to_string(v));
+  if (v <= 0)
+    throw TensorError(std::string(layer) + ": " + what + " must be positive, got " + std::to_string(v));
 }
 } // namespace
 
 // ---- layers ----
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias)
-    : weight((require_positive(in_features, "in_features", "Linear"), require_positive(out_features, "out_features", "Linear"),
+    : weight((require_positive(in_features, "in_features", "Linear"),
+              require_positive(out_features, "out_features", "Linear"),
               trainable(kaiming_uniform({out_features, in_features}, std::sqrt(5.0))))) {
   double bound = 1.0 / std::sqrt(double(in_features));
   if (has_bias) bias = trainable(Tensor::uniform({out_features}, -bound, bound));
@@ -214,7 +223,8 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias)
 Tensor Linear::forward(const Tensor& x) {
   int64_t in = weight.shape()[1];
   if (x.ndim() < 1 || x.shape().back() != in)
-    throw TensorError("Linear: input " + dims_str(x.shape()) + " does not end in in_features " + std::to_string(in));
+    throw TensorError("Linear: input " + dims_str(x.shape()) + " does not end in in_features " +
+                      std::to_string(in));
   return x.linear(weight, bias);
 }
 
@@ -225,16 +235,18 @@ Tensor conv_weight(int64_t in_channels, int64_t out_channels, int64_t kernel_siz
   require_positive(kernel_size, "kernel_size", "Conv2d");
   require_positive(groups, "groups", "Conv2d");
   if (in_channels % groups || out_channels % groups)
-    throw TensorError("Conv2d: in_channels " + std::to_string(in_channels) + " and out_channels " + std::to_string(out_channels) +
-                      " must be divisible by groups " + std::to_string(groups));
-  return trainable(kaiming_uniform({out_channels, in_channels / groups, kernel_size, kernel_size}, std::sqrt(5.0)));
+    throw TensorError("Conv2d: in_channels " + std::to_string(in_channels) + " and out_channels " +
+                      std::to_string(out_channels) + " must be divisible by groups " +
+                      std::to_string(groups));
+  return trainable(
+      kaiming_uniform({out_channels, in_channels / groups, kernel_size, kernel_size}, std::sqrt(5.0)));
 }
 } // namespace
 
-Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride_, int64_t padding_,
-               int64_t dilation_, int64_t groups_, bool has_bias)
-    : weight(conv_weight(in_channels, out_channels, kernel_size, groups_)), stride(stride_), padding(padding_),
-      dilation(dilation_), groups(groups_) {
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride_,
+               int64_t padding_, int64_t dilation_, int64_t groups_, bool has_bias)
+    : weight(conv_weight(in_channels, out_channels, kernel_size, groups_)), stride(stride_),
+      padding(padding_), dilation(dilation_), groups(groups_) {
   double bound = 1.0 / std::sqrt(double(in_channels / groups * kernel_size * kernel_size));
   if (has_bias) bias = trainable(Tensor::uniform({out_channels}, -bound, bound));
 }
@@ -257,7 +269,8 @@ BatchNorm::BatchNorm(int64_t features, double eps_, bool affine, bool track_runn
 
 Tensor BatchNorm::forward(const Tensor& x) {
   if (x.ndim() < 2 || x.shape()[1] != num_features)
-    throw TensorError("BatchNorm: input " + dims_str(x.shape()) + " needs (N, " + std::to_string(num_features) + ", ...)");
+    throw TensorError("BatchNorm: input " + dims_str(x.shape()) + " needs (N, " +
+                      std::to_string(num_features) + ", ...)");
   Dims bshape(size_t(x.ndim()), 1);
   bshape[1] = num_features;
   Axes reduce_axes;
@@ -267,7 +280,8 @@ Tensor BatchNorm::forward(const Tensor& x) {
   if (training() || !running_mean) {
     int64_t n = x.numel() / num_features;
     if (n <= 1 && training())
-      throw TensorError("BatchNorm: training needs more than 1 value per channel, input " + dims_str(x.shape()));
+      throw TensorError("BatchNorm: training needs more than 1 value per channel, input " +
+                        dims_str(x.shape()));
     Tensor xf = x.dtype().is_float() ? x : x.cast(dtypes::default_float);
     mean = xf.mean(reduce_axes);
     Tensor centered = xf - mean->detach().reshape(bshape); // d(var)/d(mean) is 0
@@ -291,7 +305,8 @@ Tensor BatchNorm::forward(const Tensor& x) {
   return out;
 }
 
-LayerNorm::LayerNorm(Dims shape, double eps_, bool elementwise_affine) : normalized_shape(std::move(shape)), eps(eps_) {
+LayerNorm::LayerNorm(Dims shape, double eps_, bool elementwise_affine)
+    : normalized_shape(std::move(shape)), eps(eps_) {
   if (normalized_shape.empty()) throw TensorError("LayerNorm needs a normalized shape of at least 1 dim");
   for (auto d : normalized_shape) require_positive(d, "normalized_shape entries", "LayerNorm");
   if (elementwise_affine) {
@@ -314,23 +329,26 @@ Tensor LayerNorm::forward(const Tensor& x) {
   return out;
 }
 
-RMSNorm::RMSNorm(int64_t dim, double eps_) : eps(eps_), weight((require_positive(dim, "dim", "RMSNorm"), trainable(Tensor::ones({dim})))) {}
+RMSNorm::RMSNorm(int64_t dim, double eps_)
+    : eps(eps_), weight((require_positive(dim, "dim", "RMSNorm"), trainable(Tensor::ones({dim})))) {}
 
 Tensor RMSNorm::forward(const Tensor& x) {
   int64_t dim = weight.shape()[0];
   if (x.ndim() < 1 || x.shape().back() != dim)
-    throw TensorError("RMSNorm: input " + dims_str(x.shape()) + " does not end in dim " + std::to_string(dim));
+    throw TensorError("RMSNorm: input " + dims_str(x.shape()) + " does not end in dim " +
+                      std::to_string(dim));
   return x * ((x * x).mean({-1}, true) + eps).rsqrt() * weight;
 }
 
 Embedding::Embedding(int64_t vocab, int64_t embed)
-    : vocab_size(vocab), embed_size(embed),
-      weight((require_positive(vocab, "vocab_size", "Embedding"), require_positive(embed, "embed_size", "Embedding"),
-              trainable(glorot_uniform({vocab, embed})))) {}
+    : vocab_size(vocab), embed_size(embed), weight((require_positive(vocab, "vocab_size", "Embedding"),
+                                                    require_positive(embed, "embed_size", "Embedding"),
+                                                    trainable(glorot_uniform({vocab, embed})))) {}
 
 Tensor Embedding::forward(const Tensor& idx) {
   if (idx.dtype().is_float() || idx.dtype().is_bool())
-    throw TensorError("Embedding: indices must be integers, got " + idx.dtype().name() + " " + dims_str(idx.shape()));
+    throw TensorError("Embedding: indices must be integers, got " + idx.dtype().name() + " " +
+                      dims_str(idx.shape()));
   Tensor classes = Tensor::arange(0, double(vocab_size), 1, idx.dtype(), idx.device());
   Tensor onehot = idx.unsqueeze(-1).eq(classes).cast(weight.dtype()); // (..., vocab)
   return onehot.matmul(weight);
@@ -356,11 +374,14 @@ Tensor sparse_categorical_crossentropy(const Tensor& logits, const Tensor& label
                                        double label_smoothing) {
   check_smoothing(label_smoothing, "sparse_categorical_crossentropy");
   if (logits.ndim() < 1 || labels.shape() != without_axis(logits.shape(), size_t(logits.ndim() - 1)))
-    throw TensorError("sparse_categorical_crossentropy: logits " + dims_str(logits.shape()) + " need labels of shape " +
-                      (logits.ndim() < 1 ? std::string("(...)") : dims_str(without_axis(logits.shape(), size_t(logits.ndim() - 1)))) +
-                      ", got " + dims_str(labels.shape()));
+    throw TensorError(
+        "sparse_categorical_crossentropy: logits " + dims_str(logits.shape()) + " need labels of shape " +
+        (logits.ndim() < 1 ? std::string("(...)")
+                           : dims_str(without_axis(logits.shape(), size_t(logits.ndim() - 1)))) +
+        ", got " + dims_str(labels.shape()));
   if (labels.dtype().is_float() || labels.dtype().is_bool())
-    throw TensorError("sparse_categorical_crossentropy: labels must be integer class indices, got " + labels.dtype().name());
+    throw TensorError("sparse_categorical_crossentropy: labels must be integer class indices, got " +
+                      labels.dtype().name());
   int64_t classes = logits.shape().back();
   Tensor logp = logits.log_softmax(-1);
   Tensor ids = Tensor::arange(0, double(classes), 1, labels.dtype(), labels.device());
@@ -373,15 +394,17 @@ Tensor sparse_categorical_crossentropy(const Tensor& logits, const Tensor& label
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, double label_smoothing) {
   check_smoothing(label_smoothing, "cross_entropy");
-  if (logits.ndim() < 1) throw TensorError("cross_entropy: logits must have a class dim, got " + dims_str(logits.shape()));
+  if (logits.ndim() < 1)
+    throw TensorError("cross_entropy: logits must have a class dim, got " + dims_str(logits.shape()));
   int64_t ax = logits.ndim() == 1 ? 0 : 1, classes = logits.shape()[size_t(ax)];
   Tensor logp = logits.log_softmax(ax);
   std::optional<Tensor> y;
   if (!target.dtype().is_float()) {
     Dims want = without_axis(logits.shape(), size_t(ax));
     if (target.shape() != want || target.dtype().is_bool())
-      throw TensorError("cross_entropy: logits " + dims_str(logits.shape()) + " need integer class indices of shape " +
-                        dims_str(want) + " or probabilities of the logits' shape, got " + target.dtype().name() + " " +
+      throw TensorError("cross_entropy: logits " + dims_str(logits.shape()) +
+                        " need integer class indices of shape " + dims_str(want) +
+                        " or probabilities of the logits' shape, got " + target.dtype().name() + " " +
                         dims_str(target.shape()));
     Dims cshape(size_t(logits.ndim()), 1);
     cshape[size_t(ax)] = classes;
@@ -389,8 +412,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, double label_sm
     y = target.unsqueeze(ax).eq(ids).cast(logp.dtype());
   } else {
     if (target.shape() != logits.shape())
-      throw TensorError("cross_entropy: probability target " + dims_str(target.shape()) + " differs from logits " +
-                        dims_str(logits.shape()));
+      throw TensorError("cross_entropy: probability target " + dims_str(target.shape()) +
+                        " differs from logits " + dims_str(logits.shape()));
     y = target;
   }
   if (label_smoothing != 0) y = *y * (1 - label_smoothing) + label_smoothing / double(classes);
@@ -399,8 +422,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, double label_sm
 
 Tensor binary_crossentropy(const Tensor& probs, const Tensor& targets) {
   if (probs.shape() != targets.shape())
-    throw TensorError("binary_crossentropy: probs " + dims_str(probs.shape()) + " and targets " + dims_str(targets.shape()) +
-                      " differ in shape");
+    throw TensorError("binary_crossentropy: probs " + dims_str(probs.shape()) + " and targets " +
+                      dims_str(targets.shape()) + " differ in shape");
   Tensor p = probs.dtype().is_float() ? probs : probs.cast(dtypes::default_float);
   Tensor y = as_float_like(targets, p);
   Tensor log_p = p.log(), log_q = (1.0 - p).log();
@@ -411,8 +434,8 @@ Tensor binary_crossentropy(const Tensor& probs, const Tensor& targets) {
 
 Tensor binary_crossentropy_with_logits(const Tensor& logits, const Tensor& targets) {
   if (logits.shape() != targets.shape())
-    throw TensorError("binary_crossentropy_with_logits: logits " + dims_str(logits.shape()) + " and targets " +
-                      dims_str(targets.shape()) + " differ in shape");
+    throw TensorError("binary_crossentropy_with_logits: logits " + dims_str(logits.shape()) +
+                      " and targets " + dims_str(targets.shape()) + " differ in shape");
   Tensor x = logits.dtype().is_float() ? logits : logits.cast(dtypes::default_float);
   Tensor y = as_float_like(targets, x);
   return (x.maximum(x.const_like(0)) - x * y + ((-x.abs()).exp() + 1.0).log()).mean();
@@ -420,7 +443,8 @@ Tensor binary_crossentropy_with_logits(const Tensor& logits, const Tensor& targe
 
 Tensor mse(const Tensor& pred, const Tensor& target) {
   if (pred.shape() != target.shape())
-    throw TensorError("mse: pred " + dims_str(pred.shape()) + " and target " + dims_str(target.shape()) + " differ in shape");
+    throw TensorError("mse: pred " + dims_str(pred.shape()) + " and target " + dims_str(target.shape()) +
+                      " differ in shape");
   Tensor d = pred - target;
   return (d * d).mean();
 }

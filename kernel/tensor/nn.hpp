@@ -52,8 +52,10 @@ public:
   template <class M> void modules(const std::string& name, std::vector<M>& ms) {
     for (size_t i = 0; i < ms.size(); ++i) {
       std::string n = name.empty() ? std::to_string(i) : name + "." + std::to_string(i);
-      if constexpr (requires { *ms[i]; }) on_module(n, *ms[i]);
-      else on_module(n, ms[i]);
+      if constexpr (requires { *ms[i]; })
+        on_module(n, *ms[i]);
+      else
+        on_module(n, ms[i]);
     }
   }
 
@@ -119,8 +121,7 @@ class Sequential : public Module {
 public:
   Sequential() = default;
   template <class M>
-    requires std::is_base_of_v<Module, std::decay_t<M>>
-  Sequential& add(M&& m) {
+  requires std::is_base_of_v<Module, std::decay_t<M>> Sequential& add(M&& m) {
     layers.push_back(std::make_shared<std::decay_t<M>>(std::forward<M>(m)));
     return *this;
   }
@@ -132,7 +133,8 @@ public:
 
 // ---- initialization (tinygrad's), realized ----
 // uniform(-b, b) with b = sqrt(3) * sqrt(2 / (1 + a^2)) / sqrt(prod(shape[1:])).
-Tensor kaiming_uniform(const Dims& shape, double a = 0.01, DType dtype = dtypes::float32, const std::string& device = "");
+Tensor kaiming_uniform(const Dims& shape, double a = 0.01, DType dtype = dtypes::float32,
+                       const std::string& device = "");
 // uniform(-1, 1) * sqrt(6 / (shape[0] + prod(shape[1:]))).
 Tensor glorot_uniform(const Dims& shape, DType dtype = dtypes::float32, const std::string& device = "");
 
@@ -156,8 +158,8 @@ public:
 // uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in = Cin/groups * k * k.
 class Conv2d : public Module {
 public:
-  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride = 1, int64_t padding = 0,
-         int64_t dilation = 1, int64_t groups = 1, bool bias = true);
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride = 1,
+         int64_t padding = 0, int64_t dilation = 1, int64_t groups = 1, bool bias = true);
   Tensor forward(const Tensor& x) override;
   void members(MemberVisitor& v) override {
     v.parameter("weight", weight);
@@ -177,8 +179,8 @@ public:
 // training step's schedule; a forward pass realizes any update still pending from the last one.
 class BatchNorm : public Module {
 public:
-  explicit BatchNorm(int64_t num_features, double eps = 1e-5, bool affine = true, bool track_running_stats = true,
-                     double momentum = 0.1);
+  explicit BatchNorm(int64_t num_features, double eps = 1e-5, bool affine = true,
+                     bool track_running_stats = true, double momentum = 0.1);
   Tensor forward(const Tensor& x) override;
   void members(MemberVisitor& v) override {
     v.parameter("weight", weight);

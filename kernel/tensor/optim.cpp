@@ -55,9 +55,9 @@ void Optimizer::step_and_realize(std::vector<Tensor> also) {
 // ---- SGD ----
 
 SGD::SGD(std::vector<Tensor> params, double lr_, double momentum_, double weight_decay_, bool nesterov_)
-    : Optimizer(std::move(params), lr_), momentum(momentum_), weight_decay(weight_decay_), nesterov(nesterov_) {
-  if (momentum < 0 || weight_decay < 0)
-    throw TensorError("SGD: momentum and weight_decay must be >= 0");
+    : Optimizer(std::move(params), lr_), momentum(momentum_), weight_decay(weight_decay_),
+      nesterov(nesterov_) {
+  if (momentum < 0 || weight_decay < 0) throw TensorError("SGD: momentum and weight_decay must be >= 0");
   if (nesterov && momentum == 0) throw TensorError("SGD: nesterov needs momentum > 0");
   if (momentum != 0)
     for (const auto& p : params_) momentum_buffers.push_back(p.zeros_like());
@@ -81,8 +81,10 @@ void SGD::update(size_t i, const Tensor& grad, const Tensor& lr_t, std::vector<T
 Adam::Adam(std::vector<Tensor> params, double lr_, double b1_, double b2_, double eps_, double weight_decay_)
     : Adam(std::move(params), lr_, b1_, b2_, eps_, weight_decay_, false) {}
 
-Adam::Adam(std::vector<Tensor> params, double lr_, double b1_, double b2_, double eps_, double weight_decay_, bool decoupled)
-    : Optimizer(std::move(params), lr_), b1(b1_), b2(b2_), eps(eps_), weight_decay(weight_decay_), decoupled_(decoupled) {
+Adam::Adam(std::vector<Tensor> params, double lr_, double b1_, double b2_, double eps_, double weight_decay_,
+           bool decoupled)
+    : Optimizer(std::move(params), lr_), b1(b1_), b2(b2_), eps(eps_), weight_decay(weight_decay_),
+      decoupled_(decoupled) {
   if (!(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1))
     throw TensorError("Adam: betas must be in [0, 1), got " + std::to_string(b1) + ", " + std::to_string(b2));
   if (eps < 0 || weight_decay < 0) throw TensorError("Adam: eps and weight_decay must be >= 0");
@@ -102,8 +104,10 @@ void Adam::update(size_t i, const Tensor& grad, const Tensor&, std::vector<Tenso
   Tensor g = grad;
   Tensor decayed = p;
   if (weight_decay != 0) {
-    if (decoupled_) decayed = p * host_scalar(1 - lr * weight_decay, p);
-    else g = g + p * weight_decay;
+    if (decoupled_)
+      decayed = p * host_scalar(1 - lr * weight_decay, p);
+    else
+      g = g + p * weight_decay;
   }
   m[i].assign(m[i] * b1 + g * (1 - b1));
   v[i].assign(v[i] * b2 + g * g * (1 - b2));
@@ -116,8 +120,10 @@ void Adam::update(size_t i, const Tensor& grad, const Tensor&, std::vector<Tenso
 
 // ---- schedules ----
 
-StepLR::StepLR(Optimizer& opt, int64_t step_size_, double gamma_) : LRScheduler(opt), step_size(step_size_), gamma(gamma_) {
-  if (step_size <= 0) throw TensorError("StepLR: step_size must be positive, got " + std::to_string(step_size));
+StepLR::StepLR(Optimizer& opt, int64_t step_size_, double gamma_)
+    : LRScheduler(opt), step_size(step_size_), gamma(gamma_) {
+  if (step_size <= 0)
+    throw TensorError("StepLR: step_size must be positive, got " + std::to_string(step_size));
 }
 
 double StepLR::next_lr() {
@@ -127,14 +133,16 @@ double StepLR::next_lr() {
 
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max_, double eta_min_)
     : LRScheduler(opt), t_max(t_max_), eta_min(eta_min_) {
-  if (t_max <= 0) throw TensorError("CosineAnnealingLR: t_max must be positive, got " + std::to_string(t_max));
+  if (t_max <= 0)
+    throw TensorError("CosineAnnealingLR: t_max must be positive, got " + std::to_string(t_max));
 }
 
 double CosineAnnealingLR::next_lr() {
   const double pi = std::numbers::pi, lr_now = optimizer.lr;
   const double T = double(t_max), e = double(last_epoch);
   if (last_epoch == 0) return lr_now;
-  if ((last_epoch - 1 - t_max) % (2 * t_max) == 0) return lr_now + (base_lr - eta_min) * (1 - std::cos(pi / T)) / 2;
+  if ((last_epoch - 1 - t_max) % (2 * t_max) == 0)
+    return lr_now + (base_lr - eta_min) * (1 - std::cos(pi / T)) / 2;
   return (1 + std::cos(pi * e / T)) / (1 + std::cos(pi * (e - 1) / T)) * (lr_now - eta_min) + eta_min;
 }
 

@@ -70,7 +70,8 @@ private:
 // at g) and g = nesterov ? g + momentum * buf : buf; p -= lr * g.
 class SGD : public Optimizer {
 public:
-  SGD(std::vector<Tensor> params, double lr, double momentum = 0, double weight_decay = 0, bool nesterov = false);
+  SGD(std::vector<Tensor> params, double lr, double momentum = 0, double weight_decay = 0,
+      bool nesterov = false);
   double momentum, weight_decay;
   bool nesterov;
   std::vector<Tensor> momentum_buffers; // one per parameter (empty without momentum)
@@ -90,7 +91,8 @@ public:
   std::vector<Tensor> m, v; // first and second moments, one per parameter
 
 protected:
-  Adam(std::vector<Tensor> params, double lr, double b1, double b2, double eps, double weight_decay, bool decoupled);
+  Adam(std::vector<Tensor> params, double lr, double b1, double b2, double eps, double weight_decay,
+       bool decoupled);
   void begin_step() override;
   void update(size_t i, const Tensor& g, const Tensor& lr_t, std::vector<Tensor>& state) override;
 

@@ -23,7 +23,8 @@ DType sum_dtype(DType dt) {
 
 // A reduce of a reduce (same op, nothing in between but the reshape that drops the reduced
 // dims) is one reduce over both axis sets: one kernel, as tinygrad does (e.g. (x @ y).sum(1)).
-std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes, const Dims& final_shape) const {
+std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes,
+                                                      const Dims& final_shape) const {
   UOpRef src = uop(), inner = src;
   bool dropped_dims = false;
   if (src->op() == Ops::RESHAPE && src->src(0)->op() == Ops::REDUCE_AXIS) {
@@ -37,7 +38,8 @@ std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes, 
   Dims in_shape = shapes(inner->src(0)), inner_kept = shapes(inner);
   std::vector<int64_t> remaining; // dims of inner's result that this tensor still has
   for (int64_t d = 0; d < int64_t(inner_kept.size()); ++d)
-    if (!dropped_dims || std::find(ia.axes.begin(), ia.axes.end(), d) == ia.axes.end()) remaining.push_back(d);
+    if (!dropped_dims || std::find(ia.axes.begin(), ia.axes.end(), d) == ia.axes.end())
+      remaining.push_back(d);
   Dims visible;
   for (auto d : remaining) visible.push_back(inner_kept[size_t(d)]);
   if (visible != this->shape()) return std::nullopt; // the reshape did more than drop the reduced dims
@@ -58,7 +60,8 @@ Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
     if (std::find(axes.begin(), axes.end(), i) == axes.end()) dropped.push_back(this->shape()[size_t(i)]);
   for (auto a : axes)
     if (this->shape()[size_t(a)] == 0 && op == Ops::MAX)
-      throw TensorError("max of an empty dimension (axis " + std::to_string(a) + " of " + dims_str(this->shape()) + ")");
+      throw TensorError("max of an empty dimension (axis " + std::to_string(a) + " of " +
+                        dims_str(this->shape()) + ")");
   Tensor out = *this;
   std::vector<int64_t> real_axes;
   for (auto a : axes)
@@ -71,7 +74,10 @@ Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
     if (!config().noopt && real_axes.size() == 1 && count >= 32768 && outputs < 64) {
       int64_t a = real_axes[0], n = this->shape()[size_t(a)], split = 0;
       for (int64_t s : {256, 128, 64, 32, 16})
-        if (n % s == 0 && n / s >= 256) { split = s; break; }
+        if (n % s == 0 && n / s >= 256) {
+          split = s;
+          break;
+        }
       if (split) {
         Dims sh = this->shape();
         sh[size_t(a)] = n / split;
@@ -142,7 +148,8 @@ Tensor Tensor::argmax(std::optional<int64_t> ax, bool keepdim) const {
   // the first index reaching the max: max over (n - i) where x == max
   Tensor rev = Tensor::arange(double(n), 0, -1, dtypes::int32, this->device()).reshape(ar_shape);
   Tensor hit = eq(max({a}, true));
-  Tensor idx = hit.where(rev.expand(this->shape()), rev.const_like(0).expand(this->shape())).max({a}, keepdim);
+  Tensor idx =
+      hit.where(rev.expand(this->shape()), rev.const_like(0).expand(this->shape())).max({a}, keepdim);
   return (idx.const_like(double(n)) - idx).cast(dtypes::int32);
 }
 

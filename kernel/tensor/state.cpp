@@ -21,7 +21,7 @@
 namespace tg {
 namespace {
 
-constexpr uint64_t kMaxHeaderSize = 100'000'000;  // the reference implementation's limit
+constexpr uint64_t kMaxHeaderSize = 100'000'000; // the reference implementation's limit
 constexpr int kMaxJsonDepth = 32;
 
 // ---------------------------------------------------------------------------------------------
@@ -133,18 +133,19 @@ size_t utf8_sequence(std::string_view s, size_t i) {
     if ((b(i + k) & 0xC0) != 0x80) return 0;
     cp = (cp << 6) | (b(i + k) & 0x3F);
   }
-  if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+  if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+      (cp >= 0xD800 && cp <= 0xDFFF))
     return 0;
   return len;
 }
 
 struct Number {
   std::string text;             // the literal
-  std::optional<uint64_t> uint;  // set for a non-negative integer that fits 64 bits
+  std::optional<uint64_t> uint; // set for a non-negative integer that fits 64 bits
 };
 
 class JsonReader {
- public:
+public:
   explicit JsonReader(std::string_view src) : s_(src) {}
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -156,13 +157,21 @@ class JsonReader {
   // What the next value is ("a string", ...), for messages; reading it later reports bad syntax.
   const char* next_kind() const {
     switch (peek()) {
-      case '{': return "an object";
-      case '[': return "an array";
-      case '"': return "a string";
-      case 't': case 'f': return "a boolean";
-      case 'n': return "null";
-      case '\0': return "nothing";
-      default: return (peek() == '-' || (peek() >= '0' && peek() <= '9')) ? "a number" : "an invalid value";
+    case '{':
+      return "an object";
+    case '[':
+      return "an array";
+    case '"':
+      return "a string";
+    case 't':
+    case 'f':
+      return "a boolean";
+    case 'n':
+      return "null";
+    case '\0':
+      return "nothing";
+    default:
+      return (peek() == '-' || (peek() >= '0' && peek() <= '9')) ? "a number" : "an invalid value";
     }
   }
   char peek() const { return at_end() ? '\0' : s_[pos_]; }
@@ -231,15 +240,29 @@ class JsonReader {
     check_depth(depth);
     if (at_end()) fail("unexpected end of the header");
     switch (s_[pos_]) {
-      case '{': object(depth, [&](std::string) { skip(depth + 1); }); break;
-      case '[': array(depth, [&](size_t) { skip(depth + 1); }); break;
-      case '"': (void)string(); break;
-      case 't': literal("true"); break;
-      case 'f': literal("false"); break;
-      case 'n': literal("null"); break;
-      default:
-        if (s_[pos_] == '-' || (s_[pos_] >= '0' && s_[pos_] <= '9')) (void)number();
-        else fail("unexpected " + quote(s_.substr(pos_, 1)));
+    case '{':
+      object(depth, [&](std::string) { skip(depth + 1); });
+      break;
+    case '[':
+      array(depth, [&](size_t) { skip(depth + 1); });
+      break;
+    case '"':
+      (void)string();
+      break;
+    case 't':
+      literal("true");
+      break;
+    case 'f':
+      literal("false");
+      break;
+    case 'n':
+      literal("null");
+      break;
+    default:
+      if (s_[pos_] == '-' || (s_[pos_] >= '0' && s_[pos_] <= '9'))
+        (void)number();
+      else
+        fail("unexpected " + quote(s_.substr(pos_, 1)));
     }
   }
 
@@ -259,28 +282,46 @@ class JsonReader {
         if (at_end()) fail("unterminated escape");
         char e = s_[pos_++];
         switch (e) {
-          case '"': out += '"'; break;
-          case '\\': out += '\\'; break;
-          case '/': out += '/'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
-          case 'n': out += '\n'; break;
-          case 'r': out += '\r'; break;
-          case 't': out += '\t'; break;
-          case 'u': {
-            uint32_t cp = hex4();
-            if (cp >= 0xDC00 && cp <= 0xDFFF) fail("lone low surrogate in \\u escape");
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-              if (s_.substr(pos_, 2) != "\\u") fail("high surrogate not followed by a low surrogate");
-              pos_ += 2;
-              uint32_t lo = hex4();
-              if (lo < 0xDC00 || lo > 0xDFFF) fail("high surrogate not followed by a low surrogate");
-              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            }
-            append_utf8(out, cp);
-            break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u': {
+          uint32_t cp = hex4();
+          if (cp >= 0xDC00 && cp <= 0xDFFF) fail("lone low surrogate in \\u escape");
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (s_.substr(pos_, 2) != "\\u") fail("high surrogate not followed by a low surrogate");
+            pos_ += 2;
+            uint32_t lo = hex4();
+            if (lo < 0xDC00 || lo > 0xDFFF) fail("high surrogate not followed by a low surrogate");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
           }
-          default: --pos_; fail("unknown escape \\" + std::string(1, e));
+          append_utf8(out, cp);
+          break;
+        }
+        default:
+          --pos_;
+          fail("unknown escape \\" + std::string(1, e));
         }
         continue;
       }
@@ -325,13 +366,14 @@ class JsonReader {
       uint64_t x = 0;
       bool overflow = false;
       for (size_t i = start; i < pos_ && !overflow; ++i)
-        overflow = __builtin_mul_overflow(x, uint64_t(10), &x) || __builtin_add_overflow(x, uint64_t(s_[i] - '0'), &x);
+        overflow = __builtin_mul_overflow(x, uint64_t(10), &x) ||
+                   __builtin_add_overflow(x, uint64_t(s_[i] - '0'), &x);
       if (!overflow) n.uint = x;
     }
     return n;
   }
 
- private:
+private:
   std::string_view s_;
   size_t pos_ = 0;
 
@@ -354,10 +396,14 @@ class JsonReader {
     for (int k = 0; k < 4; ++k) {
       char c = s_[pos_++];
       cp <<= 4;
-      if (c >= '0' && c <= '9') cp |= uint32_t(c - '0');
-      else if (c >= 'a' && c <= 'f') cp |= uint32_t(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') cp |= uint32_t(c - 'A' + 10);
-      else fail("bad hex digit in \\u escape");
+      if (c >= '0' && c <= '9')
+        cp |= uint32_t(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        cp |= uint32_t(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        cp |= uint32_t(c - 'A' + 10);
+      else
+        fail("bad hex digit in \\u escape");
     }
     return cp;
   }
@@ -367,12 +413,14 @@ class JsonReader {
 uint64_t read_uint(JsonReader& r, const std::string& what) {
   const char* kind = r.next_kind();
   if (std::string_view(kind) != "a number") {
-    if (std::string_view(kind) == "an invalid value" || std::string_view(kind) == "nothing") r.skip(0);  // reports it
+    if (std::string_view(kind) == "an invalid value" || std::string_view(kind) == "nothing")
+      r.skip(0); // reports it
     throw Problem{what + " must be an integer, found " + kind};
   }
   Number n = r.number();
   if (!n.uint) {
-    if (n.text.find_first_of(".eE") != std::string::npos) throw Problem{what + " must be an integer, found " + n.text};
+    if (n.text.find_first_of(".eE") != std::string::npos)
+      throw Problem{what + " must be an integer, found " + n.text};
     if (n.text[0] == '-') throw Problem{what + " must not be negative, found " + n.text};
     throw Problem{what + " overflows 64 bits: " + n.text};
   }
@@ -399,7 +447,9 @@ SafetensorsEntry read_entry(JsonReader& r, const std::string& name) {
     } else if (key == "shape") {
       if (r.peek() != '[') throw Problem{tensor + ": \"shape\" must be an array, found " + r.next_kind()};
       shape.emplace();
-      r.array(2, [&](size_t i) { shape->push_back(read_uint(r, tensor + ": shape[" + std::to_string(i) + "]")); });
+      r.array(2, [&](size_t i) {
+        shape->push_back(read_uint(r, tensor + ": shape[" + std::to_string(i) + "]"));
+      });
     } else if (key == "data_offsets") {
       std::string bad = tensor + ": \"data_offsets\" must be [begin, end]";
       if (r.peek() != '[') throw Problem{bad};
@@ -410,7 +460,7 @@ SafetensorsEntry read_entry(JsonReader& r, const std::string& name) {
       });
       if (offsets->size() != 2) throw Problem{bad};
     } else {
-      r.skip(2);  // other keys are ignored, as the reference implementation does
+      r.skip(2); // other keys are ignored, as the reference implementation does
     }
   });
   if (!dt) throw Problem{tensor + ": missing \"dtype\""};
@@ -430,9 +480,11 @@ SafetensorsEntry read_entry(JsonReader& r, const std::string& name) {
     if (__builtin_mul_overflow(elements, d, &elements)) overflow = true;
   }
   uint64_t bytes = 0;
-  if (overflow || elements > uint64_t(INT64_MAX) || __builtin_mul_overflow(elements, code->itemsize, &bytes)) {
+  if (overflow || elements > uint64_t(INT64_MAX) ||
+      __builtin_mul_overflow(elements, code->itemsize, &bytes)) {
     std::string dims;
-    for (size_t i = 0; i < shape->size() && i < 16; ++i) dims += (i ? ", " : "") + std::to_string((*shape)[i]);
+    for (size_t i = 0; i < shape->size() && i < 16; ++i)
+      dims += (i ? ", " : "") + std::to_string((*shape)[i]);
     if (shape->size() > 16) dims += ", ...";
     throw Problem{tensor + ": shape [" + dims + "] overflows (element count or byte size beyond 64 bits)"};
   }
@@ -446,7 +498,8 @@ SafetensorsEntry read_entry(JsonReader& r, const std::string& name) {
   if (e.end - e.begin != bytes)
     throw Problem{tensor + ": byte size " + std::to_string(e.end - e.begin) + " of data_offsets [" +
                   std::to_string(e.begin) + ", " + std::to_string(e.end) + "] does not match " +
-                  std::to_string(elements) + " elements of " + code->code + " (" + std::to_string(bytes) + " bytes)"};
+                  std::to_string(elements) + " elements of " + code->code + " (" + std::to_string(bytes) +
+                  " bytes)"};
   return e;
 }
 
@@ -466,7 +519,7 @@ SafetensorsFile parse_header(std::string_view header, uint64_t header_size, uint
   r.skip_ws();
   if (r.peek() != '{') {
     const char* kind = r.next_kind();
-    r.skip(0);  // a syntax error is reported as such
+    r.skip(0); // a syntax error is reported as such
     throw Problem{"header is " + std::string(kind) + ", not a JSON object"};
   }
   r.object(0, [&](std::string key) {
@@ -478,7 +531,8 @@ SafetensorsFile parse_header(std::string_view header, uint64_t header_size, uint
       r.skip(1);
       return;
     }
-    if (r.peek() != '{') throw Problem{"\"__metadata__\" must be an object of strings, found " + std::string(r.next_kind())};
+    if (r.peek() != '{')
+      throw Problem{"\"__metadata__\" must be an object of strings, found " + std::string(r.next_kind())};
     r.object(1, [&](std::string k) {
       if (r.peek() != '"')
         throw Problem{"\"__metadata__\" value of " + quote(k) + " must be a string, found " + r.next_kind()};
@@ -500,9 +554,9 @@ SafetensorsFile parse_header(std::string_view header, uint64_t header_size, uint
       throw Problem{"tensor " + quote(e->name) + ": data_offsets end " + std::to_string(e->end) +
                     " is beyond the data buffer of " + std::to_string(f.data_size) + " bytes"};
     if (e->begin < at)
-      throw Problem{"tensor " + quote(e->name) + " [" + std::to_string(e->begin) + ", " + std::to_string(e->end) +
-                    ") overlaps tensor " + quote(prev->name) + " [" + std::to_string(prev->begin) + ", " +
-                    std::to_string(prev->end) + ")"};
+      throw Problem{"tensor " + quote(e->name) + " [" + std::to_string(e->begin) + ", " +
+                    std::to_string(e->end) + ") overlaps tensor " + quote(prev->name) + " [" +
+                    std::to_string(prev->begin) + ", " + std::to_string(prev->end) + ")"};
     if (e->begin > at)
       throw Problem{"gap in the data buffer: bytes [" + std::to_string(at) + ", " + std::to_string(e->begin) +
                     ") before tensor " + quote(e->name) + " belong to no tensor"};
@@ -510,7 +564,8 @@ SafetensorsFile parse_header(std::string_view header, uint64_t header_size, uint
     prev = e;
   }
   if (at != f.data_size)
-    throw Problem{"gap in the data buffer: bytes [" + std::to_string(at) + ", " + std::to_string(f.data_size) +
+    throw Problem{"gap in the data buffer: bytes [" + std::to_string(at) + ", " +
+                  std::to_string(f.data_size) +
                   ") at its end belong to no tensor (data buffer not fully covered)"};
   return f;
 }
@@ -523,14 +578,16 @@ SafetensorsFile parse_header(std::string_view header, uint64_t header_size, uint
 uint64_t check_prefix(const std::byte* prefix, uint64_t file_size, const std::string& file) {
   uint64_t n = read_le64(prefix);
   if (n > kMaxHeaderSize)
-    raise(file, "header size " + std::to_string(n) + " is absurd (limit " + std::to_string(kMaxHeaderSize) + " bytes)");
+    raise(file, "header size " + std::to_string(n) + " is absurd (limit " + std::to_string(kMaxHeaderSize) +
+                    " bytes)");
   if (n > file_size - 8)
-    raise(file, "header size " + std::to_string(n) + " is beyond the file size (" + std::to_string(file_size) +
-                    " bytes, 8 of them the size prefix)");
+    raise(file, "header size " + std::to_string(n) + " is beyond the file size (" +
+                    std::to_string(file_size) + " bytes, 8 of them the size prefix)");
   return n;
 }
 
-SafetensorsFile parse_checked(std::string_view header, uint64_t n, uint64_t file_size, const std::string& file) {
+SafetensorsFile parse_checked(std::string_view header, uint64_t n, uint64_t file_size,
+                              const std::string& file) {
   try {
     return parse_header(header, n, file_size);
   } catch (const Problem& p) {
@@ -570,26 +627,33 @@ void json_string(std::string& out, std::string_view s, const std::string& what) 
   out += '"';
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
-    if (c == '"') out += "\\\"";
-    else if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '"')
+      out += "\\\"";
+    else if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\u%04x", c);
       out += buf;
-    } else out += ch;
+    } else
+      out += ch;
   }
   out += '"';
 }
 #endif
 
-}  // namespace
+} // namespace
 
 SafetensorsFile parse_safetensors(std::span<const std::byte> file, const std::string& name) {
   if (file.size() < 8)
-    raise(name, "file of " + std::to_string(file.size()) + " bytes is shorter than the 8-byte header size prefix");
+    raise(name,
+          "file of " + std::to_string(file.size()) + " bytes is shorter than the 8-byte header size prefix");
   uint64_t n = check_prefix(file.data(), file.size(), name);
   std::string_view header(reinterpret_cast<const char*>(file.data() + 8), size_t(n));
   return parse_checked(header, n, file.size(), name);
@@ -622,7 +686,8 @@ void safe_save(const std::filesystem::path& path, const std::map<std::string, Te
   }
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
-    if (name == "__metadata__") throw SafetensorsError("safe_save " + shown + ": \"__metadata__\" is reserved, not a tensor name");
+    if (name == "__metadata__")
+      throw SafetensorsError("safe_save " + shown + ": \"__metadata__\" is reserved, not a tensor name");
     std::string code = safetensors_dtype_code(t.dtype());
     blobs.push_back(t.to_bytes());
     if (header.size() > 1) header += ',';
@@ -637,11 +702,13 @@ void safe_save(const std::filesystem::path& path, const std::map<std::string, Te
   header.append((8 - header.size() % 8) % 8, ' ');
 
   static std::atomic<uint64_t> counter{0};
-  std::filesystem::path tmp = path;  // same directory, so the rename is atomic
+  std::filesystem::path tmp = path; // same directory, so the rename is atomic
   tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw SafetensorsError("safe_save " + shown + ": cannot create " + show_path(tmp) + ": " + std::strerror(errno));
+    if (!out)
+      throw SafetensorsError("safe_save " + shown + ": cannot create " + show_path(tmp) + ": " +
+                             std::strerror(errno));
     unsigned char prefix[8];
     uint64_t n = header.size();
     for (int i = 0; i < 8; ++i) prefix[i] = static_cast<unsigned char>(n >> (8 * i));
@@ -679,7 +746,8 @@ std::map<std::string, Tensor> safe_load(const std::filesystem::path& path, const
 std::map<std::string, std::string> safe_load_metadata(const std::filesystem::path& path) {
   std::string shown = show_path(path);
   uint64_t size = file_size_of(path, shown);
-  if (size < 8) raise(shown, "file of " + std::to_string(size) + " bytes is shorter than the 8-byte header size prefix");
+  if (size < 8)
+    raise(shown, "file of " + std::to_string(size) + " bytes is shorter than the 8-byte header size prefix");
   std::vector<std::byte> prefix = read_file(path, shown, 8);
   if (prefix.size() < 8) raise(shown, "file is shorter than the 8-byte header size prefix");
   uint64_t n = check_prefix(prefix.data(), size, shown);
@@ -689,6 +757,6 @@ std::map<std::string, std::string> safe_load_metadata(const std::filesystem::pat
   return parse_checked(header, n, size, shown).metadata;
 }
 
-#endif  // TG_STATE_PARSE_ONLY
+#endif // TG_STATE_PARSE_ONLY
 
-}  // namespace tg
+} // namespace tg

@@ -37,10 +37,10 @@ struct SafetensorsEntry {
 // A parsed and validated file; no tensor is created.
 struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
-  std::vector<SafetensorsEntry> entries;  // in header order
-  uint64_t header_size = 0;               // N
-  uint64_t data_start = 0;                // 8 + N: where the buffer begins in the file
-  uint64_t data_size = 0;                 // bytes of the buffer
+  std::vector<SafetensorsEntry> entries; // in header order
+  uint64_t header_size = 0;              // N
+  uint64_t data_start = 0;               // 8 + N: where the buffer begins in the file
+  uint64_t data_size = 0;                // bytes of the buffer
 };
 
 // Parses and validates the whole file image (header and buffer size/coverage). `name` only labels
@@ -63,4 +63,4 @@ std::map<std::string, Tensor> safe_load(const std::filesystem::path& path, const
 // Only the "__metadata__" strings (the file is still fully validated).
 std::map<std::string, std::string> safe_load_metadata(const std::filesystem::path& path);
 
-}  // namespace tg
+} // namespace tg

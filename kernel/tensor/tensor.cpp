@@ -52,8 +52,7 @@ UOpRef contiguous_buffer(const UOpRef& u) {
 
 } // namespace
 
-Tensor::Tensor(UOpRef uop, Dims shape, std::string device)
-    : s_(std::make_shared<TensorState>()) {
+Tensor::Tensor(UOpRef uop, Dims shape, std::string device) : s_(std::make_shared<TensorState>()) {
   s_->uop = std::move(uop);
   s_->shape = std::move(shape);
   s_->device = std::move(device);
@@ -81,7 +80,8 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
   if (targets.empty()) return;
   Schedule schedule = create_schedule(targets, options);
   run_schedule(schedule);
-  for (const auto& lazy : schedule.keep_alive) RealizedCache::instance().insert(lazy, schedule.becomes.at(lazy.get()));
+  for (const auto& lazy : schedule.keep_alive)
+    RealizedCache::instance().insert(lazy, schedule.becomes.at(lazy.get()));
   for (Tensor* t : tensors) (void)t->uop(); // pick up the realized views
 }
 
@@ -121,7 +121,9 @@ Tensor Tensor::to(const std::string& device_name) const {
   return Tensor(copy, this->shape(), target);
 }
 
-Tensor Tensor::contiguous() const { return with(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), this->shape()); }
+Tensor Tensor::contiguous() const {
+  return with(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), this->shape());
+}
 Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), this->shape()); }
 
 Tensor Tensor::cast(DType dt) const {
@@ -164,18 +166,30 @@ Axes Tensor::axes_or_all(const Axes& axes) const {
 namespace {
 
 template <class T> constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, bool>) return dtypes::bool_;
-  else if constexpr (std::is_same_v<T, int8_t>) return dtypes::int8;
-  else if constexpr (std::is_same_v<T, uint8_t>) return dtypes::uint8;
-  else if constexpr (std::is_same_v<T, int16_t>) return dtypes::int16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return dtypes::uint16;
-  else if constexpr (std::is_same_v<T, int32_t>) return dtypes::int32;
-  else if constexpr (std::is_same_v<T, uint32_t>) return dtypes::uint32;
-  else if constexpr (std::is_same_v<T, int64_t>) return dtypes::int64;
-  else if constexpr (std::is_same_v<T, uint64_t>) return dtypes::uint64;
-  else if constexpr (std::is_same_v<T, float>) return dtypes::float32;
-  else if constexpr (std::is_same_v<T, double>) return dtypes::float64;
-  else static_assert(sizeof(T) == 0, "unsupported element type");
+  if constexpr (std::is_same_v<T, bool>)
+    return dtypes::bool_;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return dtypes::int8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return dtypes::uint8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return dtypes::int16;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return dtypes::uint16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return dtypes::int32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return dtypes::uint32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return dtypes::int64;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return dtypes::uint64;
+  else if constexpr (std::is_same_v<T, float>)
+    return dtypes::float32;
+  else if constexpr (std::is_same_v<T, double>)
+    return dtypes::float64;
+  else
+    static_assert(sizeof(T) == 0, "unsupported element type");
 }
 
 } // namespace
@@ -186,20 +200,26 @@ Tensor Tensor::from_bytes(std::span<const std::byte> bytes, Dims shape, DType dt
   for (auto d : shape)
     if (d < 0) throw TensorError("negative dimension in shape " + dims_str(shape));
   if (uint64_t(n) * uint64_t(dt.itemsize()) != bytes.size())
-    throw TensorError("data of " + std::to_string(bytes.size()) + " bytes does not fill shape " + dims_str(shape) +
-                      " of " + dt.name() + " (" + std::to_string(n * dt.itemsize()) + " bytes)");
+    throw TensorError("data of " + std::to_string(bytes.size()) + " bytes does not fill shape " +
+                      dims_str(shape) + " of " + dt.name() + " (" + std::to_string(n * dt.itemsize()) +
+                      " bytes)");
   UOpRef buffer = make_buffer(dev, dt, n);
-  if (!bytes.empty()) storage_of(buffer, true).buffer().copy_from_host(bytes);
-  else storage_of(buffer, true);
-  UOpRef view = shape.size() == 1 ? buffer : UOp::make(Ops::RESHAPE, dt, {buffer}, std::vector<int64_t>(shape));
+  if (!bytes.empty())
+    storage_of(buffer, true).buffer().copy_from_host(bytes);
+  else
+    storage_of(buffer, true);
+  UOpRef view =
+      shape.size() == 1 ? buffer : UOp::make(Ops::RESHAPE, dt, {buffer}, std::vector<int64_t>(shape));
   return Tensor(view, std::move(shape), dev);
 }
 
 template <class Elem>
-Tensor Tensor::from_vector(std::span<const Elem> data, Dims shape, std::optional<DType> dtype, const std::string& device) {
+Tensor Tensor::from_vector(std::span<const Elem> data, Dims shape, std::optional<DType> dtype,
+                           const std::string& device) {
   if constexpr (std::is_same_v<Elem, bool>) {
     std::vector<uint8_t> bytes(data.begin(), data.end());
-    Tensor t = from_bytes(std::as_bytes(std::span<const uint8_t>(bytes)), std::move(shape), dtypes::bool_, device);
+    Tensor t =
+        from_bytes(std::as_bytes(std::span<const uint8_t>(bytes)), std::move(shape), dtypes::bool_, device);
     return dtype ? t.cast(*dtype) : t;
   } else {
     Tensor t = from_bytes(std::as_bytes(data), std::move(shape), dtype_of<Elem>(), device);
@@ -221,13 +241,15 @@ template <class Elem> std::vector<Elem> Tensor::to_vector() const {
 }
 
 template <class Elem> Elem Tensor::item() const {
-  if (numel() != 1) throw TensorError("item() needs exactly one element, the tensor has shape " + dims_str(this->shape()));
+  if (numel() != 1)
+    throw TensorError("item() needs exactly one element, the tensor has shape " + dims_str(this->shape()));
   return to_vector<Elem>().at(0);
 }
 
-#define TG_TENSOR_INSTANTIATE(Elem)                                                                              \
-  template Tensor Tensor::from_vector<Elem>(std::span<const Elem>, Dims, std::optional<DType>, const std::string&); \
-  template std::vector<Elem> Tensor::to_vector<Elem>() const;                                                      \
+#define TG_TENSOR_INSTANTIATE(Elem)                                                                          \
+  template Tensor Tensor::from_vector<Elem>(std::span<const Elem>, Dims, std::optional<DType>,               \
+                                            const std::string&);                                             \
+  template std::vector<Elem> Tensor::to_vector<Elem>() const;                                                \
   template Elem Tensor::item<Elem>() const;
 TG_TENSOR_INSTANTIATE(bool)
 TG_TENSOR_INSTANTIATE(int8_t)

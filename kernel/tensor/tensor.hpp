@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tg {
@@ -65,7 +65,8 @@ public:
     }
   }
   // A tensor from raw little-endian bytes of `dtype` (size must match the shape).
-  static Tensor from_bytes(std::span<const std::byte> bytes, Dims shape, DType dtype, const std::string& device = "");
+  static Tensor from_bytes(std::span<const std::byte> bytes, Dims shape, DType dtype,
+                           const std::string& device = "");
   static Tensor scalar(double value, DType dtype = dtypes::float32, const std::string& device = "");
   static Tensor full(Dims shape, double value, DType dtype = dtypes::float32, const std::string& device = "");
   static Tensor zeros(Dims shape, DType dtype = dtypes::float32, const std::string& device = "");
@@ -183,7 +184,7 @@ public:
   // ---- movement (zero-copy) ----
   Tensor reshape(Dims shape) const; // one entry may be -1
   Tensor permute(Axes order) const;
-  Tensor expand(Dims shape) const;  // -1 keeps a dim
+  Tensor expand(Dims shape) const; // -1 keeps a dim
   Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, double value = 0) const;
   Tensor shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const;
   Tensor flip(Axes axes) const;
@@ -266,11 +267,16 @@ Tensor weak_scalar(const Tensor& like, double value, WeakScalar kind);
 template <class T>
 concept Scalarlike = std::is_arithmetic_v<T>;
 template <Scalarlike T> WeakScalar weak_kind() {
-  if constexpr (std::is_same_v<T, bool>) return WeakScalar::Bool;
-  else if constexpr (std::is_integral_v<T>) return WeakScalar::Int;
-  else return WeakScalar::Float;
+  if constexpr (std::is_same_v<T, bool>)
+    return WeakScalar::Bool;
+  else if constexpr (std::is_integral_v<T>)
+    return WeakScalar::Int;
+  else
+    return WeakScalar::Float;
 }
-template <Scalarlike T> Tensor scalar_for(const Tensor& like, T v) { return weak_scalar(like, double(v), weak_kind<T>()); }
+template <Scalarlike T> Tensor scalar_for(const Tensor& like, T v) {
+  return weak_scalar(like, double(v), weak_kind<T>());
+}
 template <Scalarlike T> Tensor operator+(const Tensor& a, T b) { return a + scalar_for(a, b); }
 template <Scalarlike T> Tensor operator-(const Tensor& a, T b) { return a - scalar_for(a, b); }
 template <Scalarlike T> Tensor operator*(const Tensor& a, T b) { return a * scalar_for(a, b); }

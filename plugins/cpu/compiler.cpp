@@ -59,14 +59,15 @@ TargetSpec resolve_target(const char* target) {
   std::unique_ptr<llvm::MCSubtargetInfo> sti(t->createMCSubtargetInfo(host.triple, "", ""));
   if (!sti || !sti->isCPUStringValid(target))
     throw PluginError(TG_ERROR_INVALID_ARGUMENT, std::string("unknown target \"") + target +
-                                                     "\": expected a CPU name of " + host.triple + " (this host is \"" +
-                                                     host.cpu + "\")");
+                                                     "\": expected a CPU name of " + host.triple +
+                                                     " (this host is \"" + host.cpu + "\")");
   return {host.triple, target, ""};
 }
 
 std::string cache_key_for(const TargetSpec& spec) {
-  return std::string("tg_device_cpu ") + TG_CPU_PLUGIN_VERSION + ";blob " + std::to_string(kBlobFormatVersion) +
-         ";llvm " + llvm_version_string() + ";" + spec.triple + ";" + spec.cpu + ";" + spec.features;
+  return std::string("tg_device_cpu ") + TG_CPU_PLUGIN_VERSION + ";blob " +
+         std::to_string(kBlobFormatVersion) + ";llvm " + llvm_version_string() + ";" + spec.triple + ";" +
+         spec.cpu + ";" + spec.features;
 }
 
 // Round a float to the nearest bfloat16 (ties to even), as a float.
@@ -106,20 +107,30 @@ private:
   // ---- types ----
   llvm::Type* scalar_type(tg_dtype dt) {
     switch (dt) {
-    case TG_DTYPE_BOOL: return b_.getInt1Ty();
+    case TG_DTYPE_BOOL:
+      return b_.getInt1Ty();
     case TG_DTYPE_INT8:
-    case TG_DTYPE_UINT8: return b_.getInt8Ty();
+    case TG_DTYPE_UINT8:
+      return b_.getInt8Ty();
     case TG_DTYPE_INT16:
-    case TG_DTYPE_UINT16: return b_.getInt16Ty();
+    case TG_DTYPE_UINT16:
+      return b_.getInt16Ty();
     case TG_DTYPE_INT32:
-    case TG_DTYPE_UINT32: return b_.getInt32Ty();
+    case TG_DTYPE_UINT32:
+      return b_.getInt32Ty();
     case TG_DTYPE_INT64:
-    case TG_DTYPE_UINT64: return b_.getInt64Ty();
-    case TG_DTYPE_FLOAT16: return b_.getHalfTy();
+    case TG_DTYPE_UINT64:
+      return b_.getInt64Ty();
+    case TG_DTYPE_FLOAT16:
+      return b_.getHalfTy();
     case TG_DTYPE_BFLOAT16: // computed in float, rounded to bfloat16 after every operation
-    case TG_DTYPE_FLOAT32: return b_.getFloatTy();
-    case TG_DTYPE_FLOAT64: return b_.getDoubleTy();
-    default: unimplemented(std::string("dtype ") + (tg::sdk::dtype_name(dt) ? tg::sdk::dtype_name(dt) : "?") + " has no value type");
+    case TG_DTYPE_FLOAT32:
+      return b_.getFloatTy();
+    case TG_DTYPE_FLOAT64:
+      return b_.getDoubleTy();
+    default:
+      unimplemented(std::string("dtype ") + (tg::sdk::dtype_name(dt) ? tg::sdk::dtype_name(dt) : "?") +
+                    " has no value type");
     }
   }
   llvm::Type* mem_scalar_type(tg_dtype dt) {
@@ -127,7 +138,9 @@ private:
     if (dt == TG_DTYPE_BFLOAT16) return b_.getInt16Ty();
     return scalar_type(dt);
   }
-  static llvm::Type* vec(llvm::Type* t, unsigned vc) { return vc > 1 ? llvm::FixedVectorType::get(t, vc) : t; }
+  static llvm::Type* vec(llvm::Type* t, unsigned vc) {
+    return vc > 1 ? llvm::FixedVectorType::get(t, vc) : t;
+  }
   llvm::Type* reg_type(tg_dtype dt, unsigned vc) { return vec(scalar_type(dt), vc); }
   llvm::Type* mem_type(tg_dtype dt, unsigned vc) { return vec(mem_scalar_type(dt), vc); }
   static bool is_float(tg_dtype dt) { return tg::sdk::dtype_is_float(dt); }
@@ -140,11 +153,15 @@ private:
 
   // ---- bfloat16 and memory representations ----
   V bf16_bits_to_float(V bits) { // i16 (or vector) -> float
-    llvm::Type* i32 = bits->getType()->isVectorTy()
-                          ? vec(b_.getInt32Ty(), unsigned(llvm::cast<llvm::FixedVectorType>(bits->getType())->getNumElements()))
-                          : b_.getInt32Ty();
-    llvm::Type* f32 = i32->isVectorTy() ? vec(b_.getFloatTy(), unsigned(llvm::cast<llvm::FixedVectorType>(i32)->getNumElements()))
-                                        : b_.getFloatTy();
+    llvm::Type* i32 =
+        bits->getType()->isVectorTy()
+            ? vec(b_.getInt32Ty(),
+                  unsigned(llvm::cast<llvm::FixedVectorType>(bits->getType())->getNumElements()))
+            : b_.getInt32Ty();
+    llvm::Type* f32 =
+        i32->isVectorTy()
+            ? vec(b_.getFloatTy(), unsigned(llvm::cast<llvm::FixedVectorType>(i32)->getNumElements()))
+            : b_.getFloatTy();
     return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, i32), 16), f32);
   }
   V float_to_bf16_bits(V f) { // float (or vector) -> i16, round to nearest even, NaN stays NaN
@@ -179,7 +196,9 @@ private:
       return is_float(from) ? b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()))
                             : b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
     if (is_float(to)) {
-      V r = is_float(from) ? b_.CreateFPCast(v, t) : is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t);
+      V r = is_float(from)    ? b_.CreateFPCast(v, t)
+            : is_signed(from) ? b_.CreateSIToFP(v, t)
+                              : b_.CreateUIToFP(v, t);
       return to == TG_DTYPE_BFLOAT16 ? bf16_round(r) : r;
     }
     if (is_float(from)) return is_signed(to) ? b_.CreateFPToSI(v, t) : b_.CreateFPToUI(v, t);
@@ -210,7 +229,8 @@ private:
   V get(uint32_t s, unsigned vc) { return splat(get(s), vc); }
   V scalar_gate(uint32_t s, const char* what) {
     V g = get(s);
-    if (g->getType()->isVectorTy()) unimplemented(std::string("vector gates on ") + what + " are not supported");
+    if (g->getType()->isVectorTy())
+      unimplemented(std::string("vector gates on ") + what + " are not supported");
     return g;
   }
 
@@ -304,8 +324,8 @@ void Renderer::analyze_scopes() {
     if (ins.op == TG_OP_ENDRANGE || ins.op == TG_OP_ENDIF) continue;
     for (uint32_t s : ins.src) {
       tg_op sop = ins_list[s].op;
-      if (sop == TG_OP_CONST || sop == TG_OP_DEFINE_GLOBAL || sop == TG_OP_DEFINE_VAR || sop == TG_OP_SPECIAL ||
-          sop == TG_OP_DEFINE_ACC || sop == TG_OP_ASSIGN || sop == TG_OP_INDEX)
+      if (sop == TG_OP_CONST || sop == TG_OP_DEFINE_GLOBAL || sop == TG_OP_DEFINE_VAR ||
+          sop == TG_OP_SPECIAL || sop == TG_OP_DEFINE_ACC || sop == TG_OP_ASSIGN || sop == TG_OP_INDEX)
         continue;
       if (!encloses(scope_of[s], scope_of[j])) spill_[s] = 1;
     }
@@ -314,7 +334,8 @@ void Renderer::analyze_scopes() {
   // treat it like any other value.
   for (size_t j = 0; j < ins_list.size(); ++j)
     for (uint32_t s : ins_list[j].src)
-      if (ins_list[s].op == TG_OP_INDEX && ins_list[j].op != TG_OP_ENDRANGE && !encloses(scope_of[s], scope_of[j]))
+      if (ins_list[s].op == TG_OP_INDEX && ins_list[j].op != TG_OP_ENDRANGE &&
+          !encloses(scope_of[s], scope_of[j]))
         spill_[s] = 1;
 }
 
@@ -332,7 +353,8 @@ void Renderer::render(const std::string& fn_name, const TargetSpec& spec) {
   llvm::Type* i32 = b_.getInt32Ty();
   llvm::Type* buffers_t = b_.getInt8PtrTy()->getPointerTo();
   llvm::Type* scalars_t = b_.getInt64Ty()->getPointerTo();
-  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {buffers_t, scalars_t, i32, i32, i32, i32, i32, i32, i32}, false);
+  auto* fty = llvm::FunctionType::get(b_.getVoidTy(),
+                                      {buffers_t, scalars_t, i32, i32, i32, i32, i32, i32, i32}, false);
   fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, fn_name, mod_);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
   fn_->addFnAttr("target-cpu", spec.cpu);
@@ -341,7 +363,8 @@ void Renderer::render(const std::string& fn_name, const TargetSpec& spec) {
     fn_->addParamAttr(a, llvm::Attribute::NoAlias);
     fn_->addParamAttr(a, llvm::Attribute::ReadOnly);
   }
-  const char* arg_names[] = {"buffers", "scalars", "gx_begin", "gx_end", "gy", "gz", "local_x", "local_y", "local_z"};
+  const char* arg_names[] = {"buffers", "scalars", "gx_begin", "gx_end", "gy",
+                             "gz",      "local_x", "local_y",  "local_z"};
   for (unsigned a = 0; a < fty->getNumParams(); ++a) fn_->getArg(a)->setName(arg_names[a]);
 
   entry_ = llvm::BasicBlock::Create(ctx_, "entry", fn_);
@@ -402,7 +425,8 @@ void Renderer::emit(uint32_t i) {
   auto src_ins = [&](size_t k) -> const tg::sdk::Instruction& { return ir_.instructions[ins.src[k]]; };
   switch (ins.op) {
   case TG_OP_DEFINE_GLOBAL:
-  case TG_OP_DEFINE_VAR: return; // done in the entry block
+  case TG_OP_DEFINE_VAR:
+    return; // done in the entry block
   case TG_OP_SPECIAL:
     vals_[i] = ins.arg0 == TG_SPECIAL_GROUP_ID ? group_[ins.arg1] : local_[ins.arg1];
     return;
@@ -436,7 +460,9 @@ void Renderer::emit(uint32_t i) {
     vals_[i] = loop.counter;
     return;
   }
-  case TG_OP_ENDRANGE: close_loop(loops_.at(ins.src[0])); return;
+  case TG_OP_ENDRANGE:
+    close_loop(loops_.at(ins.src[0]));
+    return;
   case TG_OP_IF: {
     V cond = scalar_gate(ins.src[0], "IF");
     auto* then = llvm::BasicBlock::Create(ctx_, "if.then", fn_);
@@ -505,14 +531,19 @@ void Renderer::emit(uint32_t i) {
     vals_[i] = v->getType()->isVectorTy() ? b_.CreateExtractElement(v, uint64_t(ins.arg0)) : v;
     return;
   }
-  case TG_OP_CAST: vals_[i] = cast_value(get(ins.src[0], vc), src_ins(0).dtype, ins.dtype, vc); return;
-  case TG_OP_BITCAST: vals_[i] = bitcast_value(get(ins.src[0], vc), src_ins(0).dtype, ins.dtype, vc); return;
+  case TG_OP_CAST:
+    vals_[i] = cast_value(get(ins.src[0], vc), src_ins(0).dtype, ins.dtype, vc);
+    return;
+  case TG_OP_BITCAST:
+    vals_[i] = bitcast_value(get(ins.src[0], vc), src_ins(0).dtype, ins.dtype, vc);
+    return;
   default:
     if (ins.op >= TG_OP_NEG && ins.op <= TG_OP_MULACC) {
       vals_[i] = emit_alu(ins);
       return;
     }
-    unimplemented(std::string("op ") + (tg::sdk::op_name(ins.op) ? tg::sdk::op_name(ins.op) : std::to_string(ins.op)) +
+    unimplemented(std::string("op ") +
+                  (tg::sdk::op_name(ins.op) ? tg::sdk::op_name(ins.op) : std::to_string(ins.op)) +
                   " is not supported");
   }
 }
@@ -527,10 +558,14 @@ Renderer::V Renderer::emit_alu(const tg::sdk::Instruction& ins) {
   const bool fl = is_float(dt), sg = is_signed(dt), bl = dt == TG_DTYPE_BOOL;
   llvm::Type* t = a[0]->getType();
   auto need_float = [&] {
-    if (!fl) unimplemented(std::string(tg::sdk::op_name(op)) + " on " + tg::sdk::dtype_name(dt) + " is not supported");
+    if (!fl)
+      unimplemented(std::string(tg::sdk::op_name(op)) + " on " + tg::sdk::dtype_name(dt) +
+                    " is not supported");
   };
   auto need_int = [&] {
-    if (fl) unimplemented(std::string(tg::sdk::op_name(op)) + " on " + tg::sdk::dtype_name(dt) + " is not supported");
+    if (fl)
+      unimplemented(std::string(tg::sdk::op_name(op)) + " on " + tg::sdk::dtype_name(dt) +
+                    " is not supported");
   };
   auto safe_div = [&](bool rem) -> V { // C semantics; x/0 and x%0 give 0 instead of trapping
     V zero = llvm::Constant::getNullValue(t);
@@ -549,19 +584,53 @@ Renderer::V Renderer::emit_alu(const tg::sdk::Instruction& ins) {
   };
   V r = nullptr;
   switch (op) {
-  case TG_OP_NEG: r = fl ? b_.CreateFNeg(a[0]) : bl ? b_.CreateNot(a[0]) : b_.CreateNeg(a[0]); break;
-  case TG_OP_RECIP: need_float(); r = b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), a[0]); break;
-  case TG_OP_SQRT: need_float(); r = intrinsic(llvm::Intrinsic::sqrt, {a[0]}); break;
-  case TG_OP_EXP2: need_float(); r = intrinsic(llvm::Intrinsic::exp2, {a[0]}); break;
-  case TG_OP_LOG2: need_float(); r = intrinsic(llvm::Intrinsic::log2, {a[0]}); break;
-  case TG_OP_SIN: need_float(); r = intrinsic(llvm::Intrinsic::sin, {a[0]}); break;
-  case TG_OP_TRUNC: r = fl ? intrinsic(llvm::Intrinsic::trunc, {a[0]}) : a[0]; break;
-  case TG_OP_ADD: r = fl ? b_.CreateFAdd(a[0], a[1]) : bl ? b_.CreateOr(a[0], a[1]) : b_.CreateAdd(a[0], a[1]); break;
-  case TG_OP_SUB: r = fl ? b_.CreateFSub(a[0], a[1]) : bl ? b_.CreateXor(a[0], a[1]) : b_.CreateSub(a[0], a[1]); break;
-  case TG_OP_MUL: r = fl ? b_.CreateFMul(a[0], a[1]) : bl ? b_.CreateAnd(a[0], a[1]) : b_.CreateMul(a[0], a[1]); break;
-  case TG_OP_IDIV: need_int(); r = bl ? a[0] : safe_div(false); break;
-  case TG_OP_MOD: need_int(); r = bl ? llvm::Constant::getNullValue(t) : safe_div(true); break;
-  case TG_OP_FDIV: need_float(); r = b_.CreateFDiv(a[0], a[1]); break;
+  case TG_OP_NEG:
+    r = fl ? b_.CreateFNeg(a[0]) : bl ? b_.CreateNot(a[0]) : b_.CreateNeg(a[0]);
+    break;
+  case TG_OP_RECIP:
+    need_float();
+    r = b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), a[0]);
+    break;
+  case TG_OP_SQRT:
+    need_float();
+    r = intrinsic(llvm::Intrinsic::sqrt, {a[0]});
+    break;
+  case TG_OP_EXP2:
+    need_float();
+    r = intrinsic(llvm::Intrinsic::exp2, {a[0]});
+    break;
+  case TG_OP_LOG2:
+    need_float();
+    r = intrinsic(llvm::Intrinsic::log2, {a[0]});
+    break;
+  case TG_OP_SIN:
+    need_float();
+    r = intrinsic(llvm::Intrinsic::sin, {a[0]});
+    break;
+  case TG_OP_TRUNC:
+    r = fl ? intrinsic(llvm::Intrinsic::trunc, {a[0]}) : a[0];
+    break;
+  case TG_OP_ADD:
+    r = fl ? b_.CreateFAdd(a[0], a[1]) : bl ? b_.CreateOr(a[0], a[1]) : b_.CreateAdd(a[0], a[1]);
+    break;
+  case TG_OP_SUB:
+    r = fl ? b_.CreateFSub(a[0], a[1]) : bl ? b_.CreateXor(a[0], a[1]) : b_.CreateSub(a[0], a[1]);
+    break;
+  case TG_OP_MUL:
+    r = fl ? b_.CreateFMul(a[0], a[1]) : bl ? b_.CreateAnd(a[0], a[1]) : b_.CreateMul(a[0], a[1]);
+    break;
+  case TG_OP_IDIV:
+    need_int();
+    r = bl ? a[0] : safe_div(false);
+    break;
+  case TG_OP_MOD:
+    need_int();
+    r = bl ? llvm::Constant::getNullValue(t) : safe_div(true);
+    break;
+  case TG_OP_FDIV:
+    need_float();
+    r = b_.CreateFDiv(a[0], a[1]);
+    break;
   case TG_OP_MAX:
     if (fl) { // NaN in either operand gives NaN
       V pick = b_.CreateSelect(b_.CreateFCmpOGT(a[0], a[1]), a[0], a[1]);
@@ -571,22 +640,39 @@ Renderer::V Renderer::emit_alu(const tg::sdk::Instruction& ins) {
     }
     break;
   case TG_OP_CMPLT:
-    return fl ? b_.CreateFCmpOLT(a[0], a[1]) : sg ? b_.CreateICmpSLT(a[0], a[1]) : b_.CreateICmpULT(a[0], a[1]);
-  case TG_OP_CMPNE: return fl ? b_.CreateFCmpUNE(a[0], a[1]) : b_.CreateICmpNE(a[0], a[1]);
-  case TG_OP_CMPEQ: return fl ? b_.CreateFCmpOEQ(a[0], a[1]) : b_.CreateICmpEQ(a[0], a[1]);
-  case TG_OP_AND: need_int(); r = b_.CreateAnd(a[0], a[1]); break;
-  case TG_OP_OR: need_int(); r = b_.CreateOr(a[0], a[1]); break;
-  case TG_OP_XOR: need_int(); r = b_.CreateXor(a[0], a[1]); break;
+    return fl   ? b_.CreateFCmpOLT(a[0], a[1])
+           : sg ? b_.CreateICmpSLT(a[0], a[1])
+                : b_.CreateICmpULT(a[0], a[1]);
+  case TG_OP_CMPNE:
+    return fl ? b_.CreateFCmpUNE(a[0], a[1]) : b_.CreateICmpNE(a[0], a[1]);
+  case TG_OP_CMPEQ:
+    return fl ? b_.CreateFCmpOEQ(a[0], a[1]) : b_.CreateICmpEQ(a[0], a[1]);
+  case TG_OP_AND:
+    need_int();
+    r = b_.CreateAnd(a[0], a[1]);
+    break;
+  case TG_OP_OR:
+    need_int();
+    r = b_.CreateOr(a[0], a[1]);
+    break;
+  case TG_OP_XOR:
+    need_int();
+    r = b_.CreateXor(a[0], a[1]);
+    break;
   case TG_OP_SHL:
   case TG_OP_SHR: {
     need_int();
     if (bl) unimplemented("shifts of bool are not supported");
     unsigned bits = t->getScalarSizeInBits();
     V amount = b_.CreateAnd(a[1], llvm::ConstantInt::get(t, bits - 1)); // no poison for large shifts
-    r = op == TG_OP_SHL ? b_.CreateShl(a[0], amount) : sg ? b_.CreateAShr(a[0], amount) : b_.CreateLShr(a[0], amount);
+    r = op == TG_OP_SHL ? b_.CreateShl(a[0], amount)
+        : sg            ? b_.CreateAShr(a[0], amount)
+                        : b_.CreateLShr(a[0], amount);
     break;
   }
-  case TG_OP_WHERE: r = b_.CreateSelect(a[0], a[1], a[2]); break;
+  case TG_OP_WHERE:
+    r = b_.CreateSelect(a[0], a[1], a[2]);
+    break;
   case TG_OP_MULACC:
     if (fl)
       r = intrinsic(llvm::Intrinsic::fmuladd, {a[0], a[1], a[2]});
@@ -595,7 +681,8 @@ Renderer::V Renderer::emit_alu(const tg::sdk::Instruction& ins) {
     else
       r = b_.CreateAdd(b_.CreateMul(a[0], a[1]), a[2]);
     break;
-  default: unimplemented(std::string("op ") + std::to_string(op) + " is not supported");
+  default:
+    unimplemented(std::string("op ") + std::to_string(op) + " is not supported");
   }
   if (dt == TG_DTYPE_BFLOAT16 && op != TG_OP_WHERE) r = bf16_round(r);
   return r;
@@ -608,7 +695,8 @@ Renderer::V Renderer::emit_alu(const tg::sdk::Instruction& ins) {
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetSpec& spec, unsigned opt_level) {
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(spec.triple, error);
-  if (target == nullptr) throw PluginError(TG_ERROR_INTERNAL, "no LLVM target for " + spec.triple + ": " + error);
+  if (target == nullptr)
+    throw PluginError(TG_ERROR_INTERNAL, "no LLVM target for " + spec.triple + ": " + error);
   llvm::TargetOptions options;
   // Compile latency matters (every new kernel shape is compiled while the user waits): at the
   // default level 2 the IR is optimized and vectorized by the O2 pipeline, then lowered with the
@@ -616,9 +704,11 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetSpec& spec,
   // codegen -O2 for small kernels (vector add: ~6 ms instead of ~11 ms compile+load) at a few
   // percent of run time. Level 3 spends the time: full codegen, unrolling and interleaving.
   auto level = opt_level >= 3 ? llvm::CodeGenOpt::Aggressive : llvm::CodeGenOpt::None;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(spec.triple, spec.cpu, spec.features, options,
-                                                                      llvm::Reloc::PIC_, llvm::CodeModel::Small, level));
-  if (!tm) throw PluginError(TG_ERROR_INTERNAL, "cannot create a target machine for " + spec.triple + " " + spec.cpu);
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      spec.triple, spec.cpu, spec.features, options, llvm::Reloc::PIC_, llvm::CodeModel::Small, level));
+  if (!tm)
+    throw PluginError(TG_ERROR_INTERNAL,
+                      "cannot create a target machine for " + spec.triple + " " + spec.cpu);
   return tm;
 }
 
@@ -639,7 +729,7 @@ void optimize(llvm::Module& module, llvm::TargetMachine& tm, unsigned opt_level)
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel level = opt_level == 1 ? llvm::OptimizationLevel::O1
+  llvm::OptimizationLevel level = opt_level == 1   ? llvm::OptimizationLevel::O1
                                   : opt_level >= 3 ? llvm::OptimizationLevel::O3
                                                    : llvm::OptimizationLevel::O2;
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
@@ -670,9 +760,8 @@ const HostTarget& host_target() {
     std::vector<std::string> list;
     if (llvm::sys::getHostCPUFeatures(features))
       for (const auto& f : features) list.push_back((f.getValue() ? "+" : "-") + f.getKey().str());
-    std::sort(list.begin(), list.end(), [](const std::string& x, const std::string& y) {
-      return x.substr(1) < y.substr(1);
-    });
+    std::sort(list.begin(), list.end(),
+              [](const std::string& x, const std::string& y) { return x.substr(1) < y.substr(1); });
     for (const auto& f : list) h.features += (h.features.empty() ? "" : ",") + f;
     h.vector_bytes = features.lookup("avx512f") ? 64 : features.lookup("avx") ? 32 : 16;
     return h;
@@ -748,9 +837,11 @@ tg_error* compile(const tg_compile_args* args, tg_compile_result** out_result) {
     blob.object = emit_object(*module, *tm);
     timings += ", codegen " + us_since(phase) + " us";
     result->binary = encode_blob(blob);
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
-    result->log = "cpu: compiled '" + ir.name + "' for " + spec.cpu + " at O" + std::to_string(opt_level) + " in " +
-                  std::to_string(us) + " us (" + std::to_string(blob.object.size()) + " byte object; " + timings + ")";
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+                  .count();
+    result->log = "cpu: compiled '" + ir.name + "' for " + spec.cpu + " at O" + std::to_string(opt_level) +
+                  " in " + std::to_string(us) + " us (" + std::to_string(blob.object.size()) +
+                  " byte object; " + timings + ")";
     *out_result = result.release();
   });
 }
@@ -775,7 +866,8 @@ tg_error* compile_cache_key(const char* target, char* buf, size_t buf_size, size
     std::string key = cache_key_for(resolve_target(target));
     if (out_length != nullptr) *out_length = key.size();
     if (buf == nullptr || buf_size < key.size() + 1)
-      throw PluginError(TG_ERROR_INVALID_ARGUMENT, "buffer of " + std::to_string(buf_size) + " bytes is too small for the " +
+      throw PluginError(TG_ERROR_INVALID_ARGUMENT, "buffer of " + std::to_string(buf_size) +
+                                                       " bytes is too small for the " +
                                                        std::to_string(key.size() + 1) + "-byte cache key");
     std::memcpy(buf, key.c_str(), key.size() + 1);
   });

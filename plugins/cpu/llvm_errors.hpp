@@ -15,7 +15,8 @@ inline void check(llvm::Error error, const std::string& what, tg_error_code code
   if (error) throw tg::sdk::PluginError(code, what + ": " + llvm::toString(std::move(error)));
 }
 
-template <class T> T unwrap(llvm::Expected<T> value, const std::string& what, tg_error_code code = TG_ERROR_INTERNAL) {
+template <class T>
+T unwrap(llvm::Expected<T> value, const std::string& what, tg_error_code code = TG_ERROR_INTERNAL) {
   if (!value) throw tg::sdk::PluginError(code, what + ": " + llvm::toString(value.takeError()));
   if constexpr (std::is_reference_v<T>)
     return *value;

@@ -20,9 +20,10 @@ namespace {
 // Throws INVALID_ARGUMENT unless [offset, offset + size) lies inside the buffer.
 void check_range(const tg_buffer* buffer, uint64_t offset, uint64_t size, const char* which) {
   if (offset > buffer->size || size > buffer->size - offset)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT,
-                      std::string(which) + " range [offset " + std::to_string(offset) + ", size " + std::to_string(size) +
-                          ") lies outside the buffer of " + std::to_string(buffer->size) + " bytes");
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT, std::string(which) + " range [offset " +
+                                                     std::to_string(offset) + ", size " +
+                                                     std::to_string(size) + ") lies outside the buffer of " +
+                                                     std::to_string(buffer->size) + " bytes");
 }
 
 } // namespace
@@ -34,18 +35,21 @@ tg_error* buffer_alloc(tg_device* device, const tg_buffer_alloc_args* args, tg_b
     require(out_buffer, "out_buffer");
     uint64_t alignment = a.alignment == 0 ? kBufferAlignment : a.alignment;
     if ((alignment & (alignment - 1)) != 0)
-      throw PluginError(TG_ERROR_INVALID_ARGUMENT, "alignment " + std::to_string(a.alignment) + " is not a power of two");
+      throw PluginError(TG_ERROR_INVALID_ARGUMENT,
+                        "alignment " + std::to_string(a.alignment) + " is not a power of two");
     if (alignment < kBufferAlignment) alignment = kBufferAlignment;
     uint64_t limit = device->properties.max_buffer_bytes;
     if ((limit != 0 && a.size > limit) || alignment > (uint64_t(1) << 30))
-      throw PluginError(TG_ERROR_RESOURCE_EXHAUSTED, "cannot allocate " + std::to_string(a.size) + " bytes (aligned to " +
-                                                         std::to_string(alignment) + "): the host has " +
-                                                         std::to_string(limit) + " bytes of memory");
+      throw PluginError(TG_ERROR_RESOURCE_EXHAUSTED, "cannot allocate " + std::to_string(a.size) +
+                                                         " bytes (aligned to " + std::to_string(alignment) +
+                                                         "): the host has " + std::to_string(limit) +
+                                                         " bytes of memory");
     // aligned_alloc wants a size that is a multiple of the alignment; size 0 still gets real memory.
     uint64_t padded = (std::max<uint64_t>(a.size, 1) + alignment - 1) / alignment * alignment;
     void* data = std::aligned_alloc(size_t(alignment), size_t(padded));
     if (data == nullptr)
-      throw PluginError(TG_ERROR_RESOURCE_EXHAUSTED, "out of host memory allocating " + std::to_string(a.size) + " bytes");
+      throw PluginError(TG_ERROR_RESOURCE_EXHAUSTED,
+                        "out of host memory allocating " + std::to_string(a.size) + " bytes");
     auto buffer = std::unique_ptr<tg_buffer>(new (std::nothrow) tg_buffer{device, data, a.size, alignment});
     if (!buffer) {
       std::free(data);
@@ -79,7 +83,8 @@ tg_error* buffer_copy_to_host(tg_buffer* src, uint64_t src_offset, void* dst, ui
   });
 }
 
-tg_error* buffer_copy(tg_buffer* dst, uint64_t dst_offset, tg_buffer* src, uint64_t src_offset, uint64_t size) {
+tg_error* buffer_copy(tg_buffer* dst, uint64_t dst_offset, tg_buffer* src, uint64_t src_offset,
+                      uint64_t size) {
   return guard("cpu.buffer_copy", [&] {
     require(dst, "dst");
     require(src, "src");
@@ -88,8 +93,8 @@ tg_error* buffer_copy(tg_buffer* dst, uint64_t dst_offset, tg_buffer* src, uint6
     check_range(dst, dst_offset, size, "destination");
     check_range(src, src_offset, size, "source");
     if (size != 0)
-      std::memmove(static_cast<char*>(dst->data) + dst_offset, static_cast<const char*>(src->data) + src_offset,
-                   size_t(size));
+      std::memmove(static_cast<char*>(dst->data) + dst_offset,
+                   static_cast<const char*>(src->data) + src_offset, size_t(size));
   });
 }
 

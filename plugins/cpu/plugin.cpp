@@ -31,7 +31,7 @@ tg_plugin_api make_api() {
 #ifdef NDEBUG
                    ", release";
 #else
-                   ", debug";
+                       ", debug";
 #endif
   tg::sdk::set_error_functions(api);
   api.device_count = &device_count;

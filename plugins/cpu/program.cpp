@@ -1,9 +1,9 @@
 #include "program.hpp"
 
+#include "compiler.hpp"
 #include "device.hpp"
 #include "llvm_errors.hpp"
 #include "memory.hpp"
-#include "compiler.hpp"
 
 #include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/plugin.hpp>
@@ -46,9 +46,10 @@ uint16_t float_to_half(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   auto sign = uint16_t((x >> 16) & 0x8000u);
   uint32_t a = x & 0x7fffffffu;
-  if (a >= 0x7f800000u) return uint16_t(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u | ((a >> 13) & 0x3ffu) : 0u));
-  if (a >= 0x477ff000u) return uint16_t(sign | 0x7c00u); // rounds to infinity
-  if (a < 0x38800000u) {                                 // subnormal half or zero
+  if (a >= 0x7f800000u)
+    return uint16_t(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u | ((a >> 13) & 0x3ffu) : 0u));
+  if (a >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to infinity
+  if (a < 0x38800000u) {                                  // subnormal half or zero
     float scaled = std::bit_cast<float>(a) * 16777216.0f; // exact: times 2^24
     return uint16_t(sign | uint32_t(std::nearbyint(scaled)));
   }
@@ -61,9 +62,10 @@ uint16_t double_to_half(double d) {
   auto sign = uint16_t((x >> 48) & 0x8000u);
   uint64_t a = x & 0x7fffffffffffffffull;
   if (a >= 0x7ff0000000000000ull)
-    return uint16_t(sign | 0x7c00u | (a > 0x7ff0000000000000ull ? 0x200u | uint32_t((a >> 42) & 0x3ffu) : 0u));
+    return uint16_t(sign | 0x7c00u |
+                    (a > 0x7ff0000000000000ull ? 0x200u | uint32_t((a >> 42) & 0x3ffu) : 0u));
   if (a >= 0x40effe0000000000ull) return uint16_t(sign | 0x7c00u); // >= 65520
-  if (a < 0x3f10000000000000ull) {                                  // < 2^-14
+  if (a < 0x3f10000000000000ull) {                                 // < 2^-14
     double scaled = std::bit_cast<double>(a) * 16777216.0;
     return uint16_t(sign | uint32_t(std::nearbyint(scaled)));
   }
@@ -166,8 +168,8 @@ BlobContents decode_blob(const void* data, size_t size) {
   if (data == nullptr) throw PluginError(TG_ERROR_INVALID_ARGUMENT, "binary is NULL");
   const auto* bytes = static_cast<const std::byte*>(data);
   if (size < sizeof(kBlobMagic) + sizeof(uint64_t) || std::memcmp(bytes, kBlobMagic, sizeof(kBlobMagic)) != 0)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "not a CPU plugin blob (bad magic or too short: " + std::to_string(size) +
-                                                     " bytes)");
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT,
+                      "not a CPU plugin blob (bad magic or too short: " + std::to_string(size) + " bytes)");
   uint64_t stored;
   std::memcpy(&stored, bytes + size - sizeof(stored), sizeof(stored));
   if (fnv1a(bytes, size - sizeof(stored)) != stored)
@@ -176,14 +178,16 @@ BlobContents decode_blob(const void* data, size_t size) {
   BlobContents blob;
   auto version = r.get<uint32_t>("format version");
   if (version != kBlobFormatVersion)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob format version " + std::to_string(version) + ", this plugin reads " +
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob format version " + std::to_string(version) +
+                                                     ", this plugin reads " +
                                                      std::to_string(kBlobFormatVersion) + ": recompile");
   for (uint32_t& v : blob.llvm_version) v = r.get<uint32_t>("LLVM version");
   auto buffer_count = r.get<uint32_t>("buffer count");
   auto scalar_count = r.get<uint32_t>("scalar count");
   if (buffer_count > kMaxBufferArgs || scalar_count > kMaxScalarArgs)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob declares " + std::to_string(buffer_count) + " buffers and " +
-                                                     std::to_string(scalar_count) + " scalars, beyond the device limits");
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob declares " + std::to_string(buffer_count) +
+                                                     " buffers and " + std::to_string(scalar_count) +
+                                                     " scalars, beyond the device limits");
   std::string* strings[] = {&blob.triple, &blob.cpu, &blob.features, &blob.entry, &blob.kernel_name};
   uint32_t lengths[5];
   for (uint32_t& n : lengths) {
@@ -199,8 +203,9 @@ BlobContents decode_blob(const void* data, size_t size) {
     (k < buffer_count ? blob.buffer_dtypes : blob.scalar_dtypes).push_back(d);
   }
   if (object_size != r.remaining())
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob object size " + std::to_string(object_size) + " does not match the " +
-                                                     std::to_string(r.remaining()) + " bytes present");
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob object size " + std::to_string(object_size) +
+                                                     " does not match the " + std::to_string(r.remaining()) +
+                                                     " bytes present");
   const std::byte* obj = r.bytes(size_t(object_size), "object");
   blob.object.assign(reinterpret_cast<const char*>(obj), reinterpret_cast<const char*>(obj) + object_size);
   if (blob.entry.empty()) throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob has no entry symbol");
@@ -215,7 +220,8 @@ Jit::Jit() {
   const HostTarget& host = host_target();
   auto jtmb = llvm::orc::JITTargetMachineBuilder(llvm::Triple(host.triple));
   jtmb.setCPU(host.cpu);
-  jit_ = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(), "cannot create the JIT");
+  jit_ = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(),
+                "cannot create the JIT");
   auto& es = jit_->getExecutionSession();
   auto& main = jit_->getMainJITDylib();
   // Everything generated code may call, by absolute address (the plugin is loaded RTLD_LOCAL and
@@ -244,23 +250,25 @@ Jit::Jit() {
   add("memset", &::memset);
   check(main.define(llvm::orc::absoluteSymbols(std::move(symbols))), "cannot define run-time symbols");
   // Anything else (unexpected libcalls) from the process.
-  main.addGenerator(unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-                               jit_->getDataLayout().getGlobalPrefix()),
-                           "cannot search the process for symbols"));
+  main.addGenerator(unwrap(
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix()),
+      "cannot search the process for symbols"));
 }
 
 Jit::~Jit() = default;
 
 Jit::Loaded Jit::load(const BlobContents& blob) {
   auto& es = jit_->getExecutionSession();
-  auto& dylib = unwrap(es.createJITDylib("tg_program_" + std::to_string(counter_++)), "cannot create a JITDylib");
+  auto& dylib =
+      unwrap(es.createJITDylib("tg_program_" + std::to_string(counter_++)), "cannot create a JITDylib");
   dylib.addToLinkOrder(jit_->getMainJITDylib());
   try {
-    auto object = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(blob.object.data(), blob.object.size()),
-                                                       blob.kernel_name);
-    check(jit_->addObjectFile(dylib, std::move(object)), "cannot add the object of '" + blob.kernel_name + "'",
-          TG_ERROR_INVALID_ARGUMENT);
-    auto sym = unwrap(jit_->lookup(dylib, blob.entry), "cannot link '" + blob.kernel_name + "'", TG_ERROR_INVALID_ARGUMENT);
+    auto object = llvm::MemoryBuffer::getMemBufferCopy(
+        llvm::StringRef(blob.object.data(), blob.object.size()), blob.kernel_name);
+    check(jit_->addObjectFile(dylib, std::move(object)),
+          "cannot add the object of '" + blob.kernel_name + "'", TG_ERROR_INVALID_ARGUMENT);
+    auto sym = unwrap(jit_->lookup(dylib, blob.entry), "cannot link '" + blob.kernel_name + "'",
+                      TG_ERROR_INVALID_ARGUMENT);
     return {&dylib, llvm::jitTargetAddressToFunction<KernelFn>(sym.getAddress())};
   } catch (...) {
     unload(&dylib);
@@ -284,16 +292,17 @@ tg_error* program_load(tg_device* device, const void* binary, size_t binary_size
     BlobContents blob = decode_blob(binary, binary_size);
     const HostTarget& host = host_target();
     if (blob.triple != host.triple || blob.cpu != host.cpu || blob.features != host.features)
-      throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob was compiled for " + blob.triple + " " + blob.cpu +
-                                                       (blob.features != host.features && blob.cpu == host.cpu
-                                                            ? " with other CPU features"
-                                                            : "") +
-                                                       ", this device is " + host.triple + " " + host.cpu);
-    std::string llvm_version = std::to_string(blob.llvm_version[0]) + "." + std::to_string(blob.llvm_version[1]) + "." +
+      throw PluginError(
+          TG_ERROR_INVALID_ARGUMENT,
+          "blob was compiled for " + blob.triple + " " + blob.cpu +
+              (blob.features != host.features && blob.cpu == host.cpu ? " with other CPU features" : "") +
+              ", this device is " + host.triple + " " + host.cpu);
+    std::string llvm_version = std::to_string(blob.llvm_version[0]) + "." +
+                               std::to_string(blob.llvm_version[1]) + "." +
                                std::to_string(blob.llvm_version[2]);
     if (llvm_version != llvm_version_string())
-      throw PluginError(TG_ERROR_INVALID_ARGUMENT,
-                        "blob was compiled with LLVM " + llvm_version + ", this plugin uses " + llvm_version_string());
+      throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob was compiled with LLVM " + llvm_version +
+                                                       ", this plugin uses " + llvm_version_string());
     auto program = std::make_unique<tg_program>();
     program->device = device;
     program->name = blob.kernel_name;
@@ -342,8 +351,9 @@ tg_error* launch(const tg_launch_args* args) {
                 std::to_string(arg.buffer->size) + " bytes");
       size_t element = tg::sdk::dtype_size(program->buffer_dtypes[i]);
       if (element > 1 && arg.offset % element != 0)
-        invalid(which + ".offset " + std::to_string(arg.offset) + " is not a multiple of the " + std::to_string(element) +
-                "-byte " + tg::sdk::dtype_name(program->buffer_dtypes[i]) + " element");
+        invalid(which + ".offset " + std::to_string(arg.offset) + " is not a multiple of the " +
+                std::to_string(element) + "-byte " + tg::sdk::dtype_name(program->buffer_dtypes[i]) +
+                " element");
       buffers[i] = static_cast<char*>(arg.buffer->data) + arg.offset;
     }
     std::vector<int64_t> scalars(a.scalar_count);
@@ -360,17 +370,17 @@ tg_error* launch(const tg_launch_args* args) {
     uint64_t local_threads = 1;
     for (int k = 0; k < 3; ++k) {
       if (a.local_size[k] == 0 || a.local_size[k] > kMaxLocalThreads)
-        invalid("local_size[" + std::to_string(k) + "] is " + std::to_string(a.local_size[k]) + ", must be 1.." +
-                std::to_string(kMaxLocalThreads));
+        invalid("local_size[" + std::to_string(k) + "] is " + std::to_string(a.local_size[k]) +
+                ", must be 1.." + std::to_string(kMaxLocalThreads));
       local_threads *= a.local_size[k];
       if (a.global_size[k] > kMaxGlobalSize[k])
-        invalid("global_size[" + std::to_string(k) + "] is " + std::to_string(a.global_size[k]) + ", the limit is " +
-                std::to_string(kMaxGlobalSize[k]));
+        invalid("global_size[" + std::to_string(k) + "] is " + std::to_string(a.global_size[k]) +
+                ", the limit is " + std::to_string(kMaxGlobalSize[k]));
     }
     if (local_threads > kMaxLocalThreads)
       invalid("local size " + std::to_string(a.local_size[0]) + "x" + std::to_string(a.local_size[1]) + "x" +
-              std::to_string(a.local_size[2]) + " has " + std::to_string(local_threads) + " threads, the limit is " +
-              std::to_string(kMaxLocalThreads));
+              std::to_string(a.local_size[2]) + " has " + std::to_string(local_threads) +
+              " threads, the limit is " + std::to_string(kMaxLocalThreads));
 
     auto start = std::chrono::steady_clock::now();
     const uint32_t gx = a.global_size[0], gy = a.global_size[1], gz = a.global_size[2];
@@ -398,7 +408,8 @@ tg_error* launch(const tg_launch_args* args) {
     }
     if (a.elapsed_ns != nullptr)
       *a.elapsed_ns = uint64_t(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+              .count());
   });
 }
 

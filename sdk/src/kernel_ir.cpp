@@ -69,8 +69,8 @@ const OpInfo* find_op(tg_op op) {
 }
 
 constexpr std::array<const char*, TG_DTYPE_COUNT> kDtypeNames = {
-    "void",   "bool",   "int8",   "uint8",   "int16",    "uint16",  "int32",
-    "uint32", "int64",  "uint64", "float16", "bfloat16", "float32", "float64"};
+    "void",   "bool",  "int8",   "uint8",   "int16",    "uint16",  "int32",
+    "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64"};
 constexpr std::array<size_t, TG_DTYPE_COUNT> kDtypeSizes = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8};
 
 std::string where(size_t i, const Instruction& ins) {
@@ -133,7 +133,7 @@ bool dtype_is_unsigned_int(tg_dtype dt) {
 bool op_is_comparison(tg_op op) { return op == TG_OP_CMPLT || op == TG_OP_CMPNE || op == TG_OP_CMPEQ; }
 
 void validate_kernel_ir(KernelIR& ir) {
-  std::vector<int> globals, vars; // buffer/scalar index -> instruction, -1 = unseen
+  std::vector<int> globals, vars;  // buffer/scalar index -> instruction, -1 = unseen
   std::vector<size_t> open_scopes; // RANGE and IF instructions not yet closed
   std::vector<int> scope_of;       // per instruction: the innermost scope open when it was made
   std::vector<bool> closed;        // per instruction: a RANGE/IF whose scope has ended
@@ -143,7 +143,9 @@ void validate_kernel_ir(KernelIR& ir) {
   for (size_t i = 0; i < ins_list.size(); ++i) {
     const Instruction& ins = ins_list[i];
     const OpInfo* info = find_op(ins.op);
-    if (!info) throw IRError("instruction " + std::to_string(i) + ": unknown op code " + std::to_string(ins.op), int64_t(i));
+    if (!info)
+      throw IRError("instruction " + std::to_string(i) + ": unknown op code " + std::to_string(ins.op),
+                    int64_t(i));
     auto fail = [&](const std::string& why) { throw IRError(where(i, ins) + ": " + why, int64_t(i)); };
     if (ins.dtype < 0 || ins.dtype >= TG_DTYPE_COUNT) fail("unknown dtype code " + std::to_string(ins.dtype));
     if (ins.vcount == 0) fail("vcount must be at least 1");
@@ -157,15 +159,18 @@ void validate_kernel_ir(KernelIR& ir) {
       if (s >= i) fail("source %" + std::to_string(s) + " is not defined before use");
       const Instruction& src = ins_list[s];
       const OpInfo* src_info = find_op(src.op);
-      bool closes = (ins.op == TG_OP_ENDRANGE && src.op == TG_OP_RANGE) || (ins.op == TG_OP_ENDIF && src.op == TG_OP_IF);
-      if (!src_info->has_value && !closes) fail("source %" + std::to_string(s) + " (" + src_info->name + ") has no value");
+      bool closes = (ins.op == TG_OP_ENDRANGE && src.op == TG_OP_RANGE) ||
+                    (ins.op == TG_OP_ENDIF && src.op == TG_OP_IF);
+      if (!src_info->has_value && !closes)
+        fail("source %" + std::to_string(s) + " (" + src_info->name + ") has no value");
     }
     auto src_op = [&](int k) { return ins_list[ins.src[size_t(k)]].op; };
     auto src_dtype = [&](int k) { return ins_list[ins.src[size_t(k)]].dtype; };
     auto src_is_ptr = [&](int k) { return ins_list[ins.src[size_t(k)]].is_pointer(); };
     auto src_vcount = [&](int k) { return ins_list[ins.src[size_t(k)]].vcount; };
     if (info->has_value && ins.dtype == TG_DTYPE_VOID) fail("a value needs a dtype");
-    if (!info->has_value && (ins.dtype != TG_DTYPE_VOID || ins.vcount != 1)) fail("has no value: dtype must be void");
+    if (!info->has_value && (ins.dtype != TG_DTYPE_VOID || ins.vcount != 1))
+      fail("has no value: dtype must be void");
     bool value_op = ins.op >= TG_OP_VECTORIZE;
     if (value_op) {
       for (int k = 0; k < n; ++k)
@@ -175,35 +180,53 @@ void validate_kernel_ir(KernelIR& ir) {
     for (uint32_t s : ins.src) {
       int scope = scope_of[s];
       bool closing_it = (ins.op == TG_OP_ENDRANGE || ins.op == TG_OP_ENDIF) && s == ins.src[0];
-      if (closed[s] && !closing_it) fail("uses the counter of RANGE %" + std::to_string(s) + " after its ENDRANGE");
+      if (closed[s] && !closing_it)
+        fail("uses the counter of RANGE %" + std::to_string(s) + " after its ENDRANGE");
       if (scope >= 0 && closed[size_t(scope)] && !closing_it)
-        fail("uses %" + std::to_string(s) + " outside the scope (%" + std::to_string(scope) + ") it was made in");
+        fail("uses %" + std::to_string(s) + " outside the scope (%" + std::to_string(scope) +
+             ") it was made in");
     }
     scope_of.push_back(open_scopes.empty() ? -1 : int(open_scopes.back()));
     closed.push_back(false);
     bool elementwise = (ins.op >= TG_OP_CAST && ins.op <= TG_OP_MULACC) || ins.op == TG_OP_ASSIGN;
     if (elementwise)
       for (int k = (ins.op == TG_OP_ASSIGN ? 1 : 0); k < n; ++k)
-        if (src_vcount(k) != ins.vcount) fail("source " + std::to_string(k) + " has " + std::to_string(src_vcount(k)) +
-                                              " lanes, the result " + std::to_string(ins.vcount));
+        if (src_vcount(k) != ins.vcount)
+          fail("source " + std::to_string(k) + " has " + std::to_string(src_vcount(k)) +
+               " lanes, the result " + std::to_string(ins.vcount));
     auto is_int = [](tg_dtype d) { return dtype_is_signed_int(d) || dtype_is_unsigned_int(d); };
     switch (ins.op) {
-    case TG_OP_IDIV: case TG_OP_MOD: case TG_OP_SHL: case TG_OP_SHR: case TG_OP_AND: case TG_OP_OR: case TG_OP_XOR:
-      if (!is_int(ins.dtype)) fail("needs an integer or bool dtype, got " + std::string(dtype_name(ins.dtype)));
+    case TG_OP_IDIV:
+    case TG_OP_MOD:
+    case TG_OP_SHL:
+    case TG_OP_SHR:
+    case TG_OP_AND:
+    case TG_OP_OR:
+    case TG_OP_XOR:
+      if (!is_int(ins.dtype))
+        fail("needs an integer or bool dtype, got " + std::string(dtype_name(ins.dtype)));
       break;
-    case TG_OP_FDIV: case TG_OP_SQRT: case TG_OP_EXP2: case TG_OP_LOG2: case TG_OP_SIN: case TG_OP_RECIP:
+    case TG_OP_FDIV:
+    case TG_OP_SQRT:
+    case TG_OP_EXP2:
+    case TG_OP_LOG2:
+    case TG_OP_SIN:
+    case TG_OP_RECIP:
     case TG_OP_TRUNC:
       if (!dtype_is_float(ins.dtype)) fail("needs a float dtype, got " + std::string(dtype_name(ins.dtype)));
       break;
-    default: break;
+    default:
+      break;
     }
     switch (ins.op) {
     case TG_OP_DEFINE_GLOBAL:
     case TG_OP_DEFINE_VAR: {
       auto& seen = ins.op == TG_OP_DEFINE_GLOBAL ? globals : vars;
-      if (ins.arg0 < 0 || ins.arg0 > 4096) fail("argument index " + std::to_string(ins.arg0) + " out of range");
+      if (ins.arg0 < 0 || ins.arg0 > 4096)
+        fail("argument index " + std::to_string(ins.arg0) + " out of range");
       if (ins.dtype == TG_DTYPE_VOID) fail("needs a dtype");
-      if (ins.op == TG_OP_DEFINE_GLOBAL && ins.flags != TG_IR_FLAG_POINTER) fail("DEFINE_GLOBAL carries exactly the POINTER flag");
+      if (ins.op == TG_OP_DEFINE_GLOBAL && ins.flags != TG_IR_FLAG_POINTER)
+        fail("DEFINE_GLOBAL carries exactly the POINTER flag");
       if (ins.vcount != 1) fail("argument definitions are scalar");
       if (ins.op == TG_OP_DEFINE_VAR && ins.flags != 0) fail("DEFINE_VAR is a value, not a pointer");
       size_t idx = size_t(ins.arg0);
@@ -213,11 +236,13 @@ void validate_kernel_ir(KernelIR& ir) {
       break;
     }
     case TG_OP_DEFINE_LOCAL:
-      if (ins.flags != (TG_IR_FLAG_POINTER | TG_IR_FLAG_LOCAL)) fail("DEFINE_LOCAL must carry POINTER|LOCAL flags");
+      if (ins.flags != (TG_IR_FLAG_POINTER | TG_IR_FLAG_LOCAL))
+        fail("DEFINE_LOCAL must carry POINTER|LOCAL flags");
       if (ins.arg0 <= 0) fail("local buffer needs a positive element count");
       break;
     case TG_OP_DEFINE_ACC:
-      if (src_dtype(0) != ins.dtype || src_vcount(0) != ins.vcount) fail("initial value type differs from the accumulator's");
+      if (src_dtype(0) != ins.dtype || src_vcount(0) != ins.vcount)
+        fail("initial value type differs from the accumulator's");
       break;
     case TG_OP_SPECIAL:
       if (ins.arg0 != TG_SPECIAL_GROUP_ID && ins.arg0 != TG_SPECIAL_LOCAL_ID) fail("unknown SPECIAL kind");
@@ -240,23 +265,28 @@ void validate_kernel_ir(KernelIR& ir) {
     case TG_OP_ENDIF: {
       tg_op want = ins.op == TG_OP_ENDRANGE ? TG_OP_RANGE : TG_OP_IF;
       if (src_op(0) != want) fail(std::string("must close a ") + op_name(want));
-      if (open_scopes.empty() || open_scopes.back() != ins.src[0]) fail("closes a scope that is not the innermost open one");
+      if (open_scopes.empty() || open_scopes.back() != ins.src[0])
+        fail("closes a scope that is not the innermost open one");
       open_scopes.pop_back();
       closed[ins.src[0]] = true;
       break;
     }
     case TG_OP_INDEX:
-      if (src_op(0) != TG_OP_DEFINE_GLOBAL && src_op(0) != TG_OP_DEFINE_LOCAL) fail("source 0 must be a buffer definition");
-      if (!dtype_is_signed_int(src_dtype(1)) && !dtype_is_unsigned_int(src_dtype(1))) fail("index must be an integer");
+      if (src_op(0) != TG_OP_DEFINE_GLOBAL && src_op(0) != TG_OP_DEFINE_LOCAL)
+        fail("source 0 must be a buffer definition");
+      if (!dtype_is_signed_int(src_dtype(1)) && !dtype_is_unsigned_int(src_dtype(1)))
+        fail("index must be an integer");
       if (ins.flags != ins_list[ins.src[0]].flags || ins.dtype != src_dtype(0))
         fail("INDEX carries its buffer's dtype and flags");
-      if (ins.vcount != 1 || src_vcount(1) != 1) fail("INDEX is scalar; a vector LOAD/STORE reads consecutive elements");
+      if (ins.vcount != 1 || src_vcount(1) != 1)
+        fail("INDEX is scalar; a vector LOAD/STORE reads consecutive elements");
       break;
     case TG_OP_LOAD:
       if (src_op(0) != TG_OP_INDEX) fail("source 0 must be an INDEX");
       if (n == 2) fail("a gated load needs both a gate and an alternative value");
       if (n == 3 && (src_dtype(1) != TG_DTYPE_BOOL || src_vcount(1) != 1)) fail("gate must be a scalar bool");
-      if (n == 3 && (src_dtype(2) != ins.dtype || src_vcount(2) != ins.vcount)) fail("alternative value type differs from the load's");
+      if (n == 3 && (src_dtype(2) != ins.dtype || src_vcount(2) != ins.vcount))
+        fail("alternative value type differs from the load's");
       if (ins.dtype != ins_list[ins.src[0]].dtype) fail("loads the buffer's element dtype");
       break;
     case TG_OP_STORE:
@@ -271,18 +301,21 @@ void validate_kernel_ir(KernelIR& ir) {
     case TG_OP_VECTORIZE:
       if (n != ins.vcount || n < 2) fail("needs vcount (>= 2) lanes");
       for (int k = 0; k < n; ++k)
-        if (src_vcount(k) != 1 || src_dtype(k) != ins.dtype) fail("lanes must be scalars of the result dtype");
+        if (src_vcount(k) != 1 || src_dtype(k) != ins.dtype)
+          fail("lanes must be scalars of the result dtype");
       break;
     case TG_OP_GEP:
       if (ins.arg0 < 0 || ins.arg0 >= ins_list[ins.src[0]].vcount) fail("lane out of range");
       if (ins.vcount != 1 || ins.dtype != src_dtype(0)) fail("GEP yields one lane of the vector's dtype");
       break;
     case TG_OP_BITCAST:
-      if (dtype_size(src_dtype(0)) != dtype_size(ins.dtype)) fail("bitcast between dtypes of different sizes");
+      if (dtype_size(src_dtype(0)) != dtype_size(ins.dtype))
+        fail("bitcast between dtypes of different sizes");
       break;
     case TG_OP_WHERE:
       if (src_dtype(0) != TG_DTYPE_BOOL) fail("condition must be bool");
-      if (src_dtype(1) != ins.dtype || src_dtype(2) != ins.dtype) fail("both branches must have the result dtype");
+      if (src_dtype(1) != ins.dtype || src_dtype(2) != ins.dtype)
+        fail("both branches must have the result dtype");
       break;
     default:
       if (ins.op >= TG_OP_NEG && ins.op <= TG_OP_MULACC) {
@@ -300,7 +333,9 @@ void validate_kernel_ir(KernelIR& ir) {
                   int64_t(open_scopes.back()));
   auto collect = [&](const std::vector<int>& seen, std::vector<tg_dtype>& dtypes, const char* what) {
     for (size_t k = 0; k < seen.size(); ++k) {
-      if (seen[k] < 0) throw IRError(std::string(what) + " index " + std::to_string(k) + " is missing (indices must be dense)", -1);
+      if (seen[k] < 0)
+        throw IRError(
+            std::string(what) + " index " + std::to_string(k) + " is missing (indices must be dense)", -1);
       dtypes.push_back(ins_list[size_t(seen[k])].dtype);
     }
   };
@@ -314,16 +349,19 @@ KernelIR parse_kernel_ir(std::span<const std::byte> bytes) {
   Reader r(bytes);
   char magic[4];
   for (char& c : magic) c = char(r.read<uint8_t>("magic", -1));
-  if (std::memcmp(magic, TG_IR_MAGIC, 4) != 0) throw IRError("not kernel IR: bad magic (expected \"TGIR\")", -1);
+  if (std::memcmp(magic, TG_IR_MAGIC, 4) != 0)
+    throw IRError("not kernel IR: bad magic (expected \"TGIR\")", -1);
   auto major = r.read<uint16_t>("version", -1);
   auto minor = r.read<uint16_t>("version", -1);
   if (major != TG_IR_VERSION_MAJOR)
     throw IRError("kernel IR version " + std::to_string(major) + "." + std::to_string(minor) +
-                      " is not readable by this reader (IR major " + std::to_string(TG_IR_VERSION_MAJOR) + ")",
+                      " is not readable by this reader (IR major " + std::to_string(TG_IR_VERSION_MAJOR) +
+                      ")",
                   -1);
   auto count = r.read<uint32_t>("instruction count", -1);
   auto name_len = r.read<uint32_t>("name length", -1);
-  if (name_len > r.remaining()) throw IRError("kernel IR name length " + std::to_string(name_len) + " exceeds the data", -1);
+  if (name_len > r.remaining())
+    throw IRError("kernel IR name length " + std::to_string(name_len) + " exceeds the data", -1);
   KernelIR ir;
   ir.name = r.read_string(name_len, -1);
   for (uint32_t k = 0; k < (4 - name_len % 4) % 4; ++k)
@@ -343,12 +381,14 @@ KernelIR parse_kernel_ir(std::span<const std::byte> bytes) {
     auto nsrc = r.read<uint16_t>("source count", i);
     ins.arg0 = r.read<int64_t>("arg0", i);
     ins.arg1 = r.read<int64_t>("arg1", i);
-    if (size_t(nsrc) * 4 > r.remaining()) throw IRError("kernel IR truncated in the sources of instruction " + std::to_string(i), i);
+    if (size_t(nsrc) * 4 > r.remaining())
+      throw IRError("kernel IR truncated in the sources of instruction " + std::to_string(i), i);
     ins.src.resize(nsrc);
     for (auto& s : ins.src) s = r.read<uint32_t>("source", i);
     ir.instructions.push_back(std::move(ins));
   }
-  if (r.remaining() != 0) throw IRError(std::to_string(r.remaining()) + " trailing bytes after the last instruction", -1);
+  if (r.remaining() != 0)
+    throw IRError(std::to_string(r.remaining()) + " trailing bytes after the last instruction", -1);
   validate_kernel_ir(ir);
   return ir;
 }
@@ -387,7 +427,8 @@ std::string to_string(const KernelIR& ir) {
   for (size_t i = 0; i < ir.instructions.size(); ++i) {
     const auto& ins = ir.instructions[i];
     if (ins.op == TG_OP_ENDRANGE || ins.op == TG_OP_ENDIF) --depth;
-    os << std::string(size_t(depth) * 2, ' ') << '%' << i << " = " << (op_name(ins.op) ? op_name(ins.op) : "?") << ' '
+    os << std::string(size_t(depth) * 2, ' ') << '%' << i << " = "
+       << (op_name(ins.op) ? op_name(ins.op) : "?") << ' '
        << (dtype_name(ins.dtype) ? dtype_name(ins.dtype) : "?");
     if (ins.vcount > 1) os << 'x' << ins.vcount;
     if (ins.is_pointer()) os << (ins.is_local() ? "*local" : "*");
@@ -407,7 +448,8 @@ std::string to_string(const KernelIR& ir) {
 KernelBuilder::KernelBuilder(std::string name) { ir_.name = std::move(name); }
 
 const Instruction& KernelBuilder::at(Ref ref) const {
-  if (ref >= ir_.instructions.size()) throw IRError("builder: reference %" + std::to_string(ref) + " does not exist", int64_t(ref));
+  if (ref >= ir_.instructions.size())
+    throw IRError("builder: reference %" + std::to_string(ref) + " does not exist", int64_t(ref));
   return ir_.instructions[ref];
 }
 
@@ -438,8 +480,12 @@ KernelBuilder::Ref KernelBuilder::range(Ref start, Ref end) {
   return emit({TG_OP_RANGE, at(start).dtype, 0, 1, 0, 0, {start, end}});
 }
 void KernelBuilder::end_range(Ref range) { emit({TG_OP_ENDRANGE, TG_DTYPE_VOID, 0, 1, 0, 0, {range}}); }
-KernelBuilder::Ref KernelBuilder::if_(Ref condition) { return emit({TG_OP_IF, TG_DTYPE_VOID, 0, 1, 0, 0, {condition}}); }
-void KernelBuilder::end_if(Ref if_instruction) { emit({TG_OP_ENDIF, TG_DTYPE_VOID, 0, 1, 0, 0, {if_instruction}}); }
+KernelBuilder::Ref KernelBuilder::if_(Ref condition) {
+  return emit({TG_OP_IF, TG_DTYPE_VOID, 0, 1, 0, 0, {condition}});
+}
+void KernelBuilder::end_if(Ref if_instruction) {
+  emit({TG_OP_ENDIF, TG_DTYPE_VOID, 0, 1, 0, 0, {if_instruction}});
+}
 void KernelBuilder::barrier() { emit({TG_OP_BARRIER, TG_DTYPE_VOID, 0, 1, 0, 0, {}}); }
 KernelBuilder::Ref KernelBuilder::index(Ref buffer, Ref element) {
   return emit({TG_OP_INDEX, at(buffer).dtype, at(buffer).flags, 1, 0, 0, {buffer, element}});
@@ -450,7 +496,9 @@ KernelBuilder::Ref KernelBuilder::load(Ref pointer, uint16_t vcount) {
 KernelBuilder::Ref KernelBuilder::load_gated(Ref pointer, Ref gate, Ref alternative) {
   return emit({TG_OP_LOAD, at(pointer).dtype, 0, at(alternative).vcount, 0, 0, {pointer, gate, alternative}});
 }
-void KernelBuilder::store(Ref pointer, Ref value) { emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, 0, 0, {pointer, value}}); }
+void KernelBuilder::store(Ref pointer, Ref value) {
+  emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, 0, 0, {pointer, value}});
+}
 void KernelBuilder::store_gated(Ref pointer, Ref value, Ref gate) {
   emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, 0, 0, {pointer, value, gate}});
 }
@@ -460,7 +508,9 @@ KernelBuilder::Ref KernelBuilder::acc(Ref initial) {
 KernelBuilder::Ref KernelBuilder::assign(Ref accumulator, Ref value) {
   return emit({TG_OP_ASSIGN, at(accumulator).dtype, 0, at(accumulator).vcount, 0, 0, {accumulator, value}});
 }
-KernelBuilder::Ref KernelBuilder::alu(tg_op op, Ref a) { return emit({op, at(a).dtype, 0, at(a).vcount, 0, 0, {a}}); }
+KernelBuilder::Ref KernelBuilder::alu(tg_op op, Ref a) {
+  return emit({op, at(a).dtype, 0, at(a).vcount, 0, 0, {a}});
+}
 KernelBuilder::Ref KernelBuilder::alu(tg_op op, Ref a, Ref b) {
   tg_dtype dt = op_is_comparison(op) ? TG_DTYPE_BOOL : at(a).dtype;
   return emit({op, dt, 0, at(a).vcount, 0, 0, {a, b}});
@@ -477,7 +527,8 @@ KernelBuilder::Ref KernelBuilder::bitcast(Ref value, tg_dtype to) {
 }
 KernelBuilder::Ref KernelBuilder::vectorize(std::span<const Ref> lanes) {
   if (lanes.empty()) throw IRError("builder: VECTORIZE needs lanes", -1);
-  return emit({TG_OP_VECTORIZE, at(lanes[0]).dtype, 0, uint16_t(lanes.size()), 0, 0, {lanes.begin(), lanes.end()}});
+  return emit(
+      {TG_OP_VECTORIZE, at(lanes[0]).dtype, 0, uint16_t(lanes.size()), 0, 0, {lanes.begin(), lanes.end()}});
 }
 KernelBuilder::Ref KernelBuilder::gep(Ref vector, uint16_t lane) {
   return emit({TG_OP_GEP, at(vector).dtype, 0, 1, lane, 0, {vector}});

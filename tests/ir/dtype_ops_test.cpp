@@ -58,13 +58,14 @@ BOOST_AUTO_TEST_CASE(abi_round_trip) {
 }
 
 BOOST_AUTO_TEST_CASE(half_rounding) {
-  BOOST_TEST(round_to_half(1.0 + 1.0 / 4096) == 1.0);  // below half an ulp
+  BOOST_TEST(round_to_half(1.0 + 1.0 / 4096) == 1.0); // below half an ulp
   BOOST_TEST(round_to_half(65520.0) == std::numeric_limits<double>::infinity());
   BOOST_TEST(round_to_half(65504.0) == 65504.0);
   BOOST_TEST(half_to_bits(1.0) == 0x3c00);
   BOOST_TEST(half_to_bits(-2.0) == 0xc000);
   BOOST_TEST(half_from_bits(0x0001) == std::ldexp(1.0, -24));
-  for (std::uint32_t b = 0; b < 0x7c00; b += 7) BOOST_TEST(half_to_bits(half_from_bits(static_cast<std::uint16_t>(b))) == b);
+  for (std::uint32_t b = 0; b < 0x7c00; b += 7)
+    BOOST_TEST(half_to_bits(half_from_bits(static_cast<std::uint16_t>(b))) == b);
   BOOST_TEST(round_to_bfloat16(1.0 + 1.0 / 256) == 1.0);
 }
 
@@ -106,9 +107,9 @@ BOOST_AUTO_TEST_CASE(c_semantics_folding) {
   BOOST_TEST(std::get<I>(run(Ops::ADD, dtypes::int8, I{127}, I{1})) == -128);
   BOOST_TEST(std::get<I>(run(Ops::SUB, dtypes::uint32, I{0}, I{1})) == 4294967295);
   BOOST_TEST(std::get<bool>(run(Ops::CMPLT, dtypes::uint32, I{4294967295}, I{1})) == false);
-  BOOST_TEST(std::get<bool>(run(Ops::CMPLT, dtypes::uint64, I{-1}, I{1})) == false);  // 2^64-1 < 1
+  BOOST_TEST(std::get<bool>(run(Ops::CMPLT, dtypes::uint64, I{-1}, I{1})) == false); // 2^64-1 < 1
   BOOST_TEST(std::get<I>(run(Ops::SHR, dtypes::int32, I{-8}, I{1})) == -4);
-  BOOST_TEST(std::get<double>(run(Ops::ADD, dtypes::float16, 2048.0, 1.0)) == 2048.0);  // half has 11 bits
+  BOOST_TEST(std::get<double>(run(Ops::ADD, dtypes::float16, 2048.0, 1.0)) == 2048.0); // half has 11 bits
   BOOST_TEST(std::get<double>(run(Ops::ADD, dtypes::float32, 16777216.0, 1.0)) == 16777216.0);
   BOOST_TEST(std::isnan(std::get<double>(run(Ops::FDIV, dtypes::float32, 0.0, 0.0))));
   std::vector<ConstValue> z{I{1}, I{0}};

@@ -10,7 +10,7 @@ bool matches(const UPat& p, const UOpRef& u) {
   Captures caps;
   return p.match(u, caps, [] { return true; });
 }
-}  // namespace
+} // namespace
 
 BOOST_AUTO_TEST_SUITE(upat)
 
@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(context_is_passed) {
                       }}});
   auto x = UOp::variable("x", 0, 10);
   auto out = graph_rewrite(x + x, pm, &calls);
-  BOOST_TEST(calls == 1);  // shared node rewritten once
+  BOOST_TEST(calls == 1); // shared node rewritten once
   BOOST_TEST(out->render() == "(7+7)");
 }
 

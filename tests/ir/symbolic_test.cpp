@@ -9,7 +9,7 @@ using namespace tg;
 
 namespace {
 std::string simp(const UOpRef& u) { return simplify(u)->render(); }
-}  // namespace
+} // namespace
 
 BOOST_AUTO_TEST_SUITE(symbolic_rules)
 
@@ -26,7 +26,7 @@ BOOST_AUTO_TEST_CASE(identities) {
   BOOST_TEST(simplify(maximum(x, x)).get() == x.get());
   auto f = UOp::variable("f", 0, 1, dtypes::float32);
   BOOST_TEST(simplify(f + 0.0).get() == f.get());
-  BOOST_TEST(simp(f * 0.0) == "(f*0.0)");  // NaN * 0 is NaN: not folded for floats
+  BOOST_TEST(simp(f * 0.0) == "(f*0.0)"); // NaN * 0 is NaN: not folded for floats
 }
 
 BOOST_AUTO_TEST_CASE(constant_folding_every_dtype) {
@@ -101,7 +101,9 @@ struct Fuzzer {
     vars = {UOp::variable("a", 0, 9, d), UOp::variable("b", -5, 5, d), UOp::variable("c", 0, 63, d),
             UOp::variable("d", 1, 4, d)};
   }
-  std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); }
+  std::int64_t pick(std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  }
   UOpRef k(std::int64_t v) { return UOp::constant(dt, v); }
   std::int64_t nonzero(std::int64_t lo, std::int64_t hi) {
     std::int64_t v = 0;
@@ -114,22 +116,32 @@ struct Fuzzer {
       return k(pick(-8, 16));
     }
     switch (pick(0, 11)) {
-      case 0:
-      case 1: return expr(depth - 1) + expr(depth - 1);
-      case 2: return expr(depth - 1) - expr(depth - 1);
-      case 3: return expr(depth - 1) * k(pick(-4, 8));
-      case 4: return expr(depth - 1) * expr(depth - 1);
-      case 5: return expr(depth - 1) / k(nonzero(-9, 9));
-      case 6: return expr(depth - 1) % k(nonzero(-9, 9));
-      case 7: return maximum(expr(depth - 1), expr(depth - 1));
-      case 8: return -expr(depth - 1);
-      case 9: return where(lt(expr(depth - 1), expr(depth - 1)), expr(depth - 1), expr(depth - 1));
-      case 10: {  // index-style: (x*k + y) // k and % k, the shapes lowering produces
-        std::int64_t m = pick(1, 8);
-        auto inner = expr(depth - 1) * k(m) + expr(depth - 1);
-        return pick(0, 1) ? inner / k(m) : inner % k(m);
-      }
-      default: return where(ne(expr(depth - 1), k(pick(0, 3))), expr(depth - 1), k(pick(-2, 2)));
+    case 0:
+    case 1:
+      return expr(depth - 1) + expr(depth - 1);
+    case 2:
+      return expr(depth - 1) - expr(depth - 1);
+    case 3:
+      return expr(depth - 1) * k(pick(-4, 8));
+    case 4:
+      return expr(depth - 1) * expr(depth - 1);
+    case 5:
+      return expr(depth - 1) / k(nonzero(-9, 9));
+    case 6:
+      return expr(depth - 1) % k(nonzero(-9, 9));
+    case 7:
+      return maximum(expr(depth - 1), expr(depth - 1));
+    case 8:
+      return -expr(depth - 1);
+    case 9:
+      return where(lt(expr(depth - 1), expr(depth - 1)), expr(depth - 1), expr(depth - 1));
+    case 10: { // index-style: (x*k + y) // k and % k, the shapes lowering produces
+      std::int64_t m = pick(1, 8);
+      auto inner = expr(depth - 1) * k(m) + expr(depth - 1);
+      return pick(0, 1) ? inner / k(m) : inner % k(m);
+    }
+    default:
+      return where(ne(expr(depth - 1), k(pick(0, 3))), expr(depth - 1), k(pick(-2, 2)));
     }
   }
   Bindings sample() {
@@ -139,7 +151,7 @@ struct Fuzzer {
   }
 };
 
-}  // namespace
+} // namespace
 
 BOOST_AUTO_TEST_SUITE(symbolic_fuzz)
 
@@ -160,17 +172,17 @@ BOOST_AUTO_TEST_CASE(random_expressions_keep_their_value) {
         try {
           want = before.run(b, &overflow);
         } catch (const EvalError&) {
-          ++skipped;  // division by zero inside an expression: no defined value to keep
+          ++skipped; // division by zero inside an expression: no defined value to keep
           continue;
         }
         if (overflow) {
-          ++skipped;  // the rules assume index arithmetic does not overflow
+          ++skipped; // the rules assume index arithmetic does not overflow
           continue;
         }
         ConstValue got = after.run(b);
         if (const_as_int(got) != const_as_int(want)) {
           BOOST_ERROR("simplify changed the value of " << e->render() << " -> " << s->render() << ": "
-                                                        << const_as_int(want) << " vs " << const_as_int(got));
+                                                       << const_as_int(want) << " vs " << const_as_int(got));
           return;
         }
         ++checked;

@@ -17,7 +17,8 @@ BOOST_AUTO_TEST_CASE(interning_gives_same_pointer) {
   BOOST_TEST((x * 4 + 2).get() != a.get());
   BOOST_TEST(UOp::constant(dtypes::float32, 1.0).get() == UOp::constant(dtypes::float32, 1.0).get());
   BOOST_TEST(UOp::constant(dtypes::float32, 1.0).get() != UOp::constant(dtypes::float64, 1.0).get());
-  BOOST_TEST(UOp::constant(dtypes::int32, std::int64_t{1}).get() != UOp::constant(dtypes::float32, 1.0).get());
+  BOOST_TEST(UOp::constant(dtypes::int32, std::int64_t{1}).get() !=
+             UOp::constant(dtypes::float32, 1.0).get());
   auto nan = std::numeric_limits<double>::quiet_NaN();
   BOOST_TEST(UOp::constant(dtypes::float32, nan).get() == UOp::constant(dtypes::float32, nan).get());
   // constants are stored normalized to their dtype
@@ -47,7 +48,7 @@ BOOST_AUTO_TEST_CASE(interning_across_threads) {
 BOOST_AUTO_TEST_CASE(churn_across_threads_is_safe) {
   // Nodes built and dropped concurrently: lookups race with destruction of equal nodes.
   std::vector<std::thread> threads;
-  std::atomic<int> bad{0};  // Boost.Test assertions are not thread-safe: count, check after
+  std::atomic<int> bad{0}; // Boost.Test assertions are not thread-safe: count, check after
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&bad] {
       auto y = UOp::variable("churn", 0, 5);
@@ -65,13 +66,13 @@ BOOST_AUTO_TEST_CASE(unreferenced_nodes_are_freed) {
   {
     auto v = UOp::variable("free_me", 0, 3);
     auto e = v;
-    for (int i = 0; i < 100000; ++i) e = e + 1;  // a long chain: freeing must not recurse
+    for (int i = 0; i < 100000; ++i) e = e + 1; // a long chain: freeing must not recurse
     BOOST_TEST(UOp::live_count() >= before + 100000);
     std::weak_ptr<const UOp> w = e;
     e.reset();
     BOOST_TEST(w.expired());
   }
-  BOOST_TEST(UOp::live_count() <= before + 1);  // the constant 1 may be shared with others
+  BOOST_TEST(UOp::live_count() <= before + 1); // the constant 1 may be shared with others
 }
 
 BOOST_AUTO_TEST_CASE(printing_shares_subtrees) {

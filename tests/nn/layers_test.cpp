@@ -123,7 +123,8 @@ BOOST_AUTO_TEST_CASE(conv2d) {
               for (int64_t kw = 0; kw < K; ++kw) {
                 int64_t y = i * S + kh * D - P, xx = j * S + kw * D - P;
                 if (y < 0 || y >= H || xx < 0 || xx >= W) continue;
-                s += x[size_t(((n * C + g * cpg + c) * H + y) * W + xx)] * w[size_t(((o * cpg + c) * K + kh) * K + kw)];
+                s += x[size_t(((n * C + g * cpg + c) * H + y) * W + xx)] *
+                     w[size_t(((o * cpg + c) * K + kh) * K + kw)];
               }
           want[size_t(((n * O + o) * OH + i) * OW + j)] = s;
         }
@@ -145,7 +146,8 @@ BOOST_AUTO_TEST_CASE(layernorm_rmsnorm) {
     for (int i = 0; i < 12; ++i) mean += x[size_t(n * 12 + i)] / 12;
     for (int i = 0; i < 12; ++i) var += std::pow(x[size_t(n * 12 + i)] - mean, 2) / 12;
     for (int i = 0; i < 12; ++i)
-      want[size_t(n * 12 + i)] = (x[size_t(n * 12 + i)] - mean) / std::sqrt(var + 1e-5) * gamma[size_t(i)] + beta[size_t(i)];
+      want[size_t(n * 12 + i)] =
+          (x[size_t(n * 12 + i)] - mean) / std::sqrt(var + 1e-5) * gamma[size_t(i)] + beta[size_t(i)];
   }
   check_close(ln(f32(x, {2, 3, 4})), want, 1e-5, 1e-5, "LayerNorm (3, 4)");
   // no affine, 1-D shape
@@ -156,10 +158,15 @@ BOOST_AUTO_TEST_CASE(layernorm_rmsnorm) {
     double mean = 0, var = 0;
     for (int i = 0; i < 4; ++i) mean += x[size_t(r * 4 + i)] / 4;
     for (int i = 0; i < 4; ++i) var += std::pow(x[size_t(r * 4 + i)] - mean, 2) / 4;
-    for (int i = 0; i < 4; ++i) want1[size_t(r * 4 + i)] = (x[size_t(r * 4 + i)] - mean) / std::sqrt(var + 1e-5);
+    for (int i = 0; i < 4; ++i)
+      want1[size_t(r * 4 + i)] = (x[size_t(r * 4 + i)] - mean) / std::sqrt(var + 1e-5);
   }
   check_close(plain(f32(x, {2, 3, 4})), want1, 1e-5, 1e-5, "LayerNorm 4, no affine");
-  check_throws<tg::TensorError>([&] { ln(f32(x, {2, 4, 3})); }, {"(2, 4, 3)", "(3, 4)"}, "LayerNorm bad shape");
+  check_throws<tg::TensorError>(
+      [&] {
+        ln(f32(x, {2, 4, 3}));
+      },
+      {"(2, 4, 3)", "(3, 4)"}, "LayerNorm bad shape");
 
   nn::RMSNorm rms(4);
   std::vector<double> scale = rng.vec(4, 0.5, 1.5);
@@ -168,7 +175,8 @@ BOOST_AUTO_TEST_CASE(layernorm_rmsnorm) {
   for (int r = 0; r < 6; ++r) {
     double ms = 0;
     for (int i = 0; i < 4; ++i) ms += x[size_t(r * 4 + i)] * x[size_t(r * 4 + i)] / 4;
-    for (int i = 0; i < 4; ++i) want2[size_t(r * 4 + i)] = x[size_t(r * 4 + i)] / std::sqrt(ms + 1e-6) * scale[size_t(i)];
+    for (int i = 0; i < 4; ++i)
+      want2[size_t(r * 4 + i)] = x[size_t(r * 4 + i)] / std::sqrt(ms + 1e-6) * scale[size_t(i)];
   }
   check_close(rms(f32(x, {2, 3, 4})), want2, 1e-5, 1e-5, "RMSNorm");
 }
@@ -193,7 +201,11 @@ BOOST_AUTO_TEST_CASE(embedding) {
   e(i32(idx, {2, 3})).sum().backward();
   BOOST_REQUIRE(e.weight.grad());
   check_close(*e.weight.grad(), {1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1}, 0, 0, "Embedding weight grad");
-  check_throws<tg::TensorError>([&] { e(f32({1, 2}, {2})); }, {"integers", "float"}, "Embedding float indices");
+  check_throws<tg::TensorError>(
+      [&] {
+        e(f32({1, 2}, {2}));
+      },
+      {"integers", "float"}, "Embedding float indices");
 }
 
 BOOST_AUTO_TEST_CASE(batchnorm) {
@@ -206,8 +218,8 @@ BOOST_AUTO_TEST_CASE(batchnorm) {
   bn.weight->assign(f32(gamma, {3}));
   bn.bias->assign(f32(beta, {3}));
   std::vector<double> rm = {0, 0, 0}, rv = {1, 1, 1};
-  auto step = [&](const std::vector<double>& x, int64_t n, int64_t c, int64_t hw, double momentum, nn::BatchNorm& m,
-                  const std::string& what) {
+  auto step = [&](const std::vector<double>& x, int64_t n, int64_t c, int64_t hw, double momentum,
+                  nn::BatchNorm& m, const std::string& what) {
     std::vector<double> mean(size_t(c), 0), var(size_t(c), 0), want(x.size());
     auto at = [&](int64_t i, int64_t ch, int64_t s) { return size_t((i * c + ch) * hw + s); };
     double cnt = double(n * hw);
@@ -216,18 +228,21 @@ BOOST_AUTO_TEST_CASE(batchnorm) {
         for (int64_t s = 0; s < hw; ++s) mean[size_t(ch)] += x[at(i, ch, s)] / cnt;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t s = 0; s < hw; ++s) var[size_t(ch)] += std::pow(x[at(i, ch, s)] - mean[size_t(ch)], 2) / cnt;
+        for (int64_t s = 0; s < hw; ++s)
+          var[size_t(ch)] += std::pow(x[at(i, ch, s)] - mean[size_t(ch)], 2) / cnt;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t ch = 0; ch < c; ++ch)
         for (int64_t s = 0; s < hw; ++s)
-          want[at(i, ch, s)] = (x[at(i, ch, s)] - mean[size_t(ch)]) / std::sqrt(var[size_t(ch)] + eps) * gamma[size_t(ch)] +
-                               beta[size_t(ch)];
+          want[at(i, ch, s)] =
+              (x[at(i, ch, s)] - mean[size_t(ch)]) / std::sqrt(var[size_t(ch)] + eps) * gamma[size_t(ch)] +
+              beta[size_t(ch)];
     Dims shape = hw == 1 ? Dims{n, c} : Dims{n, c, 2, hw / 2};
     check_close(m(f32(x, shape)), want, 1e-5, 1e-5, what + " output (batch statistics)");
     if (!m.running_mean) return;
     for (int64_t ch = 0; ch < c; ++ch) {
       rm[size_t(ch)] = (1 - momentum) * rm[size_t(ch)] + momentum * mean[size_t(ch)];
-      rv[size_t(ch)] = (1 - momentum) * rv[size_t(ch)] + momentum * var[size_t(ch)] * cnt / (cnt - 1); // unbiased
+      rv[size_t(ch)] =
+          (1 - momentum) * rv[size_t(ch)] + momentum * var[size_t(ch)] * cnt / (cnt - 1); // unbiased
     }
     check_close(*m.running_mean, rm, 1e-6, 1e-7, what + " running_mean");
     check_close(*m.running_var, rv, 1e-6, 1e-7, what + " running_var");
@@ -244,7 +259,8 @@ BOOST_AUTO_TEST_CASE(batchnorm) {
   for (int i = 0; i < 2; ++i)
     for (int c = 0; c < 3; ++c)
       want[size_t(i * 3 + c)] =
-          (x3[size_t(i * 3 + c)] - rm[size_t(c)]) / std::sqrt(rv[size_t(c)] + eps) * gamma[size_t(c)] + beta[size_t(c)];
+          (x3[size_t(i * 3 + c)] - rm[size_t(c)]) / std::sqrt(rv[size_t(c)] + eps) * gamma[size_t(c)] +
+          beta[size_t(c)];
   check_close(bn(f32(x3, {2, 3})), want, 1e-5, 1e-5, "BatchNorm eval");
   check_close(*bn.running_mean, rm, 1e-6, 1e-7, "running_mean unchanged in eval");
   check_close(*bn.num_batches_tracked, {2}, 0, 0, "num_batches_tracked unchanged in eval");
@@ -297,7 +313,8 @@ BOOST_AUTO_TEST_CASE(losses) {
   const std::vector<double> logits = {1.0, 2.0, 0.5, -1.0, 0.0, 0.3, 2.5, 1.0, -0.5, 0.2, 0.1, 3.0};
   const std::vector<int32_t> labels = {1, 3, 0};
   std::vector<std::vector<double>> lp;
-  for (int n = 0; n < 3; ++n) lp.push_back(log_softmax_row(std::vector<double>(logits.begin() + n * 4, logits.begin() + n * 4 + 4)));
+  for (int n = 0; n < 3; ++n)
+    lp.push_back(log_softmax_row(std::vector<double>(logits.begin() + n * 4, logits.begin() + n * 4 + 4)));
   auto per = [&](int n, double ls) {
     double mean_c = 0;
     for (double v : lp[size_t(n)]) mean_c += -v / 4;
@@ -308,14 +325,17 @@ BOOST_AUTO_TEST_CASE(losses) {
   double plain = (per(0, 0) + per(1, 0) + per(2, 0)) / 3;
   check_close(nn::sparse_categorical_crossentropy(L, Y), {plain}, 1e-6, 0, "sparse CE");
   double smooth = (per(0, 0.1) + per(1, 0.1) + per(2, 0.1)) / 3;
-  check_close(nn::sparse_categorical_crossentropy(L, Y, -1, 0.1), {smooth}, 1e-6, 0, "sparse CE label smoothing 0.1");
+  check_close(nn::sparse_categorical_crossentropy(L, Y, -1, 0.1), {smooth}, 1e-6, 0,
+              "sparse CE label smoothing 0.1");
   // ignore_index = 3: example 1 is left out of the sum and of the count
   double ignored = (per(0, 0.1) + per(2, 0.1)) / 2;
-  check_close(nn::sparse_categorical_crossentropy(L, Y, 3, 0.1), {ignored}, 1e-6, 0, "sparse CE ignore_index 3");
+  check_close(nn::sparse_categorical_crossentropy(L, Y, 3, 0.1), {ignored}, 1e-6, 0,
+              "sparse CE ignore_index 3");
   std::vector<int32_t> with_neg = {1, -1, 0};
-  check_close(nn::sparse_categorical_crossentropy(L, i32(with_neg, {3})), {(per(0, 0) + per(2, 0)) / 2}, 1e-6, 0,
-              "sparse CE default ignore_index -1");
-  check_close(nn::sparse_categorical_crossentropy(L.reshape({3, 1, 4}), Tensor::from_vector<int64_t>(std::vector<int64_t>{1, 3, 0}, {3, 1})),
+  check_close(nn::sparse_categorical_crossentropy(L, i32(with_neg, {3})), {(per(0, 0) + per(2, 0)) / 2}, 1e-6,
+              0, "sparse CE default ignore_index -1");
+  check_close(nn::sparse_categorical_crossentropy(
+                  L.reshape({3, 1, 4}), Tensor::from_vector<int64_t>(std::vector<int64_t>{1, 3, 0}, {3, 1})),
               {plain}, 1e-6, 0, "sparse CE 3-D logits, int64 labels");
   // cross_entropy: indices (same as sparse), probabilities, smoothing, classes on dim 1
   check_close(nn::cross_entropy(L, Y), {plain}, 1e-6, 0, "cross_entropy indices");
@@ -328,15 +348,18 @@ BOOST_AUTO_TEST_CASE(losses) {
       pes += -(0.8 * probs[size_t(n * 4 + c)] + 0.2 / 4) * lp[size_t(n)][size_t(c)] / 3;
     }
   check_close(nn::cross_entropy(L, f32(probs, {3, 4})), {pe}, 1e-6, 0, "cross_entropy probabilities");
-  check_close(nn::cross_entropy(L, f32(probs, {3, 4}), 0.2), {pes}, 1e-6, 0, "cross_entropy probabilities + smoothing");
+  check_close(nn::cross_entropy(L, f32(probs, {3, 4}), 0.2), {pes}, 1e-6, 0,
+              "cross_entropy probabilities + smoothing");
   // (N, C, d) = (3, 4, 1): classes on dim 1
-  check_close(nn::cross_entropy(L.reshape({3, 4, 1}), Y.reshape({3, 1})), {plain}, 1e-6, 0, "cross_entropy (N, C, d)");
+  check_close(nn::cross_entropy(L.reshape({3, 4, 1}), Y.reshape({3, 1})), {plain}, 1e-6, 0,
+              "cross_entropy (N, C, d)");
   // binary cross entropy; log clamped at -100 as torch
   const std::vector<double> p = {0.9, 0.2, 0.6, 0.01}, y = {1, 0, 0, 1};
   double bce = 0;
   for (size_t i = 0; i < 4; ++i) bce += -(y[i] * std::log(p[i]) + (1 - y[i]) * std::log(1 - p[i])) / 4;
   check_close(nn::binary_crossentropy(f32(p, {4}), f32(y, {4})), {bce}, 1e-5, 0, "binary_crossentropy");
-  check_close(nn::binary_crossentropy(f32({0, 1}, {2}), f32({1, 0}, {2})), {100}, 1e-6, 0, "binary_crossentropy clamp");
+  check_close(nn::binary_crossentropy(f32({0, 1}, {2}), f32({1, 0}, {2})), {100}, 1e-6, 0,
+              "binary_crossentropy clamp");
   const std::vector<double> z = {-2, 0.5, 3, 100, -100}, zy = {0, 1, 1, 0, 1};
   double bcel = 0;
   for (size_t i = 0; i < 5; ++i)
@@ -345,17 +368,43 @@ BOOST_AUTO_TEST_CASE(losses) {
               "binary_crossentropy_with_logits (finite at |x| = 100)");
   check_close(nn::mse(f32({1, 2, 3}, {3}), f32({1.5, 2, 1}, {3})), {(0.25 + 0 + 4) / 3}, 1e-6, 0, "mse");
   // shape errors name the shapes
-  check_throws<tg::TensorError>([&] { nn::sparse_categorical_crossentropy(L, i32({1, 2}, {2})); }, {"(3, 4)", "(2,)"},
-                                "sparse CE label shape");
-  check_throws<tg::TensorError>([&] { nn::sparse_categorical_crossentropy(L, f32({1, 2, 3}, {3})); }, {"integer"},
-                                "sparse CE float labels");
-  check_throws<tg::TensorError>([&] { nn::cross_entropy(L, f32(probs, {4, 3})); }, {"(4, 3)", "(3, 4)"}, "CE prob shape");
-  check_throws<tg::TensorError>([&] { nn::cross_entropy(L, i32({1, 2, 3, 0}, {4})); }, {"(3, 4)", "(4,)"}, "CE index shape");
-  check_throws<tg::TensorError>([&] { nn::binary_crossentropy(f32(p, {4}), f32(p, {2, 2})); }, {"(4,)", "(2, 2)"}, "BCE shape");
-  check_throws<tg::TensorError>([&] { nn::binary_crossentropy_with_logits(f32(p, {4}), f32(p, {2, 2})); }, {"(4,)", "(2, 2)"},
-                                "BCE logits shape");
-  check_throws<tg::TensorError>([&] { nn::mse(f32(p, {4}), f32(y, {2, 2})); }, {"(4,)", "(2, 2)"}, "mse shape");
-  check_throws<tg::TensorError>([&] { nn::sparse_categorical_crossentropy(L, Y, -1, 1.5); }, {"label_smoothing"}, "smoothing range");
+  check_throws<tg::TensorError>(
+      [&] {
+        nn::sparse_categorical_crossentropy(L, i32({1, 2}, {2}));
+      },
+      {"(3, 4)", "(2,)"}, "sparse CE label shape");
+  check_throws<tg::TensorError>(
+      [&] {
+        nn::sparse_categorical_crossentropy(L, f32({1, 2, 3}, {3}));
+      },
+      {"integer"}, "sparse CE float labels");
+  check_throws<tg::TensorError>(
+      [&] {
+        nn::cross_entropy(L, f32(probs, {4, 3}));
+      },
+      {"(4, 3)", "(3, 4)"}, "CE prob shape");
+  check_throws<tg::TensorError>(
+      [&] {
+        nn::cross_entropy(L, i32({1, 2, 3, 0}, {4}));
+      },
+      {"(3, 4)", "(4,)"}, "CE index shape");
+  check_throws<tg::TensorError>(
+      [&] {
+        nn::binary_crossentropy(f32(p, {4}), f32(p, {2, 2}));
+      },
+      {"(4,)", "(2, 2)"}, "BCE shape");
+  check_throws<tg::TensorError>(
+      [&] {
+        nn::binary_crossentropy_with_logits(f32(p, {4}), f32(p, {2, 2}));
+      },
+      {"(4,)", "(2, 2)"}, "BCE logits shape");
+  check_throws<tg::TensorError>(
+      [&] {
+        nn::mse(f32(p, {4}), f32(y, {2, 2}));
+      },
+      {"(4,)", "(2, 2)"}, "mse shape");
+  check_throws<tg::TensorError>([&] { nn::sparse_categorical_crossentropy(L, Y, -1, 1.5); },
+                                {"label_smoothing"}, "smoothing range");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -384,13 +433,14 @@ BOOST_AUTO_TEST_CASE(names_and_modes) {
   Net net;
   std::vector<std::string> names;
   for (auto& [n, t] : net.named_parameters()) names.push_back(n);
-  BOOST_TEST((names == std::vector<std::string>{"layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias",
-                                                "bn.weight", "bn.bias"}));
+  BOOST_TEST((names == std::vector<std::string>{"layers.0.weight", "layers.0.bias", "layers.1.weight",
+                                                "layers.1.bias", "bn.weight", "bn.bias"}));
   BOOST_TEST(net.parameters().size() == 6u);
   BOOST_TEST(net.parameters()[2].is(net.layers[1].weight));
   std::vector<std::string> buf;
   for (auto& [n, t] : net.named_buffers()) buf.push_back(n);
-  BOOST_TEST((buf == std::vector<std::string>{"bn.running_mean", "bn.running_var", "bn.num_batches_tracked"}));
+  BOOST_TEST(
+      (buf == std::vector<std::string>{"bn.running_mean", "bn.running_var", "bn.num_batches_tracked"}));
   std::vector<std::string> keys;
   for (auto& [n, t] : net.state_dict()) keys.push_back(n);
   BOOST_TEST(keys.size() == 9u);
@@ -440,8 +490,7 @@ BOOST_AUTO_TEST_CASE(state_dict_round_trip) {
   auto sd = a.state_dict();
   check_close(sd.at("bn.num_batches_tracked"), {1}, 0, 0, "a tracked one batch");
   b.load_state_dict(sd);
-  for (auto& [name, t] : b.state_dict())
-    check_close(t, host(sd.at(name)), 0, 0, "loaded " + name);
+  for (auto& [name, t] : b.state_dict()) check_close(t, host(sd.at(name)), 0, 0, "loaded " + name);
   check_close(b(x), host(a(x)), 0, 0, "same output after load");
   BOOST_TEST(!b.layers[0].weight.is(a.layers[0].weight));
   BOOST_TEST(b.layers[0].weight.requires_grad());
@@ -456,7 +505,8 @@ BOOST_AUTO_TEST_CASE(load_state_dict_errors) {
   Net net;
   auto good = net.state_dict();
   std::vector<double> w0 = host(net.layers[0].weight);
-  auto expect_error = [&](std::map<std::string, Tensor> sd, std::vector<std::string> parts, const std::string& what) {
+  auto expect_error = [&](std::map<std::string, Tensor> sd, std::vector<std::string> parts,
+                          const std::string& what) {
     check_throws<nn::StateDictError>([&] { net.load_state_dict(sd); }, parts, what);
   };
   auto with_w0 = [&](std::map<std::string, Tensor> sd) {
@@ -478,7 +528,8 @@ BOOST_AUTO_TEST_CASE(load_state_dict_errors) {
   auto typed = with_w0(good);
   typed.erase("bn.running_mean");
   typed.emplace("bn.running_mean", Tensor::zeros({4}, dtypes::float64));
-  expect_error(typed, {"dtype", "bn.running_mean", dtypes::float32.name(), dtypes::float64.name()}, "mis-typed");
+  expect_error(typed, {"dtype", "bn.running_mean", dtypes::float32.name(), dtypes::float64.name()},
+               "mis-typed");
   // several problems are reported together; nothing was loaded by any failed call
   auto many = missing;
   many.emplace("extra.weight", Tensor::zeros({2, 2}));
@@ -490,7 +541,8 @@ BOOST_AUTO_TEST_CASE(load_state_dict_errors) {
   check_close(net.layers[0].weight, std::vector<double>(12, 0.0), 0, 0, "non-strict load");
   net.load_state_dict(missing, false);
   // shape errors are errors even when not strict
-  check_throws<nn::StateDictError>([&] { net.load_state_dict(shaped, false); }, {"layers.0.weight"}, "non-strict shape");
+  check_throws<nn::StateDictError>([&] { net.load_state_dict(shaped, false); }, {"layers.0.weight"},
+                                   "non-strict shape");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -28,7 +28,8 @@ bool realized(const Tensor& t) { return tg::is_buffer_view(t.uop()); }
 
 // Runs `steps` optimizer steps on a fresh parameter and checks it against `reference` (which
 // updates the host copy given the gradient and the 1-based step number) after each one.
-void run_against(const std::string& name, const std::function<std::unique_ptr<optim::Optimizer>(Tensor&)>& make,
+void run_against(const std::string& name,
+                 const std::function<std::unique_ptr<optim::Optimizer>(Tensor&)>& make,
                  const std::function<void(std::vector<double>&, const std::vector<double>&, int)>& reference,
                  int steps = 3, const std::function<void(optim::Optimizer&, int)>& between = {}) {
   BOOST_TEST_CONTEXT(name) {
@@ -55,34 +56,39 @@ BOOST_AUTO_TEST_SUITE(optimizers)
 
 BOOST_AUTO_TEST_CASE(sgd) {
   const double lr = 0.1;
-  run_against("SGD plain", [&](Tensor& p) { return std::make_unique<optim::SGD>(std::vector<Tensor>{p}, lr); },
-              [&](auto& p, const auto& g, int) {
-                for (size_t i = 0; i < p.size(); ++i) p[i] -= lr * g[i];
-              });
+  run_against(
+      "SGD plain", [&](Tensor& p) { return std::make_unique<optim::SGD>(std::vector<Tensor>{p}, lr); },
+      [&](auto& p, const auto& g, int) {
+        for (size_t i = 0; i < p.size(); ++i) p[i] -= lr * g[i];
+      });
   // momentum: buf = g on step 1, then momentum * buf + g
   for (bool nesterov : {false, true}) {
     std::vector<double> buf(4);
-    run_against(nesterov ? "SGD nesterov" : "SGD momentum",
-                [&](Tensor& p) { return std::make_unique<optim::SGD>(std::vector<Tensor>{p}, lr, 0.9, 0.0, nesterov); },
-                [&](auto& p, const auto& g, int t) {
-                  for (size_t i = 0; i < p.size(); ++i) {
-                    buf[i] = t == 1 ? g[i] : 0.9 * buf[i] + g[i];
-                    double d = nesterov ? g[i] + 0.9 * buf[i] : buf[i];
-                    p[i] -= lr * d;
-                  }
-                });
+    run_against(
+        nesterov ? "SGD nesterov" : "SGD momentum",
+        [&](Tensor& p) {
+          return std::make_unique<optim::SGD>(std::vector<Tensor>{p}, lr, 0.9, 0.0, nesterov);
+        },
+        [&](auto& p, const auto& g, int t) {
+          for (size_t i = 0; i < p.size(); ++i) {
+            buf[i] = t == 1 ? g[i] : 0.9 * buf[i] + g[i];
+            double d = nesterov ? g[i] + 0.9 * buf[i] : buf[i];
+            p[i] -= lr * d;
+          }
+        });
   }
   // weight decay (L2 added to the gradient) with momentum
   std::vector<double> buf(4);
-  run_against("SGD weight decay + momentum",
-              [&](Tensor& p) { return std::make_unique<optim::SGD>(std::vector<Tensor>{p}, lr, 0.5, 0.1); },
-              [&](auto& p, const auto& g, int t) {
-                for (size_t i = 0; i < p.size(); ++i) {
-                  double d = g[i] + 0.1 * p[i];
-                  buf[i] = t == 1 ? d : 0.5 * buf[i] + d;
-                  p[i] -= lr * buf[i];
-                }
-              });
+  run_against(
+      "SGD weight decay + momentum",
+      [&](Tensor& p) { return std::make_unique<optim::SGD>(std::vector<Tensor>{p}, lr, 0.5, 0.1); },
+      [&](auto& p, const auto& g, int t) {
+        for (size_t i = 0; i < p.size(); ++i) {
+          double d = g[i] + 0.1 * p[i];
+          buf[i] = t == 1 ? d : 0.5 * buf[i] + d;
+          p[i] -= lr * buf[i];
+        }
+      });
 }
 
 BOOST_AUTO_TEST_CASE(adam_adamw) {
@@ -91,21 +97,26 @@ BOOST_AUTO_TEST_CASE(adam_adamw) {
     double lr, b1, b2, eps, wd;
     bool decoupled;
   };
-  for (Cfg c : {Cfg{"Adam", 0.1, 0.9, 0.999, 1e-8, 0, false}, Cfg{"Adam betas (0.5, 0.6), eps 0.1", 0.05, 0.5, 0.6, 0.1, 0, false},
-                Cfg{"Adam L2 weight decay", 0.1, 0.9, 0.999, 1e-8, 0.2, false}, Cfg{"AdamW", 0.1, 0.9, 0.999, 1e-8, 0.01, true},
+  for (Cfg c : {Cfg{"Adam", 0.1, 0.9, 0.999, 1e-8, 0, false},
+                Cfg{"Adam betas (0.5, 0.6), eps 0.1", 0.05, 0.5, 0.6, 0.1, 0, false},
+                Cfg{"Adam L2 weight decay", 0.1, 0.9, 0.999, 1e-8, 0.2, false},
+                Cfg{"AdamW", 0.1, 0.9, 0.999, 1e-8, 0.01, true},
                 Cfg{"AdamW wd 0.3", 0.2, 0.8, 0.99, 1e-6, 0.3, true}}) {
     std::vector<double> m(4, 0), v(4, 0);
     run_against(
         c.name,
         [&](Tensor& p) -> std::unique_ptr<optim::Optimizer> {
-          if (c.decoupled) return std::make_unique<optim::AdamW>(std::vector<Tensor>{p}, c.lr, c.b1, c.b2, c.eps, c.wd);
+          if (c.decoupled)
+            return std::make_unique<optim::AdamW>(std::vector<Tensor>{p}, c.lr, c.b1, c.b2, c.eps, c.wd);
           return std::make_unique<optim::Adam>(std::vector<Tensor>{p}, c.lr, c.b1, c.b2, c.eps, c.wd);
         },
         [&](auto& p, const auto& grad, int t) { // torch.optim.Adam/AdamW, single-tensor path
           for (size_t i = 0; i < p.size(); ++i) {
             double g = grad[i];
-            if (c.decoupled) p[i] *= 1 - c.lr * c.wd;
-            else g += c.wd * p[i];
+            if (c.decoupled)
+              p[i] *= 1 - c.lr * c.wd;
+            else
+              g += c.wd * p[i];
             m[i] = c.b1 * m[i] + (1 - c.b1) * g;
             v[i] = c.b2 * v[i] + (1 - c.b2) * g * g;
             double bc1 = 1 - std::pow(c.b1, t), bc2 = 1 - std::pow(c.b2, t);
@@ -140,20 +151,23 @@ BOOST_AUTO_TEST_CASE(float32_and_lr_changes) {
     for (size_t i = 0; i < 4; ++i) {
       m[i] = 0.9 * m[i] + 0.1 * g[i];
       v[i] = 0.999 * v[i] + 0.001 * g[i] * g[i];
-      want[i] -= 0.05 / (1 - std::pow(0.9, t)) * m[i] / (std::sqrt(v[i]) / std::sqrt(1 - std::pow(0.999, t)) + 1e-8);
+      want[i] -=
+          0.05 / (1 - std::pow(0.9, t)) * m[i] / (std::sqrt(v[i]) / std::sqrt(1 - std::pow(0.999, t)) + 1e-8);
     }
     check_close(p, want, 1e-5, 1e-6, "Adam float32 step " + std::to_string(t));
   }
   // lr changed between steps (a schedule) takes effect on the next step
   std::vector<double> lrs = {0.1, 0.05, 0.2, 0.01};
-  run_against("SGD with lr changing every step",
-              [&](Tensor& q) { return std::make_unique<optim::SGD>(std::vector<Tensor>{q}, lrs[0]); },
-              [&](auto& q, const auto& g, int t) {
-                for (size_t i = 0; i < q.size(); ++i) q[i] -= lrs[size_t(t - 1)] * g[i];
-              },
-              4, [&](optim::Optimizer& o, int t) {
-                if (size_t(t) < lrs.size()) o.lr = lrs[size_t(t)];
-              });
+  run_against(
+      "SGD with lr changing every step",
+      [&](Tensor& q) { return std::make_unique<optim::SGD>(std::vector<Tensor>{q}, lrs[0]); },
+      [&](auto& q, const auto& g, int t) {
+        for (size_t i = 0; i < q.size(); ++i) q[i] -= lrs[size_t(t - 1)] * g[i];
+      },
+      4,
+      [&](optim::Optimizer& o, int t) {
+        if (size_t(t) < lrs.size()) o.lr = lrs[size_t(t)];
+      });
 }
 
 BOOST_AUTO_TEST_CASE(skips_and_buffers) {
@@ -265,7 +279,10 @@ BOOST_AUTO_TEST_CASE(mlp_learns_separable_data) {
   for (int64_t i = 0; i < n; ++i) ys.push_back(xs[size_t(2 * i)] + 0.5 * xs[size_t(2 * i + 1)] > 0 ? 1 : 0);
   Tensor X = f32(xs, {n, 2}), Y = i32(ys, {n});
   nn::Sequential model;
-  model.add(nn::Linear(2, 16)).add(nn::BatchNorm(16)).add([](const Tensor& x) { return x.relu(); }).add(nn::Linear(16, 2));
+  model.add(nn::Linear(2, 16))
+      .add(nn::BatchNorm(16))
+      .add([](const Tensor& x) { return x.relu(); })
+      .add(nn::Linear(16, 2));
   std::vector<Tensor> state = model.parameters();
   for (auto& b : model.buffers()) state.push_back(b); // running statistics realized with each step
   optim::Adam opt(state, 0.05);

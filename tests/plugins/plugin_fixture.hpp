@@ -41,7 +41,8 @@ inline tg_plugin_query_fn query_fn() {
   (void)api(); // loaded (and kept loaded) first
   void* handle = dlopen(TG_CPU_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (handle == nullptr) return nullptr;
-  return reinterpret_cast<tg_plugin_query_fn>(dlsym(handle, TG_PLUGIN_QUERY_SYMBOL)); // one extra reference, never dropped
+  return reinterpret_cast<tg_plugin_query_fn>(
+      dlsym(handle, TG_PLUGIN_QUERY_SYMBOL)); // one extra reference, never dropped
 }
 #endif
 
@@ -66,7 +67,8 @@ inline Status take(tg_error* e) {
 // Fails the test (and stops it) when e is an error.
 inline void check(tg_error* e, const char* what = "call") {
   Status s = take(e);
-  BOOST_REQUIRE_MESSAGE(s.ok(), std::string(what) + " failed (code " + std::to_string(s.code) + "): " + s.message);
+  BOOST_REQUIRE_MESSAGE(s.ok(),
+                        std::string(what) + " failed (code " + std::to_string(s.code) + "): " + s.message);
 }
 
 class Device {
@@ -96,7 +98,8 @@ public:
     tg_buffer_alloc_args args{sizeof(args), size, alignment, 0, 0};
     check(api().buffer_alloc(device.get(), &args, &buffer_), "buffer_alloc");
   }
-  template <class T> Buffer(const Device& device, const std::vector<T>& data) : Buffer(device, data.size() * sizeof(T)) {
+  template <class T>
+  Buffer(const Device& device, const std::vector<T>& data) : Buffer(device, data.size() * sizeof(T)) {
     upload(data);
   }
   ~Buffer() { api().buffer_free(buffer_); }
@@ -107,7 +110,8 @@ public:
   tg_buffer* get() const { return buffer_; }
   uint64_t size() const { return size_; }
   template <class T> void upload(const std::vector<T>& data, uint64_t offset = 0) {
-    check(api().buffer_copy_from_host(buffer_, offset, data.data(), data.size() * sizeof(T)), "buffer_copy_from_host");
+    check(api().buffer_copy_from_host(buffer_, offset, data.data(), data.size() * sizeof(T)),
+          "buffer_copy_from_host");
   }
   template <class T> std::vector<T> download(size_t count, uint64_t offset = 0) const {
     std::vector<T> out(count);
@@ -127,8 +131,8 @@ struct Compiled {
   std::string log;
 };
 
-inline Status try_compile(std::span<const std::byte> ir, Compiled* out, uint32_t flags = 0, uint32_t opt_level = 2,
-                          const char* target = nullptr) {
+inline Status try_compile(std::span<const std::byte> ir, Compiled* out, uint32_t flags = 0,
+                          uint32_t opt_level = 2, const char* target = nullptr) {
   tg_compile_args args{sizeof(args), ir.data(), ir.size(), target, flags, opt_level};
   tg_compile_result* result = nullptr;
   Status s = take(api().compile(&args, &result));
@@ -149,7 +153,8 @@ inline Status try_compile(std::span<const std::byte> ir, Compiled* out, uint32_t
 inline Compiled compile(std::span<const std::byte> ir, uint32_t flags = 0, uint32_t opt_level = 2) {
   Compiled c;
   Status s = try_compile(ir, &c, flags, opt_level);
-  BOOST_REQUIRE_MESSAGE(s.ok(), "compile failed (code " + std::to_string(s.code) + "): " + s.message + "\n" + s.log);
+  BOOST_REQUIRE_MESSAGE(s.ok(),
+                        "compile failed (code " + std::to_string(s.code) + "): " + s.message + "\n" + s.log);
   return c;
 }
 
@@ -165,8 +170,9 @@ public:
   Program& operator=(const Program&) = delete;
   tg_program* get() const { return program_; }
 
-  Status try_launch(std::array<uint32_t, 3> global, std::array<uint32_t, 3> local, const std::vector<tg_buffer_arg>& buffers,
-                    const std::vector<tg_scalar_arg>& scalars = {}, uint64_t* elapsed_ns = nullptr) const {
+  Status try_launch(std::array<uint32_t, 3> global, std::array<uint32_t, 3> local,
+                    const std::vector<tg_buffer_arg>& buffers, const std::vector<tg_scalar_arg>& scalars = {},
+                    uint64_t* elapsed_ns = nullptr) const {
     tg_launch_args args{};
     args.struct_size = sizeof(args);
     args.program = program_;
@@ -181,7 +187,8 @@ public:
     args.elapsed_ns = elapsed_ns;
     return take(api().launch(&args));
   }
-  void launch(std::array<uint32_t, 3> global, std::array<uint32_t, 3> local, const std::vector<tg_buffer_arg>& buffers,
+  void launch(std::array<uint32_t, 3> global, std::array<uint32_t, 3> local,
+              const std::vector<tg_buffer_arg>& buffers,
               const std::vector<tg_scalar_arg>& scalars = {}) const {
     Status s = try_launch(global, local, buffers, scalars);
     BOOST_REQUIRE_MESSAGE(s.ok(), "launch failed (code " + std::to_string(s.code) + "): " + s.message);

@@ -12,7 +12,9 @@ using namespace tg;
 
 namespace {
 
-fs::path fixture(const std::string& name) { return fs::path(TG_FIXTURE_DIR) / ("libtg_device_" + name + ".so"); }
+fs::path fixture(const std::string& name) {
+  return fs::path(TG_FIXTURE_DIR) / ("libtg_device_" + name + ".so");
+}
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

@@ -12,7 +12,8 @@ using namespace tg;
 
 namespace {
 const PluginEntry* find(const std::vector<PluginEntry>& entries, const std::string& name) {
-  auto it = std::find_if(entries.begin(), entries.end(), [&](const PluginEntry& e) { return e.name == name; });
+  auto it =
+      std::find_if(entries.begin(), entries.end(), [&](const PluginEntry& e) { return e.name == name; });
   return it == entries.end() ? nullptr : &*it;
 }
 } // namespace
@@ -64,8 +65,9 @@ BOOST_AUTO_TEST_CASE(first_plugin_of_a_name_wins_and_later_ones_are_shadowed) {
   BOOST_REQUIRE(first);
   BOOST_TEST(first->path == tmp / "libtg_device_mock.so");
   BOOST_TEST(first->shadowed_by.empty());
-  auto shadowed = std::count_if(entries.begin(), entries.end(),
-                                [](const PluginEntry& e) { return e.name == "mock" && !e.shadowed_by.empty(); });
+  auto shadowed = std::count_if(entries.begin(), entries.end(), [](const PluginEntry& e) {
+    return e.name == "mock" && !e.shadowed_by.empty();
+  });
   BOOST_TEST(shadowed == 1);
   fs::remove_all(tmp);
 }

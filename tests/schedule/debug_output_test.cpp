@@ -53,8 +53,8 @@ BOOST_AUTO_TEST_CASE(debug3_prints_the_kernel_listing_and_plugin_source) {
   BOOST_TEST(text.find(golden) != std::string::npos, "DEBUG=3 output was:\n" << text);
   BOOST_TEST(text.find("--- cpu source") != std::string::npos);
   BOOST_TEST(text.find("define void @tg_kernel_E_8") != std::string::npos); // the plugin's LLVM IR
-  BOOST_TEST(text.find("*** CPU") != std::string::npos);                     // the DEBUG=2 line
-  BOOST_TEST(text.find("realize: 1 kernel") != std::string::npos);           // the DEBUG=1 line
+  BOOST_TEST(text.find("*** CPU") != std::string::npos);                    // the DEBUG=2 line
+  BOOST_TEST(text.find("realize: 1 kernel") != std::string::npos);          // the DEBUG=1 line
 }
 
 BOOST_AUTO_TEST_CASE(noopt_changes_the_kernel_not_the_result) {

@@ -13,7 +13,8 @@ namespace {
 // c[i] = a[i] * 2 + b[i] over a RANGE, with a scalar bound.
 KernelBuilder sample_kernel() {
   KernelBuilder b("sample");
-  auto a = b.global(0, TG_DTYPE_FLOAT32), bb = b.global(1, TG_DTYPE_FLOAT32), c = b.global(2, TG_DTYPE_FLOAT32);
+  auto a = b.global(0, TG_DTYPE_FLOAT32), bb = b.global(1, TG_DTYPE_FLOAT32),
+       c = b.global(2, TG_DTYPE_FLOAT32);
   auto n = b.var(0, TG_DTYPE_INT32);
   auto i = b.range(b.i32(0), n);
   auto x = b.mul(b.load(b.index(a, i)), b.f32(2.0f));
@@ -54,8 +55,9 @@ BOOST_AUTO_TEST_CASE(round_trip_preserves_every_field) {
   }
   BOOST_TEST(serialize_kernel_ir(ir) == bytes);
   // float constants keep their exact bits
-  auto two = std::find_if(ir.instructions.begin(), ir.instructions.end(),
-                          [](const Instruction& x) { return x.op == TG_OP_CONST && x.dtype == TG_DTYPE_FLOAT32; });
+  auto two = std::find_if(ir.instructions.begin(), ir.instructions.end(), [](const Instruction& x) {
+    return x.op == TG_OP_CONST && x.dtype == TG_DTYPE_FLOAT32;
+  });
   BOOST_REQUIRE(two != ir.instructions.end());
   BOOST_TEST(two->const_float() == 2.0);
 }
@@ -103,28 +105,32 @@ BOOST_AUTO_TEST_CASE(validation_names_the_instruction_and_cause) {
     b.emit({TG_OP_ADD, TG_DTYPE_FLOAT32, 0, 1, 0, 0, {5, 5}});
     (void)g;
     BOOST_CHECK_EXCEPTION(b.serialize(), IRError, [](const IRError& e) {
-      return e.instruction() == 1 && std::string(e.what()).find("not defined before use") != std::string::npos;
+      return e.instruction() == 1 &&
+             std::string(e.what()).find("not defined before use") != std::string::npos;
     });
   }
   {
     KernelBuilder b("unclosed");
     b.range(b.i32(0), b.i32(4));
-    BOOST_CHECK_EXCEPTION(b.serialize(), IRError,
-                          [](const IRError& e) { return std::string(e.what()).find("never closed") != std::string::npos; });
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError, [](const IRError& e) {
+      return std::string(e.what()).find("never closed") != std::string::npos;
+    });
   }
   {
     KernelBuilder b("sparse");
     b.global(1, TG_DTYPE_FLOAT32); // index 0 missing
-    BOOST_CHECK_EXCEPTION(b.serialize(), IRError,
-                          [](const IRError& e) { return std::string(e.what()).find("index 0 is missing") != std::string::npos; });
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError, [](const IRError& e) {
+      return std::string(e.what()).find("index 0 is missing") != std::string::npos;
+    });
   }
   {
     KernelBuilder b("mixed");
     auto x = b.i32(1);
     auto y = b.f32(1.0f);
     b.alu(TG_OP_ADD, x, y);
-    BOOST_CHECK_EXCEPTION(b.serialize(), IRError,
-                          [](const IRError& e) { return std::string(e.what()).find("operand dtypes differ") != std::string::npos; });
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError, [](const IRError& e) {
+      return std::string(e.what()).find("operand dtypes differ") != std::string::npos;
+    });
   }
   {
     KernelBuilder b("store_to_value");
@@ -137,8 +143,9 @@ BOOST_AUTO_TEST_CASE(validation_names_the_instruction_and_cause) {
   {
     KernelBuilder b("unknown_op");
     b.emit({999, TG_DTYPE_INT32, 0, 1, 0, 0, {}});
-    BOOST_CHECK_EXCEPTION(b.serialize(), IRError,
-                          [](const IRError& e) { return std::string(e.what()).find("unknown op code 999") != std::string::npos; });
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError, [](const IRError& e) {
+      return std::string(e.what()).find("unknown op code 999") != std::string::npos;
+    });
   }
 }
 

@@ -35,8 +35,7 @@ struct Reference {
     return idx;
   }
   // New array of shape ns whose element at index j is f(j) (an index into the old array or -1).
-  template <class F>
-  void remap(std::vector<std::int64_t> ns, F f) {
+  template <class F> void remap(std::vector<std::int64_t> ns, F f) {
     Reference out{std::move(ns), {}};
     auto os = strides(shape);
     for (std::int64_t k = 0; k < out.numel(); ++k) {
@@ -63,7 +62,9 @@ Shape to_shape(const std::vector<std::int64_t>& v) {
 struct MovementFuzzer {
   std::mt19937_64 rng;
   explicit MovementFuzzer(std::uint64_t seed) : rng(seed) {}
-  std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); }
+  std::int64_t pick(std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  }
 
   std::vector<std::int64_t> random_reshape(std::int64_t n) {
     std::vector<std::int64_t> primes;
@@ -77,11 +78,14 @@ struct MovementFuzzer {
     std::shuffle(primes.begin(), primes.end(), rng);
     std::vector<std::int64_t> dims;
     for (auto p : primes) {
-      if (dims.empty() || pick(0, 2) == 0) dims.push_back(p);
-      else dims.back() *= p;
+      if (dims.empty() || pick(0, 2) == 0)
+        dims.push_back(p);
+      else
+        dims.back() *= p;
     }
     int ones = static_cast<int>(pick(0, 2));
-    for (int i = 0; i < ones; ++i) dims.insert(dims.begin() + pick(0, static_cast<std::int64_t>(dims.size())), 1);
+    for (int i = 0; i < ones; ++i)
+      dims.insert(dims.begin() + pick(0, static_cast<std::int64_t>(dims.size())), 1);
     if (dims.empty()) dims.push_back(1);
     return dims;
   }
@@ -95,7 +99,7 @@ struct MovementFuzzer {
       st = st.reshape(to_shape(ns));
       auto old = ref;
       ref.remap(ns, [&](const std::vector<std::int64_t>&) { return std::vector<std::int64_t>{}; });
-      ref.data = old.data;  // reshape keeps the row-major order
+      ref.data = old.data; // reshape keeps the row-major order
     } else if (op == 1) {
       std::vector<std::size_t> order(nd);
       std::iota(order.begin(), order.end(), 0);
@@ -189,15 +193,15 @@ void check_same(const ShapeTracker& st, const Reference& ref, std::size_t& check
     std::int64_t want = ref.data[static_cast<std::size_t>(k)];
     bool same = ok == (want >= 0) && (!ok || const_as_int(ev_idx.run(b)) == want);
     if (!same) {
-      BOOST_ERROR("mismatch at flat " << k << " of " << st.str() << "\n  index " << idx->render() << "\n  valid "
-                                      << valid->render() << "\n  want " << want);
+      BOOST_ERROR("mismatch at flat " << k << " of " << st.str() << "\n  index " << idx->render()
+                                      << "\n  valid " << valid->render() << "\n  want " << want);
       return;
     }
     ++checked;
   }
 }
 
-}  // namespace
+} // namespace
 
 BOOST_AUTO_TEST_SUITE(shapetracker_fuzz)
 
@@ -214,7 +218,8 @@ BOOST_AUTO_TEST_CASE(random_movement_sequences_match_reference) {
     stacked += st.views().size() > 1;
     check_same(st, ref, checked);
   }
-  BOOST_TEST_MESSAGE("shapetracker fuzz: " << checked << " elements checked, " << stacked << " stacked trackers");
+  BOOST_TEST_MESSAGE("shapetracker fuzz: " << checked << " elements checked, " << stacked
+                                           << " stacked trackers");
   BOOST_TEST(checked > 10000u);
 }
 

@@ -11,7 +11,7 @@ Shape S(std::initializer_list<std::int64_t> d) {
   for (auto x : d) s.emplace_back(x);
   return s;
 }
-}  // namespace
+} // namespace
 
 BOOST_AUTO_TEST_SUITE(view)
 
@@ -20,7 +20,7 @@ BOOST_AUTO_TEST_CASE(create_is_canonical) {
   BOOST_TEST(v.contiguous);
   BOOST_TEST(shape_str(v.strides) == "(3, 0, 1)");
   View m = View::create(S({2, 3}), std::nullopt, 0, Mask{{0, 2}, {0, 3}});
-  BOOST_TEST(!m.mask.has_value());  // a mask covering everything is dropped
+  BOOST_TEST(!m.mask.has_value()); // a mask covering everything is dropped
   BOOST_TEST(m.str() == "View(shape=(2, 3), strides=(3, 1), offset=0, mask=None, contiguous=True)");
 }
 

@@ -17,7 +17,8 @@ void put_be(std::vector<std::byte>& out, uint64_t v, int bytes) {
 }
 
 // An IDX image: magic, big-endian dims, then `elems` (host values) stored big-endian.
-template <class T> std::vector<std::byte> idx(uint8_t type, std::vector<uint32_t> dims, const std::vector<T>& elems) {
+template <class T>
+std::vector<std::byte> idx(uint8_t type, std::vector<uint32_t> dims, const std::vector<T>& elems) {
   std::vector<std::byte> out{std::byte{0}, std::byte{0}, std::byte{type}, std::byte(uint8_t(dims.size()))};
   for (uint32_t d : dims) put_be(out, d, 4);
   for (const T& e : elems) {
@@ -43,7 +44,8 @@ std::vector<std::byte> gzip(const std::vector<std::byte>& in) {
   return out;
 }
 
-template <class T> void check_round_trip(uint8_t type, tg::DType dt, std::vector<uint32_t> dims, std::vector<T> v) {
+template <class T>
+void check_round_trip(uint8_t type, tg::DType dt, std::vector<uint32_t> dims, std::vector<T> v) {
   TempDir dir;
   auto bytes = idx(type, dims, v);
   for (bool gz : {false, true}) {
@@ -61,14 +63,15 @@ template <class T> void check_round_trip(uint8_t type, tg::DType dt, std::vector
 struct MnistInstalled {
   boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
     std::error_code ec;
-    boost::test_tools::assertion_result r(fs::exists(tg::default_mnist_dir() / "train-images-idx3-ubyte.gz", ec) ||
-                                          fs::exists(tg::default_mnist_dir() / "train-images-idx3-ubyte", ec));
+    boost::test_tools::assertion_result r(
+        fs::exists(tg::default_mnist_dir() / "train-images-idx3-ubyte.gz", ec) ||
+        fs::exists(tg::default_mnist_dir() / "train-images-idx3-ubyte", ec));
     r.message() << "skipped: dataset-fashion-mnist not installed (" << tg::default_mnist_dir() << ")";
     return r;
   }
 };
 
-}  // namespace
+} // namespace
 
 BOOST_AUTO_TEST_SUITE(idx_files)
 
@@ -79,8 +82,8 @@ BOOST_AUTO_TEST_CASE(round_trip_types) {
   check_round_trip<int32_t>(0x0C, dtypes::int32, {1, 2, 1}, {-1, 0x01020304});
   check_round_trip<float>(0x0D, dtypes::float32, {2}, {1.5f, -0.25f});
   check_round_trip<double>(0x0E, dtypes::float64, {2, 1}, {3.141592653589793, -1e300});
-  check_round_trip<uint8_t>(0x08, dtypes::uint8, {0}, {});      // empty
-  check_round_trip<uint8_t>(0x08, dtypes::uint8, {}, {42});     // 0-d: one element
+  check_round_trip<uint8_t>(0x08, dtypes::uint8, {0}, {});  // empty
+  check_round_trip<uint8_t>(0x08, dtypes::uint8, {}, {42}); // 0-d: one element
   check_round_trip<uint8_t>(0x08, dtypes::uint8, {5, 0, 3}, {});
 }
 
@@ -101,13 +104,16 @@ BOOST_AUTO_TEST_CASE(malformed) {
     write_file(p, bytes);
     require_throws<DatasetError>([&] { tg::read_idx(p); }, frags);
   };
-  require_throws<DatasetError>([&] { tg::read_idx(dir / "nothing-here"); }, {"nothing-here", "does not exist"});
+  require_throws<DatasetError>([&] { tg::read_idx(dir / "nothing-here"); },
+                               {"nothing-here", "does not exist"});
   expect({}, {"bad-idx1-ubyte", "truncated"});
   expect({std::byte{0}, std::byte{0}, std::byte{8}}, {"bad-idx1-ubyte", "truncated"});
   expect({std::byte{1}, std::byte{0}, std::byte{8}, std::byte{1}}, {"bad-idx1-ubyte", "bad magic"});
-  expect({std::byte{0}, std::byte{0}, std::byte{0x0A}, std::byte{0}}, {"bad magic", "unknown data type 0x0A"});
+  expect({std::byte{0}, std::byte{0}, std::byte{0x0A}, std::byte{0}},
+         {"bad magic", "unknown data type 0x0A"});
   auto good = idx<uint8_t>(0x08, {2, 2}, {1, 2, 3, 4});
-  expect(std::vector<std::byte>(good.begin(), good.begin() + 9), {"truncated", "2 dimensions need a 12-byte header"});
+  expect(std::vector<std::byte>(good.begin(), good.begin() + 9),
+         {"truncated", "2 dimensions need a 12-byte header"});
   expect(std::vector<std::byte>(good.begin(), good.end() - 1), {"truncated", "needs 4 data bytes", "has 3"});
   auto longer = good;
   longer.push_back(std::byte{9});

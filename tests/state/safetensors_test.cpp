@@ -8,9 +8,9 @@
 #include <limits>
 
 using namespace st;
-using tg::dtypes::bfloat16;
 using tg::SafetensorsError;
 using tg::Tensor;
+using tg::dtypes::bfloat16;
 namespace dtypes = tg::dtypes;
 
 namespace {
@@ -42,7 +42,7 @@ std::vector<std::byte> raw(std::initializer_list<unsigned> bytes) {
   return out;
 }
 
-}  // namespace
+} // namespace
 
 BOOST_AUTO_TEST_SUITE(safetensors)
 
@@ -67,8 +67,8 @@ BOOST_AUTO_TEST_CASE(round_trip_every_dtype) {
   // float16 / bfloat16 bit patterns: 1, -2, +inf, NaN, smallest subnormal, -0.
   add("f16", bytes_of<uint16_t>({0x3C00, 0xC000, 0x7C00, 0x7E01, 0x0001, 0x8000}), {2, 3}, dtypes::float16);
   add("bf16", bytes_of<uint16_t>({0x3F80, 0xC000, 0x7F80, 0x7FC1, 0x0001, 0x8000}), {3, 2}, bfloat16);
-  add("f32", bytes_of<float>({1.5f, -0.0f, nan, inf, -inf, std::numeric_limits<float>::denorm_min()}), {1, 2, 3},
-      dtypes::float32);
+  add("f32", bytes_of<float>({1.5f, -0.0f, nan, inf, -inf, std::numeric_limits<float>::denorm_min()}),
+      {1, 2, 3}, dtypes::float32);
   add("f64", bytes_of<double>({-1e300, std::numeric_limits<double>::quiet_NaN(), 0.1, -double(inf)}), {4},
       dtypes::float64);
   add("scalar", bytes_of<float>({42.5f}), {}, dtypes::float32);
@@ -116,7 +116,7 @@ BOOST_AUTO_TEST_CASE(round_trip_every_dtype) {
 BOOST_AUTO_TEST_CASE(round_trip_views_and_devices) {
   TempDir dir;
   Tensor t = Tensor::from_vector(std::vector<int32_t>{1, 2, 3, 4, 5, 6}, {2, 3});
-  Tensor sum = t + 10;  // lazy: realized by safe_save
+  Tensor sum = t + 10; // lazy: realized by safe_save
   tg::safe_save(dir / "v.safetensors", {{"t", t.transpose()}, {"sum", sum}});
   auto l = tg::safe_load(dir / "v.safetensors", "CPU");
   BOOST_CHECK(l.at("t").shape() == (tg::Dims{3, 2}));
@@ -136,19 +136,29 @@ BOOST_AUTO_TEST_CASE(round_trip_views_and_devices) {
   BOOST_CHECK_EQUAL(tg::safe_load(dir / "e.safetensors").size(), 1u);
   BOOST_CHECK_EQUAL(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 2);
 
-  require_throws<SafetensorsError>([&] { tg::safe_save(dir / "m.safetensors", {{"__metadata__", t}}); },
-                                   {"reserved"});
-  require_throws<SafetensorsError>([&] { tg::safe_save(dir / "u.safetensors", {{"\xFF", t}}); },
-                                   {"not valid UTF-8"});
-  require_throws<SafetensorsError>([&] { tg::safe_save(dir / "nodir" / "x.safetensors", {{"t", t}}); },
-                                   {"cannot create"});
+  require_throws<SafetensorsError>(
+      [&] {
+        tg::safe_save(dir / "m.safetensors", {{"__metadata__", t}});
+      },
+      {"reserved"});
+  require_throws<SafetensorsError>(
+      [&] {
+        tg::safe_save(dir / "u.safetensors", {{"\xFF", t}});
+      },
+      {"not valid UTF-8"});
+  require_throws<SafetensorsError>(
+      [&] {
+        tg::safe_save(dir / "nodir" / "x.safetensors", {{"t", t}});
+      },
+      {"cannot create"});
 }
 
 BOOST_AUTO_TEST_CASE(peer_file) {
   // Written by the Python safetensors package (data/make_peer_file.py).
   fs::path path = fs::path(TG_STATE_TEST_DATA) / "peer.safetensors";
   auto meta = tg::safe_load_metadata(path);
-  BOOST_CHECK(meta == (std::map<std::string, std::string>{{"format", "np"}, {"note", "caf\xC3\xA9 \"quoted\""}}));
+  BOOST_CHECK(meta ==
+              (std::map<std::string, std::string>{{"format", "np"}, {"note", "caf\xC3\xA9 \"quoted\""}}));
   auto l = tg::safe_load(path);
   BOOST_REQUIRE_EQUAL(l.size(), 14u);
   auto check_shape = [&](const std::string& n, tg::Dims s, tg::DType dt) {
@@ -179,7 +189,8 @@ BOOST_AUTO_TEST_CASE(peer_file) {
   check_shape("i8", {3}, dtypes::int8);
   BOOST_CHECK(values_of<int8_t>(l.at("i8")) == (std::vector<int8_t>{-128, 127, 0}));
   check_shape("u8", {2, 5}, dtypes::uint8);
-  BOOST_CHECK(values_of<uint8_t>(l.at("u8")) == (std::vector<uint8_t>{0, 25, 50, 75, 100, 125, 150, 175, 200, 225}));
+  BOOST_CHECK(values_of<uint8_t>(l.at("u8")) ==
+              (std::vector<uint8_t>{0, 25, 50, 75, 100, 125, 150, 175, 200, 225}));
   check_shape("bool", {3}, dtypes::bool_);
   BOOST_CHECK(values_of<uint8_t>(l.at("bool")) == (std::vector<uint8_t>{1, 0, 1}));
   check_shape("scalar", {}, dtypes::float32);
@@ -196,23 +207,25 @@ BOOST_AUTO_TEST_CASE(peer_file) {
 
 BOOST_AUTO_TEST_CASE(json_reader) {
   // Escapes, surrogate pairs, whitespace, unknown fields, null metadata.
-  auto f = parse(" \t\r\n{ \"__metadata__\" : { \"k\\u00e9\\ud83d\\ude00\" : \"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\" } ,"
-                 "\"x\\u0041\": {\"dtype\":\"U8\",\"shape\":[ 2 ],\"data_offsets\":[0,2],\"extra\":[1.5e3,-2,true,"
-                 "null,{\"a\":[]}]} }  ",
-                 2);
+  auto f = parse(
+      " \t\r\n{ \"__metadata__\" : { \"k\\u00e9\\ud83d\\ude00\" : \"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\" } ,"
+      "\"x\\u0041\": {\"dtype\":\"U8\",\"shape\":[ 2 ],\"data_offsets\":[0,2],\"extra\":[1.5e3,-2,true,"
+      "null,{\"a\":[]}]} }  ",
+      2);
   BOOST_REQUIRE_EQUAL(f.entries.size(), 1u);
   BOOST_CHECK_EQUAL(f.entries[0].name, "xA");
   BOOST_CHECK(f.metadata.at("k\xC3\xA9\xF0\x9F\x98\x80") == "a\"b\\c/d\b\f\n\r\t");
   BOOST_CHECK(parse("{\"__metadata__\":null}").metadata.empty());
   BOOST_CHECK(parse("{\"\xE2\x82\xAC\":{\"dtype\":\"BOOL\",\"shape\":[],\"data_offsets\":[0,1]}}", 1)
-                  .entries.at(0).name == "\xE2\x82\xAC");
+                  .entries.at(0)
+                  .name == "\xE2\x82\xAC");
   // Zero-size tensors may share an offset with their neighbours.
   auto z = parse("{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,4]},"
                  "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
                  "\"c\":{\"dtype\":\"F32\",\"shape\":[2,0],\"data_offsets\":[4,4]}}",
                  4);
   BOOST_CHECK_EQUAL(z.entries.size(), 3u);
-  BOOST_CHECK_EQUAL(z.entries[0].name, "a");  // header order is kept
+  BOOST_CHECK_EQUAL(z.entries[0].name, "a"); // header order is kept
 }
 
 BOOST_AUTO_TEST_CASE(malformed_prefix) {
@@ -221,10 +234,11 @@ BOOST_AUTO_TEST_CASE(malformed_prefix) {
     require_throws<SafetensorsError>([&] { tg::parse_safetensors(b, "short.st"); },
                                      {"short.st", "shorter than the 8-byte"});
   }
-  auto b = image("{}  ", 0, 2);  // N shorter than the JSON text: the rest counts as data
+  auto b = image("{}  ", 0, 2); // N shorter than the JSON text: the rest counts as data
   require_throws<SafetensorsError>([&] { tg::parse_safetensors(b, "x"); }, {"not fully covered"});
   b = image("{}", 0, 100);
-  require_throws<SafetensorsError>([&] { tg::parse_safetensors(b, "x"); }, {"header size 100", "beyond the file size"});
+  require_throws<SafetensorsError>([&] { tg::parse_safetensors(b, "x"); },
+                                   {"header size 100", "beyond the file size"});
   b = image("{}", 0, ~0ull);
   require_throws<SafetensorsError>([&] { tg::parse_safetensors(b, "x"); }, {"absurd"});
   b = image("{}", 0, 100'000'001);
@@ -250,15 +264,16 @@ BOOST_AUTO_TEST_CASE(malformed_json) {
   bad("{\"__metadata__\":{\"k\":\"\\udc00\"}}", 0, {"lone low surrogate"});
   bad("{\"__metadata__\":{\"k\":\"a\nb\"}}", 0, {"control character"});
   bad("{\"__metadata__\":{\"k\":\"\xFF\"}}", 0, {"invalid UTF-8"});
-  bad("{\"__metadata__\":{\"k\":\"\xC0\xAF\"}}", 0, {"invalid UTF-8"});        // overlong
-  bad("{\"__metadata__\":{\"k\":\"\xED\xA0\x80\"}}", 0, {"invalid UTF-8"});    // encoded surrogate
+  bad("{\"__metadata__\":{\"k\":\"\xC0\xAF\"}}", 0, {"invalid UTF-8"});     // overlong
+  bad("{\"__metadata__\":{\"k\":\"\xED\xA0\x80\"}}", 0, {"invalid UTF-8"}); // encoded surrogate
   bad("{\"__metadata__\":{\"k\":\"abc", 0, {"unterminated string"});
   bad("{\"x\":{\"dtype\":\"U8\",\"shape\":[01],\"data_offsets\":[0,1]}}", 1, {"leading zero"});
   bad("{\"x\":tru}", 0, {"unexpected"});
   bad("{\"x\":-}", 0, {"bad number"});
   bad("{\"x\":1.}", 0, {"bad number"});
-  std::string deep = "{\"__metadata__\":{\"k\":\"v\"},\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"z\":" +
-                     std::string(100, '[') + std::string(100, ']') + "}}";
+  std::string deep =
+      "{\"__metadata__\":{\"k\":\"v\"},\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"z\":" +
+      std::string(100, '[') + std::string(100, ']') + "}}";
   bad(deep, 1, {"nesting deeper than"});
   bad(std::string(100000, '['), 0, {"nesting deeper than"});
 }
@@ -273,11 +288,14 @@ BOOST_AUTO_TEST_CASE(malformed_entries) {
   bad(entry("\"dtype\":\"f32\",\"shape\":[1],\"data_offsets\":[0,4]"), 4, {"unknown dtype \"f32\""});
   bad(entry("\"dtype\":7,\"shape\":[1],\"data_offsets\":[0,1]"), 1, {"\"dtype\" must be a string"});
   bad(entry("\"dtype\":\"U8\",\"shape\":1,\"data_offsets\":[0,1]"), 1, {"\"shape\" must be an array"});
-  bad(entry("\"dtype\":\"U8\",\"shape\":[1.0],\"data_offsets\":[0,1]"), 1, {"shape[0] must be an integer, found 1.0"});
+  bad(entry("\"dtype\":\"U8\",\"shape\":[1.0],\"data_offsets\":[0,1]"), 1,
+      {"shape[0] must be an integer, found 1.0"});
   bad(entry("\"dtype\":\"U8\",\"shape\":[1e0],\"data_offsets\":[0,1]"), 1, {"must be an integer"});
   bad(entry("\"dtype\":\"U8\",\"shape\":[-1],\"data_offsets\":[0,1]"), 1, {"must not be negative"});
-  bad(entry("\"dtype\":\"U8\",\"shape\":[\"1\"],\"data_offsets\":[0,1]"), 1, {"must be an integer, found a string"});
-  bad(entry("\"dtype\":\"U8\",\"shape\":[18446744073709551616],\"data_offsets\":[0,1]"), 1, {"overflows 64 bits"});
+  bad(entry("\"dtype\":\"U8\",\"shape\":[\"1\"],\"data_offsets\":[0,1]"), 1,
+      {"must be an integer, found a string"});
+  bad(entry("\"dtype\":\"U8\",\"shape\":[18446744073709551616],\"data_offsets\":[0,1]"), 1,
+      {"overflows 64 bits"});
   bad(entry("\"dtype\":\"U8\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,1]"), 1, {"overflows"});
   bad(entry("\"dtype\":\"U8\",\"shape\":[9223372036854775808],\"data_offsets\":[0,1]"), 1, {"overflows"});
   bad(entry("\"dtype\":\"F64\",\"shape\":[4611686018427387904],\"data_offsets\":[0,1]"), 1, {"overflows"});
@@ -285,8 +303,10 @@ BOOST_AUTO_TEST_CASE(malformed_entries) {
   bad(entry("\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1,2]"), 1, {"must be [begin, end]"});
   bad(entry("\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":{}"), 1, {"must be [begin, end]"});
   bad(entry("\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[1,0]"), 1, {"begin <= end"});
-  bad(entry("\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,-1]"), 1, {"data_offsets[1] must not be negative"});
-  bad(entry("\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]"), 1, {"end 2", "beyond the data buffer of 1 bytes"});
+  bad(entry("\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,-1]"), 1,
+      {"data_offsets[1] must not be negative"});
+  bad(entry("\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]"), 1,
+      {"end 2", "beyond the data buffer of 1 bytes"});
   bad(entry("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]"), 4,
       {"byte size 4", "does not match 2 elements of F32 (8 bytes)"});
   bad(entry("\"dtype\":\"BF16\",\"shape\":[],\"data_offsets\":[0,1]"), 1, {"does not match"});
@@ -312,7 +332,8 @@ BOOST_AUTO_TEST_CASE(malformed_layout) {
 BOOST_AUTO_TEST_CASE(file_errors_name_the_file) {
   TempDir dir;
   auto missing = dir / "missing.safetensors";
-  require_throws<SafetensorsError>([&] { tg::safe_load(missing); }, {"missing.safetensors", "cannot be opened"});
+  require_throws<SafetensorsError>([&] { tg::safe_load(missing); },
+                                   {"missing.safetensors", "cannot be opened"});
   require_throws<SafetensorsError>([&] { tg::safe_load_metadata(missing); }, {"missing.safetensors"});
   auto p = dir / "bad.safetensors";
   write_file(p, image("{\"t\":{\"dtype\":\"Q\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1));
@@ -322,7 +343,8 @@ BOOST_AUTO_TEST_CASE(file_errors_name_the_file) {
   require_throws<SafetensorsError>([&] { tg::safe_load(p); }, {"bad.safetensors", "shorter"});
   require_throws<SafetensorsError>([&] { tg::safe_load_metadata(p); }, {"bad.safetensors", "shorter"});
   write_file(p, image("{}", 0, 50));
-  require_throws<SafetensorsError>([&] { tg::safe_load_metadata(p); }, {"bad.safetensors", "beyond the file size"});
+  require_throws<SafetensorsError>([&] { tg::safe_load_metadata(p); },
+                                   {"bad.safetensors", "beyond the file size"});
   // Every error is a tg::Error.
   BOOST_CHECK_THROW(tg::safe_load(p), tg::Error);
 }

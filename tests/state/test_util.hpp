@@ -68,7 +68,8 @@ template <class E, class F> void require_throws(F&& f, std::initializer_list<std
   } catch (const E& e) {
     std::string msg = e.what();
     for (const auto& frag : fragments)
-      BOOST_CHECK_MESSAGE(msg.find(frag) != std::string::npos, "message \"" << msg << "\" lacks \"" << frag << "\"");
+      BOOST_CHECK_MESSAGE(msg.find(frag) != std::string::npos,
+                          "message \"" << msg << "\" lacks \"" << frag << "\"");
     return;
   } catch (const std::exception& e) {
     BOOST_ERROR("wrong exception type: " << e.what());
@@ -77,4 +78,4 @@ template <class E, class F> void require_throws(F&& f, std::initializer_list<std
   BOOST_ERROR("no exception; expected one containing \"" << *fragments.begin() << "\"");
 }
 
-}  // namespace st
+} // namespace st

@@ -10,13 +10,14 @@ BOOST_AUTO_TEST_SUITE(composite)
 BOOST_AUTO_TEST_CASE(matmul_shapes) {
   Rng rng(100);
   const std::vector<std::pair<Dims, Dims>> cases = {
-      {{3}, {3}},          {{4}, {4, 5}},        {{4, 5}, {5}},          {{2, 3}, {3, 4}},    {{1, 1}, {1, 1}},
-      {{5, 1}, {1, 6}},    {{2, 3, 4}, {4, 5}},  {{4, 5}, {3, 5, 2}},    {{2, 1, 3, 4}, {5, 4, 2}},
-      {{3}, {2, 3, 4}},    {{2, 3, 4}, {4}},     {{2, 0}, {0, 3}},       {{0, 3}, {3, 2}},    {{7, 16}, {16, 9}},
+      {{3}, {3}},       {{4}, {4, 5}},       {{4, 5}, {5}},       {{2, 3}, {3, 4}},          {{1, 1}, {1, 1}},
+      {{5, 1}, {1, 6}}, {{2, 3, 4}, {4, 5}}, {{4, 5}, {3, 5, 2}}, {{2, 1, 3, 4}, {5, 4, 2}}, {{3}, {2, 3, 4}},
+      {{2, 3, 4}, {4}}, {{2, 0}, {0, 3}},    {{0, 3}, {3, 2}},    {{7, 16}, {16, 9}},
   };
   for (const auto& [sa, sb] : cases)
     for (Layout l : {Layout::Contiguous, Layout::Permuted, Layout::Flipped}) {
-      Input a = make_input(rng, sa, dtypes::float32, l), b = make_input(rng, sb, dtypes::float32, Layout::Strided);
+      Input a = make_input(rng, sa, dtypes::float32, l),
+            b = make_input(rng, sb, dtypes::float32, Layout::Strided);
       std::string c = "matmul " + ref::str(sa) + " " + layout_name(l) + " @ " + ref::str(sb);
       check_close(a.t.matmul(b.t), ref::matmul(a.r, b.r), Tol{1e-5, 1e-5}, c);
     }
@@ -27,13 +28,15 @@ BOOST_AUTO_TEST_CASE(matmul_shapes) {
   check_close(x.t.T().dot(x.t), ref::matmul(ref::transpose(x.r, 0, 1), x.r), Tol{1e-5, 1e-5}, "x.T @ x");
   // integers: exact, result keeps the dtype
   for (DType dt : {dtypes::int32, dtypes::int64, dtypes::int8}) {
-    Input ia = make_input(rng, {3, 4}, dt, Layout::Permuted), ib = make_input(rng, {4, 2}, dt, Layout::Contiguous);
+    Input ia = make_input(rng, {3, 4}, dt, Layout::Permuted),
+          ib = make_input(rng, {4, 2}, dt, Layout::Contiguous);
     Tensor r = ia.t.matmul(ib.t);
     BOOST_TEST(r.dtype() == (dt == dtypes::int8 ? dtypes::int32 : dt), "matmul dtype " << dt.name());
     check_close(r, ref::matmul(ia.r, ib.r), kExact, "matmul " + dt.name());
   }
   // float64
-  Input da = make_input(rng, {3, 5}, dtypes::float64, Layout::Contiguous), db = make_input(rng, {5, 2}, dtypes::float64, Layout::Flipped);
+  Input da = make_input(rng, {3, 5}, dtypes::float64, Layout::Contiguous),
+        db = make_input(rng, {5, 2}, dtypes::float64, Layout::Flipped);
   check_close(da.t.matmul(db.t), ref::matmul(da.r, db.r), kArith64, "matmul float64");
 }
 
@@ -44,8 +47,8 @@ BOOST_AUTO_TEST_CASE(linear) {
   Input b = make_input(rng, {4}, dtypes::float32, Layout::Flipped);
   NdArray want = ref::matmul(x.r, ref::transpose(w.r, 0, 1));
   check_close(x.t.linear(w.t), want, Tol{1e-5, 1e-5}, "linear without bias");
-  check_close(x.t.linear(w.t, b.t), ref::zip(want, b.r, [](double p, double q) { return p + q; }), Tol{1e-5, 1e-5},
-              "linear with bias");
+  check_close(x.t.linear(w.t, b.t), ref::zip(want, b.r, [](double p, double q) { return p + q; }),
+              Tol{1e-5, 1e-5}, "linear with bias");
 }
 
 BOOST_AUTO_TEST_CASE(conv2d) {
@@ -55,24 +58,29 @@ BOOST_AUTO_TEST_CASE(conv2d) {
     bool bias;
   };
   const Case cases[] = {
-      {1, 1, 5, 5, 1, 3, 1, 0, 1, 1, false}, {2, 3, 6, 7, 4, 3, 1, 1, 1, 1, true}, {1, 2, 7, 7, 3, 3, 2, 0, 1, 1, true},
-      {1, 2, 8, 6, 2, 2, 2, 1, 1, 1, false}, {1, 2, 9, 9, 2, 3, 1, 2, 2, 1, true}, {2, 4, 5, 5, 6, 3, 1, 1, 1, 2, true},
-      {1, 4, 6, 6, 4, 3, 2, 1, 1, 4, false}, {1, 3, 4, 4, 2, 1, 1, 0, 1, 1, true}, {1, 2, 3, 3, 1, 3, 1, 0, 1, 1, false},
-      {1, 6, 7, 5, 3, 2, 3, 2, 2, 3, true},
+      {1, 1, 5, 5, 1, 3, 1, 0, 1, 1, false}, {2, 3, 6, 7, 4, 3, 1, 1, 1, 1, true},
+      {1, 2, 7, 7, 3, 3, 2, 0, 1, 1, true},  {1, 2, 8, 6, 2, 2, 2, 1, 1, 1, false},
+      {1, 2, 9, 9, 2, 3, 1, 2, 2, 1, true},  {2, 4, 5, 5, 6, 3, 1, 1, 1, 2, true},
+      {1, 4, 6, 6, 4, 3, 2, 1, 1, 4, false}, {1, 3, 4, 4, 2, 1, 1, 0, 1, 1, true},
+      {1, 2, 3, 3, 1, 3, 1, 0, 1, 1, false}, {1, 6, 7, 5, 3, 2, 3, 2, 2, 3, true},
   };
   int i = 0;
   for (const auto& cs : cases) {
     Layout l = kLayouts[i++ % 7];
     Input x = make_input(rng, {cs.n, cs.cin, cs.h, cs.w}, dtypes::float32, l);
-    Input wt = make_input(rng, {cs.cout, cs.cin / cs.groups, cs.k, cs.k}, dtypes::float32, Layout::Contiguous);
+    Input wt =
+        make_input(rng, {cs.cout, cs.cin / cs.groups, cs.k, cs.k}, dtypes::float32, Layout::Contiguous);
     Input bias = make_input(rng, {cs.cout}, dtypes::float32, Layout::Contiguous);
     std::string c = "conv2d x " + ref::str(x.r.shape) + " " + layout_name(l) + " w " + ref::str(wt.r.shape) +
-                    " stride " + std::to_string(cs.stride) + " padding " + std::to_string(cs.padding) + " dilation " +
-                    std::to_string(cs.dilation) + " groups " + std::to_string(cs.groups) + (cs.bias ? " bias" : "");
+                    " stride " + std::to_string(cs.stride) + " padding " + std::to_string(cs.padding) +
+                    " dilation " + std::to_string(cs.dilation) + " groups " + std::to_string(cs.groups) +
+                    (cs.bias ? " bias" : "");
     Tensor got = cs.bias ? x.t.conv2d(wt.t, bias.t, cs.stride, cs.padding, cs.dilation, cs.groups)
                          : x.t.conv2d(wt.t, std::nullopt, cs.stride, cs.padding, cs.dilation, cs.groups);
-    check_close(got, ref::conv2d(x.r, wt.r, cs.bias ? &bias.r : nullptr, cs.stride, cs.padding, cs.dilation, cs.groups),
-                Tol{1e-5, 1e-5}, c);
+    check_close(
+        got,
+        ref::conv2d(x.r, wt.r, cs.bias ? &bias.r : nullptr, cs.stride, cs.padding, cs.dilation, cs.groups),
+        Tol{1e-5, 1e-5}, c);
   }
 }
 
@@ -85,21 +93,22 @@ BOOST_AUTO_TEST_CASE(pooling) {
     int64_t padding, dilation;
   };
   const Case cases[] = {
-      {{1, 1, 4, 4}, 2, {}, 0, 1}, {{2, 3, 5, 7}, 3, 1, 1, 1}, {{1, 2, 6, 6}, 3, 2, 0, 1}, {{1, 1, 7, 7}, 2, 3, 1, 1},
-      {{3, 5, 5}, 2, 1, 0, 1},     {{5, 5}, 3, 2, 1, 1},       {{1, 2, 8, 8}, 2, 1, 0, 2}, {{1, 1, 9, 9}, 3, 2, 1, 2},
+      {{1, 1, 4, 4}, 2, {}, 0, 1}, {{2, 3, 5, 7}, 3, 1, 1, 1}, {{1, 2, 6, 6}, 3, 2, 0, 1},
+      {{1, 1, 7, 7}, 2, 3, 1, 1},  {{3, 5, 5}, 2, 1, 0, 1},    {{5, 5}, 3, 2, 1, 1},
+      {{1, 2, 8, 8}, 2, 1, 0, 2},  {{1, 1, 9, 9}, 3, 2, 1, 2},
   };
   int i = 0;
   for (const auto& cs : cases) {
     Layout l = kLayouts[i++ % 7];
     Input x = make_input(rng, cs.shape, dtypes::float32, l);
-    std::string c = "pool " + ref::str(cs.shape) + " " + layout_name(l) + " k " + std::to_string(cs.k) + " stride " +
-                    std::to_string(cs.stride.value_or(-1)) + " padding " + std::to_string(cs.padding) + " dilation " +
-                    std::to_string(cs.dilation);
+    std::string c = "pool " + ref::str(cs.shape) + " " + layout_name(l) + " k " + std::to_string(cs.k) +
+                    " stride " + std::to_string(cs.stride.value_or(-1)) + " padding " +
+                    std::to_string(cs.padding) + " dilation " + std::to_string(cs.dilation);
     check_close(x.t.max_pool2d(cs.k, cs.stride, cs.padding, cs.dilation),
                 ref::max_pool2d(x.r, cs.k, cs.stride, cs.padding, cs.dilation), kExact, "max_" + c);
     if (cs.dilation == 1)
-      check_close(x.t.avg_pool2d(cs.k, cs.stride, cs.padding), ref::avg_pool2d(x.r, cs.k, cs.stride, cs.padding),
-                  Tol{1e-5, 1e-6}, "avg_" + c);
+      check_close(x.t.avg_pool2d(cs.k, cs.stride, cs.padding),
+                  ref::avg_pool2d(x.r, cs.k, cs.stride, cs.padding), Tol{1e-5, 1e-6}, "avg_" + c);
   }
   // integer max pool, padded with the dtype's minimum
   Input xi = make_input(rng, {1, 1, 5, 5}, dtypes::int32, Layout::Contiguous);

@@ -13,7 +13,8 @@ BOOST_AUTO_TEST_CASE(constants) {
   check_close(Tensor::full({3, 1, 2}, -2.5), NdArray({3, 1, 2}, -2.5), kExact, "full");
   check_close(Tensor::full({}, 7), NdArray({}, 7.0), kExact, "full 0-d");
   check_close(Tensor::full({2, 0}, 7), NdArray({2, 0}), kExact, "full size 0");
-  for (DType dt : {dtypes::int8, dtypes::int32, dtypes::int64, dtypes::uint8, dtypes::bool_, dtypes::float16, dtypes::float64}) {
+  for (DType dt : {dtypes::int8, dtypes::int32, dtypes::int64, dtypes::uint8, dtypes::bool_, dtypes::float16,
+                   dtypes::float64}) {
     Tensor t = Tensor::full({2, 2}, 3, dt);
     BOOST_TEST(t.dtype() == dt);
     check_close(t, NdArray({2, 2}, dt.is_bool() ? 1.0 : 3.0), kExact, "full " + dt.name());
@@ -44,8 +45,8 @@ BOOST_AUTO_TEST_CASE(arange_linspace_eye) {
   struct Case {
     double start, stop, step;
   };
-  for (auto [a, b, s] : {Case{0, 10, 1}, Case{2, 11, 3}, Case{5, -5, -2}, Case{-3, 3, 1}, Case{0, 1, 0.125}, Case{1.5, -1, -0.5},
-                         Case{0, 0, 1}, Case{3, 1, 1}}) {
+  for (auto [a, b, s] : {Case{0, 10, 1}, Case{2, 11, 3}, Case{5, -5, -2}, Case{-3, 3, 1}, Case{0, 1, 0.125},
+                         Case{1.5, -1, -0.5}, Case{0, 0, 1}, Case{3, 1, 1}}) {
     Tensor t = Tensor::arange(a, b, s);
     bool integral = a == std::floor(a) && b == std::floor(b) && s == std::floor(s);
     std::string c = "arange(" + std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(s) + ")";
@@ -61,11 +62,15 @@ BOOST_AUTO_TEST_CASE(arange_linspace_eye) {
     for (int64_t i = 0; i < n; ++i) r.data[size_t(i)] = n == 1 ? a : a + (b - a) * double(i) / double(n - 1);
     return r;
   };
-  for (auto [a, b, n] : {std::tuple{0.0, 1.0, int64_t(5)}, {-2.0, 2.0, int64_t(9)}, {3.0, -1.0, int64_t(4)}, {1.0, 5.0, int64_t(1)},
+  for (auto [a, b, n] : {std::tuple{0.0, 1.0, int64_t(5)},
+                         {-2.0, 2.0, int64_t(9)},
+                         {3.0, -1.0, int64_t(4)},
+                         {1.0, 5.0, int64_t(1)},
                          {0.0, 1.0, int64_t(0)}})
     check_close(Tensor::linspace(a, b, n), linspace_ref(a, b, n), kArith32,
                 "linspace(" + std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(n) + ")");
-  BOOST_TEST(Tensor::linspace(0, 10, 3, dtypes::int32).to_vector<int32_t>() == (std::vector<int32_t>{0, 5, 10}),
+  BOOST_TEST(Tensor::linspace(0, 10, 3, dtypes::int32).to_vector<int32_t>() ==
+                 (std::vector<int32_t>{0, 5, 10}),
              boost::test_tools::per_element());
 
   auto eye_ref = [](int64_t n, int64_t m) {

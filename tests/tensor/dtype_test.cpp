@@ -6,8 +6,8 @@ using namespace tt;
 using ref::Dims;
 
 namespace {
-const DType kDtypes[] = {dtypes::bool_,  dtypes::int8,   dtypes::int16,   dtypes::int32,   dtypes::int64,
-                         dtypes::uint8,  dtypes::uint32, dtypes::float16, dtypes::float32, dtypes::float64};
+const DType kDtypes[] = {dtypes::bool_, dtypes::int8,   dtypes::int16,   dtypes::int32,   dtypes::int64,
+                         dtypes::uint8, dtypes::uint32, dtypes::float16, dtypes::float32, dtypes::float64};
 
 // What the host's C conversion of an exactly representable value v to dt gives (v within dt's
 // range, or integral for int->int wrapping).
@@ -73,7 +73,8 @@ BOOST_AUTO_TEST_CASE(promotion_rules) {
   // commutes
   for (DType x : kDtypes)
     for (DType y : kDtypes)
-      BOOST_TEST(Tensor::zeros({1}, x).add(Tensor::zeros({1}, y)).dtype() == Tensor::zeros({1}, y).add(Tensor::zeros({1}, x)).dtype(),
+      BOOST_TEST(Tensor::zeros({1}, x).add(Tensor::zeros({1}, y)).dtype() ==
+                     Tensor::zeros({1}, y).add(Tensor::zeros({1}, x)).dtype(),
                  x.name() << " + " << y.name());
 }
 
@@ -98,24 +99,30 @@ BOOST_AUTO_TEST_CASE(casts_between_all_dtypes) {
 BOOST_AUTO_TEST_CASE(cast_specials) {
   // float -> int truncates toward zero
   Tensor f = Tensor::from_vector<float>({2.9f, -2.9f, 0.5f, -0.5f, 100.0f}, {5});
-  BOOST_TEST(f.cast(dtypes::int32).to_vector<int32_t>() == (std::vector<int32_t>{2, -2, 0, 0, 100}), boost::test_tools::per_element());
+  BOOST_TEST(f.cast(dtypes::int32).to_vector<int32_t>() == (std::vector<int32_t>{2, -2, 0, 0, 100}),
+             boost::test_tools::per_element());
   // int -> narrower int keeps the low bits
   Tensor w = Tensor::from_vector<int64_t>({300, -129, 255, 65537, -1}, {5});
-  BOOST_TEST(w.cast(dtypes::int8).to_vector<int8_t>() == (std::vector<int8_t>{44, 127, -1, 1, -1}), boost::test_tools::per_element());
-  BOOST_TEST(w.cast(dtypes::uint8).to_vector<uint8_t>() == (std::vector<uint8_t>{44, 127, 255, 1, 255}), boost::test_tools::per_element());
+  BOOST_TEST(w.cast(dtypes::int8).to_vector<int8_t>() == (std::vector<int8_t>{44, 127, -1, 1, -1}),
+             boost::test_tools::per_element());
+  BOOST_TEST(w.cast(dtypes::uint8).to_vector<uint8_t>() == (std::vector<uint8_t>{44, 127, 255, 1, 255}),
+             boost::test_tools::per_element());
   // float -> float16 rounds to nearest even, overflows to inf
   NdArray hv({6}, {1.0 + 1.0 / 2048, 1.0 + 3.0 / 2048, 65504, 70000, 1e-8, -0.1});
   Tensor h = to_tensor(hv, dtypes::float32).cast(dtypes::float16);
-  check_close(h, ref::map(hv, [](double v) { return round_to_half(double(float(v))); }), kExact, "float16 rounding");
+  check_close(h, ref::map(hv, [](double v) { return round_to_half(double(float(v))); }), kExact,
+              "float16 rounding");
   // NaN and inf survive float casts; nonzero (and NaN) is true
   Tensor s = Tensor::from_vector<float>({NAN, INFINITY, -INFINITY, 0.0f, -0.0f}, {5});
   NdArray d = to_array(s.cast(dtypes::float64));
   BOOST_TEST(std::isnan(d.data[0]));
   BOOST_TEST(d.data[1] == INFINITY);
   BOOST_TEST(d.data[2] == -INFINITY);
-  BOOST_TEST(s.cast(dtypes::bool_).to_vector<bool>() == (std::vector<bool>{true, true, true, false, false}), boost::test_tools::per_element());
+  BOOST_TEST(s.cast(dtypes::bool_).to_vector<bool>() == (std::vector<bool>{true, true, true, false, false}),
+             boost::test_tools::per_element());
   // to_vector of another element type casts
-  BOOST_TEST(Tensor::from_vector<int32_t>({1, 2}, {2}).to_vector<double>() == (std::vector<double>{1, 2}), boost::test_tools::per_element());
+  BOOST_TEST(Tensor::from_vector<int32_t>({1, 2}, {2}).to_vector<double>() == (std::vector<double>{1, 2}),
+             boost::test_tools::per_element());
   BOOST_TEST(Tensor::full({}, 3.5).item<float>() == 3.5f);
 }
 
@@ -129,7 +136,8 @@ BOOST_AUTO_TEST_CASE(bitcast) {
   std::memcpy(wantu.data(), fv.data(), fv.size() * 4);
   BOOST_TEST(f.bitcast(dtypes::uint32).to_vector<uint32_t>() == wantu, boost::test_tools::per_element());
   // round trip through a view, and a computed (not yet realized) input
-  BOOST_TEST(f.T().bitcast(dtypes::int32).bitcast(dtypes::float32).to_vector<float>() == f.T().to_vector<float>(),
+  BOOST_TEST(f.T().bitcast(dtypes::int32).bitcast(dtypes::float32).to_vector<float>() ==
+                 f.T().to_vector<float>(),
              boost::test_tools::per_element());
   Tensor g = (f * 2).bitcast(dtypes::int32);
   std::vector<float> f2(fv.size());
@@ -137,7 +145,10 @@ BOOST_AUTO_TEST_CASE(bitcast) {
   std::vector<int32_t> want2(fv.size());
   std::memcpy(want2.data(), f2.data(), f2.size() * 4);
   BOOST_TEST(g.to_vector<int32_t>() == want2, boost::test_tools::per_element());
-  BOOST_TEST(Tensor::from_vector<int16_t>({0x3c00}, {1}).bitcast(dtypes::float16).cast(dtypes::float32).item<float>() == 1.0f);
+  BOOST_TEST(Tensor::from_vector<int16_t>({0x3c00}, {1})
+                 .bitcast(dtypes::float16)
+                 .cast(dtypes::float32)
+                 .item<float>() == 1.0f);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

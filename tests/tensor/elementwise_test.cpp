@@ -43,13 +43,15 @@ std::vector<Unary> unary_ops() {
       {"tanh", [](auto& x) { return x.tanh(); }, [](double x) { return std::tanh(x); }, -4, 4},
       {"sigmoid", [](auto& x) { return x.sigmoid(); }, sigmoid, -6, 6},
       {"relu", [](auto& x) { return x.relu(); }, [](double x) { return x > 0 ? x : 0; }, -2, 2, kExact},
-      {"leaky_relu", [](auto& x) { return x.leaky_relu(0.1); }, [](double x) { return x < 0 ? 0.1 * x : x; }, -2, 2,
-       kArith32},
+      {"leaky_relu", [](auto& x) { return x.leaky_relu(0.1); }, [](double x) { return x < 0 ? 0.1 * x : x; },
+       -2, 2, kArith32},
       {"gelu", [](auto& x) { return x.gelu(); },
        [c](double x) { return 0.5 * x * (1 + std::tanh(c * (x + 0.044715 * x * x * x))); }},
       {"silu", [](auto& x) { return x.silu(); }, [](double x) { return x * sigmoid(x); }},
-      {"softplus", [](auto& x) { return x.softplus(2); }, [](double x) { return std::log1p(std::exp(2 * x)) / 2; }},
-      {"sign", [](auto& x) { return x.sign(); }, [](double x) { return double((x > 0) - (x < 0)); }, -2, 2, kExact},
+      {"softplus", [](auto& x) { return x.softplus(2); },
+       [](double x) { return std::log1p(std::exp(2 * x)) / 2; }},
+      {"sign", [](auto& x) { return x.sign(); }, [](double x) { return double((x > 0) - (x < 0)); }, -2, 2,
+       kExact},
       {"trunc", [](auto& x) { return x.trunc(); }, [](double x) { return std::trunc(x); }, -4, 4, kExact},
       {"floor", [](auto& x) { return x.floor(); }, [](double x) { return std::floor(x); }, -4, 4, kExact},
       {"ceil", [](auto& x) { return x.ceil(); }, [](double x) { return std::ceil(x); }, -4, 4, kExact},
@@ -57,8 +59,8 @@ std::vector<Unary> unary_ops() {
       {"pow-2", [](auto& x) { return x.pow(-2.0); }, [](double x) { return 1 / (x * x); }, 0.25, 3},
       {"pow0.5", [](auto& x) { return x.pow(0.5); }, [](double x) { return std::sqrt(x); }, 0, 4},
       {"pow1.5", [](auto& x) { return x.pow(1.5); }, [](double x) { return std::pow(x, 1.5); }, 0, 4},
-      {"clip", [](auto& x) { return x.clip(-0.5, 1); }, [](double x) { return std::clamp(x, -0.5, 1.0); }, -2, 2,
-       kExact},
+      {"clip", [](auto& x) { return x.clip(-0.5, 1); }, [](double x) { return std::clamp(x, -0.5, 1.0); }, -2,
+       2, kExact},
       {"logical_not", [](auto& x) { return x.logical_not(); }, [](double x) { return double(x == 0); }, -2, 2,
        kExact},
       {"where_scalar", [](auto& x) { return x.gt(x.zeros_like()).where(1.5, -2.0); },
@@ -90,7 +92,8 @@ BOOST_AUTO_TEST_CASE(unary_ops_edge_shapes) {
   for (const auto& op : unary_ops())
     for (const auto& shape : shapes) {
       Input in = make_input(rng, shape, dtypes::float32, Layout::Contiguous, op.lo, op.hi);
-      check_close(op.t(in.t), ref::map(in.r, op.r), op.tol, ctx(op.name, shape, dtypes::float32, Layout::Contiguous));
+      check_close(op.t(in.t), ref::map(in.r, op.r), op.tol,
+                  ctx(op.name, shape, dtypes::float32, Layout::Contiguous));
     }
 }
 
@@ -100,7 +103,9 @@ BOOST_AUTO_TEST_CASE(unary_ops_float64_and_float16) {
     Dims shape = {3, 4};
     Input in64 = make_input(rng, shape, dtypes::float64, Layout::Permuted, op.lo, op.hi);
     Tensor r64 = op.t(in64.t);
-    BOOST_TEST(r64.dtype() == (op.name == "logical_not" ? dtypes::bool_ : op.name == "where_scalar" ? dtypes::float32 : dtypes::float64),
+    BOOST_TEST(r64.dtype() == (op.name == "logical_not"    ? dtypes::bool_
+                               : op.name == "where_scalar" ? dtypes::float32
+                                                           : dtypes::float64),
                op.name);
     // float64 math is done in double: far tighter than float32
     Tol tol64 = op.tol.rtol == 0 ? kExact : Tol{1e-10, 1e-12};
@@ -110,7 +115,8 @@ BOOST_AUTO_TEST_CASE(unary_ops_float64_and_float16) {
     Tensor r16 = op.t(in16.t);
     NdArray want = ref::map(in16.r, op.r);
     if (r16.dtype() == dtypes::float16) want = ref::map(want, round_to_half);
-    check_close(r16.cast(dtypes::float32), want, half_tol(op.tol), ctx(op.name, shape, dtypes::float16, Layout::Contiguous));
+    check_close(r16.cast(dtypes::float32), want, half_tol(op.tol),
+                ctx(op.name, shape, dtypes::float16, Layout::Contiguous));
   }
 }
 
@@ -120,16 +126,19 @@ BOOST_AUTO_TEST_CASE(unary_ops_on_ints) {
   for (DType dt : {dtypes::int8, dtypes::int32, dtypes::int64, dtypes::uint8}) {
     Input x = make_input(rng, {4, 5}, dt, Layout::Flipped);
     std::string c = dt.name();
-    check_close(-x.t, ref::map(x.r, [&](double v) { return dt.is_unsigned() ? std::fmod(256 - v, 256) : -v; }), kExact,
-                "neg " + c);
+    check_close(-x.t,
+                ref::map(x.r, [&](double v) { return dt.is_unsigned() ? std::fmod(256 - v, 256) : -v; }),
+                kExact, "neg " + c);
     check_close(x.t.abs(), ref::map(x.r, [](double v) { return std::fabs(v); }), kExact, "abs " + c);
-    check_close(x.t.sign(), ref::map(x.r, [](double v) { return double((v > 0) - (v < 0)); }), kExact, "sign " + c);
+    check_close(x.t.sign(), ref::map(x.r, [](double v) { return double((v > 0) - (v < 0)); }), kExact,
+                "sign " + c);
     check_close(x.t.relu(), ref::map(x.r, [](double v) { return std::max(v, 0.0); }), kExact, "relu " + c);
     check_close(x.t.square(), ref::map(x.r, [](double v) { return v * v; }), kExact, "square " + c);
     Tensor e = x.t.exp();
     BOOST_TEST(e.dtype() == dtypes::float32);
     check_close(e, ref::map(x.r, [](double v) { return std::exp(v); }), kTrans32, "exp " + c);
-    check_close(x.t.clip(-3, 4), ref::map(x.r, [](double v) { return std::clamp(v, -3.0, 4.0); }), kExact, "clip " + c);
+    check_close(x.t.clip(-3, 4), ref::map(x.r, [](double v) { return std::clamp(v, -3.0, 4.0); }), kExact,
+                "clip " + c);
     BOOST_TEST(x.t.clip(-3, 4).dtype() == dt);
   }
 }
@@ -174,14 +183,22 @@ std::vector<Binary> arith_ops() {
       {"add", [](auto& a, auto& b) { return a + b; }, [](double x, double y) { return x + y; }},
       {"sub", [](auto& a, auto& b) { return a - b; }, [](double x, double y) { return x - y; }},
       {"mul", [](auto& a, auto& b) { return a * b; }, [](double x, double y) { return x * y; }},
-      {"maximum", [](auto& a, auto& b) { return a.maximum(b); }, [](double x, double y) { return std::max(x, y); }},
-      {"minimum", [](auto& a, auto& b) { return a.minimum(b); }, [](double x, double y) { return std::min(x, y); }},
-      {"lt", [](auto& a, auto& b) { return a.lt(b); }, [](double x, double y) { return double(x < y); }, true},
-      {"gt", [](auto& a, auto& b) { return a.gt(b); }, [](double x, double y) { return double(x > y); }, true},
-      {"le", [](auto& a, auto& b) { return a.le(b); }, [](double x, double y) { return double(x <= y); }, true},
-      {"ge", [](auto& a, auto& b) { return a.ge(b); }, [](double x, double y) { return double(x >= y); }, true},
-      {"eq", [](auto& a, auto& b) { return a.eq(b); }, [](double x, double y) { return double(x == y); }, true},
-      {"ne", [](auto& a, auto& b) { return a.ne(b); }, [](double x, double y) { return double(x != y); }, true},
+      {"maximum", [](auto& a, auto& b) { return a.maximum(b); },
+       [](double x, double y) { return std::max(x, y); }},
+      {"minimum", [](auto& a, auto& b) { return a.minimum(b); },
+       [](double x, double y) { return std::min(x, y); }},
+      {"lt", [](auto& a, auto& b) { return a.lt(b); }, [](double x, double y) { return double(x < y); },
+       true},
+      {"gt", [](auto& a, auto& b) { return a.gt(b); }, [](double x, double y) { return double(x > y); },
+       true},
+      {"le", [](auto& a, auto& b) { return a.le(b); }, [](double x, double y) { return double(x <= y); },
+       true},
+      {"ge", [](auto& a, auto& b) { return a.ge(b); }, [](double x, double y) { return double(x >= y); },
+       true},
+      {"eq", [](auto& a, auto& b) { return a.eq(b); }, [](double x, double y) { return double(x == y); },
+       true},
+      {"ne", [](auto& a, auto& b) { return a.ne(b); }, [](double x, double y) { return double(x != y); },
+       true},
       {"logical_and", [](auto& a, auto& b) { return a.logical_and(b); },
        [](double x, double y) { return double(x != 0 && y != 0); }, true},
       {"logical_or", [](auto& a, auto& b) { return a.logical_or(b); },
@@ -189,8 +206,8 @@ std::vector<Binary> arith_ops() {
   };
 }
 
-const DType kAllDtypes[] = {dtypes::bool_, dtypes::int8,    dtypes::int16,   dtypes::int32,  dtypes::int64,
-                            dtypes::uint8, dtypes::uint32,  dtypes::float16, dtypes::float32, dtypes::float64};
+const DType kAllDtypes[] = {dtypes::bool_, dtypes::int8,   dtypes::int16,   dtypes::int32,   dtypes::int64,
+                            dtypes::uint8, dtypes::uint32, dtypes::float16, dtypes::float32, dtypes::float64};
 
 } // namespace
 
@@ -224,7 +241,8 @@ BOOST_AUTO_TEST_CASE(division_float) {
                 dt == dtypes::float64 ? kArith64 : kArith32, "div " + dt.name());
   }
   // integers divide as floats
-  Tensor i = Tensor::from_vector<int32_t>({7, -7, 1, 0}, {4}), j = Tensor::from_vector<int32_t>({2, 2, 3, 5}, {4});
+  Tensor i = Tensor::from_vector<int32_t>({7, -7, 1, 0}, {4}),
+         j = Tensor::from_vector<int32_t>({2, 2, 3, 5}, {4});
   Tensor q = i / j;
   BOOST_TEST(q.dtype() == dtypes::float32);
   check_close(q, NdArray({4}, {3.5, -3.5, 1.0 / 3, 0}), kArith32, "int / int");
@@ -245,14 +263,16 @@ BOOST_AUTO_TEST_CASE(pow_tensor_exponent) {
   Tensor got = base.t.pow(to_tensor(e));
   check_close(got, ref::zip(base.r, e, [](double x, double y) { return std::pow(x, y); }), kTrans32, "pow");
   // 0^0 = 1, 0^2 = 0, (-2)^3 = -8, (-2)^0.5 = nan, 2^-1 = 0.5
-  Tensor b = Tensor::from_vector<float>({0, 0, -2, -2, 2}, {5}), x = Tensor::from_vector<float>({0, 2, 3, 0.5, -1}, {5});
+  Tensor b = Tensor::from_vector<float>({0, 0, -2, -2, 2}, {5}),
+         x = Tensor::from_vector<float>({0, 2, 3, 0.5, -1}, {5});
   check_close(b.pow(x), NdArray({5}, {1, 0, -8, NAN, 0.5}), kTrans32, "pow specials");
 }
 
 // C semantics: quotient truncates toward zero, remainder takes the dividend's sign.
 BOOST_AUTO_TEST_CASE(integer_idiv_mod_c_semantics) {
   Rng rng(3);
-  for (DType dt : {dtypes::int8, dtypes::int16, dtypes::int32, dtypes::int64, dtypes::uint8, dtypes::uint32}) {
+  for (DType dt :
+       {dtypes::int8, dtypes::int16, dtypes::int32, dtypes::int64, dtypes::uint8, dtypes::uint32}) {
     auto [sa, sb] = broadcast_shapes(rng, 2);
     Input a = make_input(rng, sa, dt, Layout::Permuted);
     NdArray bd = rand_int_array(rng, sb, dt.is_unsigned() ? 1 : -7, 7);
@@ -260,35 +280,42 @@ BOOST_AUTO_TEST_CASE(integer_idiv_mod_c_semantics) {
       if (v == 0) v = 3;
     Tensor b = to_tensor(bd, dt);
     std::string c = dt.name() + " " + ref::str(sa) + " by " + ref::str(sb);
-    check_close(a.t.idiv(b), ref::zip(a.r, bd, [](double x, double y) { return std::trunc(x / y); }), kExact, "idiv " + c);
-    check_close(a.t.mod(b), ref::zip(a.r, bd, [](double x, double y) { return std::fmod(x, y); }), kExact, "mod " + c);
+    check_close(a.t.idiv(b), ref::zip(a.r, bd, [](double x, double y) { return std::trunc(x / y); }), kExact,
+                "idiv " + c);
+    check_close(a.t.mod(b), ref::zip(a.r, bd, [](double x, double y) { return std::fmod(x, y); }), kExact,
+                "mod " + c);
     BOOST_TEST(a.t.idiv(b).dtype() == dt);
   }
   // the classic cases, spelled out
   Tensor x = Tensor::from_vector<int32_t>({7, -7, 7, -7, 0, -1}, {6});
   Tensor y = Tensor::from_vector<int32_t>({2, 2, -2, -2, 3, 5}, {6});
-  BOOST_TEST(x.idiv(y).to_vector<int32_t>() == (std::vector<int32_t>{3, -3, -3, 3, 0, 0}), boost::test_tools::per_element());
-  BOOST_TEST(x.mod(y).to_vector<int32_t>() == (std::vector<int32_t>{1, -1, 1, -1, 0, -1}), boost::test_tools::per_element());
+  BOOST_TEST(x.idiv(y).to_vector<int32_t>() == (std::vector<int32_t>{3, -3, -3, 3, 0, 0}),
+             boost::test_tools::per_element());
+  BOOST_TEST(x.mod(y).to_vector<int32_t>() == (std::vector<int32_t>{1, -1, 1, -1, 0, -1}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(bitwise_and_shifts) {
   Rng rng(17);
   for (DType dt : {dtypes::int8, dtypes::int32, dtypes::int64, dtypes::uint8, dtypes::uint32}) {
     Dims s = {3, 5};
-    NdArray ad = rand_int_array(rng, s, dt.is_unsigned() ? 0 : -100, 100), bd = rand_int_array(rng, s, 0, 100);
+    NdArray ad = rand_int_array(rng, s, dt.is_unsigned() ? 0 : -100, 100),
+            bd = rand_int_array(rng, s, 0, 100);
     Tensor a = to_tensor(ad, dt).permute({1, 0}), b = to_tensor(bd, dt).permute({1, 0});
     ad = ref::permute(ad, {1, 0});
     bd = ref::permute(bd, {1, 0});
     std::string c = dt.name();
-    check_close(a.bitwise_xor(b), ref::zip(ad, bd, [](double x, double y) { return double(int64_t(x) ^ int64_t(y)); }),
-                kExact, "xor " + c);
+    check_close(a.bitwise_xor(b),
+                ref::zip(ad, bd, [](double x, double y) { return double(int64_t(x) ^ int64_t(y)); }), kExact,
+                "xor " + c);
     check_close(a.lshift(2), ref::map(ad, [&](double x) { return wrap(x * 4, dt); }), kExact, "lshift " + c);
     // right shift of a negative value is arithmetic (floor division by 2^k)
     check_close(a.rshift(3), ref::map(ad, [](double x) { return std::floor(x / 8); }), kExact, "rshift " + c);
   }
   Tensor bools = Tensor::from_vector<bool>({true, false, true}, {3});
   BOOST_TEST(bools.bitwise_xor(Tensor::from_vector<bool>({true, true, false}, {3})).to_vector<bool>() ==
-                 (std::vector<bool>{false, true, true}), boost::test_tools::per_element());
+                 (std::vector<bool>{false, true, true}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(where_broadcast_and_mixed_dtypes) {
@@ -302,11 +329,13 @@ BOOST_AUTO_TEST_CASE(where_broadcast_and_mixed_dtypes) {
     Input f = make_input(rng, sf, dtypes::int32, kLayouts[rint(rng, 0, 6)]);
     Tensor out = c.t.where(t.t, f.t);
     BOOST_TEST(out.dtype() == dtypes::float32);
-    check_close(out, ref::where(c.r, t.r, f.r), kExact, "where " + ref::str(sc) + " " + ref::str(st) + " " + ref::str(sf));
+    check_close(out, ref::where(c.r, t.r, f.r), kExact,
+                "where " + ref::str(sc) + " " + ref::str(st) + " " + ref::str(sf));
   }
   // a non-bool condition counts nonzero as true
   Tensor cond = Tensor::from_vector<int32_t>({0, 3, -1}, {3});
-  check_close(cond.where(Tensor::ones({3}), Tensor::zeros({1})), NdArray({3}, {0, 1, 1}), kExact, "int condition");
+  check_close(cond.where(Tensor::ones({3}), Tensor::zeros({1})), NdArray({3}, {0, 1, 1}), kExact,
+              "int condition");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

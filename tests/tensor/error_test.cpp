@@ -19,17 +19,38 @@ BOOST_AUTO_TEST_CASE(broadcast_mismatch) {
 }
 
 BOOST_AUTO_TEST_CASE(matmul_and_conv_mismatch) {
-  check_error<TensorError>([] { (void)Tensor::ones({2, 3}).matmul(Tensor::ones({4, 5})); }, {"(2, 3)", "(4, 5)", "3", "4"});
+  check_error<TensorError>(
+      [] {
+        (void)Tensor::ones({2, 3}).matmul(Tensor::ones({4, 5}));
+      },
+      {"(2, 3)", "(4, 5)", "3", "4"});
   check_error<TensorError>([] { (void)Tensor::ones({3}).matmul(Tensor::ones({4})); }, {"(3,)", "(4,)"});
   check_error<TensorError>([] { (void)Tensor::scalar(1).matmul(Tensor::ones({4})); }, {"matmul"});
-  check_error<TensorError>([] { (void)Tensor::ones({2, 3, 5, 5}).conv2d(Tensor::ones({4, 2, 3, 3})); },
-                           {"3 channels", "(4, 2, 3, 3)"});
-  check_error<TensorError>([] { (void)Tensor::ones({1, 4, 5, 5}).conv2d(Tensor::ones({3, 2, 3, 3}), std::nullopt, 1, 0, 1, 2); },
-                           {"groups=2"});
-  check_error<TensorError>([] { (void)Tensor::ones({1, 2, 5, 5}).conv2d(Tensor::ones({4, 2, 3, 3}), Tensor::ones({3})); },
-                           {"bias", "(3,)"});
-  check_error<TensorError>([] { (void)Tensor::ones({2, 5, 5}).conv2d(Tensor::ones({4, 2, 3, 3})); }, {"(2, 5, 5)"});
-  check_error<TensorError>([] { (void)Tensor::ones({1, 1, 2, 2}).conv2d(Tensor::ones({1, 1, 3, 3})); }, {"3", "2"});
+  check_error<TensorError>(
+      [] {
+        (void)Tensor::ones({2, 3, 5, 5}).conv2d(Tensor::ones({4, 2, 3, 3}));
+      },
+      {"3 channels", "(4, 2, 3, 3)"});
+  check_error<TensorError>(
+      [] {
+        (void)Tensor::ones({1, 4, 5, 5}).conv2d(Tensor::ones({3, 2, 3, 3}), std::nullopt, 1, 0, 1, 2);
+      },
+      {"groups=2"});
+  check_error<TensorError>(
+      [] {
+        (void)Tensor::ones({1, 2, 5, 5}).conv2d(Tensor::ones({4, 2, 3, 3}), Tensor::ones({3}));
+      },
+      {"bias", "(3,)"});
+  check_error<TensorError>(
+      [] {
+        (void)Tensor::ones({2, 5, 5}).conv2d(Tensor::ones({4, 2, 3, 3}));
+      },
+      {"(2, 5, 5)"});
+  check_error<TensorError>(
+      [] {
+        (void)Tensor::ones({1, 1, 2, 2}).conv2d(Tensor::ones({1, 1, 3, 3}));
+      },
+      {"3", "2"});
   check_error<TensorError>([] { (void)Tensor::ones({1, 1, 2, 2}).max_pool2d(3); }, {"kernel 3", "2"});
 }
 
@@ -46,7 +67,11 @@ BOOST_AUTO_TEST_CASE(bad_axes) {
   check_error<TensorError>([&] { (void)t.flip({1, -1}); }, {"repeated"});
   check_error<TensorError>([&] { (void)t.transpose(0, 2); }, {"axis 2"});
   check_error<TensorError>([&] { (void)t.unsqueeze(4); }, {"axis 4"});
-  check_error<TensorError>([&] { (void)Tensor::cat({t, Tensor::ones({2, 4})}, 0); }, {"(2, 3)", "(2, 4)", "dim 1"});
+  check_error<TensorError>(
+      [&] {
+        (void)Tensor::cat({t, Tensor::ones({2, 4})}, 0);
+      },
+      {"(2, 3)", "(2, 4)", "dim 1"});
   check_error<TensorError>([&] { (void)Tensor::cat({t, Tensor::ones({2})}, 0); }, {"rank"});
   check_error<TensorError>([&] { (void)Tensor::cat({}, 0); }, {"cat"});
   check_error<TensorError>([&] { (void)Tensor::stack({t, Tensor::ones({3, 2})}, 0); }, {"(2, 3)", "(3, 2)"});
@@ -70,7 +95,11 @@ BOOST_AUTO_TEST_CASE(bad_shapes) {
   check_error<TensorError>([&] { (void)t.slice({{}, {}, {}}); }, {"(2, 3)"});
   check_error<TensorError>([&] { (void)t.repeat({2}); }, {"(2, 3)"});
   check_error<TensorError>([&] { (void)Tensor::full({-1, 2}, 0); }, {"(-1, 2)"});
-  check_error<TensorError>([&] { (void)Tensor::from_vector<float>({1, 2, 3}, {2, 2}); }, {"12 bytes", "(2, 2)", "16 bytes"});
+  check_error<TensorError>(
+      [&] {
+        (void)Tensor::from_vector<float>({1, 2, 3}, {2, 2});
+      },
+      {"12 bytes", "(2, 2)", "16 bytes"});
   check_error<TensorError>([&] { (void)t.item<float>(); }, {"(2, 3)"});
   check_error<TensorError>([&] { (void)Tensor::arange(0, 5, 0); }, {"step"});
   check_error<TensorError>([&] { (void)Tensor::linspace(0, 1, -1); }, {"steps"});
@@ -82,7 +111,8 @@ BOOST_AUTO_TEST_CASE(bad_shapes) {
 BOOST_AUTO_TEST_CASE(bad_dtypes) {
   Tensor f = Tensor::ones({2}), i = Tensor::ones({2}, dtypes::int32), b = Tensor::ones({2}, dtypes::bool_);
   check_error<TensorError>([&] { (void)f.bitwise_xor(f); }, {"bitwise_xor", "float"});
-  check_error<TensorError>([&] { (void)i.bitwise_xor(f); }, {"bitwise_xor", "float"}); // promotes to float first
+  check_error<TensorError>([&] { (void)i.bitwise_xor(f); },
+                           {"bitwise_xor", "float"}); // promotes to float first
   check_error<TensorError>([&] { (void)f.lshift(1); }, {"lshift", "float"});
   check_error<TensorError>([&] { (void)f.rshift(1); }, {"rshift", "float"});
   check_error<TensorError>([&] { (void)f.idiv(f); }, {"idiv", "float"});

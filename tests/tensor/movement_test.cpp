@@ -21,7 +21,8 @@ void random_movement(Rng& rng, Tensor& t, NdArray& r, std::string& log) {
       s.push_back(1);
       std::rotate(s.begin() + rint(rng, 0, nd), s.end() - 1, s.end());
     }
-    if (!s.empty() && rint(rng, 0, 1) && ref::prod(s) != 0) s[size_t(rint(rng, 0, int64_t(s.size()) - 1))] = -1;
+    if (!s.empty() && rint(rng, 0, 1) && ref::prod(s) != 0)
+      s[size_t(rint(rng, 0, int64_t(s.size()) - 1))] = -1;
     t = t.reshape(s);
     r = ref::reshape(r, s);
     log += " reshape" + ref::str(s);
@@ -137,9 +138,11 @@ BOOST_AUTO_TEST_CASE(reshape_permute_expand_basics) {
   check_close(x.t.transpose(0, 1), ref::transpose(x.r, 0, 1), kExact, "transpose");
   check_close(x.t.transpose(-1, 0), ref::transpose(x.r, 2, 0), kExact, "transpose negative");
   check_close(x.t.reshape({6, 4}).T(), ref::transpose(ref::reshape(x.r, {6, 4}), 1, 0), kExact, "T");
-  check_close(x.t.reshape({2, 1, 12}).expand({2, 5, 12}), ref::expand(ref::reshape(x.r, {2, 1, 12}), {2, 5, 12}), kExact, "expand");
-  check_close(x.t.reshape({2, 1, 12}).expand({3, -1, 2, -1}), ref::expand(ref::reshape(x.r, {2, 1, 12}), {3, 2, 2, 12}),
-              kExact, "expand new leading dim, -1 keeps");
+  check_close(x.t.reshape({2, 1, 12}).expand({2, 5, 12}),
+              ref::expand(ref::reshape(x.r, {2, 1, 12}), {2, 5, 12}), kExact, "expand");
+  check_close(x.t.reshape({2, 1, 12}).expand({3, -1, 2, -1}),
+              ref::expand(ref::reshape(x.r, {2, 1, 12}), {3, 2, 2, 12}), kExact,
+              "expand new leading dim, -1 keeps");
   check_close(x.t.reshape({2, 3, 4}), x.r, kExact, "reshape identity");
   // squeeze / unsqueeze / flatten
   Tensor u = x.t.reshape({2, 1, 3, 1, 4});
@@ -169,7 +172,8 @@ BOOST_AUTO_TEST_CASE(pad_shrink_flip) {
     std::vector<std::pair<int64_t, int64_t>> p;
     for (auto d : shape) p.emplace_back(rint(rng, std::max<int64_t>(-d + 1, -1), 2), rint(rng, 0, 2));
     check_close(x.t.pad(p), ref::pad(x.r, p), kExact, ctx("pad", shape, dtypes::float32, l));
-    check_close(x.t.pad(p, -7.25), ref::pad(x.r, p, -7.25), kExact, ctx("pad value", shape, dtypes::float32, l));
+    check_close(x.t.pad(p, -7.25), ref::pad(x.r, p, -7.25), kExact,
+                ctx("pad value", shape, dtypes::float32, l));
     std::vector<std::pair<int64_t, int64_t>> s;
     for (auto d : shape) {
       int64_t b = rint(rng, 0, d - 1);
@@ -183,7 +187,8 @@ BOOST_AUTO_TEST_CASE(pad_shrink_flip) {
   BOOST_TEST(i.pad({{1, 2}}, -1).to_vector<int32_t>() == (std::vector<int32_t>{-1, 1, 2, 3, -1, -1}),
              boost::test_tools::per_element());
   Tensor b = Tensor::from_vector<bool>({false, true}, {2});
-  BOOST_TEST(b.pad({{1, 0}}, 1).to_vector<bool>() == (std::vector<bool>{true, false, true}), boost::test_tools::per_element());
+  BOOST_TEST(b.pad({{1, 0}}, 1).to_vector<bool>() == (std::vector<bool>{true, false, true}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(slice_python_semantics) {
@@ -207,10 +212,12 @@ BOOST_AUTO_TEST_CASE(slice_python_semantics) {
       {{3, 4, 1}, {3, 4, 1}},
   };
   for (const auto& [ts, rs] : cases)
-    for (const auto& [ts2, rs2] : std::vector<std::pair<tg::Slice, ref::SliceSpec>>{{{}, {}}, {{-1, 0, -2}, {-1, 0, -2}}}) {
-      std::string c = "slice [" + std::to_string(ts.start.value_or(999)) + ":" + std::to_string(ts.stop.value_or(999)) +
-                      ":" + std::to_string(ts.step) + "] then [" + std::to_string(ts2.start.value_or(999)) + ":" +
-                      std::to_string(ts2.stop.value_or(999)) + ":" + std::to_string(ts2.step) + "]";
+    for (const auto& [ts2, rs2] :
+         std::vector<std::pair<tg::Slice, ref::SliceSpec>>{{{}, {}}, {{-1, 0, -2}, {-1, 0, -2}}}) {
+      std::string c = "slice [" + std::to_string(ts.start.value_or(999)) + ":" +
+                      std::to_string(ts.stop.value_or(999)) + ":" + std::to_string(ts.step) + "] then [" +
+                      std::to_string(ts2.start.value_or(999)) + ":" + std::to_string(ts2.stop.value_or(999)) +
+                      ":" + std::to_string(ts2.step) + "]";
       check_close(x.t.slice({ts, ts2}), ref::slice(x.r, {rs, rs2}), kExact, c);
     }
   // indexing
@@ -220,9 +227,10 @@ BOOST_AUTO_TEST_CASE(slice_python_semantics) {
   // slices of non-contiguous views
   for (Layout l : kLayouts) {
     Input y = make_input(rng, {5, 4, 3}, dtypes::float32, l);
-    check_close(y.t.slice({{4, std::nullopt, -2}, {1, std::nullopt, 2}, {std::nullopt, std::nullopt, -1}}),
-                ref::slice(y.r, {{4, std::nullopt, -2}, {1, std::nullopt, 2}, {std::nullopt, std::nullopt, -1}}), kExact,
-                ctx("slice of view", {5, 4, 3}, dtypes::float32, l));
+    check_close(
+        y.t.slice({{4, std::nullopt, -2}, {1, std::nullopt, 2}, {std::nullopt, std::nullopt, -1}}),
+        ref::slice(y.r, {{4, std::nullopt, -2}, {1, std::nullopt, 2}, {std::nullopt, std::nullopt, -1}}),
+        kExact, ctx("slice of view", {5, 4, 3}, dtypes::float32, l));
   }
 }
 
@@ -278,7 +286,8 @@ BOOST_AUTO_TEST_CASE(gather) {
     int64_t axis = rint(rng, -3, 2), ax = axis < 0 ? axis + 3 : axis;
     Input x = make_input(rng, shape, trial % 2 ? dtypes::int32 : dtypes::float32, kLayouts[trial % 7]);
     Dims is = shape;
-    for (size_t d = 0; d < is.size(); ++d) is[d] = int64_t(d) == ax ? rint(rng, 1, 5) : rint(rng, 1, shape[d]);
+    for (size_t d = 0; d < is.size(); ++d)
+      is[d] = int64_t(d) == ax ? rint(rng, 1, 5) : rint(rng, 1, shape[d]);
     NdArray idx = rand_int_array(rng, is, 0, shape[size_t(ax)] - 1);
     DType idt = trial % 3 == 0 ? dtypes::int64 : dtypes::int32;
     Tensor out = x.t.gather(axis, to_tensor(idx, idt));

@@ -58,9 +58,12 @@ BOOST_AUTO_TEST_CASE(var_std) {
       Input x = make_input(rng, shape, dtypes::float32, l);
       auto axes = rand_axes(rng, 3);
       bool keep = rint(rng, 0, 1);
-      std::string c = ctx("", shape, dtypes::float32, l) + " " + axes_str(axes) + " correction " + std::to_string(correction);
-      check_close(x.t.var(axes, keep, correction), ref::var(x.r, axes, keep, correction), Tol{1e-4, 1e-5}, "var" + c);
-      check_close(x.t.std(axes, keep, correction), ref::std_(x.r, axes, keep, correction), Tol{1e-4, 1e-5}, "std" + c);
+      std::string c = ctx("", shape, dtypes::float32, l) + " " + axes_str(axes) + " correction " +
+                      std::to_string(correction);
+      check_close(x.t.var(axes, keep, correction), ref::var(x.r, axes, keep, correction), Tol{1e-4, 1e-5},
+                  "var" + c);
+      check_close(x.t.std(axes, keep, correction), ref::std_(x.r, axes, keep, correction), Tol{1e-4, 1e-5},
+                  "std" + c);
     }
   // an int tensor's var is float
   Tensor i = Tensor::from_vector<int32_t>({1, 2, 3, 4}, {4});
@@ -75,9 +78,11 @@ BOOST_AUTO_TEST_CASE(reductions_over_dtypes) {
   struct Case {
     DType in, sum_out;
   };
-  const Case cases[] = {{dtypes::bool_, dtypes::int32},    {dtypes::int8, dtypes::int32},    {dtypes::int16, dtypes::int32},
-                        {dtypes::int32, dtypes::int32},    {dtypes::int64, dtypes::int64},   {dtypes::uint8, dtypes::uint32},
-                        {dtypes::uint32, dtypes::uint32},  {dtypes::float16, dtypes::float16}, {dtypes::float64, dtypes::float64}};
+  const Case cases[] = {{dtypes::bool_, dtypes::int32},    {dtypes::int8, dtypes::int32},
+                        {dtypes::int16, dtypes::int32},    {dtypes::int32, dtypes::int32},
+                        {dtypes::int64, dtypes::int64},    {dtypes::uint8, dtypes::uint32},
+                        {dtypes::uint32, dtypes::uint32},  {dtypes::float16, dtypes::float16},
+                        {dtypes::float64, dtypes::float64}};
   for (const auto& cs : cases) {
     Dims shape = {3, 4, 5};
     Input x = make_input(rng, shape, cs.in, Layout::Permuted);
@@ -92,7 +97,8 @@ BOOST_AUTO_TEST_CASE(reductions_over_dtypes) {
     check_close(x.t.min(axes), ref::min(x.r, axes), kExact, "min" + c);
     Tensor m = x.t.mean(axes);
     BOOST_TEST(m.dtype() == (cs.in.is_float() ? cs.in : dtypes::float32), "mean dtype" + c);
-    check_close(m, ref::mean(x.r, axes), cs.in == dtypes::float16 ? Tol{2e-3, 2e-3} : Tol{1e-6, 1e-6}, "mean" + c);
+    check_close(m, ref::mean(x.r, axes), cs.in == dtypes::float16 ? Tol{2e-3, 2e-3} : Tol{1e-6, 1e-6},
+                "mean" + c);
   }
   // prod of ints: exact, wrapping in the int32 accumulator
   for (DType dt : {dtypes::int8, dtypes::int32}) {
@@ -152,7 +158,8 @@ BOOST_AUTO_TEST_CASE(argmax_argmin) {
       std::optional<int64_t> axis;
       if (rint(rng, 0, 3)) axis = rint(rng, -3, 2);
       bool keep = rint(rng, 0, 1);
-      std::string c = ctx("", shape, dt, l) + " axis " + (axis ? std::to_string(*axis) : "none") + (keep ? " keepdim" : "");
+      std::string c = ctx("", shape, dt, l) + " axis " + (axis ? std::to_string(*axis) : "none") +
+                      (keep ? " keepdim" : "");
       Tensor am = x.t.argmax(axis, keep);
       BOOST_TEST(am.dtype() == dtypes::int32, c);
       check_close(am, ref::argmax(x.r, axis, keep), kExact, "argmax" + c);
@@ -191,7 +198,9 @@ BOOST_AUTO_TEST_CASE(cumsum) {
     check_close(x.t.cumsum(axis), ref::cumsum(x.r, axis), Tol{1e-5, 1e-5},
                 ctx("cumsum", shape, dtypes::float32, l) + " axis " + std::to_string(axis));
   }
-  for (auto [in, out] : {std::pair{dtypes::int32, dtypes::int32}, {dtypes::int8, dtypes::int32}, {dtypes::bool_, dtypes::int32},
+  for (auto [in, out] : {std::pair{dtypes::int32, dtypes::int32},
+                         {dtypes::int8, dtypes::int32},
+                         {dtypes::bool_, dtypes::int32},
                          {dtypes::int64, dtypes::int64}}) {
     Input x = make_input(rng, {4, 7}, in, Layout::Permuted);
     Tensor c = x.t.cumsum(1);

@@ -39,7 +39,8 @@ struct NdArray {
   NdArray() = default;
   explicit NdArray(Dims s, double fill = 0) : shape(std::move(s)), data(size_t(prod(shape)), fill) {}
   NdArray(Dims s, std::vector<double> d) : shape(std::move(s)), data(std::move(d)) {
-    if (int64_t(data.size()) != prod(shape)) throw std::logic_error("NdArray: data does not fill " + str(shape));
+    if (int64_t(data.size()) != prod(shape))
+      throw std::logic_error("NdArray: data does not fill " + str(shape));
   }
   int64_t numel() const { return int64_t(data.size()); }
   int64_t ndim() const { return int64_t(shape.size()); }
@@ -104,7 +105,8 @@ template <class F> NdArray zip(const NdArray& a, const NdArray& b, F&& f) {
 
 inline NdArray where(const NdArray& c, const NdArray& t, const NdArray& f) {
   NdArray out(broadcast_shape(broadcast_shape(c.shape, t.shape), f.shape));
-  for_each_index(out.shape, [&](const Dims& idx) { out.at(idx) = bget(c, idx) != 0 ? bget(t, idx) : bget(f, idx); });
+  for_each_index(out.shape,
+                 [&](const Dims& idx) { out.at(idx) = bget(c, idx) != 0 ? bget(t, idx) : bget(f, idx); });
   return out;
 }
 
@@ -122,8 +124,10 @@ NdArray reduce(const NdArray& a, const std::vector<int64_t>& axes, bool keepdim,
   auto m = axis_mask(axes, a.ndim());
   Dims kept = a.shape, dropped;
   for (size_t i = 0; i < m.size(); ++i) {
-    if (m[i]) kept[i] = 1;
-    else dropped.push_back(a.shape[i]);
+    if (m[i])
+      kept[i] = 1;
+    else
+      dropped.push_back(a.shape[i]);
   }
   NdArray out(kept, init);
   for_each_index(a.shape, [&](const Dims& idx) {
@@ -245,8 +249,10 @@ inline NdArray cumsum(const NdArray& a, int64_t axis) {
 inline NdArray reshape(const NdArray& a, Dims shape) {
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1) infer = int64_t(i);
-    else known *= shape[i];
+    if (shape[i] == -1)
+      infer = int64_t(i);
+    else
+      known *= shape[i];
   }
   if (infer >= 0) shape[size_t(infer)] = a.numel() / known;
   return NdArray(shape, a.data);
@@ -335,11 +341,15 @@ inline std::vector<int64_t> slice_indices(int64_t n, const SliceSpec& s) {
   } else {
     start = s.start ? *s.start : n - 1;
     stop = s.stop ? *s.stop : -1 - n; // "before the beginning"
-    if (start < 0) start = std::max<int64_t>(start + n, -1);
-    else start = std::min(start, n - 1);
+    if (start < 0)
+      start = std::max<int64_t>(start + n, -1);
+    else
+      start = std::min(start, n - 1);
     if (s.stop) {
-      if (stop < 0) stop = std::max<int64_t>(stop + n, -1);
-      else stop = std::min(stop, n - 1);
+      if (stop < 0)
+        stop = std::max<int64_t>(stop + n, -1);
+      else
+        stop = std::min(stop, n - 1);
     } else {
       stop = -1;
     }
@@ -459,8 +469,8 @@ inline NdArray matmul(const NdArray& x, const NdArray& y) {
 }
 
 // x (N, C, H, W), w (Cout, C/groups, kh, kw), optional bias (Cout).
-inline NdArray conv2d(const NdArray& x, const NdArray& w, const NdArray* bias, int64_t stride, int64_t padding,
-                      int64_t dilation, int64_t groups) {
+inline NdArray conv2d(const NdArray& x, const NdArray& w, const NdArray* bias, int64_t stride,
+                      int64_t padding, int64_t dilation, int64_t groups) {
   int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   int64_t Co = w.shape[0], Ci = w.shape[1], kh = w.shape[2], kw = w.shape[3];
   int64_t oh = (H + 2 * padding - dilation * (kh - 1) - 1) / stride + 1;
@@ -487,7 +497,8 @@ inline NdArray conv2d(const NdArray& x, const NdArray& w, const NdArray* bias, i
 }
 
 // Pooling over the last two dims. avg counts padded cells (count_include_pad, tinygrad's default).
-inline NdArray pool2d(const NdArray& x, int64_t k, int64_t stride, int64_t padding, int64_t dilation, bool is_max) {
+inline NdArray pool2d(const NdArray& x, int64_t k, int64_t stride, int64_t padding, int64_t dilation,
+                      bool is_max) {
   Dims lead(x.shape.begin(), x.shape.end() - 2);
   int64_t H = x.shape[x.shape.size() - 2], W = x.shape.back();
   int64_t oh = (H + 2 * padding - dilation * (k - 1) - 1) / stride + 1;
@@ -517,11 +528,12 @@ inline NdArray pool2d(const NdArray& x, int64_t k, int64_t stride, int64_t paddi
   });
   return out;
 }
-inline NdArray max_pool2d(const NdArray& x, int64_t k, std::optional<int64_t> stride = {}, int64_t padding = 0,
-                          int64_t dilation = 1) {
+inline NdArray max_pool2d(const NdArray& x, int64_t k, std::optional<int64_t> stride = {},
+                          int64_t padding = 0, int64_t dilation = 1) {
   return pool2d(x, k, stride.value_or(k), padding, dilation, true);
 }
-inline NdArray avg_pool2d(const NdArray& x, int64_t k, std::optional<int64_t> stride = {}, int64_t padding = 0) {
+inline NdArray avg_pool2d(const NdArray& x, int64_t k, std::optional<int64_t> stride = {},
+                          int64_t padding = 0) {
   return pool2d(x, k, stride.value_or(k), padding, 1, false);
 }
 

@@ -38,9 +38,12 @@ inline double round_to_half(double v) {
 inline double half_bits_to_double(uint16_t h) {
   int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
   double v;
-  if (e == 0) v = std::ldexp(double(m), -24);
-  else if (e == 31) v = m ? NAN : INFINITY;
-  else v = std::ldexp(double(m | 0x400), e - 25);
+  if (e == 0)
+    v = std::ldexp(double(m), -24);
+  else if (e == 31)
+    v = m ? NAN : INFINITY;
+  else
+    v = std::ldexp(double(m | 0x400), e - 25);
   return s ? -v : v;
 }
 
@@ -62,18 +65,30 @@ inline Tensor to_tensor(const NdArray& a, DType dt = dtypes::float32) {
     std::vector<uint8_t> bytes(v.begin(), v.end());
     return Tensor::from_bytes(std::as_bytes(std::span<const uint8_t>(bytes)), a.shape, dtypes::bool_);
   }
-  case Scalar::Int8: return typed_tensor<int8_t>(a);
-  case Scalar::UInt8: return typed_tensor<uint8_t>(a);
-  case Scalar::Int16: return typed_tensor<int16_t>(a);
-  case Scalar::UInt16: return typed_tensor<uint16_t>(a);
-  case Scalar::Int32: return typed_tensor<int32_t>(a);
-  case Scalar::UInt32: return typed_tensor<uint32_t>(a);
-  case Scalar::Int64: return typed_tensor<int64_t>(a);
-  case Scalar::UInt64: return typed_tensor<uint64_t>(a);
-  case Scalar::Float32: return typed_tensor<float>(a);
-  case Scalar::Float64: return typed_tensor<double>(a);
-  case Scalar::Float16: return typed_tensor<float>(a).cast(dtypes::float16);
-  default: throw std::logic_error("to_tensor: unsupported dtype " + dt.name());
+  case Scalar::Int8:
+    return typed_tensor<int8_t>(a);
+  case Scalar::UInt8:
+    return typed_tensor<uint8_t>(a);
+  case Scalar::Int16:
+    return typed_tensor<int16_t>(a);
+  case Scalar::UInt16:
+    return typed_tensor<uint16_t>(a);
+  case Scalar::Int32:
+    return typed_tensor<int32_t>(a);
+  case Scalar::UInt32:
+    return typed_tensor<uint32_t>(a);
+  case Scalar::Int64:
+    return typed_tensor<int64_t>(a);
+  case Scalar::UInt64:
+    return typed_tensor<uint64_t>(a);
+  case Scalar::Float32:
+    return typed_tensor<float>(a);
+  case Scalar::Float64:
+    return typed_tensor<double>(a);
+  case Scalar::Float16:
+    return typed_tensor<float>(a).cast(dtypes::float16);
+  default:
+    throw std::logic_error("to_tensor: unsupported dtype " + dt.name());
   }
 }
 
@@ -94,17 +109,39 @@ inline NdArray to_array(const Tensor& t) {
   NdArray out;
   out.shape = t.shape();
   switch (t.dtype().scalar) {
-  case Scalar::Bool: decode<uint8_t>(bytes, out.data); break;
-  case Scalar::Int8: decode<int8_t>(bytes, out.data); break;
-  case Scalar::UInt8: decode<uint8_t>(bytes, out.data); break;
-  case Scalar::Int16: decode<int16_t>(bytes, out.data); break;
-  case Scalar::UInt16: decode<uint16_t>(bytes, out.data); break;
-  case Scalar::Int32: decode<int32_t>(bytes, out.data); break;
-  case Scalar::UInt32: decode<uint32_t>(bytes, out.data); break;
-  case Scalar::Int64: decode<int64_t>(bytes, out.data); break;
-  case Scalar::UInt64: decode<uint64_t>(bytes, out.data); break;
-  case Scalar::Float32: decode<float>(bytes, out.data); break;
-  case Scalar::Float64: decode<double>(bytes, out.data); break;
+  case Scalar::Bool:
+    decode<uint8_t>(bytes, out.data);
+    break;
+  case Scalar::Int8:
+    decode<int8_t>(bytes, out.data);
+    break;
+  case Scalar::UInt8:
+    decode<uint8_t>(bytes, out.data);
+    break;
+  case Scalar::Int16:
+    decode<int16_t>(bytes, out.data);
+    break;
+  case Scalar::UInt16:
+    decode<uint16_t>(bytes, out.data);
+    break;
+  case Scalar::Int32:
+    decode<int32_t>(bytes, out.data);
+    break;
+  case Scalar::UInt32:
+    decode<uint32_t>(bytes, out.data);
+    break;
+  case Scalar::Int64:
+    decode<int64_t>(bytes, out.data);
+    break;
+  case Scalar::UInt64:
+    decode<uint64_t>(bytes, out.data);
+    break;
+  case Scalar::Float32:
+    decode<float>(bytes, out.data);
+    break;
+  case Scalar::Float64:
+    decode<double>(bytes, out.data);
+    break;
   case Scalar::Float16: {
     std::vector<double> d;
     out.data.resize(bytes.size() / 2);
@@ -115,7 +152,8 @@ inline NdArray to_array(const Tensor& t) {
     }
     break;
   }
-  default: throw std::logic_error("to_array: unsupported dtype " + t.dtype().name());
+  default:
+    throw std::logic_error("to_array: unsupported dtype " + t.dtype().name());
   }
   if (int64_t(out.data.size()) != ref::prod(out.shape)) throw std::logic_error("to_array: size mismatch");
   return out;
@@ -148,8 +186,9 @@ inline void check_close(const NdArray& got, const NdArray& want, Tol tol, const 
     for (size_t i = 0; i < got.data.size(); ++i) {
       if (close(got.data[i], want.data[i], tol)) continue;
       if (++bad <= 4)
-        BOOST_ERROR("element " << i << " of " << ref::str(got.shape) << ": got " << got.data[i] << ", expected "
-                               << want.data[i] << " (rtol " << tol.rtol << ", atol " << tol.atol << ")");
+        BOOST_ERROR("element " << i << " of " << ref::str(got.shape) << ": got " << got.data[i]
+                               << ", expected " << want.data[i] << " (rtol " << tol.rtol << ", atol "
+                               << tol.atol << ")");
     }
     if (bad > 4) BOOST_ERROR(bad << " mismatching elements in total");
   }
@@ -184,12 +223,15 @@ inline NdArray rand_for(Rng& rng, const ref::Dims& shape, DType dt, double lo = 
   return a;
 }
 
-inline int64_t rint(Rng& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+inline int64_t rint(Rng& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
 
 // A random shape of `ndim` dims in [1, maxdim]; with allow_zero, a dim is 0 now and then.
 inline ref::Dims rand_shape(Rng& rng, int64_t ndim, int64_t maxdim = 5, bool allow_zero = false) {
   ref::Dims s;
-  for (int64_t i = 0; i < ndim; ++i) s.push_back(allow_zero && rint(rng, 0, 9) == 0 ? 0 : rint(rng, 1, maxdim));
+  for (int64_t i = 0; i < ndim; ++i)
+    s.push_back(allow_zero && rint(rng, 0, 9) == 0 ? 0 : rint(rng, 1, maxdim));
   return s;
 }
 
@@ -197,13 +239,20 @@ inline ref::Dims rand_shape(Rng& rng, int64_t ndim, int64_t maxdim = 5, bool all
 enum class Layout { Contiguous, Permuted, Strided, Flipped, Padded, Expanded, Shrunk };
 inline const char* layout_name(Layout l) {
   switch (l) {
-  case Layout::Contiguous: return "contiguous";
-  case Layout::Permuted: return "permuted";
-  case Layout::Strided: return "strided";
-  case Layout::Flipped: return "flipped";
-  case Layout::Padded: return "padded";
-  case Layout::Expanded: return "expanded";
-  case Layout::Shrunk: return "shrunk";
+  case Layout::Contiguous:
+    return "contiguous";
+  case Layout::Permuted:
+    return "permuted";
+  case Layout::Strided:
+    return "strided";
+  case Layout::Flipped:
+    return "flipped";
+  case Layout::Padded:
+    return "padded";
+  case Layout::Expanded:
+    return "expanded";
+  case Layout::Shrunk:
+    return "shrunk";
   }
   return "?";
 }
@@ -216,7 +265,8 @@ struct Input {
 };
 
 // An input of `shape` and dtype `dt` whose tensor is a view of `layout` over a realized buffer.
-inline Input make_input(Rng& rng, const ref::Dims& shape, DType dt, Layout layout, double lo = -2, double hi = 2) {
+inline Input make_input(Rng& rng, const ref::Dims& shape, DType dt, Layout layout, double lo = -2,
+                        double hi = 2) {
   const int64_t nd = int64_t(shape.size());
   auto rand_for = [&](Rng& g, const ref::Dims& s, DType d) { return tt::rand_for(g, s, d, lo, hi); };
   auto realized = [&](const NdArray& a) {

@@ -95,7 +95,8 @@ struct Buffers {
       check(g_api->buffer_alloc(g_device, &args, &b), "buffer_alloc");
     }
     std::vector<float> host(kElements, 1.5f);
-    for (auto* b : buf) check(g_api->buffer_copy_from_host(b, 0, host.data(), host.size() * sizeof(float)), "upload");
+    for (auto* b : buf)
+      check(g_api->buffer_copy_from_host(b, 0, host.data(), host.size() * sizeof(float)), "upload");
   }
   ~Buffers() {
     for (auto* b : buf) g_api->buffer_free(b);
@@ -142,8 +143,16 @@ void BM_AddLoop(benchmark::State& state) { // the peer: a plain single-threaded 
 BENCHMARK(BM_Compile)->Unit(benchmark::kMillisecond)->Repetitions(20)->ReportAggregatesOnly(true);
 BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond)->Repetitions(20)->ReportAggregatesOnly(true);
 BENCHMARK(BM_CompileLoad)->Unit(benchmark::kMillisecond)->Repetitions(20)->ReportAggregatesOnly(true);
-BENCHMARK(BM_AddPlugin)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true)->UseRealTime();
-BENCHMARK(BM_AddLoop)->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true)->UseRealTime();
+BENCHMARK(BM_AddPlugin)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true)
+    ->UseRealTime();
+BENCHMARK(BM_AddLoop)
+    ->Unit(benchmark::kMillisecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true)
+    ->UseRealTime();
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);

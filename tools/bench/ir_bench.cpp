@@ -19,7 +19,7 @@ void BM_InternNew(benchmark::State& state) {
     for (std::int64_t i = 0; i < n; ++i) e = e + x;
     benchmark::DoNotOptimize(e);
   }
-  state.SetItemsProcessed(state.iterations() * n * 2);  // each step interns a const and an ADD
+  state.SetItemsProcessed(state.iterations() * n * 2); // each step interns a const and an ADD
 }
 BENCHMARK(BM_InternNew)->Arg(100000);
 
@@ -38,21 +38,38 @@ BENCHMARK(BM_InternHit);
 // A random index-arithmetic DAG of about `n` nodes over a few bounded variables.
 UOpRef random_graph(std::int64_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
   std::vector<UOpRef> pool{UOp::variable("a", 0, 15), UOp::variable("b", 0, 31), UOp::variable("c", 0, 7),
                            UOp::range(64, 0), UOp::range(16, 1)};
   while (static_cast<std::int64_t>(pool.size()) < n) {
-    auto& l = pool[static_cast<std::size_t>(pick(std::max<std::int64_t>(0, static_cast<std::int64_t>(pool.size()) - 64),
-                                                 static_cast<std::int64_t>(pool.size()) - 1))];
+    auto& l = pool[static_cast<std::size_t>(
+        pick(std::max<std::int64_t>(0, static_cast<std::int64_t>(pool.size()) - 64),
+             static_cast<std::int64_t>(pool.size()) - 1))];
     auto& r = pool[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(pool.size()) - 1))];
     switch (pick(0, 6)) {
-      case 0: pool.push_back(l + r); break;
-      case 1: pool.push_back(l * pick(1, 8) + pick(0, 7)); break;
-      case 2: pool.push_back((l * 4 + r % 4) / 4); break;
-      case 3: pool.push_back(l % pick(1, 16)); break;
-      case 4: pool.push_back(maximum(l, r) + 0); break;
-      case 5: pool.push_back((l + 3) + 4); break;
-      default: pool.push_back(where(lt(l, r), l, r * 1)); break;
+    case 0:
+      pool.push_back(l + r);
+      break;
+    case 1:
+      pool.push_back(l * pick(1, 8) + pick(0, 7));
+      break;
+    case 2:
+      pool.push_back((l * 4 + r % 4) / 4);
+      break;
+    case 3:
+      pool.push_back(l % pick(1, 16));
+      break;
+    case 4:
+      pool.push_back(maximum(l, r) + 0);
+      break;
+    case 5:
+      pool.push_back((l + 3) + 4);
+      break;
+    default:
+      pool.push_back(where(lt(l, r), l, r * 1));
+      break;
     }
   }
   std::vector<UOpRef> roots(pool.end() - 256, pool.end());
@@ -84,7 +101,10 @@ void BM_ShapeTrackerToIndex(benchmark::State& state) {
   std::vector<ShapeTracker> sts{
       ShapeTracker::from_shape(S({64, 128})),
       ShapeTracker::from_shape(S({8, 16, 32})).permute({2, 0, 1}).reshape(S({32, 128})),
-      ShapeTracker::from_shape(S({32, 32})).pad({{1, 1}, {2, 2}}).shrink({{0, 32}, {1, 33}}).flip({true, false}),
+      ShapeTracker::from_shape(S({32, 32}))
+          .pad({{1, 1}, {2, 2}})
+          .shrink({{0, 32}, {1, 33}})
+          .flip({true, false}),
       ShapeTracker::from_shape(S({16, 24})).permute({1, 0}).reshape(S({384})).reshape(S({8, 48})),
       ShapeTracker::from_shape(S({1, 64})).expand(S({32, 64})).reshape(S({32, 8, 8})).permute({2, 1, 0}),
   };
@@ -104,6 +124,6 @@ void BM_ShapeTrackerMovement(benchmark::State& state) {
 }
 BENCHMARK(BM_ShapeTrackerMovement);
 
-}  // namespace
+} // namespace
 
 BENCHMARK_MAIN();

@@ -4,8 +4,8 @@
 // Build and run: see CMakeLists.txt in this folder.
 #include "kernel/tensor/state.hpp"
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (e.begin > e.end || e.end > f.data_size) std::abort();
       covered += e.end - e.begin;
     }
-    if (covered != f.data_size) std::abort();  // no gap, no overlap
+    if (covered != f.data_size) std::abort(); // no gap, no overlap
   } catch (const tg::SafetensorsError&) {
   }
   return 0;

@@ -137,9 +137,12 @@ std::optional<std::map<std::string, JsonValue>> parse_flat_json(const std::strin
       std::string tok = s.substr(i, end - i);
       while (!tok.empty() && std::isspace(static_cast<unsigned char>(tok.back()))) tok.pop_back();
       i = end;
-      if (tok == "true") out[*key] = 1.0;
-      else if (tok == "false") out[*key] = 0.0;
-      else if (tok == "null" || tok == "NaN" || tok == "Infinity") out[*key] = std::string(tok);
+      if (tok == "true")
+        out[*key] = 1.0;
+      else if (tok == "false")
+        out[*key] = 0.0;
+      else if (tok == "null" || tok == "NaN" || tok == "Infinity")
+        out[*key] = std::string(tok);
       else {
         char* e = nullptr;
         double d = std::strtod(tok.c_str(), &e);
@@ -299,9 +302,9 @@ enum class Kind { Flops, Bytes, Latency };
 struct Row {
   std::string name;
   Kind kind;
-  double ours = 0;   // ms for Flops/Bytes; ms or µs for Latency (see unit)
-  std::string unit;  // "ms" or "us"
-  double work = 0;   // flops or bytes per run
+  double ours = 0;  // ms for Flops/Bytes; ms or µs for Latency (see unit)
+  std::string unit; // "ms" or "us"
+  double work = 0;  // flops or bytes per run
   std::string peer_key;
   std::optional<double> peer;
   std::optional<double> target; // GFLOPS or GB/s minimum, or latency maximum in `unit`
@@ -386,7 +389,8 @@ int bench_ops(const std::vector<std::string>& args) {
       "Options");
   opts.add_options()("help,h", "show this help")("repeat,n", po::value<int>()->default_value(10),
                                                  "timed runs per workload (after warm-up)")(
-      "no-peer", "skip the PyTorch peer")("json", po::value<std::string>(), "also write the results to this file");
+      "no-peer", "skip the PyTorch peer")("json", po::value<std::string>(),
+                                          "also write the results to this file");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -497,7 +501,8 @@ int bench_ops(const std::vector<std::string>& args) {
     std::shared_ptr<PreparedKernel> prepared[2];
     LaunchDims dims;
     for (int i = 0; i < 2; ++i) {
-      if (items[i].size() != 1) throw Error("a+b scheduled " + std::to_string(items[i].size()) + " kernels, not 1");
+      if (items[i].size() != 1)
+        throw Error("a+b scheduled " + std::to_string(items[i].size()) + " kernels, not 1");
       const ScheduleItem& item = items[i][0];
       storage_of(item.buffers[0], true);
       for (const auto& buf : item.buffers) bufs[i].push_back({storage_of(buf).buffer().raw(), 0});
@@ -514,12 +519,14 @@ int bench_ops(const std::vector<std::string>& args) {
     rows.push_back(p);
     Row l = make_row("dispatch: Program::launch only", Kind::Latency, "us");
     l.peer_key = "dispatch_out_us";
-    l.ours = dispatch_us(repeat, calls, [&](int k) { prepared[k & 1]->program->program.launch(dims, bufs[k & 1]); });
+    l.ours = dispatch_us(repeat, calls,
+                         [&](int k) { prepared[k & 1]->program->program.launch(dims, bufs[k & 1]); });
     rows.push_back(l);
   }
 
   Peer peer;
-  if (vm.count("no-peer")) peer.error = "--no-peer";
+  if (vm.count("no-peer"))
+    peer.error = "--no-peer";
   else {
     progress("PyTorch peer (" + std::to_string(threads) + " threads)");
     peer = run_peer(repeat, threads);
@@ -528,7 +535,8 @@ int bench_ops(const std::vector<std::string>& args) {
     if (peer.error.empty()) r.peer = peer.num(r.peer_key);
 
   // Print.
-  const std::vector<std::string> head = {"workload", "ours", "ours rate", "peer", "peer rate", "ratio", "target", ""};
+  const std::vector<std::string> head = {"workload",  "ours",  "ours rate", "peer",
+                                         "peer rate", "ratio", "target",    ""};
   std::vector<std::vector<std::string>> cells;
   int pass = 0, miss = 0;
   for (const auto& r : rows) {
@@ -543,8 +551,8 @@ int bench_ops(const std::vector<std::string>& args) {
     }
     auto ok = passes(r);
     if (ok) ++(*ok ? pass : miss);
-    cells.push_back({r.name, time_str(r.ours, r.unit), rate_str(r, r.ours), peer_t, peer_rate, ratio, target_str(r),
-                     ok ? (*ok ? "PASS" : "MISS") : ""});
+    cells.push_back({r.name, time_str(r.ours, r.unit), rate_str(r, r.ours), peer_t, peer_rate, ratio,
+                     target_str(r), ok ? (*ok ? "PASS" : "MISS") : ""});
   }
   std::vector<size_t> w(head.size());
   for (size_t c = 0; c < head.size(); ++c) {
@@ -553,7 +561,8 @@ int bench_ops(const std::vector<std::string>& args) {
   }
   auto print_row = [&](const std::vector<std::string>& row) {
     std::string line;
-    for (size_t c = 0; c < row.size(); ++c) line += pad(row[c], w[c], c > 0 && c < 6) + (c + 1 < row.size() ? "  " : "");
+    for (size_t c = 0; c < row.size(); ++c)
+      line += pad(row[c], w[c], c > 0 && c < 6) + (c + 1 < row.size() ? "  " : "");
     while (!line.empty() && line.back() == ' ') line.pop_back();
     std::cout << line << "\n";
   };
@@ -572,21 +581,26 @@ int bench_ops(const std::vector<std::string>& args) {
   else
     std::cout << "peer unavailable: " << peer.error << "\n";
   if (g_stale)
-    std::cout << "warning: " << g_stale << " timed realizes found their result already computed (timings too low)\n";
-  std::cout << "ratio = our speed / peer's speed (peer time / our time). Cold start: ours is `tg bench cold-child`\n"
-               "  (a+b on 1024 floats, realized and read, DISABLE_COMPILER_CACHE=1) timed from main(); the peer's is\n"
-               "  `import torch` + the same op, timed inside a fresh python3. Medians of min(repeat, 5) runs.\n"
-               "  The wall row is spawn to exit, measured by the parent (ours includes dynamic loading).\n"
-               "Dispatch: mean of 1000 calls per sample; peer = `a+b` and `torch.add(a, b, out=c)`.\n"
-               "Targets (the issue's goals on a 2-core machine): matmul 1024 >= 8.4 GFLOPS, elementwise >= 23.5 GB/s,\n"
-               "  sum >= 6.2 GB/s, conv >= 9.4 GFLOPS, cold start <= 100 ms, dispatch <= 20 µs.  "
-            << pass << " PASS, " << miss << " MISS\n";
+    std::cout << "warning: " << g_stale
+              << " timed realizes found their result already computed (timings too low)\n";
+  std::cout
+      << "ratio = our speed / peer's speed (peer time / our time). Cold start: ours is `tg bench "
+         "cold-child`\n"
+         "  (a+b on 1024 floats, realized and read, DISABLE_COMPILER_CACHE=1) timed from main(); the peer's "
+         "is\n"
+         "  `import torch` + the same op, timed inside a fresh python3. Medians of min(repeat, 5) runs.\n"
+         "  The wall row is spawn to exit, measured by the parent (ours includes dynamic loading).\n"
+         "Dispatch: mean of 1000 calls per sample; peer = `a+b` and `torch.add(a, b, out=c)`.\n"
+         "Targets (the issue's goals on a 2-core machine): matmul 1024 >= 8.4 GFLOPS, elementwise >= 23.5 "
+         "GB/s,\n"
+         "  sum >= 6.2 GB/s, conv >= 9.4 GFLOPS, cold start <= 100 ms, dispatch <= 20 µs.  "
+      << pass << " PASS, " << miss << " MISS\n";
 
   if (vm.count("json")) {
     const std::string path = vm["json"].as<std::string>();
     std::ofstream f(path);
-    f << "{\n  \"device\": \"" << json_escape(device) << "\",\n  \"repeat\": " << repeat
-      << ",\n  \"peer\": " << (peer.error.empty() ? "\"torch " + json_escape(peer.str("torch_version")) + "\"" : "null")
+    f << "{\n  \"device\": \"" << json_escape(device) << "\",\n  \"repeat\": " << repeat << ",\n  \"peer\": "
+      << (peer.error.empty() ? "\"torch " + json_escape(peer.str("torch_version")) + "\"" : "null")
       << ",\n  \"rows\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
@@ -597,12 +611,15 @@ int bench_ops(const std::vector<std::string>& args) {
         if (r.peer) peer_rate = rate(r, *r.peer);
       }
       f << "    {\"name\": \"" << json_escape(r.name) << "\", \"unit\": \"" << r.unit
-        << "\", \"ours\": " << json_num(r.ours) << ", \"peer\": " << json_num(r.peer)
-        << ", \"rate_unit\": " << (r.kind == Kind::Flops ? "\"GFLOPS\"" : r.kind == Kind::Bytes ? "\"GB/s\"" : "null")
+        << "\", \"ours\": " << json_num(r.ours) << ", \"peer\": " << json_num(r.peer) << ", \"rate_unit\": "
+        << (r.kind == Kind::Flops   ? "\"GFLOPS\""
+            : r.kind == Kind::Bytes ? "\"GB/s\""
+                                    : "null")
         << ", \"ours_rate\": " << json_num(ours_rate) << ", \"peer_rate\": " << json_num(peer_rate)
         << ", \"ratio\": " << json_num(r.peer ? std::optional<double>(*r.peer / r.ours) : std::nullopt)
-        << ", \"target\": " << json_num(r.target) << ", \"status\": "
-        << (ok ? (*ok ? "\"PASS\"" : "\"MISS\"") : "null") << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+        << ", \"target\": " << json_num(r.target)
+        << ", \"status\": " << (ok ? (*ok ? "\"PASS\"" : "\"MISS\"") : "null") << "}"
+        << (i + 1 < rows.size() ? "," : "") << "\n";
     }
     f << "  ]\n}\n";
     if (!f) {

@@ -30,8 +30,8 @@ PeerStep torch_step(int bs, int steps) {
   PeerStep out;
   auto script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_torch_train.py";
   std::string cmd = "/usr/bin/python3 '" + script.string() + "' --bs " + std::to_string(bs) + " --steps " +
-                    std::to_string(steps) + " --threads " + std::to_string(std::thread::hardware_concurrency()) +
-                    " 2>&1";
+                    std::to_string(steps) + " --threads " +
+                    std::to_string(std::thread::hardware_concurrency()) + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) {
     out.error = "cannot start /usr/bin/python3";
@@ -43,7 +43,8 @@ PeerStep torch_step(int bs, int steps) {
   int status = pclose(pipe);
   auto pos = text.rfind("{\"step_ms\": ");
   if (status != 0 || pos == std::string::npos ||
-      std::sscanf(text.c_str() + pos, "{\"step_ms\": %lf, \"peak_rss_mb\": %lf", &out.step_ms, &out.peak_mb) != 2) {
+      std::sscanf(text.c_str() + pos, "{\"step_ms\": %lf, \"peak_rss_mb\": %lf", &out.step_ms,
+                  &out.peak_mb) != 2) {
     std::string last = text.substr(text.rfind('\n', text.size() > 1 ? text.size() - 2 : 0) + 1);
     out.error = "peer unavailable (" + (last.empty() ? std::string("no output") : last) + ")";
     while (!out.error.empty() && out.error.back() == '\n') out.error.pop_back();
@@ -58,7 +59,7 @@ int bench_train(const std::vector<std::string>& args) {
                                "(same model, Adam 1e-3, random data), measured in the same run.\nOptions");
   opts.add_options()("help,h", "show this help")("bs", po::value<int>()->default_value(512), "batch size")(
       "steps", po::value<int>()->default_value(5), "timed steps (after one warm-up step)")("no-peer",
-                                                                                            "skip PyTorch");
+                                                                                           "skip PyTorch");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   if (vm.count("help")) {
@@ -85,15 +86,17 @@ int bench_train(const std::vector<std::string>& args) {
     loss.backward();
     opt.step_and_realize({loss});
     (void)loss.item<float>();
-    if (step > 0) times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (step > 0)
+      times.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(times.begin(), times.end());
   double ours = times[times.size() / 2];
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   double ours_mb = double(usage.ru_maxrss) / 1024.0;
-  std::cout << std::fixed << std::setprecision(1) << "tg bench train: beautiful_mnist, batch " << bs << ", median of "
-            << steps << " steps (after 1 warm-up)\n"
+  std::cout << std::fixed << std::setprecision(1) << "tg bench train: beautiful_mnist, batch " << bs
+            << ", median of " << steps << " steps (after 1 warm-up)\n"
             << "  tinygrad.cpp: " << ours << " ms/step, peak RSS " << ours_mb << " MB\n";
   if (vm.count("no-peer")) return 0;
   PeerStep peer = torch_step(bs, steps);

@@ -18,12 +18,15 @@ namespace tg::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 // One work group handles `per_group` consecutive elements; the tail is guarded by an IF.
 std::vector<std::byte> vector_add_ir(int32_t per_group) {
   sdk::KernelBuilder b("vector_add");
-  auto a = b.global(0, TG_DTYPE_FLOAT32), bb = b.global(1, TG_DTYPE_FLOAT32), c = b.global(2, TG_DTYPE_FLOAT32);
+  auto a = b.global(0, TG_DTYPE_FLOAT32), bb = b.global(1, TG_DTYPE_FLOAT32),
+       c = b.global(2, TG_DTYPE_FLOAT32);
   auto n = b.var(0, TG_DTYPE_INT32);
   auto base = b.mul(b.group_id(0), b.i32(per_group));
   auto i = b.range(b.i32(0), b.i32(per_group));
@@ -41,8 +44,8 @@ int cmd_demo(const std::vector<std::string>& args) {
   po::options_description opts("tg demo: compile c = a + b through a plugin, run it and check it.\nOptions");
   opts.add_options()("help,h", "show this help")("device,d", po::value<std::string>()->default_value("cpu"),
                                                  "plugin name")(
-      "n", po::value<int32_t>()->default_value(1 << 22), "number of float32 elements")(
-      "source", "print the plugin's rendered source");
+      "n", po::value<int32_t>()->default_value(1 << 22),
+      "number of float32 elements")("source", "print the plugin's rendered source");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   if (vm.count("help")) {
@@ -94,7 +97,9 @@ int cmd_demo(const std::vector<std::string>& args) {
   for (size_t k = 0; k < c.size(); ++k)
     if (c[k] != a[k] + b[k]) ++wrong;
   std::cout << "vector add of " << n << " float32 on " << dims.global[0] << " work groups";
-  if (elapsed) std::cout << ": " << double(*elapsed) / 1e6 << " ms, " << 3.0 * double(bytes) / double(*elapsed) << " GB/s";
+  if (elapsed)
+    std::cout << ": " << double(*elapsed) / 1e6 << " ms, " << 3.0 * double(bytes) / double(*elapsed)
+              << " GB/s";
   std::cout << "\n";
   if (wrong) {
     std::cout << "FAILED: " << wrong << " of " << n << " elements differ from the host loop\n";

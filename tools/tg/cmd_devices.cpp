@@ -40,8 +40,8 @@ int cmd_devices(const std::vector<std::string>& args) {
     const auto& p = *entry.plugin;
     std::cout << "\nplugin " << entry.name;
     if (p.name() != entry.name) std::cout << " (reports itself as " << p.name() << ")";
-    std::cout << " " << p.version() << " (ABI v" << p.api().abi_major << "."
-              << p.api().abi_minor << ") at " << entry.path.string() << "\n";
+    std::cout << " " << p.version() << " (ABI v" << p.api().abi_major << "." << p.api().abi_minor << ") at "
+              << entry.path.string() << "\n";
     describe_plugin_devices(std::cout, entry.plugin, "  ");
   }
   if (failed) std::cout << "\n" << failed << " plugin(s) failed to load\n";
@@ -73,8 +73,8 @@ int cmd_info(const std::vector<std::string>& args) {
   std::cout << "plugin:      " << plugin->name() << "\n"
             << "path:        " << plugin->path().string() << "\n"
             << "version:     " << plugin->version() << "\n"
-            << "ABI:         v" << api.abi_major << "." << api.abi_minor << " (host v" << TG_ABI_VERSION_MAJOR << "."
-            << TG_ABI_VERSION_MINOR << ", table " << api.struct_size << " bytes)\n"
+            << "ABI:         v" << api.abi_major << "." << api.abi_minor << " (host v" << TG_ABI_VERSION_MAJOR
+            << "." << TG_ABI_VERSION_MINOR << ", table " << api.struct_size << " bytes)\n"
             << "build:       " << plugin->build_info() << "\n";
   try {
     std::cout << "cache key:   " << plugin->cache_key() << "\n";

@@ -38,17 +38,20 @@ HostImages to_host(const Tensor& x, const Tensor& y) {
 }
 
 // Images scaled to [0, 1] as float32 (n, 1, 28, 28) and int32 labels, for the given rows.
-std::pair<Tensor, Tensor> batch(const HostImages& data, const std::vector<int64_t>& rows, const std::string& device) {
+std::pair<Tensor, Tensor> batch(const HostImages& data, const std::vector<int64_t>& rows,
+                                const std::string& device) {
   constexpr int64_t kPixels = 28 * 28;
   std::vector<float> x(rows.size() * kPixels);
   std::vector<int32_t> y(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::byte* src = data.pixels.data() + rows[i] * kPixels;
-    for (int64_t p = 0; p < kPixels; ++p) x[i * kPixels + size_t(p)] = float(std::to_integer<uint8_t>(src[p])) / 255.0f;
+    for (int64_t p = 0; p < kPixels; ++p)
+      x[i * kPixels + size_t(p)] = float(std::to_integer<uint8_t>(src[p])) / 255.0f;
     y[i] = std::to_integer<int32_t>(data.labels[size_t(rows[i])]);
   }
   int64_t n = int64_t(rows.size());
-  return {Tensor::from_vector(x, {n, 1, 28, 28}, std::nullopt, device), Tensor::from_vector(y, {n}, std::nullopt, device)};
+  return {Tensor::from_vector(x, {n, 1, 28, 28}, std::nullopt, device),
+          Tensor::from_vector(y, {n}, std::nullopt, device)};
 }
 
 double test_accuracy(MnistNet& model, const HostImages& test, const std::string& device) {
@@ -68,15 +71,18 @@ double test_accuracy(MnistNet& model, const HostImages& test, const std::string&
 
 std::string format_seconds(double s) {
   std::ostringstream os;
-  if (s >= 60) os << int(s / 60) << "m" << std::setw(2) << std::setfill('0') << int(s) % 60 << "s";
-  else os << std::fixed << std::setprecision(1) << s << "s";
+  if (s >= 60)
+    os << int(s / 60) << "m" << std::setw(2) << std::setfill('0') << int(s) % 60 << "s";
+  else
+    os << std::fixed << std::setprecision(1) << s << "s";
   return os.str();
 }
 
 void progress(bool tty, int step, int steps, double loss, double samples_per_s, double eta_s) {
   std::ostringstream line;
-  line << "step " << std::setw(4) << step << "/" << steps << "  loss " << std::fixed << std::setprecision(4) << loss
-       << "  " << std::setprecision(0) << samples_per_s << " samples/s  ETA " << format_seconds(eta_s);
+  line << "step " << std::setw(4) << step << "/" << steps << "  loss " << std::fixed << std::setprecision(4)
+       << loss << "  " << std::setprecision(0) << samples_per_s << " samples/s  ETA "
+       << format_seconds(eta_s);
   if (!tty) {
     std::cout << line.str() << "\n" << std::flush;
     return;
@@ -91,14 +97,15 @@ void progress(bool tty, int step, int steps, double loss, double samples_per_s, 
 } // namespace
 
 int cmd_train(const std::vector<std::string>& args) {
-  po::options_description opts("tg train mnist: train tinygrad's beautiful_mnist conv net with Adam on random batches\n"
-                               "and report test accuracy.\nOptions");
+  po::options_description opts(
+      "tg train mnist: train tinygrad's beautiful_mnist conv net with Adam on random batches\n"
+      "and report test accuracy.\nOptions");
   opts.add_options()("help,h", "show this help")("dataset", po::value<std::string>()->default_value("mnist"),
                                                  "what to train (mnist)")(
       "device", po::value<std::string>()->default_value(""), "device, e.g. CPU (default: $TG_DEVICE or CPU)")(
       "steps", po::value<int>()->default_value(70), "training steps (0 with --load: evaluate only)")(
-      "bs", po::value<int>()->default_value(512), "batch size")("lr", po::value<double>()->default_value(1e-3),
-                                                                "Adam learning rate")(
+      "bs", po::value<int>()->default_value(512),
+      "batch size")("lr", po::value<double>()->default_value(1e-3), "Adam learning rate")(
       "data", po::value<std::string>()->default_value(""),
       "directory with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (default: Fashion-MNIST from the "
       "dataset-fashion-mnist package)")("save", po::value<std::string>(), "write a safetensors checkpoint")(
@@ -129,13 +136,15 @@ int cmd_train(const std::vector<std::string>& args) {
 
   const uint64_t seed = vm["seed"].as<uint64_t>();
   Tensor::manual_seed(seed);
-  std::filesystem::path dir = vm["data"].as<std::string>().empty() ? default_mnist_dir()
-                                                                   : std::filesystem::path(vm["data"].as<std::string>());
+  std::filesystem::path dir = vm["data"].as<std::string>().empty()
+                                  ? default_mnist_dir()
+                                  : std::filesystem::path(vm["data"].as<std::string>());
   MnistData data = load_mnist(dir);
   HostImages train = to_host(data.x_train, data.y_train), test = to_host(data.x_test, data.y_test);
-  std::cout << "data: " << dir.string() << " (" << train.count << " train, " << test.count << " test images)\n";
-  std::cout << "device: " << device << ", batch " << bs << ", Adam lr " << lr << ", " << steps << " steps, seed " << seed
-            << "\n";
+  std::cout << "data: " << dir.string() << " (" << train.count << " train, " << test.count
+            << " test images)\n";
+  std::cout << "device: " << device << ", batch " << bs << ", Adam lr " << lr << ", " << steps
+            << " steps, seed " << seed << "\n";
 
   MnistNet model;
   if (vm.count("load")) {
@@ -164,8 +173,8 @@ int cmd_train(const std::vector<std::string>& args) {
   }
   if (steps > 0) {
     double total = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::cout << "trained " << steps << " steps in " << format_seconds(total) << " ("
-              << std::fixed << std::setprecision(1) << total * 1000.0 / steps << " ms/step)\n";
+    std::cout << "trained " << steps << " steps in " << format_seconds(total) << " (" << std::fixed
+              << std::setprecision(1) << total * 1000.0 / steps << " ms/step)\n";
   }
   double accuracy = test_accuracy(model, test, device);
   std::cout << "test accuracy: " << std::fixed << std::setprecision(2) << accuracy * 100.0 << "%\n";

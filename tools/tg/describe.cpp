@@ -14,11 +14,14 @@ std::string dtype_list(uint64_t mask) {
 }
 
 std::string feature_list(uint64_t features) {
-  static const std::pair<uint64_t, const char*> names[] = {
-      {TG_FEATURE_LOCAL_MEMORY, "local_memory"}, {TG_FEATURE_BARRIER, "barrier"},
-      {TG_FEATURE_TIMING, "timing"},             {TG_FEATURE_HOST_MEMORY, "host_memory"},
-      {TG_FEATURE_FP16_MATH, "fp16_math"},       {TG_FEATURE_TENSOR_CORES, "tensor_cores"},
-      {TG_FEATURE_SUBGROUPS, "subgroups"},       {TG_FEATURE_ASYNC, "async"}};
+  static const std::pair<uint64_t, const char*> names[] = {{TG_FEATURE_LOCAL_MEMORY, "local_memory"},
+                                                           {TG_FEATURE_BARRIER, "barrier"},
+                                                           {TG_FEATURE_TIMING, "timing"},
+                                                           {TG_FEATURE_HOST_MEMORY, "host_memory"},
+                                                           {TG_FEATURE_FP16_MATH, "fp16_math"},
+                                                           {TG_FEATURE_TENSOR_CORES, "tensor_cores"},
+                                                           {TG_FEATURE_SUBGROUPS, "subgroups"},
+                                                           {TG_FEATURE_ASYNC, "async"}};
   std::string out;
   for (auto [bit, name] : names)
     if (features & bit) out += (out.empty() ? "" : " ") + std::string(name);
@@ -37,12 +40,15 @@ void describe_device(std::ostream& os, const Device& device, const std::string& 
   os << indent << "name:            " << p.name << "\n"
      << indent << "vendor:          " << p.vendor << "\n"
      << indent << "arch:            " << p.arch << "\n"
-     << indent << "memory:          " << mib(p.memory_bytes) << " (max buffer " << mib(p.max_buffer_bytes) << ")\n"
+     << indent << "memory:          " << mib(p.memory_bytes) << " (max buffer " << mib(p.max_buffer_bytes)
+     << ")\n"
      << indent << "compute units:   " << p.compute_units << "\n"
-     << indent << "local size max:  " << dims(p.max_local_size) << " (" << p.max_local_threads << " threads)\n"
+     << indent << "local size max:  " << dims(p.max_local_size) << " (" << p.max_local_threads
+     << " threads)\n"
      << indent << "global size max: " << dims(p.max_global_size) << "\n"
      << indent << "local memory:    " << p.local_memory_bytes << " bytes\n"
-     << indent << "args max:        " << p.max_buffer_args << " buffers, " << p.max_scalar_args << " scalars\n"
+     << indent << "args max:        " << p.max_buffer_args << " buffers, " << p.max_scalar_args
+     << " scalars\n"
      << indent << "alignment:       " << p.buffer_alignment << " bytes\n"
      << indent << "subgroup/vector: " << p.subgroup_size << " threads, " << p.vector_bytes << " bytes\n"
      << indent << "dtypes:          " << dtype_list(p.dtype_mask) << "\n"
@@ -50,7 +56,8 @@ void describe_device(std::ostream& os, const Device& device, const std::string& 
   for (const auto& [key, value] : device.attributes()) os << indent << key << ": " << value << "\n";
 }
 
-void describe_plugin_devices(std::ostream& os, const std::shared_ptr<Plugin>& plugin, const std::string& indent) {
+void describe_plugin_devices(std::ostream& os, const std::shared_ptr<Plugin>& plugin,
+                             const std::string& indent) {
   int count = 0;
   try {
     count = plugin->device_count();

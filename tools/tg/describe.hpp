@@ -12,6 +12,7 @@ std::string dtype_list(uint64_t mask);
 std::string feature_list(uint64_t features);
 void describe_device(std::ostream& os, const Device& device, const std::string& indent);
 // Devices of a loaded plugin; UNAVAILABLE is reported as such, not as a failure.
-void describe_plugin_devices(std::ostream& os, const std::shared_ptr<Plugin>& plugin, const std::string& indent);
+void describe_plugin_devices(std::ostream& os, const std::shared_ptr<Plugin>& plugin,
+                             const std::string& indent);
 
 } // namespace tg::cli

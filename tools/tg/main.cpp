@@ -25,16 +25,19 @@ const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> table = {
       {"devices", {tg::cli::cmd_devices, "list plugins, their devices and properties, and load failures"}},
       {"info", {tg::cli::cmd_info, "one plugin's ABI version, build info and properties, or its load error"}},
-      {"train", {tg::cli::cmd_train, "train a model (mnist: tinygrad's beautiful_mnist) and report test accuracy"}},
+      {"train",
+       {tg::cli::cmd_train, "train a model (mnist: tinygrad's beautiful_mnist) and report test accuracy"}},
       {"demo", {tg::cli::cmd_demo, "compile and run a vector add on a device and check it"}},
-      {"bench", {tg::cli::cmd_bench, "time matmul, elementwise, reduce, conv, cold start and dispatch vs PyTorch"}},
+      {"bench",
+       {tg::cli::cmd_bench, "time matmul, elementwise, reduce, conv, cold start and dispatch vs PyTorch"}},
   };
   return table;
 }
 
 void usage(std::ostream& os) {
   os << "usage: tg <command> [options]   (tg <command> --help for details)\n\ncommands:\n";
-  for (const auto& [name, cmd] : commands()) os << "  " << name << std::string(10 - name.size(), ' ') << cmd.summary << "\n";
+  for (const auto& [name, cmd] : commands())
+    os << "  " << name << std::string(10 - name.size(), ' ') << cmd.summary << "\n";
   os << "\noptions:\n  --help     show this help\n  --version  print the version\n";
 }
 

@@ -51,14 +51,14 @@ extern "C" {
 
 typedef int32_t tg_error_code;
 #define TG_OK 0
-#define TG_ERROR_INVALID_ARGUMENT 1   /* the caller passed something wrong; nothing changed */
-#define TG_ERROR_NOT_FOUND 2          /* no such device, attribute or symbol */
-#define TG_ERROR_RESOURCE_EXHAUSTED 3 /* out of device or host memory; retry after freeing */
-#define TG_ERROR_UNIMPLEMENTED 4      /* this plugin does not support the request (normal) */
-#define TG_ERROR_UNAVAILABLE 5        /* plugin is fine, but its hardware/driver is absent here */
+#define TG_ERROR_INVALID_ARGUMENT 1    /* the caller passed something wrong; nothing changed */
+#define TG_ERROR_NOT_FOUND 2           /* no such device, attribute or symbol */
+#define TG_ERROR_RESOURCE_EXHAUSTED 3  /* out of device or host memory; retry after freeing */
+#define TG_ERROR_UNIMPLEMENTED 4       /* this plugin does not support the request (normal) */
+#define TG_ERROR_UNAVAILABLE 5         /* plugin is fine, but its hardware/driver is absent here */
 #define TG_ERROR_FAILED_PRECONDITION 6 /* object in the wrong state (e.g. closed device) */
-#define TG_ERROR_DEADLINE_EXCEEDED 7  /* a wait timed out */
-#define TG_ERROR_INTERNAL 8           /* a bug or an unexpected failure inside the plugin */
+#define TG_ERROR_DEADLINE_EXCEEDED 7   /* a wait timed out */
+#define TG_ERROR_INTERNAL 8            /* a bug or an unexpected failure inside the plugin */
 
 /* Opaque error object allocated by the plugin. Read it with api->error_code/_message/_log,
  * release it with api->error_destroy (exactly once). */
@@ -129,8 +129,9 @@ typedef int32_t tg_op;
 #define TG_OP_ENDIF 13    /* src0 = the IF it closes */
 #define TG_OP_BARRIER 14  /* work-group barrier with local memory fence */
 /* memory */
-#define TG_OP_INDEX 20  /* src0 = DEFINE_GLOBAL/LOCAL, src1 = element index -> pointer */
-#define TG_OP_LOAD 21   /* src0 = INDEX [, src1 = BOOL gate, src2 = value when gate is false];
+#define TG_OP_INDEX 20 /* src0 = DEFINE_GLOBAL/LOCAL, src1 = element index -> pointer */
+#define TG_OP_LOAD                                                                                           \
+  21                    /* src0 = INDEX [, src1 = BOOL gate, src2 = value when gate is false];               \
                            a false gate reads no memory; vcount > 1 reads consecutive elements */
 #define TG_OP_STORE 22  /* src0 = INDEX, src1 = value [, src2 = BOOL gate] */
 #define TG_OP_ASSIGN 23 /* src0 = DEFINE_ACC, src1 = new value; result is the new value */
@@ -197,7 +198,7 @@ typedef struct tg_compile_result tg_compile_result;
 #define TG_FEATURE_FP16_MATH (UINT64_C(1) << 4)    /* native half arithmetic (not only storage) */
 #define TG_FEATURE_TENSOR_CORES (UINT64_C(1) << 5) /* matrix units (see attributes) */
 #define TG_FEATURE_SUBGROUPS (UINT64_C(1) << 6)
-#define TG_FEATURE_ASYNC (UINT64_C(1) << 7)        /* launches/copies may be queued; see synchronize */
+#define TG_FEATURE_ASYNC (UINT64_C(1) << 7) /* launches/copies may be queued; see synchronize */
 
 #define TG_NAME_MAX 128
 
@@ -214,13 +215,13 @@ typedef struct tg_device_properties {
   uint32_t max_global_size[3]; /* work groups per axis */
   uint32_t max_buffer_args;
   uint32_t max_scalar_args;
-  uint32_t buffer_alignment;   /* bytes; every buffer base is aligned to at least this */
+  uint32_t buffer_alignment; /* bytes; every buffer base is aligned to at least this */
   uint32_t compute_units;
-  uint32_t subgroup_size;      /* SIMD/warp width in threads, 1 if none */
-  uint32_t vector_bytes;       /* preferred vector register width in bytes (upcast hint) */
+  uint32_t subgroup_size; /* SIMD/warp width in threads, 1 if none */
+  uint32_t vector_bytes;  /* preferred vector register width in bytes (upcast hint) */
   uint32_t reserved0;
-  uint64_t dtype_mask;         /* TG_DTYPE_BIT(d) for every dtype the device computes with */
-  uint64_t features;           /* TG_FEATURE_* */
+  uint64_t dtype_mask; /* TG_DTYPE_BIT(d) for every dtype the device computes with */
+  uint64_t features;   /* TG_FEATURE_* */
 } tg_device_properties;
 
 typedef struct tg_device_open_args {
@@ -306,8 +307,8 @@ typedef struct tg_launch_args {
 
 typedef struct tg_plugin_api {
   size_t struct_size;
-  uint32_t abi_major; /* must be TG_ABI_VERSION_MAJOR */
-  uint32_t abi_minor; /* the minor version the plugin was built with */
+  uint32_t abi_major;         /* must be TG_ABI_VERSION_MAJOR */
+  uint32_t abi_minor;         /* the minor version the plugin was built with */
   const char* plugin_name;    /* short name, e.g. "cpu"; static */
   const char* plugin_version; /* static */
   const char* build_info;     /* static: compiler, library versions, build type */
@@ -378,7 +379,6 @@ typedef struct tg_plugin_api {
  * touch hardware; device_count does that. May be called more than once. */
 typedef const tg_plugin_api* (*tg_plugin_query_fn)(const tg_host_info* host);
 
-
 /* ------------------------------------------------------------------------------------------ */
 /* Layout guards (LP64). tests/abi checks every field offset against golden values.            */
 /* ------------------------------------------------------------------------------------------ */
@@ -389,7 +389,7 @@ typedef const tg_plugin_api* (*tg_plugin_query_fn)(const tg_host_info* host);
 #else
 #define TG_ABI_CONCAT_(a, b) a##b
 #define TG_ABI_CONCAT(a, b) TG_ABI_CONCAT_(a, b)
-#define TG_ABI_STATIC_ASSERT(cond, msg) \
+#define TG_ABI_STATIC_ASSERT(cond, msg)                                                                      \
   typedef char TG_ABI_CONCAT(tg_abi_static_assert_, __LINE__)[(cond) ? 1 : -1]
 #endif
 

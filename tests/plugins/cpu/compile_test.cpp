@@ -47,7 +47,8 @@ BOOST_AUTO_TEST_CASE(want_source_returns_llvm_ir) {
 BOOST_AUTO_TEST_CASE(optimized_source_is_vectorized) {
   auto k = add_kernel();
   Compiled c = compile(k.serialize(), TG_COMPILE_WANT_SOURCE, 2);
-  BOOST_CHECK_MESSAGE(c.source.find("x float>") != std::string::npos, "expected vector types in\n" << c.source);
+  BOOST_CHECK_MESSAGE(c.source.find("x float>") != std::string::npos, "expected vector types in\n"
+                                                                          << c.source);
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_compiles_give_identical_blobs) {
@@ -85,7 +86,8 @@ BOOST_AUTO_TEST_CASE(cache_key_is_stable_and_names_the_target) {
   // too small a buffer: INVALID_ARGUMENT, but the length is reported
   char small[4];
   size_t length = 0;
-  BOOST_CHECK_EQUAL(take(api().compile_cache_key(nullptr, small, sizeof(small), &length)).code, TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_EQUAL(take(api().compile_cache_key(nullptr, small, sizeof(small), &length)).code,
+                    TG_ERROR_INVALID_ARGUMENT);
   BOOST_CHECK_EQUAL(length, a.size());
 }
 

@@ -29,7 +29,7 @@ uint16_t float_to_half_bits(float f) {
   if (a >= 65520.0) return sign | 0x7c00;
   if (a < std::ldexp(1.0, -14)) return uint16_t(sign | uint16_t(std::nearbyint(a * std::ldexp(1.0, 24))));
   int e;
-  double m = std::frexp(a, &e); // a = m * 2^e, m in [0.5, 1)
+  double m = std::frexp(a, &e);               // a = m * 2^e, m in [0.5, 1)
   double scaled = std::nearbyint(m * 2048.0); // 11 significant bits
   if (scaled == 2048.0) {
     scaled = 1024.0;
@@ -55,16 +55,45 @@ struct FloatFormat {
 FloatFormat float_format(tg_dtype dt) {
   switch (dt) {
   case TG_DTYPE_FLOAT16:
-    return {dt, 2, [](const std::byte* p) { uint16_t h; std::memcpy(&h, p, 2); return double(half_bits_to_float(h)); },
-            [](double v, std::byte* p) { uint16_t h = float_to_half_bits(float(v)); std::memcpy(p, &h, 2); }};
+    return {dt, 2,
+            [](const std::byte* p) {
+              uint16_t h;
+              std::memcpy(&h, p, 2);
+              return double(half_bits_to_float(h));
+            },
+            [](double v, std::byte* p) {
+              uint16_t h = float_to_half_bits(float(v));
+              std::memcpy(p, &h, 2);
+            }};
   case TG_DTYPE_BFLOAT16:
-    return {dt, 2, [](const std::byte* p) { uint16_t h; std::memcpy(&h, p, 2); return double(bf16_bits_to_float(h)); },
-            [](double v, std::byte* p) { uint16_t h = float_to_bf16_bits(float(v)); std::memcpy(p, &h, 2); }};
+    return {dt, 2,
+            [](const std::byte* p) {
+              uint16_t h;
+              std::memcpy(&h, p, 2);
+              return double(bf16_bits_to_float(h));
+            },
+            [](double v, std::byte* p) {
+              uint16_t h = float_to_bf16_bits(float(v));
+              std::memcpy(p, &h, 2);
+            }};
   case TG_DTYPE_FLOAT32:
-    return {dt, 4, [](const std::byte* p) { float f; std::memcpy(&f, p, 4); return double(f); },
-            [](double v, std::byte* p) { float f = float(v); std::memcpy(p, &f, 4); }};
+    return {dt, 4,
+            [](const std::byte* p) {
+              float f;
+              std::memcpy(&f, p, 4);
+              return double(f);
+            },
+            [](double v, std::byte* p) {
+              float f = float(v);
+              std::memcpy(p, &f, 4);
+            }};
   default:
-    return {dt, 8, [](const std::byte* p) { double f; std::memcpy(&f, p, 8); return f; },
+    return {dt, 8,
+            [](const std::byte* p) {
+              double f;
+              std::memcpy(&f, p, 8);
+              return f;
+            },
             [](double v, std::byte* p) { std::memcpy(p, &v, 8); }};
   }
 }
@@ -81,7 +110,8 @@ struct OpsKernel {
       : input_dtypes(std::move(in_dtypes)), output_dtypes(std::move(out_dtypes)) {
     std::vector<Ref> globals;
     for (size_t j = 0; j < input_dtypes.size() + output_dtypes.size(); ++j)
-      globals.push_back(k.global(uint32_t(j), j < input_dtypes.size() ? input_dtypes[j] : output_dtypes[j - input_dtypes.size()]));
+      globals.push_back(k.global(
+          uint32_t(j), j < input_dtypes.size() ? input_dtypes[j] : output_dtypes[j - input_dtypes.size()]));
     i = k.group_id(0);
     for (size_t j = 0; j < input_dtypes.size(); ++j) inputs.push_back(k.load(k.index(globals[j], i)));
     out_globals.assign(globals.begin() + long(input_dtypes.size()), globals.end());
@@ -95,7 +125,8 @@ struct OpsKernel {
     std::vector<Buffer> buffers;
     std::vector<tg_buffer_arg> args;
     for (const auto& bytes : in) buffers.emplace_back(device, bytes);
-    for (tg_dtype d : output_dtypes) buffers.emplace_back(device, std::vector<std::byte>(n * tg::sdk::dtype_size(d)));
+    for (tg_dtype d : output_dtypes)
+      buffers.emplace_back(device, std::vector<std::byte>(n * tg::sdk::dtype_size(d)));
     for (const auto& b : buffers) args.push_back(b.arg());
     program.launch({n, 1, 1}, {1, 1, 1}, args);
     std::vector<std::vector<std::byte>> out;
@@ -128,7 +159,8 @@ template <class T> void check_int_dtype(tg_dtype dt) {
   const long long sb[] = {2, -2, -2, 2, 7, 7, 5, -1, -1, -1, 6, 3};
   const long long ua[] = {7, 200, 13, 255, 100, 0, 1, 250, 3, 77, 45, 9};
   const long long ub[] = {2, 3, 5, 1, 7, 9, 3, 11, 250, 76, 6, 4};
-  const float fs[] = {-3.75f, 3.75f, -0.5f, 0.5f, 100.9f, -100.9f, 0.0f, 1.0f, 126.99f, -127.5f, 45.2f, -2.9f};
+  const float fs[] = {-3.75f, 3.75f, -0.5f,   0.5f,    100.9f, -100.9f,
+                      0.0f,   1.0f,  126.99f, -127.5f, 45.2f,  -2.9f};
   const float fu[] = {3.75f, 200.9f, 0.5f, 254.9f, 100.2f, 0.0f, 1.0f, 7.7f, 3.0f, 77.7f, 45.2f, 9.99f};
   const size_t n = 12;
   for (size_t i = 0; i < n; ++i) {
@@ -162,7 +194,8 @@ template <class T> void check_int_dtype(tg_dtype dt) {
   ok.store(TO_I64, k.cast(x, TG_DTYPE_INT64));
   auto out = ok.run({bytes_of(a), bytes_of(b), bytes_of(f)}, uint32_t(n));
   for (size_t i = 0; i < n; ++i) {
-    BOOST_TEST_CONTEXT("dtype " << tg::sdk::dtype_name(dt) << ", a=" << (long long)a[i] << ", b=" << (long long)b[i]) {
+    BOOST_TEST_CONTEXT("dtype " << tg::sdk::dtype_name(dt) << ", a=" << (long long)a[i]
+                                << ", b=" << (long long)b[i]) {
       // Reference in the wide type, then wrapped to T (C++20 conversions are modular).
       using W = std::conditional_t<is_signed, long long, unsigned long long>;
       W wa = W(a[i]), wb = W(b[i]);
@@ -181,7 +214,7 @@ template <class T> void check_int_dtype(tg_dtype dt) {
       BOOST_CHECK_EQUAL(int(at<uint8_t>(out[NE], i)), int(a[i] != b[i]));
       BOOST_CHECK_EQUAL(at<float>(out[TO_F32], i), float(a[i]));
       BOOST_CHECK_EQUAL((long long)at<T>(out[FROM_F32], i), (long long)T(f[i])); // truncates toward zero
-      BOOST_CHECK_EQUAL(at<int64_t>(out[TO_I64], i), (long long)(a[i]));        // sign- or zero-extends
+      BOOST_CHECK_EQUAL(at<int64_t>(out[TO_I64], i), (long long)(a[i]));         // sign- or zero-extends
     }
   }
 }
@@ -357,7 +390,8 @@ BOOST_AUTO_TEST_CASE(half_conversions_from_double_and_ints) {
     // which these values avoid).
     BOOST_CHECK_EQUAL(at<uint16_t>(out[FROM_F64], i), float_to_half_bits(float(d[i])));
     BOOST_CHECK_EQUAL(at<uint16_t>(out[FROM_I32], i), float_to_half_bits(float(ints[i])));
-    BOOST_CHECK_EQUAL(at<int32_t>(out[TO_I32], i), int32_t(half_bits_to_float(float_to_half_bits(float(ints[i])))));
+    BOOST_CHECK_EQUAL(at<int32_t>(out[TO_I32], i),
+                      int32_t(half_bits_to_float(float_to_half_bits(float(ints[i])))));
   }
 }
 

@@ -48,9 +48,11 @@ BOOST_AUTO_TEST_CASE(bad_launches_are_invalid_argument) {
     BOOST_CHECK_MESSAGE(mentions(s, word), "message '" << s.message << "' should mention '" << word << "'");
   };
   expect_invalid(p.try_launch({8, 1, 1}, {1, 1, 1}, {a.arg()}, ok_scalars), "buffer_count");
-  expect_invalid(p.try_launch({8, 1, 1}, {1, 1, 1}, {a.arg(), out.arg(), out.arg()}, ok_scalars), "buffer_count");
+  expect_invalid(p.try_launch({8, 1, 1}, {1, 1, 1}, {a.arg(), out.arg(), out.arg()}, ok_scalars),
+                 "buffer_count");
   expect_invalid(p.try_launch({8, 1, 1}, {1, 1, 1}, ok_bufs, {}), "scalar_count");
-  expect_invalid(p.try_launch({8, 1, 1}, {1, 1, 1}, ok_bufs, {scalar_f32(1.0f), scalar_f32(1.0f)}), "scalar_count");
+  expect_invalid(p.try_launch({8, 1, 1}, {1, 1, 1}, ok_bufs, {scalar_f32(1.0f), scalar_f32(1.0f)}),
+                 "scalar_count");
   expect_invalid(p.try_launch({8, 1, 1}, {1, 1, 1}, ok_bufs, {scalar_i32(2)}), "scalars[0].dtype");
   expect_invalid(p.try_launch({8, 1, 1}, {1, 1, 1}, {a.arg(), {nullptr, 0}}, ok_scalars), "buffers[1]");
   expect_invalid(p.try_launch({8, 1, 1}, {1, 1, 1}, {a.arg(2), out.arg()}, ok_scalars), "buffers[0].offset");
@@ -58,9 +60,11 @@ BOOST_AUTO_TEST_CASE(bad_launches_are_invalid_argument) {
   expect_invalid(p.try_launch({8, 1, 1}, {0, 1, 1}, ok_bufs, ok_scalars), "local_size[0]");
   expect_invalid(p.try_launch({8, 1, 1}, {1, 1, 0}, ok_bufs, ok_scalars), "local_size[2]");
   tg_device_properties props = device.properties();
-  expect_invalid(p.try_launch({8, 1, 1}, {props.max_local_threads + 1, 1, 1}, ok_bufs, ok_scalars), "local_size[0]");
+  expect_invalid(p.try_launch({8, 1, 1}, {props.max_local_threads + 1, 1, 1}, ok_bufs, ok_scalars),
+                 "local_size[0]");
   expect_invalid(p.try_launch({8, 1, 1}, {64, 64, 1}, ok_bufs, ok_scalars), "limit");
-  expect_invalid(p.try_launch({8, props.max_global_size[1] + 1, 1}, {1, 1, 1}, ok_bufs, ok_scalars), "global_size[1]");
+  expect_invalid(p.try_launch({8, props.max_global_size[1] + 1, 1}, {1, 1, 1}, ok_bufs, ok_scalars),
+                 "global_size[1]");
   // nothing ran
   for (float v : out.download<float>(8)) BOOST_REQUIRE_EQUAL(v, 0.0f);
   // a NULL program or args
@@ -123,7 +127,6 @@ BOOST_AUTO_TEST_CASE(barrier_and_local_memory_are_unimplemented) {
   Status t = try_compile(l.serialize(), nullptr);
   BOOST_CHECK_EQUAL(t.code, TG_ERROR_UNIMPLEMENTED);
   BOOST_CHECK(mentions(t, "DEFINE_LOCAL"));
-
 }
 
 BOOST_AUTO_TEST_CASE(corrupt_blobs_are_invalid_argument) {
@@ -145,7 +148,8 @@ BOOST_AUTO_TEST_CASE(corrupt_blobs_are_invalid_argument) {
   BOOST_CHECK(mentions(s, "checksum"));
 
   for (size_t cut : {size_t(0), size_t(7), size_t(16), blob.size() / 3, blob.size() - 1})
-    BOOST_CHECK_EQUAL(load(std::vector<std::byte>(blob.begin(), blob.begin() + long(cut))).code, TG_ERROR_INVALID_ARGUMENT);
+    BOOST_CHECK_EQUAL(load(std::vector<std::byte>(blob.begin(), blob.begin() + long(cut))).code,
+                      TG_ERROR_INVALID_ARGUMENT);
 
   std::mt19937 rng(1234);
   for (int round = 0; round < 20; ++round) {
@@ -156,7 +160,8 @@ BOOST_AUTO_TEST_CASE(corrupt_blobs_are_invalid_argument) {
   }
   BOOST_CHECK_EQUAL(load({}).code, TG_ERROR_INVALID_ARGUMENT);
   tg_program* program = nullptr;
-  BOOST_CHECK_EQUAL(take(api().program_load(device.get(), nullptr, 10, &program)).code, TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_EQUAL(take(api().program_load(device.get(), nullptr, 10, &program)).code,
+                    TG_ERROR_INVALID_ARGUMENT);
 }
 
 BOOST_AUTO_TEST_CASE(blob_for_another_cpu_is_rejected) {
@@ -174,7 +179,8 @@ BOOST_AUTO_TEST_CASE(blob_for_another_cpu_is_rejected) {
   BOOST_CHECK(mentions(l, std::string("compiled for")));
   BOOST_CHECK(mentions(l, other));
   BOOST_CHECK(mentions(l, host_cpu));
-  BOOST_CHECK_EQUAL(try_compile(copy.serialize(), nullptr, 0, 2, "not-a-cpu").code, TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_EQUAL(try_compile(copy.serialize(), nullptr, 0, 2, "not-a-cpu").code,
+                    TG_ERROR_INVALID_ARGUMENT);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

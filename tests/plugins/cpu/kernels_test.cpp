@@ -48,7 +48,8 @@ void run_vector_add_at(uint32_t level) {
   std::vector<float> a(n, 1.25f), b(n);
   std::iota(b.begin(), b.end(), 0.0f);
   Buffer ba(device, a), bb(device, b), bc(device, std::vector<float>(n, 0.0f));
-  program.launch({groups_for(n), 1, 1}, {kGroup, 1, 1}, {ba.arg(), bb.arg(), bc.arg()}, {scalar_i32(int32_t(n))});
+  program.launch({groups_for(n), 1, 1}, {kGroup, 1, 1}, {ba.arg(), bb.arg(), bc.arg()},
+                 {scalar_i32(int32_t(n))});
   auto c = bc.download<float>(n);
   for (uint32_t i = 0; i < n; ++i) BOOST_REQUIRE_EQUAL(c[i], a[i] + b[i]);
 }
@@ -72,7 +73,8 @@ BOOST_AUTO_TEST_CASE(vector_add_f32_with_if_bounds_check) {
       // One element of guard band after c: must stay untouched.
       Buffer bc(device, uint64_t(n + 16) * sizeof(float));
       bc.upload(std::vector<float>(n + 16, -1.0f));
-      program.launch({groups_for(n), 1, 1}, {kGroup, 1, 1}, {ba.arg(), bb.arg(), bc.arg()}, {scalar_i32(int32_t(n))});
+      program.launch({groups_for(n), 1, 1}, {kGroup, 1, 1}, {ba.arg(), bb.arg(), bc.arg()},
+                     {scalar_i32(int32_t(n))});
       auto c = bc.download<float>(n + 16);
       for (uint32_t i = 0; i < n; ++i) BOOST_REQUIRE_EQUAL(c[i], a[i] + b[i]); // exact: one IEEE add
       for (uint32_t i = n; i < n + 16; ++i) BOOST_REQUIRE_EQUAL(c[i], -1.0f);
@@ -91,7 +93,8 @@ BOOST_AUTO_TEST_CASE(vector_add_f32_gated) {
     b[i] = float(i % 17);
   }
   Buffer ba(device, a), bb(device, b), bc(device, std::vector<float>(n + 8, 42.0f));
-  program.launch({groups_for(n), 1, 1}, {kGroup, 1, 1}, {ba.arg(), bb.arg(), bc.arg()}, {scalar_i32(int32_t(n))});
+  program.launch({groups_for(n), 1, 1}, {kGroup, 1, 1}, {ba.arg(), bb.arg(), bc.arg()},
+                 {scalar_i32(int32_t(n))});
   auto c = bc.download<float>(n + 8);
   for (uint32_t i = 0; i < n; ++i) BOOST_REQUIRE_EQUAL(c[i], a[i] + b[i]);
   for (uint32_t i = n; i < n + 8; ++i) BOOST_REQUIRE_EQUAL(c[i], 42.0f);
@@ -107,7 +110,8 @@ BOOST_AUTO_TEST_CASE(vector_add_i32_with_offsets) {
   for (uint32_t i = 0; i < n; ++i) b[i] = -int32_t(i) * 3;
   Buffer ba(device, a), bb(device, b), bc(device, std::vector<int32_t>(n, 0));
   // a is read from element 4 on (a 16-byte offset)
-  program.launch({groups_for(n), 1, 1}, {kGroup, 1, 1}, {ba.arg(16), bb.arg(), bc.arg()}, {scalar_i32(int32_t(n))});
+  program.launch({groups_for(n), 1, 1}, {kGroup, 1, 1}, {ba.arg(16), bb.arg(), bc.arg()},
+                 {scalar_i32(int32_t(n))});
   auto c = bc.download<int32_t>(n);
   for (uint32_t i = 0; i < n; ++i) BOOST_REQUIRE_EQUAL(c[i], a[i + 4] + b[i]);
 }
@@ -198,7 +202,8 @@ BOOST_AUTO_TEST_CASE(vector_loads_stores_and_lanes) {
   // Each group handles 4 floats: v = load4(a + 4g); out4 = v * v + splat(1); lane sum into s[g].
   const uint32_t groups = 257;
   KernelBuilder k("vec4");
-  Ref a = k.global(0, TG_DTYPE_FLOAT32), out = k.global(1, TG_DTYPE_FLOAT32), s = k.global(2, TG_DTYPE_FLOAT32);
+  Ref a = k.global(0, TG_DTYPE_FLOAT32), out = k.global(1, TG_DTYPE_FLOAT32),
+      s = k.global(2, TG_DTYPE_FLOAT32);
   Ref base = k.mul(k.group_id(0), k.i32(4));
   Ref v = k.load(k.index(a, base), 4);
   Ref one = k.f32(1.0f);
@@ -211,7 +216,8 @@ BOOST_AUTO_TEST_CASE(vector_loads_stores_and_lanes) {
   Program program(device, k);
   std::vector<float> av(groups * 4);
   for (size_t i = 0; i < av.size(); ++i) av[i] = float(i % 13) - 6.0f;
-  Buffer ba(device, av), bo(device, std::vector<float>(av.size(), 0.0f)), bs(device, std::vector<float>(groups, 0.0f));
+  Buffer ba(device, av), bo(device, std::vector<float>(av.size(), 0.0f)),
+      bs(device, std::vector<float>(groups, 0.0f));
   program.launch({groups, 1, 1}, {1, 1, 1}, {ba.arg(), bo.arg(), bs.arg()});
   auto o = bo.download<float>(av.size());
   auto sums = bs.download<float>(groups);
@@ -236,8 +242,7 @@ BOOST_AUTO_TEST_CASE(transcendental_f32_and_f64) {
     Ref x = k.load(k.index(in, i));
     Ref five = k.const_int(TG_DTYPE_INT32, 5);
     const tg_op ops[] = {TG_OP_SIN, TG_OP_EXP2, TG_OP_LOG2, TG_OP_SQRT, TG_OP_RECIP, TG_OP_TRUNC, TG_OP_NEG};
-    for (int j = 0; j < 7; ++j)
-      k.store(k.index(out, k.add(k.mul(i, k.i32(7)), k.i32(j))), k.alu(ops[j], x));
+    for (int j = 0; j < 7; ++j) k.store(k.index(out, k.add(k.mul(i, k.i32(7)), k.i32(j))), k.alu(ops[j], x));
     (void)five;
     Device device;
     Program program(device, k);
@@ -262,7 +267,8 @@ BOOST_AUTO_TEST_CASE(transcendental_f32_and_f64) {
       double v = dt == TG_DTYPE_FLOAT32 ? double(float(xs[e])) : xs[e];
       double want[7] = {std::sin(v), std::exp2(v), std::log2(v), std::sqrt(v), 1.0 / v, std::trunc(v), -v};
       for (int j = 0; j < 7; ++j)
-        BOOST_CHECK_MESSAGE(std::abs(got[e * 7 + size_t(j)] - want[j]) <= tol * std::max(1.0, std::abs(want[j])),
+        BOOST_CHECK_MESSAGE(std::abs(got[e * 7 + size_t(j)] - want[j]) <=
+                                tol * std::max(1.0, std::abs(want[j])),
                             "dtype " << dt << " op " << j << " x=" << v << ": got " << got[e * 7 + size_t(j)]
                                      << ", want " << want[j]);
     }
@@ -278,12 +284,14 @@ BOOST_AUTO_TEST_CASE(zero_global_size_is_a_no_op_and_timing_is_reported) {
   for (int axis = 0; axis < 3; ++axis) {
     std::array<uint32_t, 3> global = {1, 1, 1};
     global[size_t(axis)] = 0;
-    BOOST_CHECK(program.try_launch(global, {kGroup, 1, 1}, {a.arg(), b.arg(), c.arg()}, {scalar_i32(64)}).ok());
+    BOOST_CHECK(
+        program.try_launch(global, {kGroup, 1, 1}, {a.arg(), b.arg(), c.arg()}, {scalar_i32(64)}).ok());
   }
   auto untouched = c.download<float>(64);
   for (float v : untouched) BOOST_REQUIRE_EQUAL(v, 7.0f);
   uint64_t ns = 0;
-  BOOST_CHECK(program.try_launch({1, 1, 1}, {kGroup, 1, 1}, {a.arg(), b.arg(), c.arg()}, {scalar_i32(64)}, &ns).ok());
+  BOOST_CHECK(
+      program.try_launch({1, 1, 1}, {kGroup, 1, 1}, {a.arg(), b.arg(), c.arg()}, {scalar_i32(64)}, &ns).ok());
   BOOST_CHECK_GT(ns, 0u);
   for (float v : c.download<float>(64)) BOOST_REQUIRE_EQUAL(v, 3.0f);
 }

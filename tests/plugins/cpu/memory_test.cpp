@@ -81,14 +81,20 @@ BOOST_AUTO_TEST_CASE(out_of_range_copies_are_invalid) {
   BOOST_CHECK(s.message.find("90") != std::string::npos);
   BOOST_CHECK(s.message.find("100") != std::string::npos);
   BOOST_CHECK(s.message.find("buffer_copy_from_host") != std::string::npos);
-  BOOST_CHECK_EQUAL(take(api().buffer_copy_to_host(a.get(), 101, host.data(), 0)).code, TG_ERROR_INVALID_ARGUMENT);
-  BOOST_CHECK_EQUAL(take(api().buffer_copy_to_host(a.get(), 0, host.data(), 101)).code, TG_ERROR_INVALID_ARGUMENT);
-  BOOST_CHECK_EQUAL(take(api().buffer_copy_to_host(a.get(), UINT64_MAX, host.data(), 2)).code, TG_ERROR_INVALID_ARGUMENT);
-  BOOST_CHECK_EQUAL(take(api().buffer_copy_from_host(a.get(), 1, host.data(), UINT64_MAX)).code, TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_EQUAL(take(api().buffer_copy_to_host(a.get(), 101, host.data(), 0)).code,
+                    TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_EQUAL(take(api().buffer_copy_to_host(a.get(), 0, host.data(), 101)).code,
+                    TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_EQUAL(take(api().buffer_copy_to_host(a.get(), UINT64_MAX, host.data(), 2)).code,
+                    TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_EQUAL(take(api().buffer_copy_from_host(a.get(), 1, host.data(), UINT64_MAX)).code,
+                    TG_ERROR_INVALID_ARGUMENT);
   BOOST_CHECK_EQUAL(take(api().buffer_copy(b.get(), 0, a.get(), 0, 51)).code, TG_ERROR_INVALID_ARGUMENT);
   BOOST_CHECK_EQUAL(take(api().buffer_copy(a.get(), 0, b.get(), 10, 41)).code, TG_ERROR_INVALID_ARGUMENT);
-  BOOST_CHECK_EQUAL(take(api().buffer_copy_from_host(a.get(), 0, nullptr, 4)).code, TG_ERROR_INVALID_ARGUMENT);
-  BOOST_CHECK_EQUAL(take(api().buffer_copy_from_host(nullptr, 0, host.data(), 4)).code, TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_EQUAL(take(api().buffer_copy_from_host(a.get(), 0, nullptr, 4)).code,
+                    TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_EQUAL(take(api().buffer_copy_from_host(nullptr, 0, host.data(), 4)).code,
+                    TG_ERROR_INVALID_ARGUMENT);
 }
 
 BOOST_AUTO_TEST_CASE(buffers_are_aligned) {

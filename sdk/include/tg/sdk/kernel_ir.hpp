@@ -40,16 +40,16 @@ struct Instruction {
 struct KernelIR {
   std::string name;
   std::vector<Instruction> instructions;
-  uint32_t buffer_count = 0; // number of DEFINE_GLOBALs (dense indices 0..n-1)
-  uint32_t scalar_count = 0; // number of DEFINE_VARs (dense indices 0..n-1)
+  uint32_t buffer_count = 0;           // number of DEFINE_GLOBALs (dense indices 0..n-1)
+  uint32_t scalar_count = 0;           // number of DEFINE_VARs (dense indices 0..n-1)
   std::vector<tg_dtype> buffer_dtypes; // by buffer index
   std::vector<tg_dtype> scalar_dtypes; // by scalar index
 };
 
 // Names and sizes of the stable codes.
-const char* op_name(tg_op op);        // "ADD", or nullptr if unknown
-const char* dtype_name(tg_dtype dt);  // "float32", or nullptr if unknown
-size_t dtype_size(tg_dtype dt);       // bytes; 0 for VOID or unknown
+const char* op_name(tg_op op);       // "ADD", or nullptr if unknown
+const char* dtype_name(tg_dtype dt); // "float32", or nullptr if unknown
+size_t dtype_size(tg_dtype dt);      // bytes; 0 for VOID or unknown
 bool dtype_is_float(tg_dtype dt);
 bool dtype_is_signed_int(tg_dtype dt);
 bool dtype_is_unsigned_int(tg_dtype dt); // includes BOOL
