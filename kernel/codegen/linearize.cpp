@@ -264,8 +264,21 @@ void Linearizer::emit_node(const UOp* u) {
       out = b.const_int(dt, *bv ? 1 : 0);
     else
       out = b.const_int(dt, std::get<int64_t>(v));
+    if (u->dtype().count > 1) { // the ABI's CONST is scalar: broadcast it
+      std::vector<sdk::KernelBuilder::Ref> lanes(u->dtype().count, out);
+      out = b.vectorize(lanes);
+    }
     break;
   }
+  case Ops::VECTORIZE: {
+    std::vector<sdk::KernelBuilder::Ref> lanes;
+    for (size_t i = 0; i < u->src().size(); ++i) lanes.push_back(src(i));
+    out = b.vectorize(lanes);
+    break;
+  }
+  case Ops::GEP:
+    out = b.gep(src(0), uint16_t(u->arg_int()));
+    break;
   case Ops::DEFINE_GLOBAL:
     out = b.global(uint32_t(u->arg_int()), dt);
     break;
@@ -285,7 +298,7 @@ void Linearizer::emit_node(const UOp* u) {
     out = b.index(src(0), src(1));
     break;
   case Ops::LOAD:
-    out = u->src().size() == 3 ? b.load_gated(src(0), src(1), src(2)) : b.load(src(0));
+    out = u->src().size() == 3 ? b.load_gated(src(0), src(1), src(2)) : b.load(src(0), u->dtype().count);
     break;
   case Ops::STORE:
     if (u->src().size() == 3)

@@ -1,5 +1,6 @@
 #include "kernel/codegen/lower.hpp"
 
+#include "kernel/codegen/vectorize.hpp"
 #include "kernel/ir/evaluate.hpp"
 #include "kernel/ir/symbolic.hpp"
 #include "kernel/schedule/buffer.hpp"
@@ -156,6 +157,7 @@ private:
   std::map<std::pair<const UOp*, size_t>, UOpRef> ranges_;
   int64_t next_range_id_ = 1;
   int64_t reduce_unroll_ = 1; // lanes over the innermost reduced axis
+  int64_t vector_dim_ = -1;   // output dim whose upcast lanes form vectors
   std::map<std::vector<const void*>, UOpRef> memo_;
   std::vector<UOpRef> keep_alive_;
   std::set<std::vector<const void*>> strides_seen_;
@@ -511,6 +513,13 @@ LoweredKernel Lowerer::run() {
             break;
           }
       }
+      // Vector lanes: the leading upcast, when it is contiguous and fills one or two whole
+      // vector registers (16 floats on AVX2 are two 8-wide registers; LLVM splits them).
+      const int64_t width = options_.vector_bytes / std::max(1, value_root->dtype().itemsize());
+      if (!upcasts.empty() && width >= 4 && !cands.empty() && cands.front().contiguous &&
+          upcasts.front().first == cands.front().dim && upcasts.front().second % 4 == 0 &&
+          upcasts.front().second <= 2 * width)
+        vector_dim_ = upcasts.front().first;
       int64_t inner_reduce = -1;
       for (auto a : axes)
         if (in_shape[size_t(a)] > 1) inner_reduce = std::max(inner_reduce, a);
@@ -523,17 +532,31 @@ LoweredKernel Lowerer::run() {
     UOpRef gid = UOp::make(Ops::SPECIAL, dtypes::index, {idx_const(groups)},
                            std::vector<int64_t>{TG_SPECIAL_GROUP_ID, 0});
     std::vector<UOpRef> tile_idx = unflatten(gid, tiles);
+    // The first upcast (the sort puts a contiguous vector-width dim there) becomes vector lanes
+    // when the device has vector registers that hold them.
+    const int64_t vec_lanes = upcasts.empty() || vector_dim_ < 0 ? 1 : upcasts.front().second;
     int64_t total_lanes = 1;
     for (auto [d, u] : upcasts) total_lanes *= u;
-    for (int64_t lane = 0; lane < total_lanes; ++lane) {
-      std::vector<UOpRef> idx = tile_idx;
-      int64_t rest = lane;
-      for (auto it = upcasts.rbegin(); it != upcasts.rend(); ++it) {
-        auto [d, u] = *it;
-        idx[size_t(d)] = tile_idx[size_t(d)] * idx_const(u) + idx_const(rest % u);
-        rest /= u;
+    LaneVectorizer vectorizer;
+    for (int64_t lane = 0; lane < total_lanes; lane += vec_lanes) {
+      std::vector<UOpRef> values, ptrs;
+      for (int64_t v = 0; v < vec_lanes; ++v) {
+        std::vector<UOpRef> idx = tile_idx;
+        int64_t rest = lane + v;
+        // the first upcast varies fastest, so a run of vec_lanes lanes spans exactly that dim
+        for (auto [d, u] : upcasts) {
+          idx[size_t(d)] = tile_idx[size_t(d)] * idx_const(u) + idx_const(rest % u);
+          rest /= u;
+        }
+        if (vec_lanes == 1) {
+          emit_store(idx);
+          continue;
+        }
+        values.push_back(value(value_root, Frame{idx, S, {}}));
+        ptrs.push_back(UOp::make(Ops::INDEX, out_ptr_base->dtype(), {out_ptr_base, flatten(idx, S)}));
       }
-      emit_store(idx);
+      if (vec_lanes > 1)
+        for (auto& st : vectorizer.store(ptrs, vectorizer.bundle(values))) stores.push_back(st);
     }
     k.global = {uint32_t(groups), 1, 1};
     k.compile_level = 3;
@@ -541,6 +564,7 @@ LoweredKernel Lowerer::run() {
     std::string up;
     for (auto [d, u] : upcasts) up += (up.empty() ? "" : ",") + std::to_string(d) + ":" + std::to_string(u);
     k.opts = "upcast=" + (up.empty() ? std::string("none") : up) +
+             (vec_lanes > 1 ? " vector=" + std::to_string(vec_lanes) : std::string()) +
              " unroll=" + std::to_string(reduce_unroll_) + " groups=" + std::to_string(groups);
   }
   if (k.global[0] > options_.max_groups)

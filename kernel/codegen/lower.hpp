@@ -16,6 +16,7 @@ struct LowerOptions {
   bool optimize = true; // false = NOOPT: one output element per loop step, no upcast/unroll
   uint32_t compute_units = 1;
   uint32_t max_groups = 0x7fffffffu;
+  uint32_t vector_bytes = 0; // vector register width; 0 = emit scalar lanes only
 };
 
 struct LoweredKernel {

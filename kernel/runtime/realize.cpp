@@ -85,6 +85,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   options.optimize = !config().noopt;
   options.compute_units = std::max(1u, props.compute_units);
   options.max_groups = props.max_global_size[0] ? props.max_global_size[0] : 0x7fffffffu;
+  options.vector_bytes = props.vector_bytes;
   auto kernel = std::make_shared<PreparedKernel>();
   kernel->lowered = lower_kernel(item, options);
   if (config().debug >= 4)

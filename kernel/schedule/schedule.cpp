@@ -31,13 +31,19 @@ struct Scheduler {
   std::unordered_set<const UOp*> realize;                        // nodes that become kernels
   std::unordered_set<const UOp*> targets;
   std::unordered_map<const UOp*, UOpRef> refs;
+  std::unordered_set<const UOp*> loads; // nodes whose value reads a BUFFER
 
   void analyze(const std::vector<UOpRef>& roots) {
     order = toposort(UOp::sink(roots));
     order.pop_back(); // the SINK itself
     for (const auto& u : order) {
       refs.emplace(u.get(), u);
-      for (const auto& s : u->src()) users[s.get()].push_back(u.get());
+      bool reads = is_buffer(u);
+      for (const auto& s : u->src()) {
+        users[s.get()].push_back(u.get());
+        reads |= loads.count(s.get()) != 0;
+      }
+      if (reads) loads.insert(u.get());
     }
     for (const auto& r : roots) targets.insert(r.get());
   }
@@ -61,6 +67,44 @@ struct Scheduler {
     return false;
   }
 
+  // The kernels that would fuse u's value: realized nodes reached through unrealized users.
+  size_t fusing_kernels(const UOp* r) {
+    std::vector<const UOp*> stack{r};
+    std::unordered_set<const UOp*> seen, kernels;
+    if (targets.count(r)) kernels.insert(r);
+    while (!stack.empty()) {
+      const UOp* u = stack.back();
+      stack.pop_back();
+      for (const UOp* user : users[u]) {
+        if (!seen.insert(user).second) continue;
+        if (realize.count(user))
+          kernels.insert(user);
+        else
+          stack.push_back(user);
+      }
+    }
+    return kernels.size();
+  }
+
+  // True when u's value is broadcast (a growing EXPAND, after movement ops) into a reduce of the
+  // same kernel: every reduce iteration would recompute it, so storing it once is far cheaper.
+  bool expanded_into_reduce(const UOp* u) {
+    std::vector<std::pair<const UOp*, bool>> stack{{u, false}};
+    std::unordered_set<const UOp*> seen;
+    while (!stack.empty()) {
+      auto [n, expanded] = stack.back();
+      stack.pop_back();
+      for (const UOp* user : users[n]) {
+        if (!seen.insert(user).second) continue;
+        if (!is_movement(user->op()) && !expanded) continue; // only views lead to the expand
+        bool now = expanded || (user->op() == Ops::EXPAND && expands(refs.at(user), shapes));
+        if (now && user->op() == Ops::REDUCE_AXIS) return true; // computed in this kernel
+        if (!realize.count(user)) stack.push_back({user, now});
+      }
+    }
+    return false;
+  }
+
   void decide() {
     // Parents first, so a reduce's decision sees every boundary above it.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -74,7 +118,12 @@ struct Scheduler {
         bool plain = is_buffer(src) || (src->op() == Ops::RESHAPE && is_buffer(src->src(0)));
         if (!plain) realize.insert(src.get());
       }
-      if (u->op() == Ops::REDUCE_AXIS && !realize.count(u.get()) && must_realize_reduce(u.get()))
+      if (realize.count(u.get())) continue;
+      // A reduce fused into two kernels would be computed twice (e.g. a gradient read by both of
+      // Adam's moment updates).
+      if (u->op() == Ops::REDUCE_AXIS && (must_realize_reduce(u.get()) || fusing_kernels(u.get()) > 1))
+        realize.insert(u.get());
+      else if (is_alu(u->op()) && loads.count(u.get()) && expanded_into_reduce(u.get()))
         realize.insert(u.get());
     }
   }

@@ -141,7 +141,10 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   int64_t oh = win.shape()[2], ow = win.shape()[3], g = groups, rcout = cout / groups;
   // (N, g, 1, cin, oh, ow, kh, kw) * (1, g, rcout, cin, 1, 1, kh, kw) -> sum over cin, kh, kw
   Tensor xw = win.reshape({N, g, 1, cin, oh, ow, kh, kw});
-  Tensor ww = weight.reshape({1, g, rcout, cin, 1, 1, kh, kw});
+  // The weight is read stored output-channel-minor, so a tile of output channels loads one
+  // contiguous vector (the CPU plugin's vector FMAs) instead of a strided gather.
+  Tensor wt = weight.permute({1, 2, 3, 0}).contiguous().permute({3, 0, 1, 2});
+  Tensor ww = wt.reshape({1, g, rcout, cin, 1, 1, kh, kw});
   Tensor out = (xw * ww).sum({3, 6, 7}).reshape({N, cout, oh, ow});
   if (stride == 1 && dilation == 1 && groups == 1 && dtype().is_float()) {
     // Differentiating the window view scatters through a 25x larger tensor; the classic
@@ -150,8 +153,11 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     Tensor input = *this, w = weight;
     int64_t pad_ = padding;
     out = with_custom_gradient(out, [input, w, pad_, kh, kw](const Tensor& gy) {
+      // g is stored once in its own layout (it is often a long elementwise chain, e.g. a
+      // BatchNorm backward), then copied padded and channel-minor for the two convolutions.
+      Tensor gc = gy.contiguous();
       // stored padded, so the convolution's inner loop reads without bounds checks
-      Tensor gp = gy.pad({{0, 0}, {0, 0}, {kh - 1, kh - 1}, {kw - 1, kw - 1}}).contiguous();
+      Tensor gp = gc.pad({{0, 0}, {0, 0}, {kh - 1, kh - 1}, {kw - 1, kw - 1}}).contiguous();
       Tensor dxp = gp.conv2d(w.flip({2, 3}).transpose(0, 1));
       Tensor dx = pad_ ? dxp.shrink({{0, dxp.shape()[0]},
                                      {0, dxp.shape()[1]},
@@ -164,8 +170,18 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
       int64_t n = windows.shape()[0], ci = windows.shape()[1], oh_ = windows.shape()[2],
               ow_ = windows.shape()[3];
       int64_t co = gy.shape()[1];
-      Tensor dw = (windows.reshape({n, 1, ci, oh_, ow_, kh, kw}) * gy.reshape({n, co, 1, oh_, ow_, 1, 1}))
-                      .sum({0, 3, 4});
+      // g stored channel-minor for the same reason as the weight above
+      Tensor gt = gc.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+      // The sum over the batch runs in chunks of images whose data fits in cache: each tile
+      // of dW re-reads one chunk from cache instead of streaming the whole batch from memory
+      // (contiguous: keeps the two sums from merging back into one).
+      int64_t per_image = (ci * xp.shape()[2] * xp.shape()[3] + co * oh_ * ow_) * gy.dtype().itemsize();
+      int64_t chunk = 1;
+      for (int64_t c = 1; c <= n; ++c)
+        if (n % c == 0 && c * per_image <= (int64_t(2) << 20)) chunk = c;
+      Tensor prod = windows.reshape({n / chunk, chunk, 1, ci, oh_, ow_, kh, kw}) *
+                    gt.reshape({n / chunk, chunk, co, 1, oh_, ow_, 1, 1});
+      Tensor dw = chunk == n ? prod.sum({0, 1, 4, 5}) : prod.sum({1, 4, 5}).contiguous().sum({0});
       return std::vector<std::pair<Tensor, Tensor>>{{input, dx.cast(input.dtype())}, {w, dw.cast(w.dtype())}};
     });
   }

@@ -1,5 +1,6 @@
 // Fusion: how many kernels realize() runs, compared with tinygrad's counts for the same code
 // (tinygrad 0.14.0, measured with GlobalCounters.kernel_count on realized inputs).
+#include "kernel/schedule/schedule.hpp"
 #include "kernel/tensor/tensor.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -76,4 +77,36 @@ BOOST_AUTO_TEST_CASE(nothing_runs_before_realize) {
   BOOST_TEST(lazy.uop()->op() == Ops::MUL); // still a graph
   lazy.realize();
   BOOST_TEST(is_buffer_view(lazy.uop()));
+}
+
+BOOST_AUTO_TEST_CASE(reduce_read_by_two_kernels_is_computed_once) {
+  // e.g. a gradient read by both of Adam's moment updates: stored once, not summed twice
+  Tensor a = input({8, 8}), b = input({8, 8}, 2);
+  Tensor g = (a * b).sum({0});
+  Tensor x = g + 1.0f, y = g * g;
+  BOOST_TEST(create_schedule({x.uop(), y.uop()}).items.size() == 3u);
+  std::vector<Tensor*> both{&x, &y};
+  Tensor::realize_all(both);
+  auto gv = (a * b).contiguous().sum({0}).to_vector<float>();
+  auto xv = x.to_vector<float>(), yv = y.to_vector<float>();
+  for (size_t i = 0; i < gv.size(); ++i) {
+    BOOST_TEST(xv[i] == gv[i] + 1.0f);
+    BOOST_TEST(yv[i] == gv[i] * gv[i]);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(elementwise_broadcast_into_a_reduce_is_stored_first) {
+  // (a + 1) broadcast over 8 output columns would be recomputed 8 times inside the sum
+  Tensor a = input({4, 6}), b = input({6, 8}, 0.5f);
+  Tensor r = (a + 1.0f).matmul(b);
+  BOOST_TEST(kernels(r) == 2u);
+  Tensor plain = a + 1.0f; // no reduce after the broadcast: one fused kernel
+  BOOST_TEST(kernels(plain.reshape({4, 6, 1}).expand({4, 6, 8}) * 2.0f) == 1u);
+  auto av = a.to_vector<float>(), bv = b.to_vector<float>(), got = r.to_vector<float>();
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 8; ++j) {
+      float want = 0;
+      for (int k = 0; k < 6; ++k) want += (av[size_t(i * 6 + k)] + 1.0f) * bv[size_t(k * 8 + j)];
+      BOOST_TEST(got[size_t(i * 8 + j)] == want, boost::test_tools::tolerance(1e-5f));
+    }
 }

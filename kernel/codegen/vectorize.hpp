@@ -1,0 +1,34 @@
+// Lane vectorization: the lowerer computes a tile of outputs as scalar lanes; lanes that differ
+// only along one upcast dim are bundled here into vector values of the kernel IR (vcount = lanes),
+// bottom-up, as an SLP vectorizer would: identical lanes become one broadcast, like ops become one
+// vector op, loads of consecutive elements one vector load, accumulators one vector accumulator.
+// What cannot be bundled stays scalar and is packed with VECTORIZE, so the result is always
+// correct; only its speed depends on how much bundles.
+#pragma once
+
+#include "kernel/ir/uop.hpp"
+
+#include <map>
+#include <vector>
+
+namespace tg {
+
+class LaneVectorizer {
+public:
+  // One vector value (dtype.vec(lanes.size())) whose lane k equals lanes[k].
+  UOpRef bundle(const std::vector<UOpRef>& lanes);
+  // Stores lane k of `vector` at ptrs[k] (INDEX nodes): one vector store when the pointers are
+  // consecutive elements of one buffer, else a store per lane.
+  std::vector<UOpRef> store(const std::vector<UOpRef>& ptrs, const UOpRef& vector);
+
+private:
+  UOpRef broadcast(const UOpRef& scalar, size_t n);
+  UOpRef pack(const std::vector<UOpRef>& lanes);
+  std::map<std::vector<const UOp*>, UOpRef> memo_;
+  std::vector<UOpRef> keep_alive_; // memo keys are raw pointers
+};
+
+// True when ptrs (INDEX nodes) address consecutive elements of one buffer, in order.
+bool consecutive(const std::vector<UOpRef>& ptrs);
+
+} // namespace tg
