@@ -33,9 +33,14 @@ public:
   }
   void insert(const UOpRef& lazy, UOpRef realized) {
     std::lock_guard lock(mutex_);
-    // drop entries whose expression died, so their buffers return to the allocator promptly
-    std::erase_if(map_, [](const auto& kv) { return kv.second.first.expired(); });
     map_[lazy.get()] = {lazy, std::move(realized)};
+  }
+  // Drops entries whose expression died, so their buffers return to the allocator. Called before
+  // each realize runs: the last step's intermediates are then reused by this one instead of
+  // doubling peak memory.
+  void purge() {
+    std::lock_guard lock(mutex_);
+    std::erase_if(map_, [](const auto& kv) { return kv.second.first.expired(); });
   }
 
 private:
@@ -78,6 +83,7 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
     if (!contiguous_buffer(u) || !buffer_arg(contiguous_buffer(u)).storage()) targets.push_back(u);
   }
   if (targets.empty()) return;
+  RealizedCache::instance().purge();
   Schedule schedule = create_schedule(targets, options);
   run_schedule(schedule);
   for (const auto& lazy : schedule.keep_alive)
