@@ -1,5 +1,6 @@
 // Fusion: how many kernels realize() runs, compared with tinygrad's counts for the same code
 // (tinygrad 0.14.0, measured with GlobalCounters.kernel_count on realized inputs).
+#include "kernel/runtime/devices.hpp"
 #include "kernel/schedule/schedule.hpp"
 #include "kernel/tensor/tensor.hpp"
 
@@ -109,4 +110,22 @@ BOOST_AUTO_TEST_CASE(elementwise_broadcast_into_a_reduce_is_stored_first) {
       for (int k = 0; k < 6; ++k) want += (av[size_t(i * 6 + k)] + 1.0f) * bv[size_t(k * 8 + j)];
       BOOST_TEST(got[size_t(i * 8 + j)] == want, boost::test_tools::tolerance(1e-5f));
     }
+}
+
+BOOST_AUTO_TEST_CASE(dead_results_are_reused_by_the_next_realize) {
+  // A result nobody holds any more goes back to the allocator before the next realize runs, so
+  // that realize reuses its memory (a training step then reuses the last step's buffers).
+  Allocator& alloc = *open_device("CPU").allocator;
+  Tensor a = input({1000, 3});
+  a.realize();
+  alloc.free_cache();
+  {
+    Tensor dead = a * 3.0f;
+    dead.realize();
+  }
+  BOOST_TEST(alloc.cached_bytes() == 0u); // still mapped from its (dead) expression
+  Tensor next = a + 5.0f;                 // same size
+  next.realize();
+  BOOST_TEST(alloc.cached_bytes() == 0u); // took the dead result's buffer instead of a new one
+  BOOST_TEST(next.to_vector<float>()[1] == a.to_vector<float>()[1] + 5.0f);
 }
