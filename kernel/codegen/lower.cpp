@@ -157,7 +157,7 @@ private:
   std::map<std::pair<const UOp*, size_t>, UOpRef> ranges_;
   int64_t next_range_id_ = 1;
   int64_t reduce_unroll_ = 1; // lanes over the innermost reduced axis
-  int64_t vector_dim_ = -1;   // output dim whose upcast lanes form vectors
+  int64_t vector_lanes_ = 1;  // lanes of the leading upcast bundled into one vector
   std::map<std::vector<const void*>, UOpRef> memo_;
   std::vector<UOpRef> keep_alive_;
   std::set<std::vector<const void*>> strides_seen_;
@@ -513,13 +513,17 @@ LoweredKernel Lowerer::run() {
             break;
           }
       }
-      // Vector lanes: the leading upcast, when it is contiguous and fills one or two whole
-      // vector registers (16 floats on AVX2 are two 8-wide registers; LLVM splits them).
+      // Vector lanes: the leading upcast, when it is contiguous, in vectors of up to two whole
+      // registers (16 floats on AVX2 are two 8-wide registers; LLVM splits them). A wider upcast
+      // is several vectors: the largest multiple of 4 that divides it and fits.
       const int64_t width = options_.vector_bytes / std::max(1, value_root->dtype().itemsize());
-      if (!upcasts.empty() && width >= 4 && !cands.empty() && cands.front().contiguous &&
-          upcasts.front().first == cands.front().dim && upcasts.front().second % 4 == 0 &&
-          upcasts.front().second <= 2 * width)
-        vector_dim_ = upcasts.front().first;
+      if (!upcasts.empty() && width >= 2 && !cands.empty() && cands.front().contiguous &&
+          upcasts.front().first == cands.front().dim)
+        for (int64_t v = std::min(upcasts.front().second, 2 * width); v >= 4; --v)
+          if (v % 4 == 0 && upcasts.front().second % v == 0) {
+            vector_lanes_ = v;
+            break;
+          }
       int64_t inner_reduce = -1;
       for (auto a : axes)
         if (in_shape[size_t(a)] > 1) inner_reduce = std::max(inner_reduce, a);
@@ -534,7 +538,7 @@ LoweredKernel Lowerer::run() {
     std::vector<UOpRef> tile_idx = unflatten(gid, tiles);
     // The first upcast (the sort puts a contiguous vector-width dim there) becomes vector lanes
     // when the device has vector registers that hold them.
-    const int64_t vec_lanes = upcasts.empty() || vector_dim_ < 0 ? 1 : upcasts.front().second;
+    const int64_t vec_lanes = vector_lanes_;
     int64_t total_lanes = 1;
     for (auto [d, u] : upcasts) total_lanes *= u;
     LaneVectorizer vectorizer;
@@ -543,7 +547,7 @@ LoweredKernel Lowerer::run() {
       for (int64_t v = 0; v < vec_lanes; ++v) {
         std::vector<UOpRef> idx = tile_idx;
         int64_t rest = lane + v;
-        // the first upcast varies fastest, so a run of vec_lanes lanes spans exactly that dim
+        // the first upcast varies fastest, so a run of vec_lanes lanes is consecutive along it
         for (auto [d, u] : upcasts) {
           idx[size_t(d)] = tile_idx[size_t(d)] * idx_const(u) + idx_const(rest % u);
           rest /= u;

@@ -2,6 +2,8 @@
 // as vector values. Results must equal the naive references whatever bundles: consecutive loads
 // (vector load), broadcast loads, strided and gated (padded) loads (packed lanes), and the
 // conv2d weight gradient whose batch sum runs in cache-sized chunks.
+#include "kernel/codegen/linearize.hpp"
+#include "kernel/codegen/lower.hpp"
 #include "kernel/runtime/config.hpp"
 #include "test_util.hpp"
 
@@ -96,6 +98,36 @@ BOOST_AUTO_TEST_CASE(conv2d_weight_gradient_in_batch_chunks) {
           want.data[size_t(((a * ci + b) * k + i) * k + j)] = s;
         }
   check_close(*wt.grad(), want, Tol{1e-4, 1e-3}, "conv2d dW, 40 images in chunks");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(vectorize_widths)
+
+BOOST_AUTO_TEST_CASE(lanes_follow_the_device_vector_width) {
+  // The same matmul kernel lowered for devices with other vector registers: the leading upcast
+  // (16 contiguous columns) becomes vectors of at most two registers, or stays scalar for 0; the
+  // program always passes the SDK's validator.
+  Rng rng(305);
+  Tensor c = to_tensor(rand_array(rng, {8, 24})).matmul(to_tensor(rand_array(rng, {24, 32})));
+  auto items = c.schedule();
+  BOOST_REQUIRE(!items.empty());
+  const struct {
+    uint32_t bytes;
+    const char* expect; // in the opts string, or nullptr for none
+  } widths[] = {{0, nullptr}, {8, "vector=4"}, {16, "vector=8"}, {32, "vector=16"}, {64, "vector=16"}};
+  for (const auto& w : widths) {
+    tg::LowerOptions options;
+    options.vector_bytes = w.bytes;
+    tg::LoweredKernel k = tg::lower_kernel(items.back(), options);
+    BOOST_TEST_CONTEXT("vector_bytes " << w.bytes << ": " << k.opts) {
+      if (w.expect)
+        BOOST_TEST(k.opts.find(w.expect) != std::string::npos);
+      else
+        BOOST_TEST(k.opts.find("vector=") == std::string::npos);
+      BOOST_CHECK_NO_THROW(tg::linearize(k.sink, k.name));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
