@@ -536,30 +536,27 @@ LoweredKernel Lowerer::run() {
     UOpRef gid = UOp::make(Ops::SPECIAL, dtypes::index, {idx_const(groups)},
                            std::vector<int64_t>{TG_SPECIAL_GROUP_ID, 0});
     std::vector<UOpRef> tile_idx = unflatten(gid, tiles);
-    // The first upcast (the sort puts a contiguous vector-width dim there) becomes vector lanes
-    // when the device has vector registers that hold them.
-    const int64_t vec_lanes = vector_lanes_;
     int64_t total_lanes = 1;
     for (auto [d, u] : upcasts) total_lanes *= u;
     LaneVectorizer vectorizer;
-    for (int64_t lane = 0; lane < total_lanes; lane += vec_lanes) {
+    for (int64_t lane = 0; lane < total_lanes; lane += vector_lanes_) {
       std::vector<UOpRef> values, ptrs;
-      for (int64_t v = 0; v < vec_lanes; ++v) {
+      for (int64_t v = 0; v < vector_lanes_; ++v) {
         std::vector<UOpRef> idx = tile_idx;
         int64_t rest = lane + v;
-        // the first upcast varies fastest, so a run of vec_lanes lanes is consecutive along it
+        // the first upcast varies fastest, so a run of vector_lanes_ lanes is consecutive along it
         for (auto [d, u] : upcasts) {
           idx[size_t(d)] = tile_idx[size_t(d)] * idx_const(u) + idx_const(rest % u);
           rest /= u;
         }
-        if (vec_lanes == 1) {
+        if (vector_lanes_ == 1) {
           emit_store(idx);
           continue;
         }
         values.push_back(value(value_root, Frame{idx, S, {}}));
         ptrs.push_back(UOp::make(Ops::INDEX, out_ptr_base->dtype(), {out_ptr_base, flatten(idx, S)}));
       }
-      if (vec_lanes > 1)
+      if (vector_lanes_ > 1)
         for (auto& st : vectorizer.store(ptrs, vectorizer.bundle(values))) stores.push_back(st);
     }
     k.global = {uint32_t(groups), 1, 1};
@@ -568,7 +565,7 @@ LoweredKernel Lowerer::run() {
     std::string up;
     for (auto [d, u] : upcasts) up += (up.empty() ? "" : ",") + std::to_string(d) + ":" + std::to_string(u);
     k.opts = "upcast=" + (up.empty() ? std::string("none") : up) +
-             (vec_lanes > 1 ? " vector=" + std::to_string(vec_lanes) : std::string()) +
+             (vector_lanes_ > 1 ? " vector=" + std::to_string(vector_lanes_) : std::string()) +
              " unroll=" + std::to_string(reduce_unroll_) + " groups=" + std::to_string(groups);
   }
   if (k.global[0] > options_.max_groups)

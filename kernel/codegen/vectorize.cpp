@@ -4,6 +4,9 @@
 
 namespace tg {
 
+namespace {
+
+// True when ptrs (INDEX nodes) address consecutive elements of one buffer, in order.
 bool consecutive(const std::vector<UOpRef>& ptrs) {
   if (ptrs.empty() || ptrs[0]->op() != Ops::INDEX) return false;
   const UOpRef& base = ptrs[0];
@@ -16,6 +19,8 @@ bool consecutive(const std::vector<UOpRef>& ptrs) {
   }
   return true;
 }
+
+} // namespace
 
 UOpRef LaneVectorizer::broadcast(const UOpRef& scalar, size_t n) {
   return UOp::make(Ops::VECTORIZE, scalar->dtype().vec(uint16_t(n)), std::vector<UOpRef>(n, scalar));

@@ -28,7 +28,4 @@ private:
   std::vector<UOpRef> keep_alive_; // memo keys are raw pointers
 };
 
-// True when ptrs (INDEX nodes) address consecutive elements of one buffer, in order.
-bool consecutive(const std::vector<UOpRef>& ptrs);
-
 } // namespace tg

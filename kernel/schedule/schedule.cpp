@@ -49,10 +49,12 @@ struct Scheduler {
   }
 
   // A reduce must be materialized when, before reaching a kernel boundary, its value is
-  // broadcast (each output element would recompute it) or reduced again (nested loops).
+  // broadcast (each output element would recompute it), reduced again (nested loops), or fused
+  // into two kernels (each would compute it: e.g. a gradient read by both of Adam's moments).
   bool must_realize_reduce(const UOp* r) {
     std::vector<const UOp*> stack{r};
     std::unordered_set<const UOp*> seen;
+    size_t kernels = 0;
     while (!stack.empty()) {
       const UOp* u = stack.back();
       stack.pop_back();
@@ -60,30 +62,14 @@ struct Scheduler {
         if (!seen.insert(user).second) continue;
         if (user->op() == Ops::REDUCE_AXIS) return true;
         if (user->op() == Ops::EXPAND && expands(refs.at(user), shapes)) return true;
-        if (realize.count(user)) continue; // a boundary: reads the stored result
+        if (realize.count(user)) { // a boundary: that kernel fuses this reduce
+          if (++kernels > 1) return true;
+          continue;
+        }
         stack.push_back(user);
       }
     }
     return false;
-  }
-
-  // The kernels that would fuse u's value: realized nodes reached through unrealized users.
-  size_t fusing_kernels(const UOp* r) {
-    std::vector<const UOp*> stack{r};
-    std::unordered_set<const UOp*> seen, kernels;
-    if (targets.count(r)) kernels.insert(r);
-    while (!stack.empty()) {
-      const UOp* u = stack.back();
-      stack.pop_back();
-      for (const UOp* user : users[u]) {
-        if (!seen.insert(user).second) continue;
-        if (realize.count(user))
-          kernels.insert(user);
-        else
-          stack.push_back(user);
-      }
-    }
-    return kernels.size();
   }
 
   // True when u's value is broadcast (a growing EXPAND, after movement ops) into a reduce of the
@@ -119,9 +105,7 @@ struct Scheduler {
         if (!plain) realize.insert(src.get());
       }
       if (realize.count(u.get())) continue;
-      // A reduce fused into two kernels would be computed twice (e.g. a gradient read by both of
-      // Adam's moment updates).
-      if (u->op() == Ops::REDUCE_AXIS && (must_realize_reduce(u.get()) || fusing_kernels(u.get()) > 1))
+      if (u->op() == Ops::REDUCE_AXIS && must_realize_reduce(u.get()))
         realize.insert(u.get());
       else if (is_alu(u->op()) && loads.count(u.get()) && expanded_into_reduce(u.get()))
         realize.insert(u.get());
