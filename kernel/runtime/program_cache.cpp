@@ -2,6 +2,8 @@
 
 #include "kernel/runtime/config.hpp"
 
+#include <tg/sdk/bytes.hpp>
+
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -14,27 +16,17 @@ namespace tg {
 
 namespace fs = std::filesystem;
 
-std::string hash_hex(std::span<const std::byte> bytes) {
-  uint64_t h = 1469598103934665603ull;
-  for (std::byte b : bytes) {
-    h ^= uint64_t(b);
-    h *= 1099511628211ull;
-  }
-  static const char* digits = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, h >>= 4) out[size_t(i)] = digits[h & 15];
-  return out;
-}
+std::string hash_hex(std::span<const std::byte> bytes) { return sdk::hex64(sdk::fnv1a64(bytes)); }
 
 namespace {
 
+// A missing or unreadable cache file is a cache miss, not an error.
 std::vector<std::byte> read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return {};
-  std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(data.size());
-  std::memcpy(out.data(), data.data(), data.size());
-  return out;
+  try {
+    return sdk::read_file(p);
+  } catch (const sdk::FileError&) {
+    return {};
+  }
 }
 
 // Writes via a temporary file and rename, so a concurrent reader never sees half a blob.

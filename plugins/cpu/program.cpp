@@ -5,6 +5,7 @@
 #include "llvm_errors.hpp"
 #include "memory.hpp"
 
+#include <tg/sdk/bytes.hpp>
 #include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/plugin.hpp>
 
@@ -88,14 +89,7 @@ template <class F> llvm::JITEvaluatedSymbol symbol(F* fn) {
 // Blob encoding
 // ------------------------------------------------------------------------------------------
 
-uint64_t fnv1a(const std::byte* data, size_t size) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i) {
-    h ^= uint64_t(data[i]);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+uint64_t fnv1a(const std::byte* data, size_t size) { return sdk::fnv1a64({data, size}); }
 
 class Writer {
 public:
