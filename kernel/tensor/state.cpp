@@ -1,17 +1,15 @@
-// safetensors reader/writer with a small, strict JSON reader for the header (see state.hpp).
-// Built with -DTG_STATE_PARSE_ONLY (the fuzzer, tools/fuzz) only the parsing half is compiled, so it
-// needs no other object of the core.
+// safetensors reader/writer (see state.hpp); the header is parsed with nlohmann::json's SAX
+// interface plus safetensors' own checks. Built with -DTG_STATE_PARSE_ONLY (the fuzzer, tools/fuzz)
+// only the parsing half is compiled, so it needs no other object of the core.
 #include "kernel/tensor/state.hpp"
 
-#include <unistd.h>
+#include <nlohmann/json.hpp>
+#include <tg/sdk/bytes.hpp>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <system_error>
@@ -82,426 +80,282 @@ std::string quote(std::string_view s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// JSON
+// JSON header
 //
-// A strict streaming reader: the header is read straight into SafetensorsFile; values nobody asks
-// for (unknown fields) are validated and skipped without being stored, so memory stays
-// proportional to what is kept, whatever the header holds.
+// nlohmann::json's SAX interface reads the header straight into SafetensorsFile: values nobody
+// asks for (unknown fields) are checked by the parser and dropped, so memory stays proportional to
+// what is kept. The parser checks the syntax (strings, UTF-8, escapes, numbers, trailing text);
+// HeaderReader adds what safetensors needs on top: unique keys, the shape of each entry, integer
+// fields that fit 64 bits, and a nesting limit.
 
-// Thrown inside the parser; parse_safetensors prefixes the file name.
+// Thrown inside the reader; parse_safetensors prefixes the file name.
 struct Problem {
   std::string what;
 };
 
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
+// What a JSON value is ("a string", ...), for messages.
+enum class Kind { Null, Boolean, Number, String, Object, Array };
+const char* kind_name(Kind k) {
+  switch (k) {
+  case Kind::Null:
+    return "null";
+  case Kind::Boolean:
+    return "a boolean";
+  case Kind::Number:
+    return "a number";
+  case Kind::String:
+    return "a string";
+  case Kind::Object:
+    return "an object";
+  case Kind::Array:
+    return "an array";
   }
+  return "a value";
 }
 
-// Length of the valid UTF-8 sequence starting at s[i] (1..4), or 0 if it is not valid UTF-8
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t utf8_sequence(std::string_view s, size_t i) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  size_t len;
-  uint32_t cp;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2, cp = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3, cp = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4, cp = c & 0x07;
-  } else {
-    return 0;
+// nlohmann's syntax messages in this file's words (the tests and users grep for these); the first
+// fragment found wins, anything else keeps nlohmann's own text.
+constexpr std::array<std::pair<const char*, const char*>, 9> kSyntaxWords{{
+    {"'\\u' must be followed by 4 hex digits", "bad hex digit in \\u escape"},
+    {"must be followed by U+DC00..U+DFFF", "high surrogate not followed by a low surrogate"},
+    {"must follow U+D800..U+DBFF", "lone low surrogate in \\u escape"},
+    {"control character", "unescaped control character in a string"},
+    {"ill-formed UTF-8 byte", "invalid UTF-8"},
+    {"missing closing quote", "unterminated string"},
+    {"invalid number", "bad number"},
+    {"; expected end of input", "trailing characters after the JSON value"},
+    {"parsing object key", "expected a string key"},
+}};
+
+std::string syntax_message(std::string_view header, size_t position, const std::string& detail) {
+  // nlohmann reports position as characters read; the offending byte is the last one.
+  size_t at = position ? position - 1 : 0;
+  std::string head = "invalid JSON header at byte " + std::to_string(at) + ": ";
+  if (detail.find("forbidden character after backslash") != std::string::npos && at < header.size())
+    return head + "unknown escape \\" + std::string(1, header[at]);
+  for (const auto& [theirs, ours] : kSyntaxWords)
+    if (detail.find(theirs) != std::string::npos) return head + ours;
+  if (detail.find("invalid literal") != std::string::npos)
+    return head + "unexpected " + quote(header.substr(std::min(at, header.size()), 1));
+  // "[01]" lexes as 0 then 1: a number right after a lone 0 is a leading zero.
+  if (detail.find("unexpected number literal") != std::string::npos) {
+    size_t start = at + 1; // the unexpected number ends at `at`; find where it starts
+    while (start > 0 && header[start - 1] >= '0' && header[start - 1] <= '9') --start;
+    if (start < at + 1 && start + 1 < header.size() && header[start] == '0' &&
+        (start == 0 || header[start - 1] < '0' || header[start - 1] > '9'))
+      return head + "leading zero in a number";
   }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-      (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return len;
+  // Keep nlohmann's "unexpected ...; expected ..." part, in this file's terms.
+  std::string text = detail;
+  if (auto dash = text.find(" - "); dash != std::string::npos) text = text.substr(dash + 3);
+  for (size_t p; (p = text.find("end of input")) != std::string::npos;)
+    text.replace(p, 12, "end of the header");
+  return head + text;
 }
 
-struct Number {
-  std::string text;             // the literal
-  std::optional<uint64_t> uint; // set for a non-negative integer that fits 64 bits
-};
-
-class JsonReader {
+class HeaderReader {
 public:
-  explicit JsonReader(std::string_view src) : s_(src) {}
+  explicit HeaderReader(std::string_view header, SafetensorsFile& out) : header_(header), f_(out) {}
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Problem{"invalid JSON header at byte " + std::to_string(pos_) + ": " + what};
-  }
-  void skip_ws() {
-    while (!at_end() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
-  }
-  // What the next value is ("a string", ...), for messages; reading it later reports bad syntax.
-  const char* next_kind() const {
-    switch (peek()) {
-    case '{':
-      return "an object";
-    case '[':
-      return "an array";
-    case '"':
-      return "a string";
-    case 't':
-    case 'f':
-      return "a boolean";
-    case 'n':
-      return "null";
-    case '\0':
-      return "nothing";
-    default:
-      return (peek() == '-' || (peek() >= '0' && peek() <= '9')) ? "a number" : "an invalid value";
-    }
-  }
-  char peek() const { return at_end() ? '\0' : s_[pos_]; }
-  void finish() {
-    skip_ws();
-    if (!at_end()) fail("trailing characters after the JSON value");
+  // Call after the parse: throws unless the header was an object.
+  void finish() const {
+    if (top_kind_) throw Problem{"header is " + std::string(kind_name(*top_kind_)) + ", not a JSON object"};
   }
 
-  // Reads an object; on_member(key) must read the member's value. Keys must be unique.
-  template <class F> void object(int depth, F&& on_member) {
-    check_depth(depth);
-    expect('{');
-    skip_ws();
-    if (peek() == '}') {
-      ++pos_;
-      return;
-    }
-    std::unordered_set<std::string> seen;
-    for (;;) {
-      skip_ws();
-      if (peek() != '"') fail("expected a string key");
-      size_t key_pos = pos_;
-      std::string key = string();
-      if (!seen.insert(key).second) {
-        pos_ = key_pos;
-        fail("duplicate key " + quote(key));
-      }
-      skip_ws();
-      expect(':');
-      skip_ws();
-      on_member(std::move(key));
-      skip_ws();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      expect('}');
-      return;
-    }
+  // nlohmann SAX events. Each returns true (keep going) or throws Problem.
+  bool null() { return scalar(Kind::Null); }
+  bool boolean(bool) { return scalar(Kind::Boolean); }
+  bool number_integer(int64_t v) { // only literals with a leading '-' arrive here
+    return number(v == 0 ? "-0" : std::to_string(v), std::nullopt);
   }
-
-  // Reads an array; on_item(index) must read the item.
-  template <class F> void array(int depth, F&& on_item) {
-    check_depth(depth);
-    expect('[');
-    skip_ws();
-    if (peek() == ']') {
-      ++pos_;
-      return;
+  bool number_unsigned(uint64_t v) { return number(std::to_string(v), v); }
+  bool number_float(double, const std::string& text) { return number(text, std::nullopt); }
+  bool string(std::string& s) {
+    Frame* f = top();
+    if (f && f->role == Role::Entry && key_ == "dtype") {
+      entry_.dtype_code = std::move(s);
+      return true;
     }
-    for (size_t i = 0;; ++i) {
-      skip_ws();
-      on_item(i);
-      skip_ws();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      expect(']');
-      return;
+    if (f && f->role == Role::Metadata) {
+      f_.metadata.emplace(key_, std::move(s));
+      return true;
     }
+    return scalar(Kind::String);
   }
-
-  // Validates and discards any value.
-  void skip(int depth) {
-    check_depth(depth);
-    if (at_end()) fail("unexpected end of the header");
-    switch (s_[pos_]) {
-    case '{':
-      object(depth, [&](std::string) { skip(depth + 1); });
-      break;
-    case '[':
-      array(depth, [&](size_t) { skip(depth + 1); });
-      break;
-    case '"':
-      (void)string();
-      break;
-    case 't':
-      literal("true");
-      break;
-    case 'f':
-      literal("false");
-      break;
-    case 'n':
-      literal("null");
-      break;
-    default:
-      if (s_[pos_] == '-' || (s_[pos_] >= '0' && s_[pos_] <= '9'))
-        (void)number();
-      else
-        fail("unexpected " + quote(s_.substr(pos_, 1)));
-    }
+  bool binary(std::vector<uint8_t>&) { return scalar(Kind::String); } // not produced by JSON input
+  bool key(std::string& k) {
+    Frame* f = top();
+    if (!f->keys.insert(k).second) throw Problem{"duplicate key " + quote(k)};
+    key_ = std::move(k);
+    return true;
   }
-
-  std::string string() {
-    expect('"');
-    std::string out;
-    for (;;) {
-      if (at_end()) fail("unterminated string");
-      auto c = static_cast<unsigned char>(s_[pos_]);
-      if (c == '"') {
-        ++pos_;
-        return out;
-      }
-      if (c < 0x20) fail("unescaped control character in a string");
-      if (c == '\\') {
-        ++pos_;
-        if (at_end()) fail("unterminated escape");
-        char e = s_[pos_++];
-        switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          uint32_t cp = hex4();
-          if (cp >= 0xDC00 && cp <= 0xDFFF) fail("lone low surrogate in \\u escape");
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (s_.substr(pos_, 2) != "\\u") fail("high surrogate not followed by a low surrogate");
-            pos_ += 2;
-            uint32_t lo = hex4();
-            if (lo < 0xDC00 || lo > 0xDFFF) fail("high surrogate not followed by a low surrogate");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default:
-          --pos_;
-          fail("unknown escape \\" + std::string(1, e));
-        }
-        continue;
-      }
-      size_t len = utf8_sequence(s_, pos_);
-      if (len == 0) fail("invalid UTF-8");
-      out.append(s_.substr(pos_, len));
-      pos_ += len;
-    }
-  }
-
-  Number number() {
-    size_t start = pos_;
-    bool negative = false, integral = true;
-    if (peek() == '-') {
-      negative = true;
-      ++pos_;
-    }
-    auto digit = [&] { return !at_end() && s_[pos_] >= '0' && s_[pos_] <= '9'; };
-    if (!digit()) fail("bad number");
-    if (s_[pos_] == '0') {
-      ++pos_;
-      if (digit()) fail("leading zero in a number");
-    } else {
-      while (digit()) ++pos_;
-    }
-    if (peek() == '.') {
-      integral = false;
-      ++pos_;
-      if (!digit()) fail("bad number");
-      while (digit()) ++pos_;
-    }
-    if (peek() == 'e' || peek() == 'E') {
-      integral = false;
-      ++pos_;
-      if (peek() == '+' || peek() == '-') ++pos_;
-      if (!digit()) fail("bad number");
-      while (digit()) ++pos_;
-    }
-    Number n{std::string(s_.substr(start, std::min<size_t>(pos_ - start, 40))), std::nullopt};
-    if (pos_ - start > 40) n.text += "...";
-    if (integral && !negative) {
-      uint64_t x = 0;
-      bool overflow = false;
-      for (size_t i = start; i < pos_ && !overflow; ++i)
-        overflow = __builtin_mul_overflow(x, uint64_t(10), &x) ||
-                   __builtin_add_overflow(x, uint64_t(s_[i] - '0'), &x);
-      if (!overflow) n.uint = x;
-    }
-    return n;
+  bool start_object(size_t) { return open(Kind::Object); }
+  bool start_array(size_t) { return open(Kind::Array); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool parse_error(size_t position, const std::string&, const nlohmann::detail::exception& e) {
+    throw Problem{syntax_message(header_, position, e.what())};
   }
 
 private:
-  std::string_view s_;
-  size_t pos_ = 0;
+  // What a container is, for the events inside it.
+  enum class Role { Top, Metadata, Entry, Shape, Offsets, Skip };
+  struct Frame {
+    Role role;
+    std::unordered_set<std::string> keys; // objects: the keys seen so far
+    size_t items = 0;                     // arrays: items seen so far
+  };
+  // The entry being read: raw fields, checked when its object closes.
+  struct PendingEntry {
+    std::string name;
+    std::optional<std::string> dtype_code;
+    std::optional<std::vector<uint64_t>> shape, offsets;
+  };
 
-  bool at_end() const { return pos_ >= s_.size(); }
-  void check_depth(int depth) const {
-    if (depth > kMaxJsonDepth) fail("nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  }
-  void expect(char c) {
-    if (at_end()) fail(std::string("expected '") + c + "', found the end of the header");
-    if (s_[pos_] != c) fail(std::string("expected '") + c + "', found " + quote(s_.substr(pos_, 1)));
-    ++pos_;
-  }
-  void literal(std::string_view word) {
-    if (s_.substr(pos_, word.size()) != word) fail("unexpected " + quote(s_.substr(pos_, 1)));
-    pos_ += word.size();
-  }
-  uint32_t hex4() {
-    if (pos_ + 4 > s_.size()) fail("truncated \\u escape");
-    uint32_t cp = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = s_[pos_++];
-      cp <<= 4;
-      if (c >= '0' && c <= '9')
-        cp |= uint32_t(c - '0');
-      else if (c >= 'a' && c <= 'f')
-        cp |= uint32_t(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F')
-        cp |= uint32_t(c - 'A' + 10);
-      else
-        fail("bad hex digit in \\u escape");
+  std::string_view header_;
+  SafetensorsFile& f_;
+  std::vector<Frame> stack_;
+  std::string key_; // the last key of the innermost object
+  PendingEntry entry_;
+  std::optional<Kind> top_kind_; // set when the header is not an object
+
+  Frame* top() { return stack_.empty() ? nullptr : &stack_.back(); }
+  std::string tensor() const { return "tensor " + quote(entry_.name); }
+
+  // Which role a value of `kind` takes here; throws if it does not belong.
+  Role place(Kind kind) {
+    Frame* f = top();
+    if (!f) {
+      if (kind == Kind::Object) return Role::Top;
+      top_kind_ = kind; // reported after the parse, so a syntax error inside is reported as such
+      return Role::Skip;
     }
-    return cp;
+    switch (f->role) {
+    case Role::Top:
+      if (key_ == "__metadata__") {
+        if (kind == Kind::Null) return Role::Skip;
+        if (kind != Kind::Object)
+          throw Problem{"\"__metadata__\" must be an object of strings, found " +
+                        std::string(kind_name(kind))};
+        return Role::Metadata;
+      }
+      entry_ = PendingEntry{key_, std::nullopt, std::nullopt, std::nullopt};
+      if (kind != Kind::Object) throw Problem{tensor() + ": expected an object, found " + kind_name(kind)};
+      return Role::Entry;
+    case Role::Metadata:
+      throw Problem{"\"__metadata__\" value of " + quote(key_) + " must be a string, found " +
+                    kind_name(kind)};
+    case Role::Entry:
+      if (key_ == "dtype") throw Problem{tensor() + ": \"dtype\" must be a string, found " + kind_name(kind)};
+      if (key_ == "shape") {
+        if (kind != Kind::Array)
+          throw Problem{tensor() + ": \"shape\" must be an array, found " + kind_name(kind)};
+        entry_.shape.emplace();
+        return Role::Shape;
+      }
+      if (key_ == "data_offsets") {
+        if (kind != Kind::Array) throw Problem{tensor() + ": \"data_offsets\" must be [begin, end]"};
+        entry_.offsets.emplace();
+        return Role::Offsets;
+      }
+      return Role::Skip; // other keys are ignored, as the reference implementation does
+    case Role::Shape:
+    case Role::Offsets:
+      throw Problem{item_name(*f) + " must be an integer, found " + kind_name(kind)};
+    case Role::Skip:
+      return Role::Skip;
+    }
+    return Role::Skip;
+  }
+
+  std::string item_name(const Frame& f) const {
+    return tensor() + (f.role == Role::Shape ? ": shape[" : ": data_offsets[") + std::to_string(f.items) +
+           "]";
+  }
+
+  bool scalar(Kind kind) {
+    (void)place(kind);
+    return true;
+  }
+
+  bool open(Kind kind) {
+    Role role = place(kind);
+    if (stack_.size() > size_t(kMaxJsonDepth))
+      throw Problem{"invalid JSON header: nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+    stack_.push_back(Frame{role, {}, 0});
+    return true;
+  }
+
+  bool close() {
+    Role role = stack_.back().role;
+    size_t items = stack_.back().items;
+    stack_.pop_back();
+    if (role == Role::Offsets && items != 2)
+      throw Problem{tensor() + ": \"data_offsets\" must be [begin, end]"};
+    if (role == Role::Entry) f_.entries.push_back(finish_entry());
+    return true;
+  }
+
+  // A shape dimension or an offset: a non-negative integer that fits 64 bits.
+  bool number(const std::string& text, std::optional<uint64_t> value) {
+    Frame* f = top();
+    if (!f || (f->role != Role::Shape && f->role != Role::Offsets)) return scalar(Kind::Number);
+    if (f->role == Role::Offsets && f->items >= 2)
+      throw Problem{tensor() + ": \"data_offsets\" must be [begin, end]"};
+    std::string what = item_name(*f);
+    std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+    if (!value) {
+      if (text.find_first_of(".eE") != std::string::npos)
+        throw Problem{what + " must be an integer, found " + shown};
+      if (text[0] == '-') throw Problem{what + " must not be negative, found " + shown};
+      throw Problem{what + " overflows 64 bits: " + shown};
+    }
+    (f->role == Role::Shape ? *entry_.shape : *entry_.offsets).push_back(*value);
+    ++f->items;
+    return true;
+  }
+
+  SafetensorsEntry finish_entry() {
+    const std::string tensor = this->tensor();
+    if (!entry_.dtype_code) throw Problem{tensor + ": missing \"dtype\""};
+    if (!entry_.shape) throw Problem{tensor + ": missing \"shape\""};
+    if (!entry_.offsets) throw Problem{tensor + ": missing \"data_offsets\""};
+    const DtypeCode* code = find_code(*entry_.dtype_code);
+    if (!code)
+      throw Problem{tensor + ": unknown dtype " + quote(*entry_.dtype_code) +
+                    " (supported: BOOL U8 I8 I16 U16 I32 U32 I64 U64 F16 BF16 F32 F64)"};
+    SafetensorsEntry e;
+    e.name = entry_.name;
+    e.dtype = code->dtype;
+    const std::vector<uint64_t>& shape = *entry_.shape;
+    uint64_t elements = 1;
+    bool overflow = false;
+    for (uint64_t d : shape) {
+      if (d > uint64_t(INT64_MAX)) overflow = true;
+      if (__builtin_mul_overflow(elements, d, &elements)) overflow = true;
+    }
+    uint64_t bytes = 0;
+    if (overflow || elements > uint64_t(INT64_MAX) ||
+        __builtin_mul_overflow(elements, code->itemsize, &bytes)) {
+      std::string dims;
+      for (size_t i = 0; i < shape.size() && i < 16; ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
+      if (shape.size() > 16) dims += ", ...";
+      throw Problem{tensor + ": shape [" + dims + "] overflows (element count or byte size beyond 64 bits)"};
+    }
+    e.shape.assign(shape.begin(), shape.end());
+    e.begin = (*entry_.offsets)[0];
+    e.end = (*entry_.offsets)[1];
+    if (e.begin > e.end)
+      throw Problem{tensor + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                    "] is not [begin, end] with begin <= end"};
+    if (e.end - e.begin != bytes)
+      throw Problem{tensor + ": byte size " + std::to_string(e.end - e.begin) + " of data_offsets [" +
+                    std::to_string(e.begin) + ", " + std::to_string(e.end) + "] does not match " +
+                    std::to_string(elements) + " elements of " + code->code + " (" + std::to_string(bytes) +
+                    " bytes)"};
+    return e;
   }
 };
-
-// A non-negative integer field (shape dimension, offset).
-uint64_t read_uint(JsonReader& r, const std::string& what) {
-  const char* kind = r.next_kind();
-  if (std::string_view(kind) != "a number") {
-    if (std::string_view(kind) == "an invalid value" || std::string_view(kind) == "nothing")
-      r.skip(0); // reports it
-    throw Problem{what + " must be an integer, found " + kind};
-  }
-  Number n = r.number();
-  if (!n.uint) {
-    if (n.text.find_first_of(".eE") != std::string::npos)
-      throw Problem{what + " must be an integer, found " + n.text};
-    if (n.text[0] == '-') throw Problem{what + " must not be negative, found " + n.text};
-    throw Problem{what + " overflows 64 bits: " + n.text};
-  }
-  return *n.uint;
-}
-
-// Reads a tensor's object (the reader is at its value).
-SafetensorsEntry read_entry(JsonReader& r, const std::string& name) {
-  std::string tensor = "tensor " + quote(name);
-  if (r.peek() != '{') {
-    const char* kind = r.next_kind();
-    r.skip(1);
-    throw Problem{tensor + ": expected an object, found " + kind};
-  }
-  SafetensorsEntry e;
-  e.name = name;
-  std::optional<std::string> dt;
-  std::optional<std::vector<uint64_t>> shape;
-  std::optional<std::vector<uint64_t>> offsets;
-  r.object(1, [&](std::string key) {
-    if (key == "dtype") {
-      if (r.peek() != '"') throw Problem{tensor + ": \"dtype\" must be a string, found " + r.next_kind()};
-      dt = r.string();
-    } else if (key == "shape") {
-      if (r.peek() != '[') throw Problem{tensor + ": \"shape\" must be an array, found " + r.next_kind()};
-      shape.emplace();
-      r.array(2, [&](size_t i) {
-        shape->push_back(read_uint(r, tensor + ": shape[" + std::to_string(i) + "]"));
-      });
-    } else if (key == "data_offsets") {
-      std::string bad = tensor + ": \"data_offsets\" must be [begin, end]";
-      if (r.peek() != '[') throw Problem{bad};
-      offsets.emplace();
-      r.array(2, [&](size_t i) {
-        if (i >= 2) throw Problem{bad};
-        offsets->push_back(read_uint(r, tensor + ": data_offsets[" + std::to_string(i) + "]"));
-      });
-      if (offsets->size() != 2) throw Problem{bad};
-    } else {
-      r.skip(2); // other keys are ignored, as the reference implementation does
-    }
-  });
-  if (!dt) throw Problem{tensor + ": missing \"dtype\""};
-  if (!shape) throw Problem{tensor + ": missing \"shape\""};
-  if (!offsets) throw Problem{tensor + ": missing \"data_offsets\""};
-
-  const DtypeCode* code = find_code(*dt);
-  if (!code)
-    throw Problem{tensor + ": unknown dtype " + quote(*dt) +
-                  " (supported: BOOL U8 I8 I16 U16 I32 U32 I64 U64 F16 BF16 F32 F64)"};
-  e.dtype = code->dtype;
-
-  uint64_t elements = 1;
-  bool overflow = false;
-  for (uint64_t d : *shape) {
-    if (d > uint64_t(INT64_MAX)) overflow = true;
-    if (__builtin_mul_overflow(elements, d, &elements)) overflow = true;
-  }
-  uint64_t bytes = 0;
-  if (overflow || elements > uint64_t(INT64_MAX) ||
-      __builtin_mul_overflow(elements, code->itemsize, &bytes)) {
-    std::string dims;
-    for (size_t i = 0; i < shape->size() && i < 16; ++i)
-      dims += (i ? ", " : "") + std::to_string((*shape)[i]);
-    if (shape->size() > 16) dims += ", ...";
-    throw Problem{tensor + ": shape [" + dims + "] overflows (element count or byte size beyond 64 bits)"};
-  }
-  e.shape.assign(shape->begin(), shape->end());
-
-  e.begin = (*offsets)[0];
-  e.end = (*offsets)[1];
-  if (e.begin > e.end)
-    throw Problem{tensor + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                  "] is not [begin, end] with begin <= end"};
-  if (e.end - e.begin != bytes)
-    throw Problem{tensor + ": byte size " + std::to_string(e.end - e.begin) + " of data_offsets [" +
-                  std::to_string(e.begin) + ", " + std::to_string(e.end) + "] does not match " +
-                  std::to_string(elements) + " elements of " + code->code + " (" + std::to_string(bytes) +
-                  " bytes)"};
-  return e;
-}
 
 uint64_t read_le64(const std::byte* p) {
   uint64_t n = 0;
@@ -515,31 +369,9 @@ SafetensorsFile parse_header(std::string_view header, uint64_t header_size, uint
   f.header_size = header_size;
   f.data_start = 8 + header_size;
   f.data_size = file_size - f.data_start;
-  JsonReader r(header);
-  r.skip_ws();
-  if (r.peek() != '{') {
-    const char* kind = r.next_kind();
-    r.skip(0); // a syntax error is reported as such
-    throw Problem{"header is " + std::string(kind) + ", not a JSON object"};
-  }
-  r.object(0, [&](std::string key) {
-    if (key != "__metadata__") {
-      f.entries.push_back(read_entry(r, key));
-      return;
-    }
-    if (r.peek() == 'n') {
-      r.skip(1);
-      return;
-    }
-    if (r.peek() != '{')
-      throw Problem{"\"__metadata__\" must be an object of strings, found " + std::string(r.next_kind())};
-    r.object(1, [&](std::string k) {
-      if (r.peek() != '"')
-        throw Problem{"\"__metadata__\" value of " + quote(k) + " must be a string, found " + r.next_kind()};
-      f.metadata.emplace(std::move(k), r.string());
-    });
-  });
-  r.finish();
+  HeaderReader reader(header, f);
+  nlohmann::json::sax_parse(header.begin(), header.end(), &reader);
+  reader.finish();
   // Coverage: sorted by offsets, each tensor must start where the previous ended and the last one
   // must end at the end of the buffer.
   std::vector<const SafetensorsEntry*> order;
@@ -598,17 +430,15 @@ SafetensorsFile parse_checked(std::string_view header, uint64_t n, uint64_t file
 #ifndef TG_STATE_PARSE_ONLY
 std::string show_path(const std::filesystem::path& p) { return quote(p.string()); }
 
+// The whole file, or its first `limit` bytes; directories and other non-regular files are refused
+// before anything is allocated.
 std::vector<std::byte> read_file(const std::filesystem::path& path, const std::string& shown,
-                                 std::optional<uint64_t> limit = {}) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) raise(shown, "cannot be opened: " + std::string(std::strerror(errno)));
-  in.seekg(0, std::ios::end);
-  auto size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
-  uint64_t n = limit ? std::min(*limit, size) : size;
-  std::vector<std::byte> data(n);
-  if (n && !in.read(reinterpret_cast<char*>(data.data()), std::streamsize(n))) raise(shown, "read failed");
-  return data;
+                                 uint64_t limit = std::numeric_limits<uint64_t>::max()) {
+  try {
+    return sdk::read_file(path, limit);
+  } catch (const sdk::FileError& e) {
+    raise(shown, e.what());
+  }
 }
 
 uint64_t file_size_of(const std::filesystem::path& path, const std::string& shown) {
@@ -618,33 +448,13 @@ uint64_t file_size_of(const std::filesystem::path& path, const std::string& show
   return size;
 }
 
-void json_string(std::string& out, std::string_view s, const std::string& what) {
-  for (size_t i = 0; i < s.size();) {
-    size_t len = utf8_sequence(s, i);
-    if (len == 0) throw SafetensorsError("safe_save: " + what + " " + quote(s) + " is not valid UTF-8");
-    i += len;
+// A JSON string literal; nlohmann refuses text that is not valid UTF-8.
+void json_string(std::string& out, const std::string& s, const std::string& what) {
+  try {
+    out += nlohmann::json(s).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw SafetensorsError("safe_save: " + what + " " + quote(s) + " is not valid UTF-8");
   }
-  out += '"';
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"')
-      out += "\\\"";
-    else if (c == '\\')
-      out += "\\\\";
-    else if (c == '\n')
-      out += "\\n";
-    else if (c == '\r')
-      out += "\\r";
-    else if (c == '\t')
-      out += "\\t";
-    else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else
-      out += ch;
-  }
-  out += '"';
 }
 #endif
 
@@ -701,33 +511,15 @@ void safe_save(const std::filesystem::path& path, const std::map<std::string, Te
   header += '}';
   header.append((8 - header.size() % 8) % 8, ' ');
 
-  static std::atomic<uint64_t> counter{0};
-  std::filesystem::path tmp = path; // same directory, so the rename is atomic
-  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw SafetensorsError("safe_save " + shown + ": cannot create " + show_path(tmp) + ": " +
-                             std::strerror(errno));
-    unsigned char prefix[8];
-    uint64_t n = header.size();
-    for (int i = 0; i < 8; ++i) prefix[i] = static_cast<unsigned char>(n >> (8 * i));
-    out.write(reinterpret_cast<const char*>(prefix), 8);
-    out.write(header.data(), std::streamsize(header.size()));
-    for (const auto& b : blobs) out.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw SafetensorsError("safe_save " + shown + ": write failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw SafetensorsError("safe_save " + shown + ": cannot rename the temporary file: " + ec.message());
+  std::byte prefix[8];
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) prefix[i] = std::byte(uint8_t(n >> (8 * i)));
+  std::vector<std::span<const std::byte>> parts{prefix, std::as_bytes(std::span(header))};
+  for (const auto& b : blobs) parts.emplace_back(b);
+  try {
+    sdk::write_file_durably(path, parts);
+  } catch (const sdk::FileError& e) {
+    throw SafetensorsError("safe_save " + shown + ": " + e.what());
   }
 }
 
@@ -745,11 +537,10 @@ std::map<std::string, Tensor> safe_load(const std::filesystem::path& path, const
 
 std::map<std::string, std::string> safe_load_metadata(const std::filesystem::path& path) {
   std::string shown = show_path(path);
+  std::vector<std::byte> prefix = read_file(path, shown, 8); // refuses what is not a regular file
   uint64_t size = file_size_of(path, shown);
-  if (size < 8)
+  if (prefix.size() < 8 || size < 8)
     raise(shown, "file of " + std::to_string(size) + " bytes is shorter than the 8-byte header size prefix");
-  std::vector<std::byte> prefix = read_file(path, shown, 8);
-  if (prefix.size() < 8) raise(shown, "file is shorter than the 8-byte header size prefix");
   uint64_t n = check_prefix(prefix.data(), size, shown);
   std::vector<std::byte> head = read_file(path, shown, 8 + n);
   if (head.size() < 8 + n) raise(shown, "file shrank while being read");

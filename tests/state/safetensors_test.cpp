@@ -3,6 +3,8 @@
 #include "kernel/tensor/state.hpp"
 #include "test_util.hpp"
 
+#include <sys/stat.h>
+
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -347,6 +349,43 @@ BOOST_AUTO_TEST_CASE(file_errors_name_the_file) {
                                    {"bad.safetensors", "beyond the file size"});
   // Every error is a tg::Error.
   BOOST_CHECK_THROW(tg::safe_load(p), tg::Error);
+}
+
+// `tg train --load DIR` used to ask for a 2^63-byte allocation: non-regular files are refused
+// before anything is read, and a FIFO must not block the reader.
+BOOST_AUTO_TEST_CASE(load_refuses_non_regular_files) {
+  TempDir dir;
+  fs::create_directory(dir / "ckpt");
+  require_throws<SafetensorsError>([&] { tg::safe_load(dir / "ckpt"); },
+                                   {"ckpt", "is a directory, not a regular file"});
+  require_throws<SafetensorsError>([&] { tg::safe_load_metadata(dir / "ckpt"); }, {"ckpt", "is a directory"});
+  BOOST_REQUIRE_EQUAL(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  require_throws<SafetensorsError>([&] { tg::safe_load(dir / "fifo"); }, {"fifo", "is a FIFO"});
+}
+
+// safe_save goes through a synced temporary file: the result is complete, no temporary is left
+// behind, and a destination that cannot be written is a typed error naming it.
+BOOST_AUTO_TEST_CASE(save_replaces_atomically) {
+  TempDir dir;
+  auto p = dir / "m.safetensors";
+  tg::safe_save(p, {{"w", Tensor::from_vector(std::vector<float>{1, 2, 3}, {3})}}, {{"k", "v"}});
+  tg::safe_save(p, {{"w", Tensor::from_vector(std::vector<float>{4, 5}, {2})}}, {{"k", "v2"}});
+  auto back = tg::safe_load(p);
+  BOOST_CHECK(values_of<float>(back.at("w")) == (std::vector<float>{4, 5}));
+  BOOST_CHECK(tg::safe_load_metadata(p).at("k") == "v2");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir.path)) names.push_back(e.path().filename().string());
+  BOOST_CHECK(names == std::vector<std::string>{"m.safetensors"});
+  require_throws<SafetensorsError>(
+      [&] {
+        tg::safe_save(dir / "no-such-dir" / "m.safetensors", {{"w", back.at("w")}});
+      },
+      {"no-such-dir", "cannot create"});
+  require_throws<SafetensorsError>(
+      [&] {
+        tg::safe_save(p, {{"w", back.at("w")}}, {{"k", "\xFF"}});
+      },
+      {"metadata value", "not valid UTF-8"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()
