@@ -1,15 +1,18 @@
-// IDX reader (raw or gzip, via zlib's inflate) and the MNIST loader (see datasets.hpp).
+// IDX reader (raw or gzip, via zlib's inflate) and the MNIST loader (see datasets.hpp). Built with
+// -DTG_DATASETS_PARSE_ONLY (the fuzzer, tools/fuzz) only parse_idx is compiled, so it needs no
+// other object of the core.
 #include "kernel/tensor/datasets.hpp"
 
+#include <tg/sdk/bytes.hpp>
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
+#include <limits>
+#include <optional>
 #include <system_error>
+#include <tuple>
 
 namespace tg {
 namespace {
@@ -18,11 +21,83 @@ namespace {
   throw DatasetError("IDX file " + file + ": " + what);
 }
 
-std::string show(const std::filesystem::path& p) { return "\"" + p.string() + "\""; }
+[[maybe_unused]] std::string show(const std::filesystem::path& p) { return "\"" + p.string() + "\""; }
 
-// Inflates a gzip stream (several concatenated members are allowed, as gzip(1) does).
+uint32_t be32(const std::byte* p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+}
+
+// The element type named by the magic's third byte.
+std::pair<DType, int> idx_type(std::byte code, const std::string& name) {
+  switch (uint8_t(code)) {
+  case 0x08:
+    return {dtypes::uint8, 1};
+  case 0x09:
+    return {dtypes::int8, 1};
+  case 0x0B:
+    return {dtypes::int16, 2};
+  case 0x0C:
+    return {dtypes::int32, 4};
+  case 0x0D:
+    return {dtypes::float32, 4};
+  case 0x0E:
+    return {dtypes::float64, 8};
+  default: {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "0x%02X", unsigned(code));
+    raise(name, std::string("bad magic: unknown data type ") + buf);
+  }
+  }
+}
+
+// The header of an IDX image: dtype, shape, and the total size (header + data) it declares.
+struct IdxHeader {
+  DType dtype = dtypes::uint8;
+  int itemsize = 1;
+  std::vector<int64_t> shape;
+  size_t header_bytes = 0;
+  uint64_t data_bytes = 0;
+};
+
+// Reads the header from the first bytes of an IDX image; nullopt while `bytes` is too short to
+// hold it (`final`: there are no more bytes, so that is an error).
+std::optional<IdxHeader> read_header(std::span<const std::byte> bytes, const std::string& name, bool final) {
+  if (bytes.size() < 4) {
+    if (!final) return std::nullopt;
+    raise(name, "truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the 4-byte magic");
+  }
+  if (bytes[0] != std::byte{0} || bytes[1] != std::byte{0})
+    raise(name, "bad magic: the first two bytes must be 00 00 (is this an IDX file?)");
+  IdxHeader h;
+  std::tie(h.dtype, h.itemsize) = idx_type(bytes[2], name);
+  size_t ndim = size_t(bytes[3]);
+  h.header_bytes = 4 + 4 * ndim;
+  if (bytes.size() < h.header_bytes) {
+    if (!final) return std::nullopt;
+    raise(name, "truncated: " + std::to_string(ndim) + " dimensions need a " +
+                    std::to_string(h.header_bytes) + "-byte header, the file has " +
+                    std::to_string(bytes.size()) + " bytes");
+  }
+  uint64_t count = 1;
+  bool overflow = false;
+  for (size_t i = 0; i < ndim; ++i) {
+    uint32_t d = be32(bytes.data() + 4 + 4 * i);
+    h.shape.push_back(int64_t(d));
+    overflow |= __builtin_mul_overflow(count, uint64_t(d), &count);
+  }
+  overflow |= __builtin_mul_overflow(count, uint64_t(h.itemsize), &h.data_bytes);
+  if (overflow || h.data_bytes > std::numeric_limits<uint64_t>::max() - h.header_bytes)
+    raise(name, "truncated: the shape needs more than 2^64 data bytes, the file has " +
+                    std::to_string(bytes.size() - h.header_bytes));
+  return h;
+}
+
+// Inflates a gzip stream (several concatenated members are allowed, as gzip(1) does). Stops as soon
+// as the output is larger than the IDX header at its start declares, so a small file that inflates
+// to gigabytes (a gzip bomb) costs no more memory than the header promised.
 std::vector<std::byte> gunzip(std::span<const std::byte> in, const std::string& name) {
   std::vector<std::byte> out;
+  std::optional<uint64_t> limit; // header + data bytes, once the header has been inflated
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) raise(name, "zlib inflateInit2 failed");
   struct End {
@@ -40,6 +115,12 @@ std::vector<std::byte> gunzip(std::span<const std::byte> in, const std::string& 
     int rc = inflate(&zs, Z_NO_FLUSH);
     pos += avail - zs.avail_in;
     out.insert(out.end(), chunk.begin(), chunk.begin() + std::ptrdiff_t(chunk.size() - zs.avail_out));
+    if (!limit)
+      if (auto h = read_header(out, name, false)) limit = h->header_bytes + h->data_bytes;
+    if (limit && out.size() > *limit)
+      raise(name, "size mismatch: the gzip stream inflates to more than the " + std::to_string(*limit) +
+                      " bytes its IDX header declares (stopped after " + std::to_string(out.size()) +
+                      " bytes; a corrupt file or a gzip bomb)");
     if (rc == Z_STREAM_END) {
       if (pos == in.size()) break;
       // Another member, unless the rest is not gzip (trailing garbage): refuse it.
@@ -59,10 +140,6 @@ std::vector<std::byte> gunzip(std::span<const std::byte> in, const std::string& 
   return out;
 }
 
-uint32_t be32(const std::byte* p) {
-  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
-}
-
 } // namespace
 
 IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name) {
@@ -71,80 +148,37 @@ IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name) {
     inflated = gunzip(bytes, name);
     bytes = inflated;
   }
-  if (bytes.size() < 4)
-    raise(name, "truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the 4-byte magic");
-  if (bytes[0] != std::byte{0} || bytes[1] != std::byte{0})
-    raise(name, "bad magic: the first two bytes must be 00 00 (is this an IDX file?)");
-  IdxArray a;
-  int itemsize = 0;
-  switch (uint8_t(bytes[2])) {
-  case 0x08:
-    a.dtype = dtypes::uint8, itemsize = 1;
-    break;
-  case 0x09:
-    a.dtype = dtypes::int8, itemsize = 1;
-    break;
-  case 0x0B:
-    a.dtype = dtypes::int16, itemsize = 2;
-    break;
-  case 0x0C:
-    a.dtype = dtypes::int32, itemsize = 4;
-    break;
-  case 0x0D:
-    a.dtype = dtypes::float32, itemsize = 4;
-    break;
-  case 0x0E:
-    a.dtype = dtypes::float64, itemsize = 8;
-    break;
-  default: {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "0x%02X", unsigned(bytes[2]));
-    raise(name, std::string("bad magic: unknown data type ") + buf);
-  }
-  }
-  size_t ndim = size_t(bytes[3]);
-  size_t header = 4 + 4 * ndim;
-  if (bytes.size() < header)
-    raise(name, "truncated: " + std::to_string(ndim) + " dimensions need a " + std::to_string(header) +
-                    "-byte header, the file has " + std::to_string(bytes.size()) + " bytes");
-  uint64_t count = 1;
-  bool overflow = false;
-  for (size_t i = 0; i < ndim; ++i) {
-    uint32_t d = be32(bytes.data() + 4 + 4 * i);
-    a.shape.push_back(int64_t(d));
-    overflow |= __builtin_mul_overflow(count, uint64_t(d), &count);
-  }
-  uint64_t want = 0;
-  overflow |= __builtin_mul_overflow(count, uint64_t(itemsize), &want);
-  uint64_t have = bytes.size() - header;
-  if (overflow || want > have)
-    raise(name, "truncated: the shape needs " +
-                    (overflow ? std::string("more than 2^64") : std::to_string(want)) +
-                    " data bytes, the file has " + std::to_string(have));
+  IdxHeader h = *read_header(bytes, name, true);
+  uint64_t have = bytes.size() - h.header_bytes, want = h.data_bytes;
+  if (want > have)
+    raise(name, "truncated: the shape needs " + std::to_string(want) + " data bytes, the file has " +
+                    std::to_string(have));
   if (want < have)
     raise(name, "size mismatch: the shape needs " + std::to_string(want) + " data bytes, the file has " +
                     std::to_string(have) + " (" + std::to_string(have - want) + " trailing bytes)");
-  const std::byte* src = bytes.data() + header;
+  IdxArray a;
+  a.dtype = h.dtype;
+  a.shape = std::move(h.shape);
+  const std::byte* src = bytes.data() + h.header_bytes;
   a.data.assign(src, src + want);
-  if (itemsize > 1) // big-endian to host (little-endian)
-    for (size_t i = 0; i < a.data.size(); i += size_t(itemsize))
-      std::reverse(&a.data[i], &a.data[i] + itemsize);
+  if (h.itemsize > 1) // big-endian to host (little-endian)
+    for (size_t i = 0; i < a.data.size(); i += size_t(h.itemsize))
+      std::reverse(&a.data[i], &a.data[i] + h.itemsize);
   return a;
 }
+
+#ifndef TG_DATASETS_PARSE_ONLY
 
 IdxArray read_idx(const std::filesystem::path& path) {
   std::string name = show(path);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) raise(name, "does not exist");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) raise(name, std::string("cannot be opened: ") + std::strerror(errno));
   std::vector<std::byte> bytes;
-  in.seekg(0, std::ios::end);
-  auto size = static_cast<std::streamoff>(in.tellg());
-  if (size < 0) raise(name, "cannot determine its size");
-  in.seekg(0);
-  bytes.resize(size_t(size));
-  if (size && !in.read(reinterpret_cast<char*>(bytes.data()), size)) raise(name, "read failed");
+  try {
+    bytes = sdk::read_file(path);
+  } catch (const sdk::FileError& e) {
+    raise(name, e.what());
+  }
   return parse_idx(bytes, name);
 }
 
@@ -177,10 +211,16 @@ MnistData load_mnist(const std::filesystem::path& dir, const std::string& device
         "t10k-labels-idx1-ubyte, each optionally .gz); install the Debian package "
         "dataset-fashion-mnist, or pass --data DIR / set TG_MNIST_DIR to a directory holding them");
   }
+  // The trainer gathers 28x28 images by row and uses labels as class indices: check both here, so a
+  // wrong file fails with its name instead of reading out of bounds or training on garbage.
   auto images = [&](const std::filesystem::path& p) {
     IdxArray a = read_idx(p);
     if (a.dtype != dtypes::uint8 || a.shape.size() != 3)
       throw DatasetError("IDX file " + show(p) + ": expected uint8 images of shape (N, rows, cols)");
+    if (a.shape[1] != 28 || a.shape[2] != 28)
+      throw DatasetError("IDX file " + show(p) + ": images are " + std::to_string(a.shape[1]) + "x" +
+                         std::to_string(a.shape[2]) + ", MNIST images are 28x28");
+    if (a.shape[0] == 0) throw DatasetError("IDX file " + show(p) + ": holds 0 images");
     return Tensor::from_bytes(a.data, {a.shape[0], 1, a.shape[1], a.shape[2]}, dtypes::uint8, device);
   };
   auto labels = [&](const std::filesystem::path& p, int64_t n) {
@@ -190,6 +230,10 @@ MnistData load_mnist(const std::filesystem::path& dir, const std::string& device
     if (a.shape[0] != n)
       throw DatasetError("IDX file " + show(p) + ": " + std::to_string(a.shape[0]) + " labels for " +
                          std::to_string(n) + " images");
+    auto bad = std::find_if(a.data.begin(), a.data.end(), [](std::byte b) { return uint8_t(b) > 9; });
+    if (bad != a.data.end())
+      throw DatasetError("IDX file " + show(p) + ": label " + std::to_string(unsigned(*bad)) + " at index " +
+                         std::to_string(bad - a.data.begin()) + " is not a class 0..9");
     return Tensor::from_bytes(a.data, {a.shape[0]}, dtypes::uint8, device);
   };
   Tensor x_train = images(found[0]);
@@ -198,5 +242,7 @@ MnistData load_mnist(const std::filesystem::path& dir, const std::string& device
   Tensor y_test = labels(found[3], x_test.shape()[0]);
   return MnistData{x_train, y_train, x_test, y_test};
 }
+
+#endif // TG_DATASETS_PARSE_ONLY
 
 } // namespace tg

@@ -26,14 +26,17 @@ struct IdxArray {
   std::vector<std::byte> data; // host (little-endian) byte order, row-major
 };
 
-// Reads a raw or gzip-compressed IDX file. Errors (DatasetError) name the file.
+// Reads a raw or gzip-compressed IDX file. Errors (DatasetError) name the file. A gzip stream is
+// inflated only up to the size its IDX header declares: more is an error, found without
+// inflating the rest.
 IdxArray read_idx(const std::filesystem::path& path);
 // The same from bytes already in memory (gzip-compressed or not); `name` labels errors.
 IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name = "<memory>");
 
 // MNIST-format data as uint8 tensors: x (N, 1, 28, 28) pixels 0..255, y (N) class labels 0..9
 // (60000 train and 10000 test samples for MNIST and Fashion-MNIST). Cast/normalise as needed,
-// e.g. x.cast(dtypes::float32) / 255.
+// e.g. x.cast(dtypes::float32) / 255. load_mnist checks all of it: each set holds at least one
+// image, images are 28x28, labels are 0..9 and as many as the images.
 struct MnistData {
   Tensor x_train, y_train, x_test, y_test;
 };

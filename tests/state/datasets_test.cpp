@@ -191,3 +191,106 @@ BOOST_AUTO_TEST_CASE(fashion_mnist_installed, *boost::unit_test::precondition(Mn
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The MNIST loader refuses what the trainer cannot use (issue 9, item 5): empty sets, images that
+// are not 28x28, labels beyond 0..9. Each used to crash `tg train` or train on garbage.
+BOOST_AUTO_TEST_SUITE(mnist_validation)
+
+namespace {
+// A valid two-image MNIST directory; each test breaks one file of it.
+void write_mnist(const TempDir& dir) {
+  write_file(dir / "train-images-idx3-ubyte", idx(0x08, {2, 28, 28}, std::vector<uint8_t>(2 * 784, 1)));
+  write_file(dir / "train-labels-idx1-ubyte", idx<uint8_t>(0x08, {2}, {0, 9}));
+  write_file(dir / "t10k-images-idx3-ubyte", idx(0x08, {1, 28, 28}, std::vector<uint8_t>(784, 2)));
+  write_file(dir / "t10k-labels-idx1-ubyte", idx<uint8_t>(0x08, {1}, {5}));
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(valid_directory_loads) {
+  TempDir dir;
+  write_mnist(dir);
+  tg::MnistData d = tg::load_mnist(dir.path);
+  BOOST_CHECK(values_of<uint8_t>(d.y_train) == (std::vector<uint8_t>{0, 9}));
+  BOOST_CHECK(values_of<uint8_t>(d.y_test) == (std::vector<uint8_t>{5}));
+}
+
+BOOST_AUTO_TEST_CASE(empty_sets) {
+  TempDir dir;
+  write_mnist(dir);
+  write_file(dir / "train-images-idx3-ubyte", idx<uint8_t>(0x08, {0, 28, 28}, {}));
+  write_file(dir / "train-labels-idx1-ubyte", idx<uint8_t>(0x08, {0}, {}));
+  require_throws<DatasetError>([&] { tg::load_mnist(dir.path); },
+                               {"train-images-idx3-ubyte", "holds 0 images"});
+  write_mnist(dir);
+  write_file(dir / "t10k-images-idx3-ubyte", idx<uint8_t>(0x08, {0, 28, 28}, {}));
+  write_file(dir / "t10k-labels-idx1-ubyte", idx<uint8_t>(0x08, {0}, {}));
+  require_throws<DatasetError>([&] { tg::load_mnist(dir.path); },
+                               {"t10k-images-idx3-ubyte", "holds 0 images"});
+}
+
+BOOST_AUTO_TEST_CASE(images_must_be_28x28) {
+  TempDir dir;
+  write_mnist(dir);
+  write_file(dir / "train-images-idx3-ubyte", idx<uint8_t>(0x08, {2, 1, 1}, {7, 8}));
+  require_throws<DatasetError>([&] { tg::load_mnist(dir.path); },
+                               {"train-images-idx3-ubyte", "images are 1x1, MNIST images are 28x28"});
+  write_file(dir / "train-images-idx3-ubyte", idx(0x08, {2, 28, 27}, std::vector<uint8_t>(2 * 28 * 27)));
+  require_throws<DatasetError>([&] { tg::load_mnist(dir.path); }, {"images are 28x27"});
+}
+
+BOOST_AUTO_TEST_CASE(labels_must_be_classes) {
+  TempDir dir;
+  write_mnist(dir);
+  write_file(dir / "train-labels-idx1-ubyte", idx<uint8_t>(0x08, {2}, {3, 255}));
+  require_throws<DatasetError>([&] { tg::load_mnist(dir.path); },
+                               {"train-labels-idx1-ubyte", "label 255 at index 1 is not a class 0..9"});
+  write_mnist(dir);
+  write_file(dir / "t10k-labels-idx1-ubyte", idx<uint8_t>(0x08, {1}, {10}));
+  require_throws<DatasetError>([&] { tg::load_mnist(dir.path); },
+                               {"t10k-labels-idx1-ubyte", "label 10 at index 0"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(idx_limits)
+
+// A 64 MiB run of zeros gzips to ~64 KiB; behind a header declaring 4 bytes of data it must be
+// refused after inflating about one chunk, not all of it.
+BOOST_AUTO_TEST_CASE(gzip_bomb_stops_at_declared_size) {
+  auto bytes = idx<uint8_t>(0x08, {4}, {1, 2, 3, 4});
+  bytes.resize(bytes.size() + (size_t(64) << 20), std::byte{0});
+  auto bomb = gzip(bytes);
+  BOOST_REQUIRE_LT(bomb.size(), size_t(1) << 20);
+  std::string msg;
+  try {
+    tg::parse_idx(bomb, "bomb.gz");
+  } catch (const DatasetError& e) {
+    msg = e.what();
+  }
+  BOOST_TEST_MESSAGE(msg);
+  BOOST_CHECK(msg.find("bomb.gz") != std::string::npos);
+  BOOST_CHECK(msg.find("inflates to more than the 12 bytes its IDX header declares") != std::string::npos);
+  auto at = msg.find("stopped after ");
+  BOOST_REQUIRE(at != std::string::npos);
+  uint64_t stopped = std::stoull(msg.substr(at + 14));
+  BOOST_CHECK_GT(stopped, 12u);
+  BOOST_CHECK_LE(stopped, uint64_t(1) << 20); // one inflate chunk, not 64 MiB
+}
+
+// The limit counts every gzip member: a second member cannot add data the header did not declare.
+BOOST_AUTO_TEST_CASE(gzip_limit_spans_members) {
+  auto bytes = idx<uint8_t>(0x08, {2}, {1, 2});
+  auto gz = gzip(bytes);
+  auto extra = gzip(std::vector<std::byte>(100, std::byte{7}));
+  gz.insert(gz.end(), extra.begin(), extra.end());
+  require_throws<DatasetError>([&] { tg::parse_idx(gz, "two.gz"); }, {"two.gz", "more than the 10 bytes"});
+}
+
+BOOST_AUTO_TEST_CASE(read_idx_refuses_directories) {
+  TempDir dir;
+  fs::create_directory(dir / "train-images-idx3-ubyte");
+  require_throws<DatasetError>([&] { tg::read_idx(dir / "train-images-idx3-ubyte"); },
+                               {"train-images-idx3-ubyte", "is a directory"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
