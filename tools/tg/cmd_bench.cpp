@@ -10,8 +10,11 @@
 #include "tools/tg/commands.hpp"
 
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+#include <tg/sdk/bytes.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -19,12 +22,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <random>
+#include <span>
 #include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
@@ -96,65 +99,24 @@ void realize_fresh(Tensor t) {
   t.realize();
 }
 
-// ---- a parser for the flat JSON object the peer prints: {"key": number | "string" | bool | null} ----
+// The peer prints one flat JSON object: {"key": number | "string" | ...}.
 using JsonValue = std::variant<double, std::string>;
 
 std::optional<std::map<std::string, JsonValue>> parse_flat_json(const std::string& s) {
+  nlohmann::json j = nlohmann::json::parse(s, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt; // also a parse error (discarded value)
   std::map<std::string, JsonValue> out;
-  size_t i = 0;
-  auto ws = [&] {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  };
-  auto str = [&]() -> std::optional<std::string> {
-    if (i >= s.size() || s[i] != '"') return std::nullopt;
-    std::string r;
-    for (++i; i < s.size() && s[i] != '"'; ++i) {
-      if (s[i] == '\\' && i + 1 < s.size()) ++i; // keeps the escaped character as it is
-      r += s[i];
-    }
-    if (i >= s.size()) return std::nullopt;
-    ++i;
-    return r;
-  };
-  ws();
-  if (i >= s.size() || s[i++] != '{') return std::nullopt;
-  ws();
-  if (i < s.size() && s[i] == '}') return out;
-  while (true) {
-    ws();
-    auto key = str();
-    if (!key) return std::nullopt;
-    ws();
-    if (i >= s.size() || s[i++] != ':') return std::nullopt;
-    ws();
-    if (i < s.size() && s[i] == '"') {
-      auto v = str();
-      if (!v) return std::nullopt;
-      out[*key] = *v;
-    } else {
-      size_t end = s.find_first_of(",}", i);
-      if (end == std::string::npos) return std::nullopt;
-      std::string tok = s.substr(i, end - i);
-      while (!tok.empty() && std::isspace(static_cast<unsigned char>(tok.back()))) tok.pop_back();
-      i = end;
-      if (tok == "true")
-        out[*key] = 1.0;
-      else if (tok == "false")
-        out[*key] = 0.0;
-      else if (tok == "null" || tok == "NaN" || tok == "Infinity")
-        out[*key] = std::string(tok);
-      else {
-        char* e = nullptr;
-        double d = std::strtod(tok.c_str(), &e);
-        if (tok.empty() || *e) return std::nullopt;
-        out[*key] = d;
-      }
-    }
-    ws();
-    if (i >= s.size()) return std::nullopt;
-    if (s[i] == '}') return out;
-    if (s[i++] != ',') return std::nullopt;
+  for (const auto& [key, v] : j.items()) {
+    if (v.is_number())
+      out[key] = v.get<double>();
+    else if (v.is_boolean())
+      out[key] = v.get<bool>() ? 1.0 : 0.0;
+    else if (v.is_string())
+      out[key] = v.get<std::string>();
+    else
+      out[key] = v.dump(); // null, arrays, objects: shown as text, never a number
   }
+  return out;
 }
 
 struct Peer {
@@ -354,20 +316,10 @@ std::string pad(const std::string& s, size_t w, bool right = false) {
   return right ? std::string(w - sw, ' ') + s : s + std::string(w - sw, ' ');
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o;
-}
-std::string json_num(std::optional<double> v) {
-  if (!v || !std::isfinite(*v)) return "null";
-  std::ostringstream os;
-  os.precision(9);
-  os << *v;
-  return os.str();
+// A number for --json; null where there is none (JSON has no NaN or infinity).
+nlohmann::json json_num(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
 }
 
 std::optional<bool> passes(const Row& r) {
@@ -402,6 +354,16 @@ int bench_ops(const std::vector<std::string>& args) {
   if (repeat < 1) {
     std::cerr << "tg bench ops: --repeat must be >= 1, got " << repeat << "\n";
     return 2;
+  }
+  // Check the --json destination now: a typo must not cost the whole run.
+  if (vm.count("json")) {
+    try {
+      sdk::check_writable(vm["json"].as<std::string>());
+    } catch (const sdk::FileError& e) {
+      std::cerr << "tg bench ops: --json " << vm["json"].as<std::string>()
+                << ": cannot write there: " << e.what() << "\n";
+      return 2;
+    }
   }
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const std::string device = default_device();
@@ -598,32 +560,39 @@ int bench_ops(const std::vector<std::string>& args) {
 
   if (vm.count("json")) {
     const std::string path = vm["json"].as<std::string>();
-    std::ofstream f(path);
-    f << "{\n  \"device\": \"" << json_escape(device) << "\",\n  \"repeat\": " << repeat << ",\n  \"peer\": "
-      << (peer.error.empty() ? "\"torch " + json_escape(peer.str("torch_version")) + "\"" : "null")
-      << ",\n  \"rows\": [\n";
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const auto& r = rows[i];
+    nlohmann::ordered_json out;
+    out["device"] = device;
+    out["repeat"] = repeat;
+    out["peer"] = peer.error.empty() ? nlohmann::ordered_json("torch " + peer.str("torch_version")) : nullptr;
+    out["rows"] = nlohmann::ordered_json::array();
+    for (const auto& r : rows) {
       auto ok = passes(r);
       std::optional<double> ours_rate, peer_rate;
       if (r.kind != Kind::Latency) {
         ours_rate = rate(r, r.ours);
         if (r.peer) peer_rate = rate(r, *r.peer);
       }
-      f << "    {\"name\": \"" << json_escape(r.name) << "\", \"unit\": \"" << r.unit
-        << "\", \"ours\": " << json_num(r.ours) << ", \"peer\": " << json_num(r.peer) << ", \"rate_unit\": "
-        << (r.kind == Kind::Flops   ? "\"GFLOPS\""
-            : r.kind == Kind::Bytes ? "\"GB/s\""
-                                    : "null")
-        << ", \"ours_rate\": " << json_num(ours_rate) << ", \"peer_rate\": " << json_num(peer_rate)
-        << ", \"ratio\": " << json_num(r.peer ? std::optional<double>(*r.peer / r.ours) : std::nullopt)
-        << ", \"target\": " << json_num(r.target)
-        << ", \"status\": " << (ok ? (*ok ? "\"PASS\"" : "\"MISS\"") : "null") << "}"
-        << (i + 1 < rows.size() ? "," : "") << "\n";
+      nlohmann::ordered_json row;
+      row["name"] = r.name;
+      row["unit"] = r.unit;
+      row["ours"] = json_num(r.ours);
+      row["peer"] = json_num(r.peer);
+      row["rate_unit"] = r.kind == Kind::Flops   ? nlohmann::ordered_json("GFLOPS")
+                         : r.kind == Kind::Bytes ? nlohmann::ordered_json("GB/s")
+                                                 : nullptr;
+      row["ours_rate"] = json_num(ours_rate);
+      row["peer_rate"] = json_num(peer_rate);
+      row["ratio"] = json_num(r.peer ? std::optional<double>(*r.peer / r.ours) : std::nullopt);
+      row["target"] = json_num(r.target);
+      row["status"] = ok ? nlohmann::ordered_json(*ok ? "PASS" : "MISS") : nullptr;
+      out["rows"].push_back(std::move(row));
     }
-    f << "  ]\n}\n";
-    if (!f) {
-      std::cerr << "tg bench ops: could not write " << path << "\n";
+    // replace: invalid UTF-8 in a name (e.g. a device name) must not lose the results
+    std::string text = out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    try {
+      sdk::write_file_durably(path, std::array{std::as_bytes(std::span(text))});
+    } catch (const sdk::FileError& e) {
+      std::cerr << "tg bench ops: could not write " << path << ": " << e.what() << "\n";
       return 1;
     }
     std::cout << "wrote " << path << "\n";

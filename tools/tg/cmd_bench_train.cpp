@@ -5,6 +5,7 @@
 #include "tools/tg/mnist_model.hpp"
 
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 #include <sys/resource.h>
 #include <thread>
 
@@ -41,10 +43,17 @@ PeerStep torch_step(int bs, int steps) {
   char buf[4096];
   while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
   int status = pclose(pipe);
-  auto pos = text.rfind("{\"step_ms\": ");
-  if (status != 0 || pos == std::string::npos ||
-      std::sscanf(text.c_str() + pos, "{\"step_ms\": %lf, \"peak_rss_mb\": %lf", &out.step_ms,
-                  &out.peak_mb) != 2) {
+  // The JSON is the last line that starts with '{'; anything else is the script's complaint.
+  std::string json;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] == '{') json = line;
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (status == 0 && j.is_object() && j.contains("step_ms") && j["step_ms"].is_number() &&
+      j.contains("peak_rss_mb") && j["peak_rss_mb"].is_number()) {
+    out.step_ms = j["step_ms"].get<double>();
+    out.peak_mb = j["peak_rss_mb"].get<double>();
+  } else {
     std::string last = text.substr(text.rfind('\n', text.size() > 1 ? text.size() - 2 : 0) + 1);
     out.error = "peer unavailable (" + (last.empty() ? std::string("no output") : last) + ")";
     while (!out.error.empty() && out.error.back() == '\n') out.error.pop_back();

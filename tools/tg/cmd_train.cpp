@@ -9,12 +9,15 @@
 #include "tools/tg/mnist_model.hpp"
 
 #include <boost/program_options.hpp>
+#include <tg/sdk/bytes.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <new>
 #include <random>
 #include <sstream>
 #include <unistd.h>
@@ -33,14 +36,31 @@ struct HostImages {
   int64_t count = 0;
 };
 
+constexpr int64_t kPixels = 28 * 28;
+
 HostImages to_host(const Tensor& x, const Tensor& y) {
-  return {x.cast(dtypes::uint8).to_bytes(), y.cast(dtypes::uint8).to_bytes(), x.shape()[0]};
+  HostImages h{x.cast(dtypes::uint8).to_bytes(), y.cast(dtypes::uint8).to_bytes(), x.shape()[0]};
+  // load_mnist guarantees this; batch() indexes by it.
+  if (h.pixels.size() != size_t(h.count * kPixels) || h.labels.size() != size_t(h.count))
+    throw Error("image set of " + std::to_string(h.count) + " images is not (N, 1, 28, 28) uint8");
+  return h;
+}
+
+// Bytes of physical memory, 0 if unknown.
+uint64_t physical_memory() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+std::string gib(uint64_t bytes) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << double(bytes) / double(1ull << 30) << " GiB";
+  return os.str();
 }
 
 // Images scaled to [0, 1] as float32 (n, 1, 28, 28) and int32 labels, for the given rows.
 std::pair<Tensor, Tensor> batch(const HostImages& data, const std::vector<int64_t>& rows,
                                 const std::string& device) {
-  constexpr int64_t kPixels = 28 * 28;
   std::vector<float> x(rows.size() * kPixels);
   std::vector<int32_t> y(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -125,9 +145,28 @@ int cmd_train(const std::vector<std::string>& args) {
   }
   const int steps = vm["steps"].as<int>(), bs = vm["bs"].as<int>();
   const double lr = vm["lr"].as<double>();
-  if (steps < 0 || bs <= 0 || !(lr > 0)) {
-    std::cerr << "tg train: --steps must be >= 0, --bs > 0 and --lr > 0\n";
+  if (steps < 0 || bs <= 0 || !(lr > 0) || !std::isfinite(lr)) {
+    std::cerr << "tg train: --steps must be >= 0, --bs > 0 and --lr a finite number > 0 (got --steps "
+              << steps << ", --bs " << bs << ", --lr " << lr << ")\n";
     return 2;
+  }
+  // One batch's float input alone is bs*28*28*4 bytes (activations take far more): refuse what
+  // cannot fit instead of ending in std::bad_alloc.
+  const uint64_t batch_input_bytes = uint64_t(bs) * uint64_t(kPixels) * sizeof(float);
+  if (uint64_t ram = physical_memory(); ram && batch_input_bytes > ram) {
+    std::cerr << "tg train: --bs " << bs << " is too big: one batch's input alone needs "
+              << gib(batch_input_bytes) << ", more than this machine's " << gib(ram) << " of memory\n";
+    return 2;
+  }
+  // Check the destination now: a typo must not cost the whole training run.
+  if (vm.count("save")) {
+    try {
+      sdk::check_writable(vm["save"].as<std::string>());
+    } catch (const sdk::FileError& e) {
+      std::cerr << "tg train: --save " << vm["save"].as<std::string>() << ": cannot write there: " << e.what()
+                << "\n";
+      return 2;
+    }
   }
   std::string device = vm["device"].as<std::string>();
   if (!device.empty()) setenv("TG_DEVICE", device.c_str(), 1); // modules create parameters there
@@ -139,18 +178,17 @@ int cmd_train(const std::vector<std::string>& args) {
   std::filesystem::path dir = vm["data"].as<std::string>().empty()
                                   ? default_mnist_dir()
                                   : std::filesystem::path(vm["data"].as<std::string>());
+  MnistNet model;
+  if (vm.count("load")) { // before the data: a bad checkpoint fails fast
+    model.load_state_dict(safe_load(vm["load"].as<std::string>()));
+    std::cout << "loaded " << vm["load"].as<std::string>() << "\n";
+  }
   MnistData data = load_mnist(dir);
   HostImages train = to_host(data.x_train, data.y_train), test = to_host(data.x_test, data.y_test);
   std::cout << "data: " << dir.string() << " (" << train.count << " train, " << test.count
             << " test images)\n";
   std::cout << "device: " << device << ", batch " << bs << ", Adam lr " << lr << ", " << steps
             << " steps, seed " << seed << "\n";
-
-  MnistNet model;
-  if (vm.count("load")) {
-    model.load_state_dict(safe_load(vm["load"].as<std::string>()));
-    std::cout << "loaded " << vm["load"].as<std::string>() << "\n";
-  }
   std::vector<Tensor> trainable = model.parameters();
   for (auto& b : model.buffers()) trainable.push_back(b);
   optim::Adam opt(trainable, lr);
@@ -160,15 +198,25 @@ int cmd_train(const std::vector<std::string>& args) {
   const bool tty = isatty(STDOUT_FILENO);
   auto t0 = Clock::now();
   for (int step = 1; step <= steps; ++step) {
-    std::vector<int64_t> rows(static_cast<size_t>(bs));
-    for (auto& r : rows) r = pick(rng);
-    auto [x, y] = batch(train, rows, device);
-    opt.zero_grad();
-    Tensor loss = nn::sparse_categorical_crossentropy(model(x), y);
-    loss.backward();
-    opt.step_and_realize({loss});
+    float loss_value = 0;
+    try {
+      std::vector<int64_t> rows(static_cast<size_t>(bs));
+      for (auto& r : rows) r = pick(rng);
+      auto [x, y] = batch(train, rows, device);
+      opt.zero_grad();
+      Tensor loss = nn::sparse_categorical_crossentropy(model(x), y);
+      loss.backward();
+      opt.step_and_realize({loss});
+      loss_value = loss.item<float>();
+    } catch (const std::bad_alloc&) {
+      throw Error("out of memory in training step " + std::to_string(step) + " with --bs " +
+                  std::to_string(bs) + "; try a smaller batch");
+    }
+    if (!std::isfinite(loss_value))
+      throw Error("training diverged: loss is " + std::to_string(loss_value) + " at step " +
+                  std::to_string(step) + " (try a smaller --lr)");
     double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-    progress(tty, step, steps, double(loss.item<float>()), double(step) * bs / elapsed,
+    progress(tty, step, steps, double(loss_value), double(step) * bs / elapsed,
              elapsed / step * (steps - step));
   }
   if (steps > 0) {
