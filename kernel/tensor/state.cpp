@@ -136,9 +136,10 @@ std::string syntax_message(std::string_view header, size_t position, const std::
   for (const auto& [theirs, ours] : kSyntaxWords)
     if (detail.find(theirs) != std::string::npos) return head + ours;
   if (detail.find("invalid literal") != std::string::npos)
-    return head + "unexpected " + quote(header.substr(std::min(at, header.size()), 1));
+    return head + "unexpected " + (at < header.size() ? quote(header.substr(at, 1)) : "end of the header") +
+           " (not a value, nor true, false or null)";
   // "[01]" lexes as 0 then 1: a number right after a lone 0 is a leading zero.
-  if (detail.find("unexpected number literal") != std::string::npos) {
+  if (detail.find("unexpected number literal") != std::string::npos && at < header.size()) {
     size_t start = at + 1; // the unexpected number ends at `at`; find where it starts
     while (start > 0 && header[start - 1] >= '0' && header[start - 1] <= '9') --start;
     if (start < at + 1 && start + 1 < header.size() && header[start] == '0' &&
