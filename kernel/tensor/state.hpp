@@ -51,13 +51,15 @@ SafetensorsFile parse_safetensors(std::span<const std::byte> file, const std::st
 std::string safetensors_dtype_code(DType dt);
 
 // Writes the tensors (realizing them) and the metadata to `path` through a temporary file in the
-// same directory that is renamed over `path`, so readers never see a partial file. The header is
+// same directory that is fsynced and renamed over `path` (then the directory is fsynced), so
+// readers never see a partial file, nor does `path` after a crash. The header is
 // padded with spaces to a multiple of 8 bytes, as the reference implementation does; tensors are
 // laid out in name order.
 void safe_save(const std::filesystem::path& path, const std::map<std::string, Tensor>& tensors,
                const std::map<std::string, std::string>& metadata = {});
 
-// Reads every tensor onto `device` ("" = the default device).
+// Reads every tensor onto `device` ("" = the default device). A path that is not a regular file
+// (a directory, FIFO, device) is refused before anything is read.
 std::map<std::string, Tensor> safe_load(const std::filesystem::path& path, const std::string& device = "");
 
 // Only the "__metadata__" strings (the file is still fully validated).
