@@ -91,57 +91,12 @@ template <class F> llvm::JITEvaluatedSymbol symbol(F* fn) {
 
 uint64_t fnv1a(const std::byte* data, size_t size) { return sdk::fnv1a64({data, size}); }
 
-class Writer {
-public:
-  template <class T> void put(T v) {
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    out.insert(out.end(), p, p + sizeof(T));
-  }
-  void put_bytes(const void* p, size_t n) {
-    const auto* b = static_cast<const std::byte*>(p);
-    out.insert(out.end(), b, b + n);
-  }
-  std::vector<std::byte> out;
-};
-
-class Reader {
-public:
-  Reader(const std::byte* data, size_t size) : data_(data), size_(size) {}
-  template <class T> T get(const char* what) {
-    need(sizeof(T), what);
-    T v;
-    std::memcpy(&v, data_ + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return v;
-  }
-  const std::byte* bytes(size_t n, const char* what) {
-    need(n, what);
-    const std::byte* p = data_ + pos_;
-    pos_ += n;
-    return p;
-  }
-  std::string str(size_t n, const char* what) {
-    const std::byte* p = bytes(n, what);
-    return std::string(reinterpret_cast<const char*>(p), n);
-  }
-  size_t remaining() const { return size_ - pos_; }
-
-private:
-  void need(size_t n, const char* what) {
-    if (size_ - pos_ < n)
-      throw PluginError(TG_ERROR_INVALID_ARGUMENT, std::string("blob truncated while reading the ") + what);
-  }
-  const std::byte* data_;
-  size_t size_;
-  size_t pos_ = 0;
-};
-
 constexpr size_t kMaxString = 4096;
 
 } // namespace
 
 std::vector<std::byte> encode_blob(const BlobContents& blob) {
-  Writer w;
+  sdk::ByteWriter w;
   w.put_bytes(kBlobMagic, sizeof(kBlobMagic));
   w.put<uint32_t>(kBlobFormatVersion);
   for (uint32_t v : blob.llvm_version) w.put<uint32_t>(v);
@@ -158,17 +113,8 @@ std::vector<std::byte> encode_blob(const BlobContents& blob) {
   return std::move(w.out);
 }
 
-BlobContents decode_blob(const void* data, size_t size) {
-  if (data == nullptr) throw PluginError(TG_ERROR_INVALID_ARGUMENT, "binary is NULL");
-  const auto* bytes = static_cast<const std::byte*>(data);
-  if (size < sizeof(kBlobMagic) + sizeof(uint64_t) || std::memcmp(bytes, kBlobMagic, sizeof(kBlobMagic)) != 0)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT,
-                      "not a CPU plugin blob (bad magic or too short: " + std::to_string(size) + " bytes)");
-  uint64_t stored;
-  std::memcpy(&stored, bytes + size - sizeof(stored), sizeof(stored));
-  if (fnv1a(bytes, size - sizeof(stored)) != stored)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob checksum mismatch: the blob is truncated or corrupt");
-  Reader r(bytes + sizeof(kBlobMagic), size - sizeof(kBlobMagic) - sizeof(stored));
+// The fields between the magic and the checksum; a truncated field throws sdk::TruncatedError.
+static BlobContents decode_fields(sdk::ByteReader& r) {
   BlobContents blob;
   auto version = r.get<uint32_t>("format version");
   if (version != kBlobFormatVersion)
@@ -200,8 +146,29 @@ BlobContents decode_blob(const void* data, size_t size) {
     throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob object size " + std::to_string(object_size) +
                                                      " does not match the " + std::to_string(r.remaining()) +
                                                      " bytes present");
-  const std::byte* obj = r.bytes(size_t(object_size), "object");
-  blob.object.assign(reinterpret_cast<const char*>(obj), reinterpret_cast<const char*>(obj) + object_size);
+  auto obj = r.bytes(size_t(object_size), "object");
+  blob.object.assign(reinterpret_cast<const char*>(obj.data()),
+                     reinterpret_cast<const char*>(obj.data()) + obj.size());
+  return blob;
+}
+
+BlobContents decode_blob(const void* data, size_t size) {
+  if (data == nullptr) throw PluginError(TG_ERROR_INVALID_ARGUMENT, "binary is NULL");
+  const auto* bytes = static_cast<const std::byte*>(data);
+  if (size < sizeof(kBlobMagic) + sizeof(uint64_t) || std::memcmp(bytes, kBlobMagic, sizeof(kBlobMagic)) != 0)
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT,
+                      "not a CPU plugin blob (bad magic or too short: " + std::to_string(size) + " bytes)");
+  uint64_t stored;
+  std::memcpy(&stored, bytes + size - sizeof(stored), sizeof(stored));
+  if (fnv1a(bytes, size - sizeof(stored)) != stored)
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob checksum mismatch: the blob is truncated or corrupt");
+  sdk::ByteReader r({bytes + sizeof(kBlobMagic), size - sizeof(kBlobMagic) - sizeof(stored)});
+  BlobContents blob;
+  try {
+    blob = decode_fields(r);
+  } catch (const sdk::TruncatedError& e) {
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT, std::string("blob ") + e.what());
+  }
   if (blob.entry.empty()) throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob has no entry symbol");
   return blob;
 }

@@ -54,6 +54,20 @@ std::filesystem::path directory_of(const std::filesystem::path& path) {
 
 } // namespace
 
+std::span<const std::byte> ByteReader::bytes(size_t n, const char* what) {
+  if (remaining() < n)
+    throw TruncatedError("truncated while reading the " + std::string(what) + " at byte " +
+                         std::to_string(pos_) + " of " + std::to_string(bytes_.size()));
+  auto out = bytes_.subspan(pos_, n);
+  pos_ += n;
+  return out;
+}
+
+std::string ByteReader::str(size_t n, const char* what) {
+  auto b = bytes(n, what);
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
 uint64_t fnv1a64(std::span<const std::byte> bytes) {
   uint64_t h = 14695981039346656037ull;
   for (std::byte b : bytes) {

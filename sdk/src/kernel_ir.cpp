@@ -1,5 +1,7 @@
 #include <tg/sdk/kernel_ir.hpp>
 
+#include <tg/sdk/bytes.hpp>
+
 #include <array>
 #include <bit>
 #include <cstring>
@@ -77,40 +79,6 @@ std::string where(size_t i, const Instruction& ins) {
   const char* name = op_name(ins.op);
   return "instruction " + std::to_string(i) + " (" + (name ? name : "op " + std::to_string(ins.op)) + ")";
 }
-
-// Little-endian byte reader with bounds checks.
-class Reader {
-public:
-  explicit Reader(std::span<const std::byte> bytes) : bytes_(bytes) {}
-  template <class T> T read(const char* what, int64_t instruction) {
-    if (bytes_.size() - pos_ < sizeof(T))
-      throw IRError("kernel IR truncated while reading " + std::string(what) + " at byte " +
-                        std::to_string(pos_) + " of " + std::to_string(bytes_.size()),
-                    instruction);
-    T value;
-    std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return value;
-  }
-  std::string read_string(size_t n, int64_t instruction) {
-    if (bytes_.size() - pos_ < n) throw IRError("kernel IR truncated in the kernel name", instruction);
-    std::string s(reinterpret_cast<const char*>(bytes_.data() + pos_), n);
-    pos_ += n;
-    return s;
-  }
-  size_t remaining() const { return bytes_.size() - pos_; }
-
-private:
-  std::span<const std::byte> bytes_;
-  size_t pos_ = 0;
-};
-
-template <class T> void put(std::vector<std::byte>& out, T value) {
-  const auto* p = reinterpret_cast<const std::byte*>(&value);
-  out.insert(out.end(), p, p + sizeof(T));
-}
-
-static_assert(std::endian::native == std::endian::little, "the IR is little-endian; add byte swaps");
 
 } // namespace
 
@@ -346,46 +314,52 @@ void validate_kernel_ir(KernelIR& ir) {
 }
 
 KernelIR parse_kernel_ir(std::span<const std::byte> bytes) {
-  Reader r(bytes);
-  char magic[4];
-  for (char& c : magic) c = char(r.read<uint8_t>("magic", -1));
-  if (std::memcmp(magic, TG_IR_MAGIC, 4) != 0)
-    throw IRError("not kernel IR: bad magic (expected \"TGIR\")", -1);
-  auto major = r.read<uint16_t>("version", -1);
-  auto minor = r.read<uint16_t>("version", -1);
-  if (major != TG_IR_VERSION_MAJOR)
-    throw IRError("kernel IR version " + std::to_string(major) + "." + std::to_string(minor) +
-                      " is not readable by this reader (IR major " + std::to_string(TG_IR_VERSION_MAJOR) +
-                      ")",
-                  -1);
-  auto count = r.read<uint32_t>("instruction count", -1);
-  auto name_len = r.read<uint32_t>("name length", -1);
-  if (name_len > r.remaining())
-    throw IRError("kernel IR name length " + std::to_string(name_len) + " exceeds the data", -1);
+  ByteReader r(bytes);
+  int64_t at = -1; // the instruction being read, for the error
   KernelIR ir;
-  ir.name = r.read_string(name_len, -1);
-  for (uint32_t k = 0; k < (4 - name_len % 4) % 4; ++k)
-    if (r.read<uint8_t>("name padding", -1) != 0) throw IRError("kernel IR name padding is not zero", -1);
-  // Each record is at least 24 bytes: reject absurd counts before allocating.
-  if (uint64_t(count) * 24 > r.remaining())
-    throw IRError("kernel IR claims " + std::to_string(count) + " instructions but holds only " +
-                      std::to_string(r.remaining()) + " bytes",
-                  -1);
-  ir.instructions.reserve(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    Instruction ins;
-    ins.op = r.read<uint16_t>("op", i);
-    ins.dtype = r.read<uint8_t>("dtype", i);
-    ins.flags = r.read<uint8_t>("flags", i);
-    ins.vcount = r.read<uint16_t>("vcount", i);
-    auto nsrc = r.read<uint16_t>("source count", i);
-    ins.arg0 = r.read<int64_t>("arg0", i);
-    ins.arg1 = r.read<int64_t>("arg1", i);
-    if (size_t(nsrc) * 4 > r.remaining())
-      throw IRError("kernel IR truncated in the sources of instruction " + std::to_string(i), i);
-    ins.src.resize(nsrc);
-    for (auto& s : ins.src) s = r.read<uint32_t>("source", i);
-    ir.instructions.push_back(std::move(ins));
+  try {
+    auto magic = r.bytes(4, "magic");
+    if (std::memcmp(magic.data(), TG_IR_MAGIC, 4) != 0)
+      throw IRError("not kernel IR: bad magic (expected \"TGIR\")", -1);
+    auto major = r.get<uint16_t>("version");
+    auto minor = r.get<uint16_t>("version");
+    if (major != TG_IR_VERSION_MAJOR)
+      throw IRError("kernel IR version " + std::to_string(major) + "." + std::to_string(minor) +
+                        " is not readable by this reader (IR major " + std::to_string(TG_IR_VERSION_MAJOR) +
+                        ")",
+                    -1);
+    auto count = r.get<uint32_t>("instruction count");
+    auto name_len = r.get<uint32_t>("name length");
+    if (name_len > r.remaining())
+      throw IRError("kernel IR name length " + std::to_string(name_len) + " exceeds the data", -1);
+    ir.name = r.str(name_len, "kernel name");
+    for (uint32_t k = 0; k < (4 - name_len % 4) % 4; ++k)
+      if (r.get<uint8_t>("name padding") != 0) throw IRError("kernel IR name padding is not zero", -1);
+    // Each record is at least 24 bytes: reject absurd counts before allocating.
+    if (uint64_t(count) * 24 > r.remaining())
+      throw IRError("kernel IR claims " + std::to_string(count) + " instructions but holds only " +
+                        std::to_string(r.remaining()) + " bytes",
+                    -1);
+    ir.instructions.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      at = i;
+      Instruction ins;
+      ins.op = r.get<uint16_t>("op");
+      ins.dtype = r.get<uint8_t>("dtype");
+      ins.flags = r.get<uint8_t>("flags");
+      ins.vcount = r.get<uint16_t>("vcount");
+      auto nsrc = r.get<uint16_t>("source count");
+      ins.arg0 = r.get<int64_t>("arg0");
+      ins.arg1 = r.get<int64_t>("arg1");
+      if (size_t(nsrc) * 4 > r.remaining())
+        throw IRError("kernel IR truncated in the sources of instruction " + std::to_string(i), i);
+      ins.src.resize(nsrc);
+      for (auto& s : ins.src) s = r.get<uint32_t>("source");
+      ir.instructions.push_back(std::move(ins));
+    }
+    at = -1;
+  } catch (const TruncatedError& e) {
+    throw IRError(std::string("kernel IR ") + e.what(), at);
   }
   if (r.remaining() != 0)
     throw IRError(std::to_string(r.remaining()) + " trailing bytes after the last instruction", -1);
@@ -399,25 +373,25 @@ KernelIR parse_kernel_ir(const void* data, size_t size) {
 }
 
 std::vector<std::byte> serialize_kernel_ir(const KernelIR& ir) {
-  std::vector<std::byte> out;
-  for (int k = 0; k < 4; ++k) put<uint8_t>(out, uint8_t(TG_IR_MAGIC[k]));
-  put<uint16_t>(out, TG_IR_VERSION_MAJOR);
-  put<uint16_t>(out, TG_IR_VERSION_MINOR);
-  put<uint32_t>(out, uint32_t(ir.instructions.size()));
-  put<uint32_t>(out, uint32_t(ir.name.size()));
-  for (char c : ir.name) put<uint8_t>(out, uint8_t(c));
-  for (size_t k = 0; k < (4 - ir.name.size() % 4) % 4; ++k) put<uint8_t>(out, 0);
+  ByteWriter w;
+  for (int k = 0; k < 4; ++k) w.put<uint8_t>(uint8_t(TG_IR_MAGIC[k]));
+  w.put<uint16_t>(TG_IR_VERSION_MAJOR);
+  w.put<uint16_t>(TG_IR_VERSION_MINOR);
+  w.put<uint32_t>(uint32_t(ir.instructions.size()));
+  w.put<uint32_t>(uint32_t(ir.name.size()));
+  for (char c : ir.name) w.put<uint8_t>(uint8_t(c));
+  for (size_t k = 0; k < (4 - ir.name.size() % 4) % 4; ++k) w.put<uint8_t>(0);
   for (const auto& ins : ir.instructions) {
-    put<uint16_t>(out, uint16_t(ins.op));
-    put<uint8_t>(out, uint8_t(ins.dtype));
-    put<uint8_t>(out, ins.flags);
-    put<uint16_t>(out, ins.vcount);
-    put<uint16_t>(out, uint16_t(ins.src.size()));
-    put<int64_t>(out, ins.arg0);
-    put<int64_t>(out, ins.arg1);
-    for (uint32_t s : ins.src) put<uint32_t>(out, s);
+    w.put<uint16_t>(uint16_t(ins.op));
+    w.put<uint8_t>(uint8_t(ins.dtype));
+    w.put<uint8_t>(ins.flags);
+    w.put<uint16_t>(ins.vcount);
+    w.put<uint16_t>(uint16_t(ins.src.size()));
+    w.put<int64_t>(ins.arg0);
+    w.put<int64_t>(ins.arg1);
+    for (uint32_t s : ins.src) w.put<uint32_t>(s);
   }
-  return out;
+  return std::move(w.out);
 }
 
 std::string to_string(const KernelIR& ir) {

@@ -3,13 +3,16 @@
 // Everything here lives in the static SDK, below every ring of the core.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace tg::sdk {
@@ -19,6 +22,50 @@ namespace tg::sdk {
 uint64_t fnv1a64(std::span<const std::byte> bytes);
 // The value as 16 lowercase hex digits.
 std::string hex64(uint64_t value);
+
+static_assert(std::endian::native == std::endian::little,
+              "the kernel IR and the plugin blobs are little-endian; add byte swaps for this host");
+
+// Input ended before a field. what() names the field and the byte offset; each format's reader
+// catches it and throws its own typed error with that text.
+class TruncatedError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads fixed-width little-endian fields from a byte span, checking bounds before every read.
+class ByteReader {
+public:
+  explicit ByteReader(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  template <class T> T get(const char* what) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T value;
+    std::memcpy(&value, bytes(sizeof(T), what).data(), sizeof(T));
+    return value;
+  }
+  std::span<const std::byte> bytes(size_t n, const char* what);
+  std::string str(size_t n, const char* what);
+  size_t remaining() const { return bytes_.size() - pos_; }
+  size_t position() const { return pos_; }
+
+private:
+  std::span<const std::byte> bytes_;
+  size_t pos_ = 0;
+};
+
+// Appends fixed-width little-endian fields: the writing half of ByteReader.
+class ByteWriter {
+public:
+  template <class T> void put(T value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    put_bytes(&value, sizeof(T));
+  }
+  void put_bytes(const void* data, size_t n) {
+    const auto* p = static_cast<const std::byte*>(data);
+    out.insert(out.end(), p, p + n);
+  }
+  std::vector<std::byte> out;
+};
 
 // A file could not be read or written. what() says why without the path (e.g. "is a directory, not
 // a regular file"), so each caller can prefix its own typed error that names the file.
