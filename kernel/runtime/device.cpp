@@ -2,6 +2,15 @@
 
 namespace tg {
 
+namespace {
+// A plugin may fill a text field to the brim without a NUL; the host's copy always ends in one.
+void terminate_strings(tg_device_properties& p) {
+  p.name[TG_NAME_MAX - 1] = '\0';
+  p.vendor[TG_NAME_MAX - 1] = '\0';
+  p.arch[TG_NAME_MAX - 1] = '\0';
+}
+} // namespace
+
 std::shared_ptr<Device> Device::open(std::shared_ptr<Plugin> plugin, int index) {
   int count = plugin->device_count();
   if (index < 0 || index >= count)
@@ -13,9 +22,14 @@ std::shared_ptr<Device> Device::open(std::shared_ptr<Plugin> plugin, int index) 
   args.index = index;
   tg_device* raw = nullptr;
   plugin->check(plugin->api().device_open(&args, &raw), "device_open");
-  auto device = std::shared_ptr<Device>(new Device(plugin, index, raw));
-  device->properties_.struct_size = sizeof(tg_device_properties);
-  plugin->check(plugin->api().device_properties(raw, &device->properties_), "device_properties");
+  auto device = std::shared_ptr<Device>(new Device(plugin, index, raw)); // closes raw if we throw
+  tg_device_properties props{};
+  props.struct_size = sizeof props;
+  plugin->check(device->serialized([&] { return plugin->api().device_properties(raw, &props); }),
+                "device_properties");
+  props.struct_size = sizeof props; // the host's copy is always complete (zero-filled beyond the plugin's)
+  terminate_strings(props);
+  device->properties_ = props;
   return device;
 }
 
@@ -31,13 +45,21 @@ std::vector<std::pair<std::string, std::string>> Device::attributes() const {
   if (!plugin_->has(&tg_plugin_api::device_attribute_count) ||
       !plugin_->has(&tg_plugin_api::device_attribute))
     return out;
+  const auto& api = plugin_->api();
   int32_t count = 0;
-  plugin_->check(plugin_->api().device_attribute_count(device_, &count), "device_attribute_count");
+  plugin_->check(serialized([&] { return api.device_attribute_count(device_, &count); }),
+                 "device_attribute_count");
   for (int32_t i = 0; i < count; ++i) {
-    const char* key = nullptr;
-    const char* value = nullptr;
-    plugin_->check(plugin_->api().device_attribute(device_, i, &key, &value), "device_attribute");
-    out.emplace_back(key ? key : "", value ? value : "");
+    std::pair<std::string, std::string> entry;
+    tg_error* err = serialized([&] {
+      const char* key = nullptr;
+      const char* value = nullptr;
+      tg_error* e = api.device_attribute(device_, i, &key, &value);
+      if (!e) entry = {plugin_string(key, kMaxPluginTextLength), plugin_string(value, kMaxPluginTextLength)};
+      return e;
+    });
+    plugin_->check(err, "device_attribute");
+    out.push_back(std::move(entry));
   }
   return out;
 }
@@ -51,7 +73,8 @@ Buffer Device::alloc(uint64_t size, uint64_t alignment, uint32_t flags) {
   args.alignment = alignment;
   args.flags = flags;
   tg_buffer* raw = nullptr;
-  plugin_->check(alloc_fn(device_, &args, &raw), "buffer_alloc(" + std::to_string(size) + " bytes)");
+  plugin_->check(serialized([&] { return alloc_fn(device_, &args, &raw); }),
+                 "buffer_alloc(" + std::to_string(size) + " bytes)");
   return Buffer(shared_from_this(), raw, size);
 }
 
@@ -59,13 +82,14 @@ Program Device::load(std::span<const std::byte> binary) {
   auto load_fn = plugin_->fn(&tg_plugin_api::program_load, "program_load");
   plugin_->fn(&tg_plugin_api::program_free, "program_free");
   tg_program* raw = nullptr;
-  plugin_->check(load_fn(device_, binary.data(), binary.size(), &raw), "program_load");
+  plugin_->check(serialized([&] { return load_fn(device_, binary.data(), binary.size(), &raw); }),
+                 "program_load");
   return Program(shared_from_this(), raw);
 }
 
 void Device::synchronize() {
   if (!plugin_->has(&tg_plugin_api::synchronize)) return; // synchronous plugins may omit it
-  plugin_->check(plugin_->api().synchronize(device_), "synchronize");
+  plugin_->check(serialized([&] { return plugin_->api().synchronize(device_); }), "synchronize");
 }
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
@@ -90,8 +114,8 @@ void settle(Device& device) noexcept {
 } // namespace
 
 void Buffer::reset() noexcept {
-  if (buffer_) settle(*device_);
-  if (buffer_) device_->plugin().api().buffer_free(buffer_);
+  if (buffer_) settle(*device_); // takes and releases the call lock itself
+  if (buffer_) device_->serialized([&] { device_->plugin().api().buffer_free(buffer_); });
   buffer_ = nullptr;
   device_.reset();
 }
@@ -99,19 +123,28 @@ void Buffer::reset() noexcept {
 void Buffer::copy_from_host(std::span<const std::byte> src, uint64_t offset) {
   const Plugin& p = device_->plugin();
   auto fn = p.fn(&tg_plugin_api::buffer_copy_from_host, "buffer_copy_from_host");
-  p.check(fn(buffer_, offset, src.data(), src.size()), "buffer_copy_from_host");
+  p.check(device_->serialized([&] { return fn(buffer_, offset, src.data(), src.size()); }),
+          "buffer_copy_from_host");
 }
 
 void Buffer::copy_to_host(std::span<std::byte> dst, uint64_t offset) const {
   const Plugin& p = device_->plugin();
   auto fn = p.fn(&tg_plugin_api::buffer_copy_to_host, "buffer_copy_to_host");
-  p.check(fn(buffer_, offset, dst.data(), dst.size()), "buffer_copy_to_host");
+  p.check(device_->serialized([&] { return fn(buffer_, offset, dst.data(), dst.size()); }),
+          "buffer_copy_to_host");
 }
 
 void Buffer::copy_from(const Buffer& src, uint64_t size, uint64_t dst_offset, uint64_t src_offset) {
   const Plugin& p = device_->plugin();
   auto fn = p.fn(&tg_plugin_api::buffer_copy, "buffer_copy");
-  p.check(fn(buffer_, dst_offset, src.buffer_, src_offset, size), "buffer_copy");
+  // One device's lock covers the call only if both buffers are on that device (the ABI's rule).
+  if (src.device_ != device_)
+    throw InvalidArgumentError(TG_ERROR_INVALID_ARGUMENT,
+                               p.name() +
+                                   ".buffer_copy: the source buffer is on another device (copy through "
+                                   "the host instead)");
+  p.check(device_->serialized([&] { return fn(buffer_, dst_offset, src.buffer_, src_offset, size); }),
+          "buffer_copy");
 }
 
 Program& Program::operator=(Program&& other) noexcept {
@@ -124,8 +157,8 @@ Program& Program::operator=(Program&& other) noexcept {
 }
 
 void Program::reset() noexcept {
-  if (program_) settle(*device_);
-  if (program_) device_->plugin().api().program_free(program_);
+  if (program_) settle(*device_); // takes and releases the call lock itself
+  if (program_) device_->serialized([&] { device_->plugin().api().program_free(program_); });
   program_ = nullptr;
   device_.reset();
 }
@@ -147,7 +180,7 @@ std::optional<uint64_t> Program::launch(const LaunchDims& dims, std::span<const 
   args.scalar_count = uint32_t(scalars.size());
   uint64_t elapsed = 0;
   args.elapsed_ns = measure ? &elapsed : nullptr;
-  p.check(fn(&args), "launch");
+  p.check(device_->serialized([&] { return fn(&args); }), "launch");
   if (!measure) return std::nullopt;
   return elapsed;
 }

@@ -1,5 +1,8 @@
 // RAII handles over the ABI's device, buffer and program objects.
 // A Buffer or Program keeps its Device open; a Device keeps its Plugin loaded.
+// Every ABI call that takes one device (or its buffers or programs) goes through
+// Device::serialized, so the plugin never sees two calls on one device at once (abi.h,
+// "Thread safety"); calls on different devices still run concurrently.
 #pragma once
 
 #include "kernel/runtime/plugin.hpp"
@@ -7,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,6 +32,7 @@ public:
 
   const Plugin& plugin() const { return *plugin_; }
   int index() const { return index_; }
+  // Copied at open; every char array is NUL-terminated by the host, whatever the plugin wrote.
   const tg_device_properties& properties() const { return properties_; }
   std::vector<std::pair<std::string, std::string>> attributes() const;
 
@@ -37,12 +42,20 @@ public:
 
   tg_device* raw() const { return device_; }
 
+  // Runs `call` (one ABI call on this device, its buffers or programs) holding the device's
+  // call lock. `call` must not call back into this Device: the lock is not recursive.
+  template <class F> decltype(auto) serialized(F&& call) const {
+    std::lock_guard lock(calls_);
+    return std::forward<F>(call)();
+  }
+
 private:
   Device(std::shared_ptr<Plugin> plugin, int index, tg_device* device);
   std::shared_ptr<Plugin> plugin_;
   int index_;
   tg_device* device_;
   tg_device_properties properties_{};
+  mutable std::mutex calls_; // held only around a single ABI call, never while calling out
 };
 
 class Buffer {

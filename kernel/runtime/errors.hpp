@@ -82,6 +82,12 @@ class UnimplementedError : public DeviceError {
 class DeviceUnavailableError : public DeviceError {
   using DeviceError::DeviceError;
 };
+// The plugin answered something the ABI forbids (e.g. a negative device count, an absurd cache-key
+// length). A plugin bug, so its code is INTERNAL; the message names the plugin, its file and the call.
+class PluginContractError : public DeviceError {
+public:
+  explicit PluginContractError(const std::string& message) : DeviceError(TG_ERROR_INTERNAL, message) {}
+};
 
 // "INVALID_ARGUMENT", ...; "UNKNOWN(<n>)" for codes this host does not know.
 std::string error_code_name(tg_error_code code);

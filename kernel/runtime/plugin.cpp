@@ -2,6 +2,8 @@
 
 #include <boost/dll/shared_library.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
 
 namespace tg {
@@ -14,6 +16,10 @@ const tg_host_info& host_info() {
   static const tg_host_info info{sizeof(tg_host_info), TG_ABI_VERSION_MAJOR, TG_ABI_VERSION_MINOR,
                                  "tinygrad.cpp 0.1.0"};
   return info;
+}
+
+std::string plugin_string(const char* s, size_t max_length) {
+  return s ? std::string(s, ::strnlen(s, max_length)) : std::string();
 }
 
 namespace {
@@ -42,7 +48,10 @@ std::string abi_fix_hint(uint32_t plugin_major) {
 } // namespace
 
 Plugin::Plugin(std::filesystem::path path, std::unique_ptr<Library> library, const tg_plugin_api* api)
-    : path_(std::move(path)), library_(std::move(library)), api_(api) {}
+    : path_(std::move(path)), library_(std::move(library)), api_(api),
+      name_(api->plugin_name ? plugin_string(api->plugin_name, kMaxPluginNameLength) : "?"),
+      version_(api->plugin_version ? plugin_string(api->plugin_version, kMaxPluginNameLength) : "?"),
+      build_info_(plugin_string(api->build_info, kMaxPluginTextLength)) {}
 
 Plugin::~Plugin() = default;
 
@@ -122,8 +131,8 @@ void Plugin::throw_absent(std::string_view function_name) const {
 void Plugin::check(tg_error* err, std::string_view call) const {
   if (err == nullptr) return;
   tg_error_code code = api_->error_code(err);
-  std::string message = api_->error_message(err) ? api_->error_message(err) : "";
-  std::string log = api_->error_log(err) ? api_->error_log(err) : "";
+  std::string message = plugin_string(api_->error_message(err), kMaxPluginTextLength);
+  std::string log = plugin_string(api_->error_log(err), kMaxPluginLogLength);
   api_->error_destroy(err);
   std::string full = name() + "." + std::string(call) + " failed (" + error_code_name(code) + "): " + message;
   if (!log.empty()) full += "\n" + log;
@@ -133,6 +142,9 @@ void Plugin::check(tg_error* err, std::string_view call) const {
 int Plugin::device_count() const {
   int32_t count = 0;
   check(api_->device_count(&count), "device_count");
+  if (count < 0)
+    throw PluginContractError(name_ + " (" + path_.string() + "): device_count reported " +
+                              std::to_string(count) + " devices; a plugin reports 0 or more");
   return count;
 }
 
@@ -157,24 +169,28 @@ CompiledKernel Plugin::compile(std::span<const std::byte> ir, uint32_t flags, co
   CompiledKernel kernel;
   const auto* bytes = static_cast<const std::byte*>(out.binary);
   kernel.binary.assign(bytes, bytes + out.binary_size);
-  if (out.source) kernel.source = out.source;
-  if (out.log) kernel.log = out.log;
+  kernel.source = plugin_string(out.source, kMaxPluginLogLength);
+  kernel.log = plugin_string(out.log, kMaxPluginLogLength);
   return kernel;
 }
 
 std::string Plugin::cache_key(const char* target) const {
   auto key_fn = fn(&tg_plugin_api::compile_cache_key, "compile_cache_key");
   size_t length = 0;
-  std::string buf(1024, '\0');
+  std::string buf(kInitialCacheKeyBuffer, '\0');
   tg_error* err = key_fn(target, buf.data(), buf.size(), &length);
   if (err != nullptr && api_->error_code(err) == TG_ERROR_INVALID_ARGUMENT && length >= buf.size()) {
-    // too small: retry once with the reported length
     api_->error_destroy(err);
-    buf.assign(length + 1, '\0');
+    if (length > kMaxPluginTextLength) // also keeps length + 1 from wrapping
+      throw PluginContractError(name_ + " (" + path_.string() + "): compile_cache_key reported a " +
+                                std::to_string(length) + "-byte key; the host accepts at most " +
+                                std::to_string(kMaxPluginTextLength));
+    buf.assign(length + 1, '\0'); // too small: retry once with the reported length
     err = key_fn(target, buf.data(), buf.size(), &length);
   }
   check(err, "compile_cache_key");
-  buf.resize(length);
+  // Never beyond the buffer or its first NUL, whatever *out_length claims.
+  buf.resize(std::min(length, ::strnlen(buf.data(), buf.size())));
   return buf;
 }
 

@@ -18,6 +18,17 @@ namespace tg {
 // The host's description of itself, handed to every plugin's query function.
 const tg_host_info& host_info();
 
+// The host never trusts a plugin's string to end: it reads at most this many bytes from each
+// `const char*` the plugin hands over (longer text is cut), and forces the last byte of every
+// char array in tg_device_properties to NUL. docs/abi.md section 3 lists the same numbers.
+inline constexpr size_t kMaxPluginNameLength = TG_NAME_MAX - 1;      // plugin_name, plugin_version
+inline constexpr size_t kMaxPluginTextLength = 4095;                 // build_info, error messages, attributes
+inline constexpr size_t kMaxPluginLogLength = (size_t(1) << 20) - 1; // error/compile logs, rendered source
+inline constexpr size_t kInitialCacheKeyBuffer = 256;                // compile_cache_key's first buffer size
+
+// The plugin's string s, read up to max_length bytes; "" for NULL.
+std::string plugin_string(const char* s, size_t max_length);
+
 // Kernel binary produced by a plugin's compiler.
 struct CompiledKernel {
   std::vector<std::byte> binary;
@@ -38,9 +49,10 @@ public:
 
   const tg_plugin_api& api() const { return *api_; }
   const std::filesystem::path& path() const { return path_; }
-  std::string name() const { return api_->plugin_name ? api_->plugin_name : "?"; }
-  std::string version() const { return api_->plugin_version ? api_->plugin_version : "?"; }
-  std::string build_info() const { return api_->build_info ? api_->build_info : ""; }
+  // The table's strings, copied once at load and bounded (see kMaxPluginNameLength).
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  const std::string& build_info() const { return build_info_; }
 
   // True when the table holds `member` within its struct_size and it is not NULL.
   template <class F> bool has(F tg_plugin_api::*member) const {
@@ -57,12 +69,15 @@ public:
   // Consumes err: returns if NULL, else throws the matching DeviceError with "<plugin>.<call>: ...".
   void check(tg_error* err, std::string_view call) const;
 
-  // Number of devices. UNAVAILABLE (no hardware) throws DeviceUnavailableError.
+  // Number of devices. UNAVAILABLE (no hardware) throws DeviceUnavailableError; a negative count
+  // throws PluginContractError.
   int device_count() const;
 
   // Compiles serialized kernel IR; needs no device. Thread-safe.
   CompiledKernel compile(std::span<const std::byte> ir, uint32_t flags = 0, const char* target = nullptr,
                          uint32_t opt_level = 2) const;
+  // compile_cache_key with the grow-and-retry protocol: kInitialCacheKeyBuffer bytes first, then
+  // once more with the length the plugin reported.
   std::string cache_key(const char* target = nullptr) const;
 
 private:
@@ -73,6 +88,7 @@ private:
   std::filesystem::path path_;
   std::unique_ptr<Library> library_;
   const tg_plugin_api* api_;
+  std::string name_, version_, build_info_;
 };
 
 } // namespace tg

@@ -10,6 +10,13 @@ namespace po = boost::program_options;
 
 namespace tg::cli {
 
+namespace {
+const char* const kExitStatusHelp =
+    "\nExit status: 0 when every plugin loaded and every device opened (hardware that is absent,\n"
+    "UNAVAILABLE, is not a failure); 1 when anything failed to load or open (the listing is still\n"
+    "printed in full); 2 for a usage error.\n";
+} // namespace
+
 int cmd_devices(const std::vector<std::string>& args) {
   po::options_description opts("tg devices: list every plugin found, its devices and their properties,\n"
                                "and the plugins that failed to load with the reason.\nOptions");
@@ -17,7 +24,8 @@ int cmd_devices(const std::vector<std::string>& args) {
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nSearch order: TG_PLUGIN_PATH (colon-separated), then the directory of libtg.\n";
+    std::cout << opts << "\nSearch order: TG_PLUGIN_PATH (colon-separated), then the directory of libtg.\n"
+              << kExitStatusHelp;
     return 0;
   }
   std::cout << "search path:";
@@ -25,7 +33,7 @@ int cmd_devices(const std::vector<std::string>& args) {
   std::cout << "\n";
   auto entries = PluginRegistry::instance().entries();
   if (entries.empty()) std::cout << "no plugins found (files named libtg_device_<name>.so)\n";
-  int failed = 0;
+  int failed = 0, failed_devices = 0;
   for (const auto& entry : entries) {
     if (!entry.shadowed_by.empty()) {
       std::cout << "\nplugin " << entry.name << " at " << entry.path.string() << ": shadowed by "
@@ -42,10 +50,11 @@ int cmd_devices(const std::vector<std::string>& args) {
     if (p.name() != entry.name) std::cout << " (reports itself as " << p.name() << ")";
     std::cout << " " << p.version() << " (ABI v" << p.api().abi_major << "." << p.api().abi_minor << ") at "
               << entry.path.string() << "\n";
-    describe_plugin_devices(std::cout, entry.plugin, "  ");
+    failed_devices += describe_plugin_devices(std::cout, entry.plugin, "  ");
   }
   if (failed) std::cout << "\n" << failed << " plugin(s) failed to load\n";
-  return 0;
+  if (failed_devices) std::cout << (failed ? "" : "\n") << failed_devices << " device(s) failed to open\n";
+  return failed || failed_devices ? 1 : 0;
 }
 
 int cmd_info(const std::vector<std::string>& args) {
@@ -57,7 +66,8 @@ int cmd_info(const std::vector<std::string>& args) {
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
   if (vm.count("help") || !vm.count("plugin")) {
-    std::cout << opts << "\nA name (e.g. cpu) is looked up on the search path; a path is loaded as is.\n";
+    std::cout << opts << "\nA name (e.g. cpu) is looked up on the search path; a path is loaded as is.\n"
+              << kExitStatusHelp;
     return vm.count("help") ? 0 : 2;
   }
   std::string what = vm["plugin"].as<std::string>();
@@ -81,8 +91,7 @@ int cmd_info(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {
     std::cout << "cache key:   (" << e.what() << ")\n";
   }
-  describe_plugin_devices(std::cout, plugin, "");
-  return 0;
+  return describe_plugin_devices(std::cout, plugin, "") ? 1 : 0;
 }
 
 } // namespace tg::cli

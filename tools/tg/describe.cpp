@@ -56,19 +56,20 @@ void describe_device(std::ostream& os, const Device& device, const std::string& 
   for (const auto& [key, value] : device.attributes()) os << indent << key << ": " << value << "\n";
 }
 
-void describe_plugin_devices(std::ostream& os, const std::shared_ptr<Plugin>& plugin,
-                             const std::string& indent) {
+int describe_plugin_devices(std::ostream& os, const std::shared_ptr<Plugin>& plugin,
+                            const std::string& indent) {
   int count = 0;
   try {
     count = plugin->device_count();
   } catch (const DeviceUnavailableError& e) {
     os << indent << "UNAVAILABLE: " << e.what() << "\n";
-    return;
+    return 0; // hardware absent here: the plugin works as it should
   } catch (const std::exception& e) {
     os << indent << "error: " << e.what() << "\n";
-    return;
+    return 1;
   }
   os << indent << count << (count == 1 ? " device" : " devices") << "\n";
+  int failed = 0;
   for (int i = 0; i < count; ++i) {
     os << indent << "device " << i << ":\n";
     try {
@@ -76,8 +77,10 @@ void describe_plugin_devices(std::ostream& os, const std::shared_ptr<Plugin>& pl
       describe_device(os, *device, indent + "  ");
     } catch (const std::exception& e) {
       os << indent << "  cannot open: " << e.what() << "\n";
+      ++failed;
     }
   }
+  return failed;
 }
 
 } // namespace tg::cli

@@ -18,10 +18,23 @@
  *  - Functions that can fail return tg_error* (NULL = success). The error is owned by the caller
  *    and released with api->error_destroy. A plugin never aborts, exits or lets a C++ exception
  *    escape. Out of memory is always TG_ERROR_RESOURCE_EXHAUSTED so the host may free and retry.
- *  - Thread safety: unless a function says otherwise it may be called from any thread, concurrently
- *    with any other call on other objects. Calls on the same device (including its buffers and
- *    programs) may also come from several threads; the plugin serializes internally where its
- *    hardware needs it. The host never frees an object while another call uses it.
+ *  - Thread safety (the one statement of it; docs/abi.md section 3 restates it):
+ *     - The HOST serializes every call that takes one device: device_properties,
+ *       device_attribute_count/device_attribute, buffer_alloc/buffer_free, the three copies,
+ *       program_load/program_free, launch (timed or not) and synchronize, for a device and its
+ *       buffers and programs. Calls may come from any thread, but never two at once on one
+ *       device, so a plugin needs no lock for per-device state.
+ *     - Calls on different devices may run concurrently: state shared between a plugin's devices
+ *       (globals, a driver context, a thread pool) is the plugin's to lock.
+ *     - device_count, device_open, compile, compile_result_get/_destroy, compile_cache_key and the
+ *       error functions take no device: they must be thread-safe, callable concurrently with
+ *       anything. device_close comes after every other call on that device has returned.
+ *     - The host never frees an object while another call uses it.
+ *  - Strings from the plugin: the host forces the last byte of every char array it receives
+ *    (tg_device_properties name, vendor, arch) to NUL, and reads a `const char*` only up to a
+ *    bound, cutting longer text: 127 bytes for plugin_name and plugin_version, 4095 for
+ *    build_info, error_message, attribute keys and values and the cache key, 1 MiB - 1 for
+ *    error_log and compile output (source, log). A negative device_count is an error.
  */
 #ifndef TG_ABI_H
 #define TG_ABI_H
@@ -322,7 +335,8 @@ typedef struct tg_plugin_api {
   void (*error_destroy)(tg_error* error);
 
   /* --- devices --- */
-  /* Number of devices. No hardware -> TG_ERROR_UNAVAILABLE with a message saying what is missing. */
+  /* Number of devices (>= 0; a negative count is an error on the host). No hardware ->
+   * TG_ERROR_UNAVAILABLE with a message saying what is missing. */
   tg_error* (*device_count)(int32_t* out_count);
   /* Opens device args->index. The device lives until device_close; close each opened device
    * once, after freeing its buffers and programs. */
@@ -357,7 +371,8 @@ typedef struct tg_plugin_api {
   /* A string that changes whenever the blobs compile() makes for `target` (NULL = default)
    * would change: compiler version, target, flags. Written NUL-terminated into buf; the full
    * length (without NUL) goes to *out_length, also when buf_size is too small, which fails with
-   * INVALID_ARGUMENT (the host then retries with a larger buffer). */
+   * INVALID_ARGUMENT. The host offers 256 bytes first and then retries once with *out_length + 1;
+   * keys longer than 4095 bytes are an error. */
   tg_error* (*compile_cache_key)(const char* target, char* buf, size_t buf_size, size_t* out_length);
 
   /* --- programs --- */
