@@ -90,6 +90,7 @@ TargetSpec resolve_target(const char* target) {
     throw PluginError(TG_ERROR_INVALID_ARGUMENT, "unknown target \"" + text + "\": expected a CPU name of " +
                                                      host.triple + " (this host is \"" + host.cpu +
                                                      "\") or <arch>[:<cpu>] such as \"aarch64\"");
+  // Spelled out: "aarch64-unknown-linux-gnu", not normalize()'s "aarch64--linux-gnu".
   if (triple.getVendor() == llvm::Triple::UnknownVendor) triple.setVendor(llvm::Triple::UnknownVendor);
   if (triple.getOS() == llvm::Triple::UnknownOS) {
     llvm::Triple host_triple(host.triple);
@@ -636,7 +637,8 @@ Renderer::V Renderer::emit_alu(const tg::sdk::Instruction& ins) {
   // exp2/log2/sin of float16 are computed in float on every target and rounded once: no CPU has
   // half-precision instructions for them and libm has no half functions. LLVM widens them itself
   // only where half is not a legal type; where it is (AVX512-FP16, ARMv8.2 FP16) it cannot select
-  // them and aborts ("Cannot select: f16 = fexp2"). Float is at least as accurate.
+  // them and aborts ("Cannot select: f16 = fexp2"). Float is at least as accurate. Every other
+  // op x dtype selects on all our targets (tests/plugins/cpu/targets_test.cpp checks each).
   auto math_via_float = [&](llvm::Intrinsic::ID id) -> V {
     need_float();
     if (dt != TG_DTYPE_FLOAT16 || test_hooks::native_half(ir_.name)) return intrinsic(id, {a[0]});
