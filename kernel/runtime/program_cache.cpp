@@ -4,10 +4,12 @@
 
 #include <tg/sdk/bytes.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <unistd.h>
@@ -45,20 +47,31 @@ void write_file(const fs::path& p, std::span<const std::byte> bytes) {
 
 } // namespace
 
-std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device,
-                                           std::span<const std::byte> ir, bool want_source,
-                                           uint32_t opt_level) {
-  static std::mutex mutex;
-  static std::map<std::pair<const Device*, std::string>, std::shared_ptr<CachedProgram>> memory;
-  const Plugin& plugin = device->plugin();
-  std::lock_guard lock(mutex);
-  // keyed by the whole IR: no hash collision can hand back the wrong program
-  auto key =
-      std::make_pair(device.get(), std::to_string(opt_level) +
-                                       std::string(reinterpret_cast<const char*>(ir.data()), ir.size()));
-  if (auto it = memory.find(key); it != memory.end() && (!want_source || !it->second->source.empty()))
-    return it->second;
+namespace {
 
+using ProgramFuture = std::shared_future<std::shared_ptr<CachedProgram>>;
+// Keyed by the whole IR: no hash collision can hand back the wrong program.
+using CacheKey = std::pair<const Device*, std::string>;
+
+// The memory cache holds one future per kernel: the first caller compiles (outside any lock) and
+// fulfils it, callers of the same kernel meanwhile wait on it, other kernels compile in parallel.
+// A compile that fails removes its entry, so the next call compiles again.
+struct MemoryCache {
+  std::mutex mutex;
+  std::map<CacheKey, std::shared_ptr<ProgramFuture>> entries;
+};
+
+MemoryCache& memory_cache() {
+  static MemoryCache cache;
+  return cache;
+}
+
+std::atomic<uint64_t> g_compiles{0};
+
+std::shared_ptr<CachedProgram> build_program(const std::shared_ptr<Device>& device,
+                                             std::span<const std::byte> ir, bool want_source,
+                                             uint32_t opt_level) {
+  const Plugin& plugin = device->plugin();
   const char* target = device->properties().arch;
   std::string plugin_key = plugin.cache_key(target);
   std::string disk_key_text = std::to_string(TG_ABI_VERSION_MAJOR) + "|" + plugin.name() + "|" + plugin_key +
@@ -83,15 +96,59 @@ std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device
     }
   }
   if (!cached->from_disk) {
+    ++g_compiles;
     CompiledKernel k = plugin.compile(ir, want_source ? TG_COMPILE_WANT_SOURCE : 0, target, opt_level);
     cached->source = k.source;
-    cached->program = device->load(k.binary);
+    cached->program = device->load(k.binary); // Device serializes calls on one device (docs/abi.md)
     if (config().disk_cache) write_file(disk_path, k.binary);
   }
   cached->compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  memory[key] = cached;
   return cached;
 }
+
+} // namespace
+
+std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device,
+                                           std::span<const std::byte> ir, bool want_source,
+                                           uint32_t opt_level) {
+  MemoryCache& cache = memory_cache();
+  CacheKey key(device.get(),
+               std::to_string(opt_level) + std::string(reinterpret_cast<const char*>(ir.data()), ir.size()));
+  std::unique_lock lock(cache.mutex);
+  for (;;) {
+    auto it = cache.entries.find(key);
+    if (it == cache.entries.end()) break;
+    std::shared_ptr<ProgramFuture> entry = it->second;
+    lock.unlock();
+    std::shared_ptr<CachedProgram> program = entry->get(); // rethrows the compiling caller's error
+    if (!want_source || !program->source.empty()) return program;
+    lock.lock();
+    // Compiled without the source this caller wants: replace the entry, unless someone already did.
+    it = cache.entries.find(key);
+    if (it != cache.entries.end() && it->second == entry) {
+      cache.entries.erase(it);
+      break;
+    }
+  }
+  std::promise<std::shared_ptr<CachedProgram>> promise;
+  auto entry = std::make_shared<ProgramFuture>(promise.get_future().share());
+  cache.entries[key] = entry;
+  lock.unlock();
+
+  try {
+    std::shared_ptr<CachedProgram> program = build_program(device, ir, want_source, opt_level);
+    promise.set_value(program);
+    return program;
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    lock.lock();
+    if (auto it = cache.entries.find(key); it != cache.entries.end() && it->second == entry)
+      cache.entries.erase(it);
+    throw;
+  }
+}
+
+uint64_t program_compile_count() { return g_compiles.load(); }
 
 } // namespace tg

@@ -20,10 +20,15 @@ struct CachedProgram {
 };
 
 // Returns the loaded program for `ir` on `device`, compiling at most once per process (and once
-// per machine when the disk cache is on). Thread-safe.
+// per machine when the disk cache is on). Thread-safe: callers of the same kernel wait for one
+// compile, different kernels compile in parallel (loads on one device are serialized). A compile
+// that throws caches nothing: its waiters get the same exception, the next call compiles again.
 std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device,
                                            std::span<const std::byte> ir, bool want_source,
                                            uint32_t opt_level = 2);
+
+// How many times get_program has called a plugin's compile in this process (for tests).
+uint64_t program_compile_count();
 
 // FNV-1a 64 of bytes, as 16 hex digits.
 std::string hash_hex(std::span<const std::byte> bytes);

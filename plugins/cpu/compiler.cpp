@@ -2,14 +2,18 @@
 
 #include "llvm_errors.hpp"
 #include "program.hpp"
+#include "test_hooks.hpp"
 
 #include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/plugin.hpp>
 
 #include <llvm/ADT/StringMap.h>
+#include <llvm/ADT/Triple.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -28,6 +32,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 
 using tg::sdk::guard;
@@ -47,8 +52,27 @@ struct TargetSpec {
   std::string features;
 };
 
-// NULL, "" , "native" or the host CPU name compile for this machine; another CPU name of the host's
-// architecture cross-compiles for it (its blobs load only on such a CPU).
+// Every target LLVM was built with, registered once, on the first target of another architecture
+// (the host's own is registered by host_target()).
+void initialize_all_targets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+  });
+}
+
+bool is_cpu_of(const llvm::Target& t, const std::string& triple, const std::string& cpu) {
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(t.createMCSubtargetInfo(triple, "", ""));
+  return sti && sti->isCPUStringValid(cpu);
+}
+
+// NULL, "", "native" or the host CPU name compile for this machine. Another CPU name of the host's
+// architecture ("x86-64-v3", "sapphirerapids") cross-compiles for that CPU; another architecture is
+// "<arch or triple>[:<cpu>]" ("aarch64", "aarch64:neoverse-n1"; the OS is the host's unless the
+// triple names one). Blobs for another CPU load only on such a CPU.
 TargetSpec resolve_target(const char* target) {
   const HostTarget& host = host_target();
   if (target == nullptr || *target == '\0' || host.cpu == target || std::strcmp(target, "native") == 0)
@@ -56,12 +80,33 @@ TargetSpec resolve_target(const char* target) {
   std::string error;
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(host.triple, error);
   if (t == nullptr) throw PluginError(TG_ERROR_INTERNAL, "no LLVM target for " + host.triple + ": " + error);
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(t->createMCSubtargetInfo(host.triple, "", ""));
-  if (!sti || !sti->isCPUStringValid(target))
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, std::string("unknown target \"") + target +
-                                                     "\": expected a CPU name of " + host.triple +
-                                                     " (this host is \"" + host.cpu + "\")");
-  return {host.triple, target, ""};
+  if (is_cpu_of(*t, host.triple, target)) return {host.triple, target, ""};
+
+  const std::string text = target;
+  const size_t colon = text.find(':');
+  const std::string cpu = colon == std::string::npos ? "generic" : text.substr(colon + 1);
+  llvm::Triple triple(llvm::Triple::normalize(text.substr(0, colon)));
+  if (triple.getArch() == llvm::Triple::UnknownArch)
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "unknown target \"" + text + "\": expected a CPU name of " +
+                                                     host.triple + " (this host is \"" + host.cpu +
+                                                     "\") or <arch>[:<cpu>] such as \"aarch64\"");
+  // Spelled out: "aarch64-unknown-linux-gnu", not normalize()'s "aarch64--linux-gnu".
+  if (triple.getVendor() == llvm::Triple::UnknownVendor) triple.setVendor(llvm::Triple::UnknownVendor);
+  if (triple.getOS() == llvm::Triple::UnknownOS) {
+    llvm::Triple host_triple(host.triple);
+    triple.setOS(host_triple.getOS());
+    triple.setEnvironment(host_triple.getEnvironment());
+  }
+  initialize_all_targets();
+  t = llvm::TargetRegistry::lookupTarget(triple.str(), error);
+  if (t == nullptr)
+    throw PluginError(TG_ERROR_UNIMPLEMENTED, "target \"" + text + "\": LLVM " + llvm_version_string() +
+                                                  " here was built without the " +
+                                                  triple.getArchName().str() + " target (" + error + ")");
+  if (!is_cpu_of(*t, triple.str(), cpu))
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT,
+                      "unknown target \"" + text + "\": \"" + cpu + "\" is not a CPU of " + triple.str());
+  return {triple.str(), cpu, ""};
 }
 
 std::string cache_key_for(const TargetSpec& spec) {
@@ -369,6 +414,13 @@ void Renderer::render(const std::string& fn_name, const TargetSpec& spec) {
 
   entry_ = llvm::BasicBlock::Create(ctx_, "entry", fn_);
   b_.SetInsertPoint(entry_);
+  if (test_hooks::fatal(ir_.name)) { // another architecture's intrinsic: no selector for it here
+    if (llvm::Triple(spec.triple).isX86())
+      b_.CreateCall(llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::aarch64_isb), {b_.getInt32(15)});
+    else
+      b_.CreateCall(llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::x86_sse2_pause));
+  }
+
   const auto& ins_list = ir_.instructions;
   vals_.assign(ins_list.size(), nullptr);
   slots_.assign(ins_list.size(), nullptr);
@@ -582,6 +634,16 @@ Renderer::V Renderer::emit_alu(const tg::sdk::Instruction& ins) {
     V q = rem ? b_.CreateURem(a[0], d) : b_.CreateUDiv(a[0], d);
     return b_.CreateSelect(is_zero, zero, q);
   };
+  // exp2/log2/sin of float16 are computed in float on every target and rounded once: no CPU has
+  // half-precision instructions for them and libm has no half functions. LLVM widens them itself
+  // only where half is not a legal type; where it is (AVX512-FP16, ARMv8.2 FP16) it cannot select
+  // them and aborts ("Cannot select: f16 = fexp2"). Float is at least as accurate. Every other
+  // op x dtype selects on all our targets (tests/plugins/cpu/targets_test.cpp checks each).
+  auto math_via_float = [&](llvm::Intrinsic::ID id) -> V {
+    need_float();
+    if (dt != TG_DTYPE_FLOAT16 || test_hooks::native_half(ir_.name)) return intrinsic(id, {a[0]});
+    return b_.CreateFPTrunc(intrinsic(id, {b_.CreateFPExt(a[0], vec(b_.getFloatTy(), vc))}), t);
+  };
   V r = nullptr;
   switch (op) {
   case TG_OP_NEG:
@@ -596,16 +658,13 @@ Renderer::V Renderer::emit_alu(const tg::sdk::Instruction& ins) {
     r = intrinsic(llvm::Intrinsic::sqrt, {a[0]});
     break;
   case TG_OP_EXP2:
-    need_float();
-    r = intrinsic(llvm::Intrinsic::exp2, {a[0]});
+    r = math_via_float(llvm::Intrinsic::exp2);
     break;
   case TG_OP_LOG2:
-    need_float();
-    r = intrinsic(llvm::Intrinsic::log2, {a[0]});
+    r = math_via_float(llvm::Intrinsic::log2);
     break;
   case TG_OP_SIN:
-    need_float();
-    r = intrinsic(llvm::Intrinsic::sin, {a[0]});
+    r = math_via_float(llvm::Intrinsic::sin);
     break;
   case TG_OP_TRUNC:
     r = fl ? intrinsic(llvm::Intrinsic::trunc, {a[0]}) : a[0];
@@ -736,13 +795,30 @@ void optimize(llvm::Module& module, llvm::TargetMachine& tm, unsigned opt_level)
   mpm.run(module, mam);
 }
 
-std::vector<char> emit_object(llvm::Module& module, llvm::TargetMachine& tm) {
+// Everything LLVM works on during one compile. After an LLVM fatal error it is abandoned, never
+// used or freed again (see run_catching_fatal_errors).
+struct LlvmJob {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  llvm::legacy::PassManager codegen; // declared last: destroyed before the target machine
+};
+
+// Keeps abandoned jobs reachable (leak checkers stay quiet) for the life of the process: freeing
+// objects whose destructors were skipped mid-operation is not safe. A few hundred KB per failure.
+void abandon(std::unique_ptr<LlvmJob> job) {
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<LlvmJob>> abandoned;
+  std::lock_guard lock(mutex);
+  abandoned.push_back(std::move(job));
+}
+
+std::vector<char> emit_object(LlvmJob& job) {
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
+  if (job.tm->addPassesToEmitFile(job.codegen, os, nullptr, llvm::CGFT_ObjectFile))
     throw PluginError(TG_ERROR_INTERNAL, "the LLVM target cannot emit object files");
-  pm.run(module);
+  job.codegen.run(*job.module);
   return std::vector<char>(buffer.begin(), buffer.end());
 }
 
@@ -787,6 +863,7 @@ tg_error* compile(const tg_compile_args* args, tg_compile_result** out_result) {
     }
     TargetSpec spec = resolve_target(a.target);
     unsigned opt_level = std::min(a.opt_level, 3u);
+    test_hooks::rendezvous(ir.name);
 
     using clock = std::chrono::steady_clock;
     auto us_since = [](clock::time_point t) {
@@ -794,34 +871,49 @@ tg_error* compile(const tg_compile_args* args, tg_compile_result** out_result) {
     };
     auto phase = clock::now();
     std::string timings;
-    llvm::LLVMContext context;
-    auto module = std::make_unique<llvm::Module>(ir.name, context);
-    auto tm = make_target_machine(spec, opt_level);
-    timings += "target " + us_since(phase) + " us";
-    phase = clock::now();
-    module->setTargetTriple(spec.triple);
-    module->setDataLayout(tm->createDataLayout());
-    std::string entry = symbol_name(ir.name);
-    Renderer(ir, *module).render(entry, spec);
-
-    std::string verify_log;
-    llvm::raw_string_ostream verify_os(verify_log);
-    if (llvm::verifyModule(*module, &verify_os)) {
-      verify_os.flush();
-      throw PluginError(TG_ERROR_INVALID_ARGUMENT,
-                        "kernel IR of '" + ir.name + "' lowers to invalid LLVM IR (see the log)", verify_log);
-    }
-    timings += ", render " + us_since(phase) + " us";
-    phase = clock::now();
-    if (opt_level > 0) optimize(*module, *tm, opt_level);
-    timings += ", optimize " + us_since(phase) + " us";
-
     auto result = std::make_unique<tg_compile_result>();
-    if (a.flags & TG_COMPILE_WANT_SOURCE) {
-      llvm::raw_string_ostream os(result->source);
-      module->print(os, nullptr);
-      os.flush();
+    const std::string entry = symbol_name(ir.name);
+    std::vector<char> object;
+    auto job = std::make_unique<LlvmJob>();
+    // From here on LLVM may report a fatal error (an operation the target cannot select): it
+    // becomes TG_ERROR_INTERNAL instead of aborting the host process.
+    std::optional<std::string> fatal = run_catching_fatal_errors([&] {
+      job->module = std::make_unique<llvm::Module>(ir.name, job->context);
+      job->tm = make_target_machine(spec, opt_level);
+      timings += "target " + us_since(phase) + " us";
+      phase = clock::now();
+      job->module->setTargetTriple(spec.triple);
+      job->module->setDataLayout(job->tm->createDataLayout());
+      Renderer(ir, *job->module).render(entry, spec);
+
+      std::string verify_log;
+      llvm::raw_string_ostream verify_os(verify_log);
+      if (llvm::verifyModule(*job->module, &verify_os)) {
+        verify_os.flush();
+        throw PluginError(TG_ERROR_INVALID_ARGUMENT,
+                          "kernel IR of '" + ir.name + "' lowers to invalid LLVM IR (see the log)",
+                          verify_log);
+      }
+      timings += ", render " + us_since(phase) + " us";
+      phase = clock::now();
+      if (opt_level > 0) optimize(*job->module, *job->tm, opt_level);
+      timings += ", optimize " + us_since(phase) + " us";
+      if (a.flags & TG_COMPILE_WANT_SOURCE) {
+        llvm::raw_string_ostream os(result->source);
+        job->module->print(os, nullptr);
+        os.flush();
+      }
+      phase = clock::now();
+      object = emit_object(*job);
+      timings += ", codegen " + us_since(phase) + " us";
+    });
+    if (fatal) {
+      abandon(std::move(job));
+      throw PluginError(TG_ERROR_INTERNAL, "LLVM failed on '" + ir.name + "' for " + spec.triple + " " +
+                                               spec.cpu + ": " + *fatal);
     }
+    job.reset();
+
     BlobContents blob;
     blob.llvm_version[0] = LLVM_VERSION_MAJOR;
     blob.llvm_version[1] = LLVM_VERSION_MINOR;
@@ -833,9 +925,7 @@ tg_error* compile(const tg_compile_args* args, tg_compile_result** out_result) {
     blob.kernel_name = ir.name;
     blob.buffer_dtypes = ir.buffer_dtypes;
     blob.scalar_dtypes = ir.scalar_dtypes;
-    phase = clock::now();
-    blob.object = emit_object(*module, *tm);
-    timings += ", codegen " + us_since(phase) + " us";
+    blob.object = std::move(object);
     result->binary = encode_blob(blob);
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
                   .count();
