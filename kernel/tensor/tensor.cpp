@@ -1,5 +1,7 @@
 #include "kernel/tensor/tensor.hpp"
 
+#include "kernel/tensor/realized.hpp"
+
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/realize.hpp"
 #include "kernel/schedule/buffer.hpp"
@@ -38,6 +40,28 @@ public:
   // Drops entries whose expression died, so their buffers return to the allocator. Called before
   // each realize runs: the last step's intermediates are then reused by this one instead of
   // doubling peak memory.
+  // root with every cached node replaced by its realized view (one lock for the whole walk).
+  UOpRef substitute(const UOpRef& root) {
+    std::vector<UOpRef> order = toposort(root);
+    std::lock_guard lock(mutex_);
+    if (map_.empty()) return root;
+    std::unordered_map<const UOp*, UOpRef> out;
+    for (const auto& u : order) {
+      auto it = map_.find(u.get());
+      if (it != map_.end() && !it->second.first.expired()) {
+        out.emplace(u.get(), it->second.second);
+        continue;
+      }
+      std::vector<UOpRef> src;
+      bool changed = false;
+      for (const auto& s : u->src()) {
+        src.push_back(out.at(s.get()));
+        changed |= src.back() != s;
+      }
+      out.emplace(u.get(), changed ? replace_src(u, std::move(src)) : u);
+    }
+    return out.at(root.get());
+  }
   void purge() {
     std::lock_guard lock(mutex_);
     std::erase_if(map_, [](const auto& kv) { return kv.second.first.expired(); });
@@ -57,6 +81,8 @@ UOpRef contiguous_buffer(const UOpRef& u) {
 
 } // namespace
 
+UOpRef detail::with_realized_values(const UOpRef& root) { return RealizedCache::instance().substitute(root); }
+
 Tensor::Tensor(UOpRef uop, Dims shape, std::string device) : s_(std::make_shared<TensorState>()) {
   s_->uop = std::move(uop);
   s_->shape = std::move(shape);
@@ -66,7 +92,11 @@ Tensor::Tensor(UOpRef uop, Dims shape, std::string device) : s_(std::make_shared
 }
 
 const UOpRef& Tensor::uop() const {
-  if (auto r = RealizedCache::instance().find(s_->uop)) s_->uop = *r;
+  if (auto r = RealizedCache::instance().find(s_->uop); r && *r != s_->uop) {
+    detail::note_realized(s_->uop, *r); // autograd still differentiates the expression
+    s_->lazy = s_->uop;
+    s_->uop = *r;
+  }
   return s_->uop;
 }
 

@@ -40,6 +40,9 @@ class Tensor;
 // make new ones.
 struct TensorState {
   UOpRef uop; // swapped for its realized view on first use after realize (see Tensor::uop())
+  // The expression `uop` had before that swap, while any graph still holds it: graphs built
+  // earlier contain it, so autograd treats it as this tensor too.
+  std::weak_ptr<const UOp> lazy;
   Dims shape;
   std::string device;
   bool requires_grad = false;
