@@ -451,6 +451,8 @@ void Tensor::backward(std::optional<Tensor> seed) const {
   }
 }
 
+void detail::purge_realized_origins() { GradOrigins::instance().purge(); }
+
 void detail::note_realized(const UOpRef& expr, const UOpRef& view) {
   GradOrigins::instance().note(expr, view);
 }

@@ -12,6 +12,10 @@ namespace tg::detail {
 // autograd keeps what it needs to differentiate through `view` later (autograd.cpp).
 void note_realized(const UOpRef& expr, const UOpRef& view);
 
+// Drops what note_realized kept for views that died or whose leaves changed; called before each
+// realize so their intermediates' buffers return to the allocator first (autograd.cpp).
+void purge_realized_origins();
+
 // `root` with every node that has already been computed (and is still cached) replaced by the
 // view of its stored result (tensor.cpp).
 UOpRef with_realized_values(const UOpRef& root);

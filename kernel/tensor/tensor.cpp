@@ -113,6 +113,7 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
     if (!contiguous_buffer(u) || !buffer_arg(contiguous_buffer(u)).storage()) targets.push_back(u);
   }
   if (targets.empty()) return;
+  detail::purge_realized_origins(); // first: it may release expressions the cache is keyed on
   RealizedCache::instance().purge();
   Schedule schedule = create_schedule(targets, options);
   run_schedule(schedule);
