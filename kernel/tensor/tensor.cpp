@@ -163,12 +163,25 @@ Tensor Tensor::contiguous() const {
 }
 Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), this->shape()); }
 
+namespace {
+
+// A tensor holds scalars of a storable dtype: no void (no values), vectors or pointers (IR-only).
+void check_element_dtype(const char* op, DType from, DType to) {
+  if (to.is_void() || to.count != 1 || to.ptr)
+    throw TensorError(std::string(op) + " from " + from.name() + " to " + to.name() +
+                      ": a tensor's dtype must be a scalar bool, int or float");
+}
+
+} // namespace
+
 Tensor Tensor::cast(DType dt) const {
+  check_element_dtype("cast", dtype(), dt);
   if (dt == dtype()) return *this;
   return with(UOp::make(Ops::CAST, dt, {uop()}), this->shape());
 }
 
 Tensor Tensor::bitcast(DType dt) const {
+  check_element_dtype("bitcast", dtype(), dt);
   if (dt.itemsize() != dtype().itemsize())
     throw TensorError("bitcast from " + dtype().name() + " to " + dt.name() + ": item sizes differ");
   if (dt == dtype()) return *this;
