@@ -79,20 +79,16 @@ public:
     std::lock_guard lock(mutex_);
     purge(current);
     if (current.set.empty()) return; // nothing is differentiable: the common case in inference
-    std::vector<std::weak_ptr<const UOp>> leaves;
-    std::unordered_set<const UOp*> seen;
-    auto add = [&](const UOpRef& leaf) {
-      if (current.set.count(leaf.get()) && seen.insert(leaf.get()).second) leaves.push_back(leaf);
-    };
-    for (const auto& u : toposort(expr)) {
-      if (u == expr) continue; // a leaf's own expression is not differentiated through
-      add(u);
-      if (const Entry* e = find(u))
-        for (const auto& w : e->leaves)
-          if (auto leaf = w.lock()) add(leaf);
-    }
+    std::vector<std::weak_ptr<const UOp>> leaves = leaves_below(expr, current);
     if (leaves.empty()) return;
+    if (clean_.count(view.get())) clean_.clear(); // it reaches leaves now (a view seen unrecorded)
     map_[view.get()] = Entry{view, expr, std::move(leaves)};
+  }
+
+  // A leaf may now be a node that graphs seen before contain (requires_grad_, assign).
+  void leaves_changed() {
+    std::lock_guard lock(mutex_);
+    clean_.clear();
   }
 
   // The expression `view` was computed from, if recorded.
@@ -120,6 +116,48 @@ private:
     std::vector<std::weak_ptr<const UOp>> leaves; // current leaves expr reached when recorded
   };
 
+  // The current leaves below root (root itself excluded: a leaf's own expression is not
+  // differentiated through), also through recorded views. Subgraphs known to reach none are
+  // skipped: the tensors realized together (parameters, optimizer state) share most of one graph.
+  std::vector<std::weak_ptr<const UOp>> leaves_below(const UOpRef& root, const LeafNodes& current) {
+    if (clean_.size() > (size_t(1) << 18)) clean_.clear(); // bounded: entries of dead nodes pile up
+    std::vector<std::weak_ptr<const UOp>> found;
+    std::unordered_set<const UOp*> found_set;
+    std::unordered_map<const UOp*, bool> reaches; // finished nodes: does the node reach a leaf?
+    std::vector<std::pair<const UOpRef*, bool>> stack{{&root, false}};
+    while (!stack.empty()) {
+      auto [ref, expanded] = stack.back();
+      stack.pop_back();
+      const UOpRef& u = *ref;
+      if (!expanded) {
+        if (reaches.count(u.get())) continue;
+        if (auto it = clean_.find(u.get()); it != clean_.end() && !it->second.expired()) {
+          reaches.emplace(u.get(), false);
+          continue;
+        }
+        stack.push_back({ref, true});
+        for (const auto& s : u->src())
+          if (!reaches.count(s.get())) stack.push_back({&s, false});
+        continue;
+      }
+      auto add = [&](const UOpRef& leaf) {
+        if (leaf != root && found_set.insert(leaf.get()).second) found.push_back(leaf);
+      };
+      bool r = current.set.count(u.get()) != 0;
+      if (r) add(u);
+      if (const Entry* e = find(u))
+        for (const auto& w : e->leaves)
+          if (auto leaf = w.lock(); leaf && current.set.count(leaf.get())) {
+            add(leaf);
+            r = true;
+          }
+      for (const auto& s : u->src()) r |= reaches.at(s.get());
+      reaches[u.get()] = r;
+      if (!r) clean_[u.get()] = u;
+    }
+    return found;
+  }
+
   const Entry* find(const UOpRef& view) const {
     auto it = map_.find(view.get());
     return it != map_.end() && it->second.view.lock() == view ? &it->second : nullptr;
@@ -136,6 +174,8 @@ private:
 
   std::mutex mutex_;
   std::unordered_map<const UOp*, Entry> map_;
+  // Nodes known to reach no current leaf (held weakly); valid until the leaves change.
+  std::unordered_map<const UOp*, std::weak_ptr<const UOp>> clean_;
 };
 
 // The graph autograd differentiates: every recorded realized view replaced by the expression it
@@ -312,6 +352,7 @@ Tensor& Tensor::requires_grad_(bool enable) {
     throw TensorError("requires_grad needs a float tensor, got " + dtype().name());
   s_->requires_grad = enable;
   if (enable) GradRegistry::instance().add(s_);
+  if (enable) GradOrigins::instance().leaves_changed();
   return *this;
 }
 
@@ -337,6 +378,7 @@ Tensor& Tensor::assign(const Tensor& value) {
     throw TensorError("assign: value is on " + value.device() + ", the tensor on " + device());
   s_->uop = value.dtype() == dtype() ? value.uop() : value.cast(dtype()).uop();
   s_->lazy.reset(); // a new value: graphs of the old one no longer lead to this tensor
+  if (s_->requires_grad) GradOrigins::instance().leaves_changed();
   return *this;
 }
 

@@ -169,6 +169,21 @@ BOOST_AUTO_TEST_CASE(leaf_realized_after_use) {
   check_close(*p.grad(), want, 1e-12, 0, "d/dp of sum(p*p) + sum(3p)");
 }
 
+// A tensor that becomes a leaf after graphs over it were read: reads before requires_grad_ must not
+// hide it from later ones (the search for leaves skips subgraphs known to reach none).
+BOOST_AUTO_TEST_CASE(leaf_marked_after_a_read) {
+  Tensor other = f64({1}, {1}).requires_grad_(); // some leaf exists, so reads are examined
+  Tensor x = f64({1, 2}, {2});
+  (void)host(x * 2.0 + 1.0); // x is no leaf yet: this graph reaches none
+  x.requires_grad_();
+  Tensor d = (x * 2.0 + 1.0) * 3.0; // shares the node read above
+  (void)host(d);
+  d.sum().backward(); // built from d's stored view
+  BOOST_REQUIRE(x.grad().has_value());
+  check_close(*x.grad(), {6, 6}, 0, 0, "d/dx of sum(3(2x+1))");
+  BOOST_TEST(!other.grad().has_value());
+}
+
 // conv2d's custom gradient names its input and weight tensors; both realized after the call.
 BOOST_AUTO_TEST_CASE(custom_gradient_inputs_realized_later) {
   Rng r(11);
