@@ -462,14 +462,14 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
     std::optional<Tensor> sum;
     for (const auto& n : target_nodes[i])
       if (auto g = grads.find(n.get()); g != grads.end()) sum = sum ? *sum + g->second : g->second;
-    if (!sum) {
-      out.push_back(t.zeros_like());
-      continue;
-    }
-    // forward values already stored (the output or an intermediate was read) are read, not recomputed
-    Tensor g = sum->cast(t.dtype());
-    out.push_back(g.with(detail::with_realized_values(g.uop()), g.shape()));
+    out.push_back(sum ? sum->cast(t.dtype()) : t.zeros_like());
   }
+  // forward values already stored (the output or an intermediate was read) are read, not
+  // recomputed; one walk over all the gradients, which share most of their graph
+  std::vector<UOpRef> roots;
+  for (const auto& g : out) roots.push_back(g.uop());
+  UOpRef stored = detail::with_realized_values(UOp::sink(roots));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = out[i].with(stored->src(i), out[i].shape());
   return out;
 }
 
