@@ -184,6 +184,30 @@ BOOST_AUTO_TEST_CASE(leaf_marked_after_a_read) {
   BOOST_TEST(!other.grad().has_value());
 }
 
+// Ops whose gradient finite differences in float64 cannot check (float32 rounding) or that cut it,
+// against hand-derived values: cast, detach. Reads of every stage change nothing.
+BOOST_AUTO_TEST_CASE(cast_detach_against_hand_values) {
+  const std::vector<double> pv{0.5, -1.25, 2.0};
+  for (bool read : {false, true}) {
+    BOOST_TEST_CONTEXT((read ? "with reads" : "without reads")) {
+      Tensor p = f32(pv, {3}).requires_grad_();
+      Tensor wide = p.cast(dtypes::float64);
+      if (read) (void)host(wide);
+      Tensor moved = (wide * 3.0).exp();
+      if (read) (void)host(moved);
+      Tensor y = moved + p.detach().cast(dtypes::float64) * wide; // d/dp: 3 exp(3p) + p
+      Tensor loss = y.sum();
+      if (read) (void)loss.item<double>();
+      loss.backward();
+      BOOST_REQUIRE(p.grad().has_value());
+      BOOST_TEST(p.grad()->dtype() == dtypes::float32);
+      std::vector<double> want;
+      for (double v : pv) want.push_back(3 * std::exp(3 * v) + v);
+      check_close(*p.grad(), want, 1e-6, 0, "d/dp");
+    }
+  }
+}
+
 // conv2d's custom gradient names its input and weight tensors; both realized after the call.
 BOOST_AUTO_TEST_CASE(custom_gradient_inputs_realized_later) {
   Rng r(11);
