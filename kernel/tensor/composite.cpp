@@ -50,8 +50,11 @@ Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation
   Dims out_size;
   for (size_t i = 0; i < nk; ++i) {
     // the window must fit before dividing: C++ division truncates, so (-1) / 3 + 1 would be 1
-    int64_t span = dilation[i] * (kernel[i] - 1) + 1;
-    int64_t o = spatial[i] < span ? 0 : (spatial[i] - span) / stride[i] + 1;
+    int64_t span = 0, rows = 0; // rows: the k*(n+d) elements the repeat below lays out
+    bool overflow = __builtin_mul_overflow(dilation[i], kernel[i] - 1, &span) ||
+                    __builtin_add_overflow(span, 1, &span) ||
+                    __builtin_mul_overflow(kernel[i], spatial[i] + dilation[i], &rows);
+    int64_t o = overflow || spatial[i] < span ? 0 : (spatial[i] - span) / stride[i] + 1;
     if (o <= 0)
       throw TensorError("pool: kernel " + std::to_string(kernel[i]) + " (dilation " +
                         std::to_string(dilation[i]) + ") does not fit input size " +
@@ -206,7 +209,9 @@ void check_pool_args(const char* name, int64_t kernel, int64_t stride, int64_t p
                      std::to_string(dilation) + ")";
   if (kernel < 1 || stride < 1 || dilation < 1)
     throw TensorError(args + ": kernel, stride and dilation must be >= 1");
-  int64_t span = dilation * (kernel - 1) + 1;
+  int64_t span = 0; // a window too large to count cannot fit: pool() says so
+  if (__builtin_mul_overflow(dilation, kernel - 1, &span) || __builtin_add_overflow(span, 1, &span))
+    span = std::numeric_limits<int64_t>::max();
   if (padding < 0 || padding > span / 2)
     throw TensorError(args + ": padding must be between 0 and half the window (" + std::to_string(span / 2) +
                       ")");

@@ -139,6 +139,11 @@ BOOST_AUTO_TEST_CASE(bad_pooling_arguments) {
   check_error<TensorError>([&] { (void)x.max_pool2d(3, 1, 2); }, {"padding 2", "(1)"});
   check_error<TensorError>([&] { (void)x.pool({2, 2}, {1, 0}, {1, 1}); }, {"pool", "(1, 0)", ">= 1"});
   check_error<TensorError>([&] { (void)x.pool({2, 2}, {1}, {1, 1}); }, {"pool", "one entry per pooled dim"});
+  // windows too large to count: an error, not an overflow
+  constexpr int64_t kBig = std::numeric_limits<int64_t>::max();
+  check_error<TensorError>([&] { (void)x.max_pool2d(kBig); }, {"does not fit"});
+  check_error<TensorError>([&] { (void)x.max_pool2d(3, 1, 0, kBig); }, {"does not fit"});
+  check_error<TensorError>([&] { (void)x.pool({2, 2}, {1, 1}, {kBig, kBig}); }, {"does not fit"});
   // the limits themselves are accepted: padding = half the dilated window
   BOOST_TEST(x.max_pool2d(3, 1, 1).shape() == Dims({1, 1, 4, 4}));
   BOOST_TEST(x.max_pool2d(2, 1, 1, 2).shape() == Dims({1, 1, 4, 4}));
