@@ -74,7 +74,8 @@ public:
       return from_vector(std::span<const Elem>(data), std::move(shape), dtype, device);
     }
   }
-  // A tensor from raw little-endian bytes of `dtype` (size must match the shape).
+  // A tensor from raw little-endian bytes of `dtype` (size must match the shape; a scalar bool, int
+  // or float dtype).
   static Tensor from_bytes(std::span<const std::byte> bytes, Dims shape, DType dtype,
                            const std::string& device = "");
   static Tensor scalar(double value, DType dtype = dtypes::float32, const std::string& device = "");
@@ -242,6 +243,8 @@ public:
   std::optional<Tensor> grad() const;
   void set_grad(std::optional<Tensor> grad);
   void zero_grad() { set_grad(std::nullopt); }
+  // Reading any tensor first (item(), to_vector(), realize()), this one or an intermediate, does
+  // not change what gradient() and backward() compute; they then read the stored forward values.
   // d(this)/d(t) for each target; `this` must be a scalar unless `seed` (same shape) is given.
   std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed = {}) const;
   // Accumulates d(this)/d(leaf) into the grad of every requires_grad tensor this depends on.

@@ -183,6 +183,7 @@ BOOST_AUTO_TEST_CASE(cast_to_non_data_dtypes) {
   check_error<TensorError>([&] { (void)f.cast(dtypes::float32.ptr_to()); }, {"cast", "float*"});
   check_error<TensorError>([&] { (void)f.bitcast(dtypes::void_); }, {"bitcast", "void"});
   check_error<TensorError>([&] { (void)f.bitcast(dtypes::int32.vec(1).ptr_to()); }, {"bitcast", "int*"});
+  check_error<TensorError>([&] { (void)Tensor::from_bytes({}, {0}, dtypes::void_); }, {"from_bytes", "void"});
 }
 
 BOOST_AUTO_TEST_CASE(gather_out_of_range_index_gives_zero) {
