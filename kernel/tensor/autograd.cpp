@@ -4,6 +4,7 @@
 #include "kernel/tensor/tensor.hpp"
 
 #include "kernel/schedule/shapes.hpp"
+#include "kernel/tensor/realized.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -42,6 +43,173 @@ private:
 };
 
 thread_local int no_grad_depth = 0;
+
+// The nodes that stand for live requires_grad tensors: each one's current node and, after a read,
+// the expression that node replaced. `hold` keeps the set's pointers valid while it is used.
+struct LeafNodes {
+  std::vector<UOpRef> hold;
+  std::unordered_set<const UOp*> set;
+};
+
+LeafNodes current_leaves() {
+  LeafNodes out;
+  for (const auto& s : GradRegistry::instance().live()) {
+    out.hold.push_back(s->uop);
+    if (auto lazy = s->lazy.lock()) out.hold.push_back(std::move(lazy));
+  }
+  for (const auto& u : out.hold) out.set.insert(u.get());
+  return out;
+}
+
+// What realized views were computed from, for autograd: reading a tensor swaps its expression for
+// a view of the stored result (Tensor::uop()), and graphs built afterwards contain that view.
+// Differentiating replaces each recorded view with its expression again. A view is recorded only
+// when its expression reaches a current leaf, and dropped once the view dies or none of those
+// leaves is current any more (the parameters were updated): so an old step's graph is not kept
+// alive by a value that was read from it. Guarded by a mutex.
+class GradOrigins {
+public:
+  static GradOrigins& instance() {
+    static GradOrigins o;
+    return o;
+  }
+
+  void note(const UOpRef& expr, const UOpRef& view) {
+    LeafNodes current = current_leaves();
+    std::lock_guard lock(mutex_);
+    purge(current);
+    if (current.set.empty()) return; // nothing is differentiable: the common case in inference
+    std::vector<std::weak_ptr<const UOp>> leaves = leaves_below(expr, current);
+    if (leaves.empty()) return;
+    if (clean_.count(view.get())) clean_.clear(); // it reaches leaves now (a view seen unrecorded)
+    map_[view.get()] = Entry{view, expr, std::move(leaves)};
+  }
+
+  // A leaf may now be a node that graphs seen before contain (requires_grad_, assign).
+  void leaves_changed() {
+    std::lock_guard lock(mutex_);
+    clean_.clear();
+  }
+
+  // The expression `view` was computed from, if recorded.
+  std::optional<UOpRef> expression(const UOpRef& view) {
+    std::lock_guard lock(mutex_);
+    const Entry* e = find(view);
+    return e ? std::optional<UOpRef>(e->expr) : std::nullopt;
+  }
+
+  bool empty() {
+    std::lock_guard lock(mutex_);
+    return map_.empty();
+  }
+
+  void purge() {
+    LeafNodes current = current_leaves();
+    std::lock_guard lock(mutex_);
+    purge(current);
+  }
+
+private:
+  struct Entry {
+    std::weak_ptr<const UOp> view;
+    UOpRef expr;
+    std::vector<std::weak_ptr<const UOp>> leaves; // current leaves expr reached when recorded
+  };
+
+  // The current leaves below root (root itself excluded: a leaf's own expression is not
+  // differentiated through), also through recorded views. Subgraphs known to reach none are
+  // skipped: the tensors realized together (parameters, optimizer state) share most of one graph.
+  std::vector<std::weak_ptr<const UOp>> leaves_below(const UOpRef& root, const LeafNodes& current) {
+    if (clean_.size() > (size_t(1) << 18)) clean_.clear(); // bounded: entries of dead nodes pile up
+    std::vector<std::weak_ptr<const UOp>> found;
+    std::unordered_set<const UOp*> found_set;
+    std::unordered_map<const UOp*, bool> reaches; // finished nodes: does the node reach a leaf?
+    std::vector<std::pair<const UOpRef*, bool>> stack{{&root, false}};
+    while (!stack.empty()) {
+      auto [ref, expanded] = stack.back();
+      stack.pop_back();
+      const UOpRef& u = *ref;
+      if (!expanded) {
+        if (reaches.count(u.get())) continue;
+        if (auto it = clean_.find(u.get()); it != clean_.end() && !it->second.expired()) {
+          reaches.emplace(u.get(), false);
+          continue;
+        }
+        stack.push_back({ref, true});
+        for (const auto& s : u->src())
+          if (!reaches.count(s.get())) stack.push_back({&s, false});
+        continue;
+      }
+      auto add = [&](const UOpRef& leaf) {
+        if (leaf != root && found_set.insert(leaf.get()).second) found.push_back(leaf);
+      };
+      bool r = current.set.count(u.get()) != 0;
+      if (r) add(u);
+      if (const Entry* e = find(u))
+        for (const auto& w : e->leaves)
+          if (auto leaf = w.lock(); leaf && current.set.count(leaf.get())) {
+            add(leaf);
+            r = true;
+          }
+      for (const auto& s : u->src()) r |= reaches.at(s.get());
+      reaches[u.get()] = r;
+      if (!r) clean_[u.get()] = u;
+    }
+    return found;
+  }
+
+  const Entry* find(const UOpRef& view) const {
+    auto it = map_.find(view.get());
+    return it != map_.end() && it->second.view.lock() == view ? &it->second : nullptr;
+  }
+
+  void purge(const LeafNodes& current) {
+    std::erase_if(map_, [&](const auto& kv) {
+      if (kv.second.view.expired()) return true;
+      for (const auto& w : kv.second.leaves)
+        if (auto leaf = w.lock(); leaf && current.set.count(leaf.get())) return false;
+      return true;
+    });
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<const UOp*, Entry> map_;
+  // Nodes known to reach no current leaf (held weakly); valid until the leaves change.
+  std::unordered_map<const UOp*, std::weak_ptr<const UOp>> clean_;
+};
+
+// The graph autograd differentiates: every recorded realized view replaced by the expression it
+// was computed from (recursively: that expression may hold views read earlier). Memoized, so a
+// node shared by several roots maps to one node.
+class Unrealize {
+public:
+  UOpRef operator()(const UOpRef& root) {
+    if (GradOrigins::instance().empty()) return root;
+    if (auto it = memo_.find(root.get()); it != memo_.end()) return it->second;
+    for (const auto& u : toposort(root)) {
+      if (memo_.count(u.get())) continue;
+      UOpRef out;
+      if (auto expr = GradOrigins::instance().expression(u)) {
+        out = (*this)(*expr);
+      } else {
+        std::vector<UOpRef> src;
+        bool changed = false;
+        for (const auto& s : u->src()) {
+          src.push_back(memo_.at(s.get()));
+          changed |= src.back() != s;
+        }
+        out = changed ? replace_src(u, std::move(src)) : u;
+      }
+      memo_.emplace(u.get(), out);
+      keep_.push_back(u);
+    }
+    return memo_.at(root.get());
+  }
+
+private:
+  std::unordered_map<const UOp*, UOpRef> memo_;
+  std::vector<UOpRef> keep_; // memo keys are raw pointers
+};
 
 // The arg of a NOOP that carries a custom gradient; identity-compared, so each is its own node.
 class CustomGradArg : public OpaqueArg {
@@ -184,6 +352,7 @@ Tensor& Tensor::requires_grad_(bool enable) {
     throw TensorError("requires_grad needs a float tensor, got " + dtype().name());
   s_->requires_grad = enable;
   if (enable) GradRegistry::instance().add(s_);
+  if (enable) GradOrigins::instance().leaves_changed();
   return *this;
 }
 
@@ -208,6 +377,8 @@ Tensor& Tensor::assign(const Tensor& value) {
   if (value.device() != device())
     throw TensorError("assign: value is on " + value.device() + ", the tensor on " + device());
   s_->uop = value.dtype() == dtype() ? value.uop() : value.cast(dtype()).uop();
+  s_->lazy.reset(); // a new value: graphs of the old one no longer lead to this tensor
+  if (s_->requires_grad) GradOrigins::instance().leaves_changed();
   return *this;
 }
 
@@ -225,19 +396,40 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
     throw TensorError("seed gradient shape " + dims_str(seed->shape()) + " differs from " +
                       dims_str(shape()));
   }
-  const UOpRef root = uop();
+  GradOrigins::instance().purge();
+  Unrealize unrealize;
+  // A tensor read after a graph was built from it appears there as its old expression; one read
+  // before appears as its stored view (replaced by its expression when that reaches a leaf).
+  auto nodes_of = [&](const Tensor& t) {
+    std::vector<UOpRef> out{unrealize(t.uop())};
+    if (auto lazy = t.s_->lazy.lock())
+      if (UOpRef n = unrealize(lazy); n != out[0]) out.push_back(n);
+    return out;
+  };
+  const UOpRef root = unrealize(uop());
   std::vector<UOpRef> order = toposort(root);
   // only nodes that lead to a target need a gradient
-  std::unordered_set<const UOp*> target_nodes, needed;
-  for (const auto& t : targets) target_nodes.insert(t.uop().get());
+  std::vector<std::vector<UOpRef>> target_nodes;
+  std::unordered_set<const UOp*> targeted, needed;
+  for (const auto& t : targets) {
+    target_nodes.push_back(nodes_of(t));
+    for (const auto& n : target_nodes.back()) targeted.insert(n.get());
+  }
   for (const auto& u : order) {
-    bool need = target_nodes.count(u.get()) != 0;
+    bool need = targeted.count(u.get()) != 0;
     if (u->op() == Ops::DETACH) need = false;
     for (const auto& src : u->src()) need |= needed.count(src.get()) != 0 && u->op() != Ops::DETACH;
     if (need) needed.insert(u.get());
   }
   ShapeMap shapes;
   std::unordered_map<const UOp*, Tensor> grads;
+  auto accumulate = [&](const UOp* node, const Tensor& g) {
+    auto existing = grads.find(node);
+    if (existing == grads.end())
+      grads.emplace(node, g);
+    else
+      existing->second = existing->second + g;
+  };
   grads.emplace(root.get(), seed->cast(dtype().is_float() ? dtype() : dtypes::default_float));
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const UOpRef& u = *it;
@@ -245,42 +437,53 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
     if (g == grads.end() || !needed.count(u.get())) continue;
     if (const CustomGradArg* custom = custom_grad(u)) {
       for (auto& [input, input_grad] : custom->fn()(g->second)) {
-        const UOp* node = input.uop().get();
-        if (!needed.count(node)) continue;
-        auto existing = grads.find(node);
-        if (existing == grads.end())
-          grads.emplace(node, input_grad);
-        else
-          existing->second = existing->second + input_grad;
+        // the input's node inside this custom op's graph (it may also appear elsewhere in another form)
+        std::vector<UOpRef> nodes = nodes_of(input);
+        std::erase_if(nodes, [&](const UOpRef& n) { return !needed.count(n.get()); });
+        if (nodes.size() > 1) {
+          std::vector<UOpRef> inside = toposort(u);
+          std::erase_if(nodes, [&](const UOpRef& n) {
+            return std::find(inside.begin(), inside.end(), n) == inside.end();
+          });
+        }
+        if (!nodes.empty()) accumulate(nodes.front().get(), input_grad);
       }
       continue;
     }
     Grads src_grads = rule(u, g->second, shapes, device());
     for (size_t i = 0; i < u->src().size() && i < src_grads.size(); ++i) {
       const UOpRef& src = u->src(i);
-      if (!src_grads[i] || !needed.count(src.get())) continue;
-      auto existing = grads.find(src.get());
-      if (existing == grads.end())
-        grads.emplace(src.get(), *src_grads[i]);
-      else
-        existing->second = existing->second + *src_grads[i];
+      if (src_grads[i] && needed.count(src.get())) accumulate(src.get(), *src_grads[i]);
     }
   }
   std::vector<Tensor> out;
-  for (const auto& t : targets) {
-    auto g = grads.find(t.uop().get());
-    out.push_back(g == grads.end() ? t.zeros_like() : g->second.cast(t.dtype()));
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const Tensor& t = targets[i];
+    std::optional<Tensor> sum;
+    for (const auto& n : target_nodes[i])
+      if (auto g = grads.find(n.get()); g != grads.end()) sum = sum ? *sum + g->second : g->second;
+    out.push_back(sum ? sum->cast(t.dtype()) : t.zeros_like());
   }
+  // forward values already stored (the output or an intermediate was read) are read, not
+  // recomputed; one walk over all the gradients, which share most of their graph
+  std::vector<UOpRef> roots;
+  for (const auto& g : out) roots.push_back(g.uop());
+  UOpRef stored = detail::with_realized_values(UOp::sink(roots));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = out[i].with(stored->src(i), out[i].shape());
   return out;
 }
 
 void Tensor::backward(std::optional<Tensor> seed) const {
+  GradOrigins::instance().purge();
+  Unrealize unrealize;
   std::unordered_set<const UOp*> in_graph;
-  for (const auto& n : toposort(uop())) in_graph.insert(n.get());
+  for (const auto& n : toposort(unrealize(uop()))) in_graph.insert(n.get());
   std::vector<Tensor> leaves;
   for (const auto& state : GradRegistry::instance().live()) {
     Tensor t(state);
-    if (in_graph.count(t.uop().get())) leaves.push_back(t);
+    bool found = in_graph.count(unrealize(t.uop()).get()) != 0;
+    if (auto lazy = state->lazy.lock()) found |= in_graph.count(unrealize(lazy).get()) != 0;
+    if (found) leaves.push_back(t);
   }
   if (leaves.empty()) return;
   std::vector<Tensor> grads = gradient(leaves, seed);
@@ -288,6 +491,12 @@ void Tensor::backward(std::optional<Tensor> seed) const {
     auto old = leaves[i].grad();
     leaves[i].set_grad(old ? *old + grads[i] : grads[i]);
   }
+}
+
+void detail::purge_realized_origins() { GradOrigins::instance().purge(); }
+
+void detail::note_realized(const UOpRef& expr, const UOpRef& view) {
+  GradOrigins::instance().note(expr, view);
 }
 
 } // namespace tg

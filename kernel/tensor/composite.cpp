@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 namespace tg {
 
@@ -35,6 +36,13 @@ Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) c
 // Each dim is repeated, shrunk and reshaped so element (j, r) lands on x[j*s + r*d] — a view.
 Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation) const {
   size_t nk = kernel.size();
+  if (stride.size() != nk || dilation.size() != nk)
+    throw TensorError("pool: kernel " + dims_str(kernel) + ", stride " + dims_str(stride) + " and dilation " +
+                      dims_str(dilation) + " need one entry per pooled dim");
+  for (size_t i = 0; i < nk; ++i) // a zero would divide by zero below
+    if (kernel[i] < 1 || stride[i] < 1 || dilation[i] < 1)
+      throw TensorError("pool: kernel " + dims_str(kernel) + ", stride " + dims_str(stride) +
+                        " and dilation " + dims_str(dilation) + " must all be >= 1");
   if (size_t(ndim()) < nk)
     throw TensorError("pool: tensor " + dims_str(this->shape()) + " has fewer dims than the kernel");
   Dims lead(this->shape().begin(), this->shape().end() - int64_t(nk)),
@@ -42,8 +50,11 @@ Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation
   Dims out_size;
   for (size_t i = 0; i < nk; ++i) {
     // the window must fit before dividing: C++ division truncates, so (-1) / 3 + 1 would be 1
-    int64_t span = dilation[i] * (kernel[i] - 1) + 1;
-    int64_t o = spatial[i] < span ? 0 : (spatial[i] - span) / stride[i] + 1;
+    int64_t span = 0, rows = 0; // rows: the k*(n+d) elements the repeat below lays out
+    bool overflow = __builtin_mul_overflow(dilation[i], kernel[i] - 1, &span) ||
+                    __builtin_add_overflow(span, 1, &span) ||
+                    __builtin_mul_overflow(kernel[i], spatial[i] + dilation[i], &rows);
+    int64_t o = overflow || spatial[i] < span ? 0 : (spatial[i] - span) / stride[i] + 1;
     if (o <= 0)
       throw TensorError("pool: kernel " + std::to_string(kernel[i]) + " (dilation " +
                         std::to_string(dilation[i]) + ") does not fit input size " +
@@ -188,10 +199,31 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   return bias ? out + bias->reshape({1, cout, 1, 1}) : out;
 }
 
+namespace {
+
+// torch's rules: every size positive, and padding at most half the (dilated) window, so no
+// window lies wholly in the padding.
+void check_pool_args(const char* name, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation) {
+  std::string args = std::string(name) + "(kernel " + std::to_string(kernel) + ", stride " +
+                     std::to_string(stride) + ", padding " + std::to_string(padding) + ", dilation " +
+                     std::to_string(dilation) + ")";
+  if (kernel < 1 || stride < 1 || dilation < 1)
+    throw TensorError(args + ": kernel, stride and dilation must be >= 1");
+  int64_t span = 0; // a window too large to count cannot fit: pool() says so
+  if (__builtin_mul_overflow(dilation, kernel - 1, &span) || __builtin_add_overflow(span, 1, &span))
+    span = std::numeric_limits<int64_t>::max();
+  if (padding < 0 || padding > span / 2)
+    throw TensorError(args + ": padding must be between 0 and half the window (" + std::to_string(span / 2) +
+                      ")");
+}
+
+} // namespace
+
 Tensor Tensor::max_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t padding,
                           int64_t dilation) const {
   if (ndim() < 2) throw TensorError("max_pool2d needs at least 2 dims, got " + dims_str(this->shape()));
   int64_t s = stride.value_or(kernel);
+  check_pool_args("max_pool2d", kernel, s, padding, dilation);
   Tensor x = *this;
   if (padding) {
     std::vector<std::pair<int64_t, int64_t>> p(size_t(ndim()), {0, 0});
@@ -204,6 +236,7 @@ Tensor Tensor::max_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t
 Tensor Tensor::avg_pool2d(int64_t kernel, std::optional<int64_t> stride, int64_t padding) const {
   if (ndim() < 2) throw TensorError("avg_pool2d needs at least 2 dims, got " + dims_str(this->shape()));
   int64_t s = stride.value_or(kernel);
+  check_pool_args("avg_pool2d", kernel, s, padding, 1);
   Tensor x = *this;
   if (padding) {
     std::vector<std::pair<int64_t, int64_t>> p(size_t(ndim()), {0, 0});

@@ -205,6 +205,10 @@ Tensor Tensor::slice(std::vector<Slice> slices) const {
     const int64_t n = this->shape()[i];
     const Slice& s = slices[i];
     if (s.step == 0) throw TensorError("slice step of 0 in dim " + std::to_string(i));
+    if (s.index && (!s.start || *s.start < -n || *s.start >= n))
+      throw TensorError("index " + (s.start ? std::to_string(*s.start) : std::string("(none)")) +
+                        " is out of range for dim " + std::to_string(i) + " of size " + std::to_string(n) +
+                        ", shape " + dims_str(this->shape()));
     auto clampi = [&](int64_t v, int64_t lo, int64_t hi) {
       return std::min(std::max(v < 0 ? v + n : v, lo), hi);
     };
@@ -243,6 +247,11 @@ Tensor Tensor::slice(std::vector<Slice> slices) const {
     t = r.shrink(keep).reshape(shape);
   }
   return t;
+}
+
+Tensor Tensor::operator[](int64_t i) const {
+  if (ndim() == 0) throw TensorError("index " + std::to_string(i) + " into a 0-d tensor");
+  return slice({Slice::at(i)}).squeeze(0);
 }
 
 Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t ax) {

@@ -1,5 +1,7 @@
 #include "kernel/tensor/tensor.hpp"
 
+#include "kernel/tensor/realized.hpp"
+
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/realize.hpp"
 #include "kernel/schedule/buffer.hpp"
@@ -38,6 +40,28 @@ public:
   // Drops entries whose expression died, so their buffers return to the allocator. Called before
   // each realize runs: the last step's intermediates are then reused by this one instead of
   // doubling peak memory.
+  // root with every cached node replaced by its realized view (one lock for the whole walk).
+  UOpRef substitute(const UOpRef& root) {
+    std::vector<UOpRef> order = toposort(root);
+    std::lock_guard lock(mutex_);
+    if (map_.empty()) return root;
+    std::unordered_map<const UOp*, UOpRef> out;
+    for (const auto& u : order) {
+      auto it = map_.find(u.get());
+      if (it != map_.end() && !it->second.first.expired()) {
+        out.emplace(u.get(), it->second.second);
+        continue;
+      }
+      std::vector<UOpRef> src;
+      bool changed = false;
+      for (const auto& s : u->src()) {
+        src.push_back(out.at(s.get()));
+        changed |= src.back() != s;
+      }
+      out.emplace(u.get(), changed ? replace_src(u, std::move(src)) : u);
+    }
+    return out.at(root.get());
+  }
   void purge() {
     std::lock_guard lock(mutex_);
     std::erase_if(map_, [](const auto& kv) { return kv.second.first.expired(); });
@@ -57,6 +81,8 @@ UOpRef contiguous_buffer(const UOpRef& u) {
 
 } // namespace
 
+UOpRef detail::with_realized_values(const UOpRef& root) { return RealizedCache::instance().substitute(root); }
+
 Tensor::Tensor(UOpRef uop, Dims shape, std::string device) : s_(std::make_shared<TensorState>()) {
   s_->uop = std::move(uop);
   s_->shape = std::move(shape);
@@ -66,7 +92,11 @@ Tensor::Tensor(UOpRef uop, Dims shape, std::string device) : s_(std::make_shared
 }
 
 const UOpRef& Tensor::uop() const {
-  if (auto r = RealizedCache::instance().find(s_->uop)) s_->uop = *r;
+  if (auto r = RealizedCache::instance().find(s_->uop); r && *r != s_->uop) {
+    detail::note_realized(s_->uop, *r); // autograd still differentiates the expression
+    s_->lazy = s_->uop;
+    s_->uop = *r;
+  }
   return s_->uop;
 }
 
@@ -83,6 +113,7 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
     if (!contiguous_buffer(u) || !buffer_arg(contiguous_buffer(u)).storage()) targets.push_back(u);
   }
   if (targets.empty()) return;
+  detail::purge_realized_origins(); // first: it may release expressions the cache is keyed on
   RealizedCache::instance().purge();
   Schedule schedule = create_schedule(targets, options);
   run_schedule(schedule);
@@ -132,12 +163,26 @@ Tensor Tensor::contiguous() const {
 }
 Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), this->shape()); }
 
+namespace {
+
+// A tensor holds scalars of a storable dtype: no void (no values), vectors or pointers (IR-only).
+bool is_element_dtype(DType dt) { return !dt.is_void() && dt.count == 1 && !dt.ptr; }
+
+TensorError bad_element_dtype(const std::string& what, DType dt) {
+  return TensorError(what + ": a tensor's dtype must be a scalar bool, int or float, not " + dt.name());
+}
+
+} // namespace
+
 Tensor Tensor::cast(DType dt) const {
+  if (!is_element_dtype(dt)) throw bad_element_dtype("cast from " + dtype().name() + " to " + dt.name(), dt);
   if (dt == dtype()) return *this;
   return with(UOp::make(Ops::CAST, dt, {uop()}), this->shape());
 }
 
 Tensor Tensor::bitcast(DType dt) const {
+  if (!is_element_dtype(dt))
+    throw bad_element_dtype("bitcast from " + dtype().name() + " to " + dt.name(), dt);
   if (dt.itemsize() != dtype().itemsize())
     throw TensorError("bitcast from " + dtype().name() + " to " + dt.name() + ": item sizes differ");
   if (dt == dtype()) return *this;
@@ -201,6 +246,7 @@ template <class T> constexpr DType dtype_of() {
 } // namespace
 
 Tensor Tensor::from_bytes(std::span<const std::byte> bytes, Dims shape, DType dt, const std::string& device) {
+  if (!is_element_dtype(dt)) throw bad_element_dtype("from_bytes", dt);
   std::string dev = device.empty() ? default_device() : parse_device_name(device).canonical();
   int64_t n = dims_prod(shape);
   for (auto d : shape)

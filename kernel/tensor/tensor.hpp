@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -26,12 +27,18 @@ struct TensorError : Error {
 
 using Axes = std::vector<int64_t>;
 
-// One dimension of a slice: [start, stop) with step (negative steps walk backwards).
+// One dimension of a slice: [start, stop) with step (negative steps walk backwards). Ranges clamp
+// to the dim, as in numpy; at(i) is one integer index (negative counts from the end), which must
+// be in range: slice() throws TensorError otherwise.
 struct Slice {
   std::optional<int64_t> start, stop;
   int64_t step = 1;
+  bool index = false; // made by at(): checked, not clamped
   static Slice all() { return {}; }
-  static Slice at(int64_t i) { return {i, i == -1 ? std::nullopt : std::optional<int64_t>(i + 1), 1}; }
+  static Slice at(int64_t i) {
+    bool to_end = i == -1 || i == std::numeric_limits<int64_t>::max(); // i + 1 would be 0 or overflow
+    return {i, to_end ? std::nullopt : std::optional<int64_t>(i + 1), 1, true};
+  }
 };
 
 class Tensor;
@@ -40,6 +47,9 @@ class Tensor;
 // make new ones.
 struct TensorState {
   UOpRef uop; // swapped for its realized view on first use after realize (see Tensor::uop())
+  // The expression `uop` had before that swap, while any graph still holds it: graphs built
+  // earlier contain it, so autograd treats it as this tensor too.
+  std::weak_ptr<const UOp> lazy;
   Dims shape;
   std::string device;
   bool requires_grad = false;
@@ -64,7 +74,8 @@ public:
       return from_vector(std::span<const Elem>(data), std::move(shape), dtype, device);
     }
   }
-  // A tensor from raw little-endian bytes of `dtype` (size must match the shape).
+  // A tensor from raw little-endian bytes of `dtype` (size must match the shape; a scalar bool, int
+  // or float dtype).
   static Tensor from_bytes(std::span<const std::byte> bytes, Dims shape, DType dtype,
                            const std::string& device = "");
   static Tensor scalar(double value, DType dtype = dtypes::float32, const std::string& device = "");
@@ -111,8 +122,8 @@ public:
   Tensor to(const std::string& device) const;
   Tensor contiguous() const;
   Tensor detach() const;
-  Tensor cast(DType dtype) const;
-  Tensor bitcast(DType dtype) const;
+  Tensor cast(DType dtype) const;    // throws TensorError for void, vector or pointer dtypes
+  Tensor bitcast(DType dtype) const; // same item size only; same dtype checks as cast
 
   // ---- elementwise ----
   Tensor operator-() const { return neg(); }
@@ -194,10 +205,15 @@ public:
   Tensor unsqueeze(int64_t axis) const;
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;
   Tensor slice(std::vector<Slice> slices) const;
-  Tensor operator[](int64_t i) const { return slice({Slice::at(i)}).squeeze(0); }
+  // Entry i along dim 0 (negative counts from the end); throws TensorError when out of range.
+  Tensor operator[](int64_t i) const;
   static Tensor cat(const std::vector<Tensor>& tensors, int64_t axis = 0);
   static Tensor stack(const std::vector<Tensor>& tensors, int64_t axis = 0);
   Tensor repeat(Dims repeats) const;
+  // out[..i..] = x[..index[..i..]..] along `axis` (tinygrad's one-hot compare, so it also runs
+  // where memory cannot be indexed). An index outside [0, n) of that axis, negative ones included
+  // (no wrap-around), selects nothing: its output is 0 and no gradient flows from it. Indices are
+  // not checked: that would read the index tensor back from the device on every call.
   Tensor gather(int64_t axis, const Tensor& index) const;
 
   // ---- composites (built only from the primitives above) ----
@@ -227,6 +243,8 @@ public:
   std::optional<Tensor> grad() const;
   void set_grad(std::optional<Tensor> grad);
   void zero_grad() { set_grad(std::nullopt); }
+  // Reading any tensor first (item(), to_vector(), realize()), this one or an intermediate, does
+  // not change what gradient() and backward() compute; they then read the stored forward values.
   // d(this)/d(t) for each target; `this` must be a scalar unless `seed` (same shape) is given.
   std::vector<Tensor> gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed = {}) const;
   // Accumulates d(this)/d(leaf) into the grad of every requires_grad tensor this depends on.

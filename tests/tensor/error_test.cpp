@@ -123,6 +123,81 @@ BOOST_AUTO_TEST_CASE(bad_dtypes) {
   check_error<TensorError>([&] { (void)Tensor::full({2}, INFINITY, dtypes::int32); }, {"int", "inf"});
 }
 
+// Issue 9.4: a zero kernel, stride or dilation used to divide by zero (SIGFPE) inside pool().
+BOOST_AUTO_TEST_CASE(bad_pooling_arguments) {
+  Tensor x = Tensor::ones({1, 1, 4, 4});
+  check_error<TensorError>([&] { (void)x.max_pool2d(0); }, {"max_pool2d", "kernel 0", ">= 1"});
+  check_error<TensorError>([&] { (void)x.avg_pool2d(0); }, {"avg_pool2d", "kernel 0", ">= 1"});
+  check_error<TensorError>([&] { (void)x.max_pool2d(2, 0); }, {"max_pool2d", "stride 0"});
+  check_error<TensorError>([&] { (void)x.avg_pool2d(2, 0); }, {"avg_pool2d", "stride 0"});
+  check_error<TensorError>([&] { (void)x.max_pool2d(2, -1); }, {"stride -1"});
+  check_error<TensorError>([&] { (void)x.max_pool2d(2, 1, 0, 0); }, {"dilation 0"});
+  check_error<TensorError>([&] { (void)x.max_pool2d(-2); }, {"kernel -2"});
+  check_error<TensorError>([&] { (void)x.max_pool2d(2, 1, -1); }, {"padding -1", "between 0"});
+  check_error<TensorError>([&] { (void)x.avg_pool2d(2, 2, 2); }, {"avg_pool2d", "padding 2", "(1)"});
+  // a window wholly in the padding would be -inf (max) or 0 (avg): refused as torch does
+  check_error<TensorError>([&] { (void)x.max_pool2d(3, 1, 2); }, {"padding 2", "(1)"});
+  check_error<TensorError>([&] { (void)x.pool({2, 2}, {1, 0}, {1, 1}); }, {"pool", "(1, 0)", ">= 1"});
+  check_error<TensorError>([&] { (void)x.pool({2, 2}, {1}, {1, 1}); }, {"pool", "one entry per pooled dim"});
+  // windows too large to count: an error, not an overflow
+  constexpr int64_t kBig = std::numeric_limits<int64_t>::max();
+  check_error<TensorError>([&] { (void)x.max_pool2d(kBig); }, {"does not fit"});
+  check_error<TensorError>([&] { (void)x.max_pool2d(3, 1, 0, kBig); }, {"does not fit"});
+  check_error<TensorError>([&] { (void)x.pool({2, 2}, {1, 1}, {kBig, kBig}); }, {"does not fit"});
+  // the limits themselves are accepted: padding = half the dilated window
+  BOOST_TEST(x.max_pool2d(3, 1, 1).shape() == Dims({1, 1, 4, 4}));
+  BOOST_TEST(x.max_pool2d(2, 1, 1, 2).shape() == Dims({1, 1, 4, 4}));
+  check_close(x.max_pool2d(1, 1), NdArray({1, 1, 4, 4}, std::vector<double>(16, 1)), kExact, "1x1 pool");
+}
+
+// Issue 9.4: t[7] on (2, 3) used to give an empty (0, 3) tensor.
+BOOST_AUTO_TEST_CASE(integer_index_out_of_range) {
+  Tensor t = Tensor::arange(0, 6, 1, dtypes::float32).reshape({2, 3});
+  check_error<TensorError>([&] { (void)t[7]; }, {"index 7", "dim 0 of size 2", "(2, 3)"});
+  check_error<TensorError>([&] { (void)t[2]; }, {"index 2", "size 2"});
+  check_error<TensorError>([&] { (void)t[-3]; }, {"index -3", "size 2"});
+  check_error<TensorError>([&] { (void)t[1][3]; }, {"index 3", "size 3", "(3,)"});
+  check_error<TensorError>([&] { (void)t[std::numeric_limits<int64_t>::max()]; }, {"out of range"});
+  check_error<TensorError>([&] { (void)t[std::numeric_limits<int64_t>::min()]; }, {"out of range"});
+  check_error<TensorError>([&] { (void)Tensor::scalar(1)[0]; }, {"0-d"});
+  check_error<TensorError>(
+      [&] {
+        (void)t.slice({tg::Slice::all(), tg::Slice::at(-4)});
+      },
+      {"index -4", "dim 1"});
+  // in range: negative indices count from the end
+  check_close(t[1], NdArray({3}, {3, 4, 5}), kExact, "t[1]");
+  check_close(t[-1], NdArray({3}, {3, 4, 5}), kExact, "t[-1]");
+  check_close(t[-2], NdArray({3}, {0, 1, 2}), kExact, "t[-2]");
+  check_close(t[0][-1], NdArray({}, {2}), kExact, "t[0][-1]");
+  check_close(t.slice({tg::Slice::all(), tg::Slice::at(-3)}), NdArray({2, 1}, {0, 3}), kExact, "t[:, -3:-2]");
+  // ranges still clamp, as in numpy
+  BOOST_TEST(t.slice({tg::Slice{5, 9}}).shape() == Dims({0, 3}));
+}
+
+// Issue 9.4: decided behaviours, documented in tensor.hpp.
+BOOST_AUTO_TEST_CASE(cast_to_non_data_dtypes) {
+  Tensor f = Tensor::ones({2});
+  check_error<TensorError>([&] { (void)f.cast(dtypes::void_); }, {"cast", "float", "void"});
+  check_error<TensorError>([&] { (void)f.cast(dtypes::float32.vec(4)); }, {"cast", "float.vec(4)"});
+  check_error<TensorError>([&] { (void)f.cast(dtypes::float32.ptr_to()); }, {"cast", "float*"});
+  check_error<TensorError>([&] { (void)f.bitcast(dtypes::void_); }, {"bitcast", "void"});
+  check_error<TensorError>([&] { (void)f.bitcast(dtypes::int32.vec(1).ptr_to()); }, {"bitcast", "int*"});
+  check_error<TensorError>([&] { (void)Tensor::from_bytes({}, {0}, dtypes::void_); }, {"from_bytes", "void"});
+}
+
+BOOST_AUTO_TEST_CASE(gather_out_of_range_index_gives_zero) {
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor index = Tensor::from_vector<int32_t>({2, 3, -1, 0, 1, 100}, {2, 3});
+  // [x[0][2], (3: past the end), (-1: no wrap-around)], [x[1][0], x[1][1], (100)]
+  check_close(x.gather(1, index), NdArray({2, 3}, {3, 0, 0, 4, 5, 0}), kExact, "gather");
+  // and no gradient flows from the missing entries
+  Tensor p = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3}).requires_grad_();
+  p.gather(1, index).sum().backward();
+  BOOST_REQUIRE(p.grad().has_value());
+  check_close(*p.grad(), NdArray({2, 3}, {0, 0, 1, 1, 1, 0}), kExact, "d gather / dx");
+}
+
 // ---- laziness ----
 
 BOOST_AUTO_TEST_CASE(nothing_runs_before_realize) {

@@ -1,0 +1,23 @@
+// Between realization (tensor.cpp) and autograd (autograd.cpp), inside the tensor ring only.
+// Realizing swaps a tensor's expression for a view of its stored result; autograd must still
+// differentiate the expression, and its gradient should read the stored results instead of
+// computing them again.
+#pragma once
+
+#include "kernel/tensor/tensor.hpp"
+
+namespace tg::detail {
+
+// Called when a tensor's expression `expr` is about to be replaced by its realized `view`:
+// autograd keeps what it needs to differentiate through `view` later (autograd.cpp).
+void note_realized(const UOpRef& expr, const UOpRef& view);
+
+// Drops what note_realized kept for views that died or whose leaves changed; called before each
+// realize so their intermediates' buffers return to the allocator first (autograd.cpp).
+void purge_realized_origins();
+
+// `root` with every node that has already been computed (and is still cached) replaced by the
+// view of its stored result (tensor.cpp).
+UOpRef with_realized_values(const UOpRef& root);
+
+} // namespace tg::detail
