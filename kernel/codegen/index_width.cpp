@@ -58,11 +58,14 @@ UOpRef IndexNarrower::operator()(const UOpRef& u) {
   // Vector lanes carry no bounds: a VECTORIZE of narrowed lanes (and a lane of it) is narrow too.
   const bool lanes_narrow = (op == Ops::VECTORIZE || op == Ops::GEP) && wide_srcs_narrowed && !src.empty() &&
                             !wide(src[0]->dtype());
-  if (wide(u->dtype()) && wide_srcs_narrowed &&
+  // A CAST to int64 narrows only from int32 (the work-group id, an index narrowed below it): from
+  // a smaller type it is data, which an int32 detour would only lengthen.
+  const bool cast_from_int32 = op == Ops::CAST && src[0]->dtype() == dtypes::int32;
+  if (wide(u->dtype()) && wide_srcs_narrowed && (op != Ops::CAST || cast_from_int32) &&
       (lanes_narrow || (u->dtype().count == 1 && exact_in_int32(op) && fits_int32(u)))) {
     if (op == Ops::CONST)
       out = UOp::constant(dtypes::int32, u->const_value());
-    else if (op == Ops::CAST && src[0]->dtype() == dtypes::int32)
+    else if (cast_from_int32)
       out = src[0];
     else
       out = UOp::make(op, narrow_dtype(u->dtype()), std::move(src), u->arg());
@@ -80,7 +83,10 @@ UOpRef IndexNarrower::operator()(const UOpRef& u) {
         continue;
       src[i] = old->op() == Ops::CONST ? old : UOp::make(Ops::CAST, old->dtype(), {src[i]});
     }
-    out = UOp::make(op, u->dtype(), std::move(src), u->arg());
+    // a CAST of a now-narrow value to int32 (an iota's tensor dtype) is that value
+    out = op == Ops::CAST && src[0]->dtype() == u->dtype()
+              ? src[0]
+              : UOp::make(op, u->dtype(), std::move(src), u->arg());
   }
   keep_alive_.push_back(u);
   memo_.emplace(u.get(), out);

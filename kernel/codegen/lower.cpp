@@ -101,7 +101,7 @@ bool pad_safe(const UOpRef& u) {
 
 // The reduce over `ranges` of a value that none of them changes (a sum of ones), without the
 // loop: c * trips for a sum (float32 adding 1 stops counting at 2^24), c for a max; nullptr when
-// v varies or for a product.
+// v varies, for a product, or for an empty loop.
 UOpRef reduce_invariant(Ops op, const UOpRef& v, const std::vector<UOpRef>& ranges) {
   if (v->dtype().count != 1 || (op == Ops::MUL && !v->dtype().is_bool())) return nullptr;
   for (const auto& n : toposort(v))
@@ -109,6 +109,7 @@ UOpRef reduce_invariant(Ops op, const UOpRef& v, const std::vector<UOpRef>& rang
   if (op != Ops::ADD || v->dtype().is_bool()) return v; // max, or bool or/and
   int64_t trips = 1;
   for (const auto& r : ranges) trips *= r->src(1)->arg_int(); // <= the input's numel
+  if (trips == 0) return nullptr; // an empty loop reads nothing and gives the identity
   // an int sum wraps like the loop would: c * trips in v's dtype equals trips additions of c
   return v * (v->dtype().is_float() ? const_like(v, double(trips)) : const_like(v, trips));
 }

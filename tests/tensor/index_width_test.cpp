@@ -16,27 +16,31 @@ namespace {
 
 constexpr int64_t k2p31 = int64_t{1} << 31;
 
-// The dtypes of the index operands (INDEX's index, RANGE counters, SPECIAL) in a kernel's IR.
-std::vector<tg_dtype> index_dtypes(const tg::LoweredKernel& k) {
+struct IndexUse {
+  std::vector<tg_dtype> index; // INDEX's index, RANGE counters, SPECIAL
+  int int64_values = 0;        // instructions of dtype int64 (any)
+};
+
+IndexUse index_use(const tg::LoweredKernel& k, IndexUse into) {
   tg::LinearKernel linear = tg::linearize(k.sink, k.name);
   tg::sdk::KernelIR ir = tg::sdk::parse_kernel_ir(linear.ir);
-  std::vector<tg_dtype> out;
   for (const auto& ins : ir.instructions) {
-    if (ins.op == TG_OP_INDEX) out.push_back(ir.instructions[ins.src[1]].dtype);
-    if (ins.op == TG_OP_RANGE || ins.op == TG_OP_SPECIAL) out.push_back(ins.dtype);
+    if (ins.op == TG_OP_INDEX) into.index.push_back(ir.instructions[ins.src[1]].dtype);
+    if (ins.op == TG_OP_RANGE || ins.op == TG_OP_SPECIAL) into.index.push_back(ins.dtype);
+    into.int64_values += ins.dtype == TG_DTYPE_INT64;
   }
-  return out;
+  return into;
 }
 
-std::vector<tg_dtype> index_dtypes_of(const Tensor& t) {
+// Every compute kernel of t, lowered for a device with 32-byte vectors (so lanes bundle too).
+IndexUse index_use_of(const Tensor& t) {
   auto items = t.schedule();
   BOOST_REQUIRE(!items.empty());
-  std::vector<tg_dtype> out;
-  for (const auto& item : items) {
-    if (item.ast->src(0)->op() != tg::Ops::STORE) continue;
-    auto d = index_dtypes(tg::lower_kernel(item, tg::LowerOptions{}));
-    out.insert(out.end(), d.begin(), d.end());
-  }
+  tg::LowerOptions options;
+  options.vector_bytes = 32;
+  IndexUse out;
+  for (const auto& item : items)
+    if (item.ast->src(0)->op() == tg::Ops::STORE) out = index_use(tg::lower_kernel(item, options), out);
   return out;
 }
 
@@ -56,10 +60,11 @@ BOOST_AUTO_TEST_CASE(ordinary_kernels_index_in_int32) {
       {"arange", Tensor::arange(0, 1000, 1, dtypes::int32).reshape({10, 100}).sum({0})},
   };
   for (const auto& [name, t] : kernels) {
-    auto dts = index_dtypes_of(t);
+    IndexUse use = index_use_of(t);
     BOOST_TEST_CONTEXT(name) {
-      BOOST_TEST(!dts.empty());
-      for (tg_dtype d : dts) BOOST_TEST(d == TG_DTYPE_INT32);
+      BOOST_TEST(!use.index.empty());
+      for (tg_dtype d : use.index) BOOST_TEST(d == TG_DTYPE_INT32);
+      BOOST_TEST(use.int64_values == 0); // not even a detour through int64 and back
     }
   }
 }
@@ -67,15 +72,58 @@ BOOST_AUTO_TEST_CASE(ordinary_kernels_index_in_int32) {
 BOOST_AUTO_TEST_CASE(kernels_past_int32_index_in_int64) {
   // lowered only (nothing runs): the store's address must be 64-bit, the loop counters need not
   Tensor t = Tensor::arange(0, double(k2p31 + 16), 1, dtypes::uint8);
-  auto dts = index_dtypes_of(t.contiguous());
-  BOOST_TEST(std::count(dts.begin(), dts.end(), TG_DTYPE_INT64) >= 1);
-  for (tg_dtype d : dts) BOOST_TEST((d == TG_DTYPE_INT32 || d == TG_DTYPE_INT64));
+  IndexUse use = index_use_of(t.contiguous());
+  BOOST_TEST(std::count(use.index.begin(), use.index.end(), TG_DTYPE_INT64) >= 1);
+  for (tg_dtype d : use.index) BOOST_TEST((d == TG_DTYPE_INT32 || d == TG_DTYPE_INT64));
+}
+
+BOOST_AUTO_TEST_CASE(grids_past_the_work_group_limit_loop_in_each_group) {
+  // a device allowing 5 work groups: 37 rows of one element, and 37 reduce outputs
+  tg::LowerOptions options;
+  options.max_groups = 5;
+  options.optimize = false;
+  Tensor rows = Tensor::arange(0, 37, 1, dtypes::int32).reshape({37, 1}).contiguous();
+  Tensor sums = Tensor::arange(0, 74, 1, dtypes::int32).reshape({37, 2}).sum({1});
+  for (const Tensor* t : {&rows, &sums}) {
+    auto items = t->schedule();
+    tg::LoweredKernel k = tg::lower_kernel(items.back(), options);
+    BOOST_TEST_CONTEXT(k.name << " " << k.opts) {
+      BOOST_TEST(k.global[0] <= 5u);
+      BOOST_CHECK_NO_THROW(tg::linearize(k.sink, k.name));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(arange_counts_past_int32) {
   // the iota's own counter: int32 would wrap at 2^31 (lazy: only three elements are computed)
   Tensor t = Tensor::arange(0, double(k2p31 + 16), 1, dtypes::int64).shrink({{k2p31 - 1, k2p31 + 2}});
   BOOST_TEST(t.to_vector<int64_t>() == (std::vector<int64_t>{k2p31 - 1, k2p31, k2p31 + 1}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(reduce_invariant)
+
+BOOST_AUTO_TEST_CASE(sum_of_a_broadcast_value_is_a_product) {
+  // 2^25 + 1 additions of 1.0f stop at 2^24; the loop-invariant sum is c * n (n odd, so the
+  // reduce is not split into partial sums, which would hide it)
+  const int64_t n = (int64_t{1} << 25) + 1;
+  BOOST_TEST(Tensor::ones({n}).sum().item<float>() == float(n));
+  Tensor x = Tensor::from_vector<float>({1, 3}, {2, 1});
+  BOOST_TEST(x.expand({2, n}).sum({1}).to_vector<float>() == (std::vector<float>{float(n), float(3 * n)}),
+             boost::test_tools::per_element());
+  BOOST_TEST(x.expand({2, n}).max({1}).to_vector<float>() == (std::vector<float>{1, 3}),
+             boost::test_tools::per_element());
+  // an int sum wraps as n additions would: n * 200 mod 2^32 as int32
+  Tensor c = Tensor::full({n}, 200, dtypes::int32);
+  BOOST_TEST(c.sum().item<int32_t>() == int32_t(uint32_t(uint64_t(n) * 200u)));
+}
+
+BOOST_AUTO_TEST_CASE(empty_reduce_is_the_identity) {
+  Tensor x = Tensor::from_vector<float>({NAN, INFINITY}, {2, 1});
+  BOOST_TEST(x.expand({2, 4}).shrink({{0, 2}, {0, 0}}).sum({1}).to_vector<float>() ==
+                 (std::vector<float>{0, 0}),
              boost::test_tools::per_element());
 }
 
