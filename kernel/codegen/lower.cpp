@@ -422,7 +422,7 @@ LoweredKernel Lowerer::run() {
   for (const auto& n : toposort(value_root)) has_reduce |= n->op() == Ops::REDUCE_AXIS;
   const bool opt = options_.optimize;
   const int64_t ndim = int64_t(S.size());
-  const int64_t max_groups = std::min<int64_t>(options_.max_groups, INT32_MAX); // SPECIAL is int32
+  const int64_t max_groups = std::clamp<int64_t>(options_.max_groups, 1, INT32_MAX); // SPECIAL is int32
   IndexNarrower narrow;
   int64_t tiles_total = 1; // reduce: output tiles (work groups, unless groups loop over tiles)
 
@@ -443,7 +443,7 @@ LoweredKernel Lowerer::run() {
       chunk = std::max<int64_t>(1024, (L * outer + target_groups - 1) / target_groups);
       chunk = (chunk + 15) / 16 * 16;
     }
-    int64_t nchunks = (L + chunk - 1) / chunk;
+    const int64_t nchunks = (L + chunk - 1) / chunk;
     int64_t groups = outer * nchunks;
     // the last chunk of a dim of length `len` may be short: end = min(chunk, len - start)
     auto chunk_loop = [&](const UOpRef& start, int64_t len) {
@@ -455,8 +455,8 @@ LoweredKernel Lowerer::run() {
       UOpRef gid = group_id(groups);
       UOpRef outer_flat = nchunks == 1 ? gid : idiv(gid, idx_const(nchunks));
       UOpRef chunk_id = nchunks == 1 ? idx_const(0) : gid % idx_const(nchunks);
-      if (ndim) idx = unflatten(outer_flat, Dims(S.begin(), S.end() - 1));
       if (ndim) {
+        idx = unflatten(outer_flat, Dims(S.begin(), S.end() - 1));
         UOpRef start = chunk_id * idx_const(chunk);
         UOpRef rng = chunk_loop(start, L);
         idx.push_back(nchunks == 1 ? rng : start + rng);
@@ -467,7 +467,6 @@ LoweredKernel Lowerer::run() {
       chunk = std::max<int64_t>((N + max_groups - 1) / max_groups, 4096);
       chunk = (chunk + 15) / 16 * 16;
       groups = (N + chunk - 1) / chunk;
-      nchunks = groups;
       UOpRef start = group_id(groups) * idx_const(chunk);
       idx = unflatten(start + chunk_loop(start, N), S);
     }
