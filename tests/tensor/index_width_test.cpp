@@ -13,6 +13,9 @@
 
 #include <tg/sdk/kernel_ir.hpp>
 
+#include <algorithm>
+#include <span>
+
 using namespace tt;
 
 namespace {
@@ -110,6 +113,18 @@ BOOST_AUTO_TEST_CASE(grids_past_the_work_group_limit_loop_in_each_group) {
       for (int32_t i = 0; i < 37; ++i) BOOST_TEST(got[size_t(i)] == (c == 0 ? i : 4 * i + 1));
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(int64_data_next_to_narrowed_indices) {
+  // the iota's index narrows to int32, the int64 values it meets stay int64
+  const int64_t big = int64_t{1} << 40;
+  Tensor x = Tensor::from_vector<int64_t>({big, -big, 5, big + 7}, {4});
+  Tensor y = x + Tensor::arange(0, 4, 1, dtypes::int64) * Tensor::full({4}, double(big), dtypes::int64);
+  BOOST_TEST(y.to_vector<int64_t>() == (std::vector<int64_t>{big, 0, 5 + 2 * big, 4 * big + 7}),
+             boost::test_tools::per_element());
+  Tensor s = (x.reshape({2, 2}) * Tensor::arange(0, 4, 1, dtypes::int64).reshape({2, 2})).sum({1});
+  BOOST_TEST(s.to_vector<int64_t>() == (std::vector<int64_t>{-big, 10 + 3 * big + 21}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(arange_counts_past_int32) {
