@@ -1,5 +1,6 @@
 #include "kernel/codegen/lower.hpp"
 
+#include "kernel/codegen/index_width.hpp"
 #include "kernel/codegen/vectorize.hpp"
 #include "kernel/ir/evaluate.hpp"
 #include "kernel/ir/symbolic.hpp"
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -17,7 +19,18 @@ namespace tg {
 
 namespace {
 
-UOpRef idx_const(int64_t v) { return UOp::constant(dtypes::index, v); }
+// Index math is built in int64, so no address, loop or grid index wraps however large a buffer,
+// view or loop is; IndexNarrower then turns every value that fits back into int32.
+constexpr DType kIndex = dtypes::int64;
+
+UOpRef idx_const(int64_t v) { return UOp::constant(kIndex, v); }
+
+// The work-group id as an index: the ABI's SPECIAL is int32 (so groups <= INT32_MAX).
+UOpRef group_id(int64_t groups) {
+  UOpRef id = UOp::make(Ops::SPECIAL, dtypes::int32, {UOp::constant(dtypes::int32, groups)},
+                        std::vector<int64_t>{TG_SPECIAL_GROUP_ID, 0});
+  return cast(id, kIndex);
+}
 
 bool is_true(const UOpRef& u) {
   return u->op() == Ops::CONST && u->dtype().is_bool() && std::get<bool>(u->const_value());
@@ -85,6 +98,21 @@ bool pad_safe(const UOpRef& u) {
   if (is_movement(u->op())) return pad_safe(u->src(0));
   if (!pad_safe_op(u->op())) return false;
   return std::all_of(u->src().begin(), u->src().end(), [](const UOpRef& s) { return pad_safe(s); });
+}
+
+// The reduce over `ranges` of a value that none of them changes (a sum of ones), without the
+// loop: c * trips for a sum (float32 adding 1 stops counting at 2^24), c for a max; nullptr when
+// v varies, for a product, or for an empty loop.
+UOpRef reduce_invariant(Ops op, const UOpRef& v, const std::vector<UOpRef>& ranges) {
+  if (v->dtype().count != 1 || (op == Ops::MUL && !v->dtype().is_bool())) return nullptr;
+  for (const auto& n : toposort(v))
+    if (n->op() == Ops::RANGE && std::find(ranges.begin(), ranges.end(), n) != ranges.end()) return nullptr;
+  if (op != Ops::ADD || v->dtype().is_bool()) return v; // max, or bool or/and
+  int64_t trips = 1;
+  for (const auto& r : ranges) trips *= r->src(1)->arg_int(); // <= the input's numel
+  if (trips == 0) return nullptr; // an empty loop reads nothing and gives the identity
+  // an int sum wraps like the loop would: c * trips in v's dtype equals trips additions of c
+  return v * (v->dtype().is_float() ? const_like(v, double(trips)) : const_like(v, trips));
 }
 
 // Contiguous strides of a shape.
@@ -175,7 +203,7 @@ ShapeTracker Lowerer::tracker(const Dims& start, const std::vector<UOpRef>& ops)
 UOpRef Lowerer::range_for(const UOp* reduce_node, size_t axis, int64_t size) {
   auto key = std::make_pair(reduce_node, axis);
   if (auto it = ranges_.find(key); it != ranges_.end()) return it->second;
-  UOpRef r = UOp::range(size, next_range_id_++);
+  UOpRef r = UOp::range(size, next_range_id_++, kIndex);
   ranges_.emplace(key, r);
   return r;
 }
@@ -198,7 +226,10 @@ void Lowerer::leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, con
       if (s.is_int() && (s.value() == 0 || st.views().size() == 1)) strides[d] = s.value();
     }
     if (st.views().size() > 1 && all_int(st.shape())) {
-      auto vars = st.index_variables();
+      std::vector<UOpRef> vars; // int64, like the kernel's index math, so a large view cannot wrap
+      for (size_t k = 0; k < st.ndim(); ++k)
+        vars.push_back(UOp::variable("ridx" + std::to_string(k), 0,
+                                     std::max<int64_t>(0, st.shape()[k].vmax() - 1), kIndex));
       auto [index, valid] = st.to_index(vars);
       (void)valid;
       try {
@@ -235,22 +266,6 @@ void Lowerer::leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, con
 
 UOpRef Lowerer::load(const UOpRef& buffer, const Frame& f) {
   ShapeTracker st = tracker({buffer_arg(buffer).size()}, f.mops);
-  // Index math is int32: refuse (clearly) a view whose largest index would overflow, rather
-  // than read out of bounds. Broadcast dims (stride 0) do not grow the index.
-  for (const View& v : st.views()) {
-    if (!all_int(v.shape) || !v.offset.is_int()) continue;
-    double reach = std::abs(double(v.offset.value())); // double: exact enough for a threshold
-    for (size_t d = 0; d < v.shape.size(); ++d) {
-      if (!v.strides[d].is_int()) continue;
-      int64_t stride = v.strides[d].value();
-      reach += double(v.shape[d].value() - 1) * std::abs(double(stride));
-      if (v.shape[d].value() > INT32_MAX) reach = double(INT32_MAX) + 1;
-    }
-    if (reach > INT32_MAX)
-      throw UOpError("codegen: a view of " + buffer_arg(buffer).str() + " reaches index " +
-                     std::to_string(int64_t(std::min(reach, 9.2e18))) +
-                     ", beyond int32 index math; split the computation (e.g. a smaller batch)");
-  }
   auto [index, valid] = st.to_index(f.idx);
   const UOpRef& global = globals_.at(size_t(global_index_.at(buffer.get())));
   UOpRef ptr = UOp::make(Ops::INDEX, global->dtype(), {global, index});
@@ -310,6 +325,10 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
       partials.push_back(v);
       continue;
     }
+    if (UOpRef folded = reduce_invariant(op, v, ranges)) {
+      partials.push_back(folded);
+      continue;
+    }
     std::vector<UOpRef> src{v};
     src.insert(src.end(), ranges.begin(), ranges.end());
     partials.push_back(UOp::make(Ops::REDUCE, v->dtype(), std::move(src), ReduceArg{op, {}}));
@@ -341,6 +360,7 @@ UOpRef Lowerer::value(const UOpRef& u, const Frame& f) {
   case Ops::RANGE: { // iota: the element's index along its one dim
     auto [index, valid] = tracker({u->src(1)->arg_int()}, f.mops).to_index(f.idx);
     out = is_true(valid) ? index : where(valid, index, idx_const(0));
+    if (out->dtype() != u->dtype()) out = cast(out, u->dtype()); // the tensor's dtype, not the index's
     break;
   }
   case Ops::CONST:
@@ -403,6 +423,9 @@ LoweredKernel Lowerer::run() {
   for (const auto& n : toposort(value_root)) has_reduce |= n->op() == Ops::REDUCE_AXIS;
   const bool opt = options_.optimize;
   const int64_t ndim = int64_t(S.size());
+  const int64_t max_groups = std::clamp<int64_t>(options_.max_groups, 1, INT32_MAX); // SPECIAL is int32
+  IndexNarrower narrow;
+  int64_t tiles_total = 1; // reduce: output tiles (work groups, unless groups loop over tiles)
 
   std::vector<UOpRef> stores;
   UOpRef out_ptr_base = globals_[0];
@@ -422,19 +445,31 @@ LoweredKernel Lowerer::run() {
       chunk = (chunk + 15) / 16 * 16;
     }
     const int64_t nchunks = (L + chunk - 1) / chunk;
-    const int64_t groups = outer * nchunks;
-    UOpRef gid = UOp::make(Ops::SPECIAL, dtypes::index, {idx_const(groups)},
-                           std::vector<int64_t>{TG_SPECIAL_GROUP_ID, 0});
-    UOpRef outer_flat = nchunks == 1 ? gid : idiv(gid, idx_const(nchunks));
-    UOpRef chunk_id = nchunks == 1 ? idx_const(0) : gid % idx_const(nchunks);
-    std::vector<UOpRef> idx =
-        ndim ? unflatten(outer_flat, Dims(S.begin(), S.end() - 1)) : std::vector<UOpRef>{};
-    if (ndim) {
-      UOpRef start = chunk_id * idx_const(chunk);
-      // the last chunk may be short: end = min(chunk, L - start)
-      UOpRef end = L % chunk == 0 ? idx_const(chunk) : -maximum(start - idx_const(L), idx_const(-chunk));
-      UOpRef rng = UOp::range(end, next_range_id_++);
-      idx.push_back(nchunks == 1 ? rng : start + rng);
+    int64_t groups = outer * nchunks;
+    // the last chunk of a dim of length `len` may be short: end = min(chunk, len - start)
+    auto chunk_loop = [&](const UOpRef& start, int64_t len) {
+      UOpRef end = len % chunk == 0 ? idx_const(chunk) : -maximum(start - idx_const(len), idx_const(-chunk));
+      return UOp::range(end, next_range_id_++, kIndex);
+    };
+    std::vector<UOpRef> idx;
+    if (groups <= max_groups) {
+      UOpRef gid = group_id(groups);
+      UOpRef outer_flat = nchunks == 1 ? gid : idiv(gid, idx_const(nchunks));
+      UOpRef chunk_id = nchunks == 1 ? idx_const(0) : gid % idx_const(nchunks);
+      if (ndim) {
+        idx = unflatten(outer_flat, Dims(S.begin(), S.end() - 1));
+        UOpRef start = chunk_id * idx_const(chunk);
+        UOpRef rng = chunk_loop(start, L);
+        idx.push_back(nchunks == 1 ? rng : start + rng);
+      }
+    } else {
+      // More rows than the device has work groups (a long, thin shape): each work group takes
+      // a chunk of the flat index instead, and unflattens it.
+      chunk = std::max<int64_t>((N + max_groups - 1) / max_groups, 4096);
+      chunk = (chunk + 15) / 16 * 16;
+      groups = (N + chunk - 1) / chunk;
+      UOpRef start = group_id(groups) * idx_const(chunk);
+      idx = unflatten(start + chunk_loop(start, N), S);
     }
     emit_store(idx);
     k.global = {uint32_t(groups), 1, 1};
@@ -532,10 +567,19 @@ LoweredKernel Lowerer::run() {
     }
     Dims tiles = S;
     for (auto [d, u] : upcasts) tiles[size_t(d)] /= u;
-    const int64_t groups = dims_prod(tiles);
-    UOpRef gid = UOp::make(Ops::SPECIAL, dtypes::index, {idx_const(groups)},
-                           std::vector<int64_t>{TG_SPECIAL_GROUP_ID, 0});
-    std::vector<UOpRef> tile_idx = unflatten(gid, tiles);
+    const int64_t tile_count = dims_prod(tiles);
+    tiles_total = tile_count;
+    // More tiles than the device has work groups: each work group loops over `per` tiles; the
+    // last group's surplus steps are clamped to the final tile, which it recomputes and stores
+    // again with the same value (one work group runs in order, so this is no race).
+    const int64_t per = (tile_count + max_groups - 1) / max_groups;
+    const int64_t groups = (tile_count + per - 1) / per;
+    UOpRef tile_flat = group_id(groups);
+    if (per > 1) {
+      UOpRef step = tile_flat * idx_const(per) + UOp::range(per, next_range_id_++, kIndex);
+      tile_flat = -maximum(-step, idx_const(-(tile_count - 1)));
+    }
+    std::vector<UOpRef> tile_idx = unflatten(tile_flat, tiles);
     int64_t total_lanes = 1;
     for (auto [d, u] : upcasts) total_lanes *= u;
     LaneVectorizer vectorizer;
@@ -553,8 +597,9 @@ LoweredKernel Lowerer::run() {
           emit_store(idx);
           continue;
         }
-        values.push_back(value(value_root, Frame{idx, S, {}}));
-        ptrs.push_back(UOp::make(Ops::INDEX, out_ptr_base->dtype(), {out_ptr_base, flatten(idx, S)}));
+        // lanes in their final index width, so the vectors bundled from them are too
+        values.push_back(narrow(value(value_root, Frame{idx, S, {}})));
+        ptrs.push_back(narrow(UOp::make(Ops::INDEX, out_ptr_base->dtype(), {out_ptr_base, flatten(idx, S)})));
       }
       if (vector_lanes_ > 1)
         for (auto& st : vectorizer.store(ptrs, vectorizer.bundle(values))) stores.push_back(st);
@@ -566,7 +611,8 @@ LoweredKernel Lowerer::run() {
     for (auto [d, u] : upcasts) up += (up.empty() ? "" : ",") + std::to_string(d) + ":" + std::to_string(u);
     k.opts = "upcast=" + (up.empty() ? std::string("none") : up) +
              (vector_lanes_ > 1 ? " vector=" + std::to_string(vector_lanes_) : std::string()) +
-             " unroll=" + std::to_string(reduce_unroll_) + " groups=" + std::to_string(groups);
+             " unroll=" + std::to_string(reduce_unroll_) + " groups=" + std::to_string(groups) +
+             (per > 1 ? " tiles/group=" + std::to_string(per) : std::string());
   }
   if (k.global[0] > options_.max_groups)
     throw UOpError("codegen: " + std::to_string(k.global[0]) + " work groups exceed the device limit " +
@@ -574,9 +620,9 @@ LoweredKernel Lowerer::run() {
   // every buffer is an argument even if simplification removed all its loads (x * 0)
   std::vector<UOpRef> sink_src = stores;
   sink_src.insert(sink_src.end(), globals_.begin(), globals_.end());
-  k.sink = simplify(UOp::sink(sink_src));
-  // ALU nodes were counted once per emitted lane: per work group (elementwise: per loop step).
-  k.ops = has_reduce ? int64_t(k.global[0]) * (alu_outside_ + alu_inside_ * reduce_iters_) : alu_outside_ * N;
+  k.sink = narrow(simplify(UOp::sink(sink_src)));
+  // ALU nodes were counted once per emitted lane: per tile (elementwise: per loop step).
+  k.ops = has_reduce ? tiles_total * (alu_outside_ + alu_inside_ * reduce_iters_) : alu_outside_ * N;
   for (const auto& b : item_.buffers) k.bytes += buffer_arg(b).size() * b->dtype().itemsize();
   return k;
 }

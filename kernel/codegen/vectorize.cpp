@@ -13,6 +13,8 @@ bool consecutive(const std::vector<UOpRef>& ptrs) {
   for (size_t k = 1; k < ptrs.size(); ++k) {
     const UOpRef& p = ptrs[k];
     if (p->op() != Ops::INDEX || p->src(0) != base->src(0)) return false;
+    // lanes narrowed to different index widths (near 2^31) are not compared: stored per lane
+    if (p->src(1)->dtype() != base->src(1)->dtype()) return false;
     // exact: the index difference must simplify to the constant k (else treat as a gather)
     UOpRef diff = simplify(p->src(1) - base->src(1));
     if (diff->op() != Ops::CONST || std::get<int64_t>(diff->const_value()) != int64_t(k)) return false;

@@ -83,7 +83,8 @@ inline constexpr DType float32{Scalar::Float32};
 inline constexpr DType float64{Scalar::Float64};
 inline constexpr DType default_int = int32;
 inline constexpr DType default_float = float32;
-// The dtype index arithmetic uses (tinygrad: dtypes.index lowers to int32).
+// The default dtype of symbolic index expressions (variables, shapes). Kernels build their index
+// math in int64 instead and narrow each value that fits to int32 (codegen/index_width.hpp).
 inline constexpr DType index = int32;
 } // namespace dtypes
 

@@ -2,6 +2,7 @@
 
 #include "kernel/schedule/buffer.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tg {
@@ -16,8 +17,11 @@ std::string dims_str(const Dims& d) {
 }
 
 int64_t dims_prod(const Dims& d) {
+  if (std::find(d.begin(), d.end(), 0) != d.end()) return 0; // empty, however large the rest
   int64_t p = 1;
-  for (auto x : d) p *= x;
+  for (auto x : d)
+    if (__builtin_mul_overflow(p, x, &p))
+      throw ShapeError("shape " + dims_str(d) + " has more elements than int64 can count (2^63 - 1)");
   return p;
 }
 

@@ -76,8 +76,8 @@ std::pair<UOpRef, UOpRef> ShapeTracker::to_index(const std::vector<UOpRef>& idxs
     std::vector<UOpRef> sub(view.ndim());
     SInt acc = 1;
     for (std::size_t d = view.ndim(); d-- > 0;) {
-      UOpRef q = acc == 1 ? idx : idiv(idx, acc.to_uop());
-      sub[d] = d == 0 ? q : q % view.shape[d].to_uop();
+      UOpRef q = acc == 1 ? idx : idiv(idx, acc.to_uop(idx->dtype()));
+      sub[d] = d == 0 ? q : q % view.shape[d].to_uop(idx->dtype());
       acc = acc * view.shape[d];
     }
     auto [i2, v2] = view.to_index(sub);

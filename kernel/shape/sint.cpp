@@ -21,6 +21,11 @@ std::int64_t SInt::value() const {
 
 UOpRef SInt::to_uop() const { return uop_ ? uop_ : index_const(value_); }
 
+UOpRef SInt::to_uop(DType dt) const {
+  if (!uop_) return UOp::constant(dt, value_);
+  return uop_->dtype() == dt ? uop_ : UOp::make(Ops::CAST, dt, {uop_});
+}
+
 std::string SInt::str() const { return uop_ ? uop_->render() : std::to_string(value_); }
 
 SInt operator+(const SInt& a, const SInt& b) {

@@ -20,6 +20,8 @@ public:
   std::int64_t value() const; // throws ShapeError when symbolic
   const UOpRef& uop() const { return uop_; }
   UOpRef to_uop() const; // a CONST of the index dtype for ints
+  // The same in dtype dt (codegen builds index math in int64): symbolic values are cast.
+  UOpRef to_uop(DType dt) const;
   std::int64_t vmin() const { return uop_ ? uop_->vmin() : value_; }
   std::int64_t vmax() const { return uop_ ? uop_->vmax() : value_; }
   std::string str() const;

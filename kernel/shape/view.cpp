@@ -256,14 +256,16 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
 std::pair<UOpRef, UOpRef> View::to_index(const std::vector<UOpRef>& idxs) const {
   if (idxs.size() != ndim())
     throw ShapeError("to_index: " + std::to_string(idxs.size()) + " indices for shape " + shape_str(shape));
-  UOpRef idx = offset.to_uop();
+  // index math in the indices' dtype (codegen passes int64 so large views cannot wrap)
+  const DType dt = idxs.empty() ? dtypes::index : idxs[0]->dtype();
+  UOpRef idx = offset.to_uop(dt);
   UOpRef valid = UOp::constant(dtypes::bool_, true);
   for (std::size_t i = 0; i < ndim(); ++i) {
-    if (!(strides[i] == 0) && !(shape[i] == 1)) idx = idx + idxs[i] * strides[i].to_uop();
+    if (!(strides[i] == 0) && !(shape[i] == 1)) idx = idx + idxs[i] * strides[i].to_uop(dt);
     if (!mask) continue;
     const auto& [b, e] = (*mask)[i];
-    if (!(b == 0)) valid = valid & lt(b.to_uop() - 1, idxs[i]);
-    if (!(e == shape[i])) valid = valid & lt(idxs[i], e.to_uop());
+    if (!(b == 0)) valid = valid & lt(b.to_uop(dt) - 1, idxs[i]);
+    if (!(e == shape[i])) valid = valid & lt(idxs[i], e.to_uop(dt));
   }
   return {simplify(idx), simplify(valid)};
 }

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 
 namespace tg {
 
@@ -53,7 +54,9 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   DType dt = dtype.value_or(integral ? dtypes::default_int : dtypes::default_float);
   if (n == 0) return full({0}, 0, dt, device);
   // start + step * i, where i is the element's own index (a RANGE leaf, see schedule/shapes.hpp)
-  Tensor i(UOp::range(n, kTensorIotaId, dtypes::int32), {n}, resolve_device(device));
+  // an int32 RANGE cannot count past 2^31 - 1 (its end would wrap)
+  DType counter = n > INT32_MAX ? dtypes::int64 : dtypes::int32;
+  Tensor i(UOp::range(n, kTensorIotaId, counter), {n}, resolve_device(device));
   if (start == 0 && step == 1) return i.cast(dt);
   return (i.cast(integral ? dt : dtypes::float64) * step + start).cast(dt);
 }

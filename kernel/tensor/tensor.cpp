@@ -89,6 +89,17 @@ Tensor::Tensor(UOpRef uop, Dims shape, std::string device) : s_(std::make_shared
   s_->device = std::move(device);
   for (auto d : s_->shape)
     if (d < 0) throw TensorError("negative dimension in shape " + dims_str(s_->shape));
+  // Element and byte counts are int64 everywhere (buffers, index math): refuse shapes whose
+  // counts would wrap instead of computing on a wrong, small numel.
+  int64_t numel = 1, bytes = 0;
+  bool empty = std::find(s_->shape.begin(), s_->shape.end(), 0) != s_->shape.end();
+  for (auto d : s_->shape)
+    if (!empty && __builtin_mul_overflow(numel, d, &numel))
+      throw TensorError("shape " + dims_str(s_->shape) +
+                        " has more elements than int64 can count (2^63 - 1)");
+  if (!empty && __builtin_mul_overflow(numel, int64_t(s_->uop->dtype().itemsize()), &bytes))
+    throw TensorError("shape " + dims_str(s_->shape) + " of " + s_->uop->dtype().name() +
+                      " needs more bytes than int64 can count (2^63 - 1)");
 }
 
 const UOpRef& Tensor::uop() const {
