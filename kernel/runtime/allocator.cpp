@@ -13,20 +13,28 @@ std::shared_ptr<DeviceStorage> Allocator::alloc(uint64_t bytes) {
       Buffer b = std::move(it->second);
       free_.erase(it);
       cached_bytes_ -= bytes;
+      live_bytes_ += bytes;
       return std::make_shared<DeviceStorage>(shared_from_this(), std::move(b));
     }
   }
+  Buffer buffer;
   try {
-    return std::make_shared<DeviceStorage>(shared_from_this(), device_->alloc(bytes));
+    buffer = device_->alloc(bytes);
   } catch (const OutOfMemoryError&) {
     free_cache(); // give cached memory back to the device, then try once more
-    return std::make_shared<DeviceStorage>(shared_from_this(), device_->alloc(bytes));
+    buffer = device_->alloc(bytes);
   }
+  {
+    std::lock_guard lock(mutex_);
+    live_bytes_ += buffer.size();
+  }
+  return std::make_shared<DeviceStorage>(shared_from_this(), std::move(buffer));
 }
 
 void Allocator::release(Buffer buffer) {
   std::lock_guard lock(mutex_);
   cached_bytes_ += buffer.size();
+  live_bytes_ -= buffer.size();
   free_.emplace(buffer.size(), std::move(buffer));
 }
 
@@ -42,6 +50,11 @@ void Allocator::free_cache() {
 uint64_t Allocator::cached_bytes() const {
   std::lock_guard lock(mutex_);
   return cached_bytes_;
+}
+
+uint64_t Allocator::live_bytes() const {
+  std::lock_guard lock(mutex_);
+  return live_bytes_;
 }
 
 } // namespace tg

@@ -32,13 +32,15 @@ public:
   void release(Buffer buffer); // back to the cache
   void free_cache();
   const std::shared_ptr<Device>& device() const { return device_; }
-  uint64_t cached_bytes() const;
+  uint64_t cached_bytes() const; // freed, kept for reuse
+  uint64_t live_bytes() const;   // handed out and not yet released: what results hold now
 
 private:
   std::shared_ptr<Device> device_;
   mutable std::mutex mutex_;
   std::multimap<uint64_t, Buffer> free_;
   uint64_t cached_bytes_ = 0;
+  uint64_t live_bytes_ = 0;
 };
 
 } // namespace tg
