@@ -24,7 +24,12 @@ DeviceStorage& storage_of(const UOpRef& buffer, bool allocate) {
 
 namespace {
 
-// The item with its buffers replaced by placeholders: equal structure -> the same node.
+// The item with its buffers replaced by placeholders: equal structure -> the same node. The
+// cache keeps this key, so it must share no inner node with the tensor graph the item came from:
+// the tensor layer frees a stored result when its expression dies, and a kept expression would
+// keep that result forever (a kernel reading no buffer, e.g. ones({n}).sum(), is its own
+// expression). Every other leaf (constants) is wrapped in a NOOP, so each node above a leaf is
+// the key's own; the leaves themselves are never stored results.
 UOpRef normalized_ast(const ScheduleItem& item) {
   std::map<const UOp*, UOpRef> map;
   for (size_t i = 0; i < item.buffers.size(); ++i) {
@@ -40,6 +45,10 @@ UOpRef normalized_ast(const ScheduleItem& item) {
     }
     if (u->op() == Ops::NOOP) { // identity for codegen (it only carries a custom gradient)
       done[u.get()] = done.at(u->src(0).get());
+      continue;
+    }
+    if (u->src().empty()) {
+      done[u.get()] = UOp::make(Ops::NOOP, u->dtype(), {u});
       continue;
     }
     std::vector<UOpRef> src;

@@ -16,7 +16,14 @@ namespace tg {
 namespace {
 
 // What each computed node became (a view of its BUFFER). Keyed by the lazy node, held weakly so
-// an entry dies with the last reference to the expression. A cache, guarded by a mutex.
+// an entry dies with the last reference to the expression. Who owns the stored result depends on
+// who asked for it: an intermediate (a node the schedule chose to store, which graphs of later
+// realizes or gradients may read) is owned by the cache, so it lives as long as its expression; a
+// target is owned by the tensors that realized it (they hold its view) and the cache only refers
+// to it, so it is freed with them even while something else keeps its expression: the kernel
+// cache's structure keys, autograd's record of a read value (which holds the expression while the
+// view lives), or the view itself when the target was already a view (it contains its own key).
+// A cache, guarded by a mutex.
 class RealizedCache {
 public:
   static RealizedCache& instance() {
@@ -27,19 +34,18 @@ public:
     std::lock_guard lock(mutex_);
     auto it = map_.find(lazy.get());
     if (it == map_.end()) return std::nullopt;
-    if (it->second.first.expired()) {
+    UOpRef view = it->second.get();
+    if (!view) {
       map_.erase(it);
       return std::nullopt;
     }
-    return it->second.second;
+    return view;
   }
-  void insert(const UOpRef& lazy, UOpRef realized) {
+  // `owned`: the cache keeps the result alive (an intermediate); else only the tensors do.
+  void insert(const UOpRef& lazy, const UOpRef& realized, bool owned) {
     std::lock_guard lock(mutex_);
-    map_[lazy.get()] = {lazy, std::move(realized)};
+    map_[lazy.get()] = Entry{lazy, realized, owned ? realized : nullptr};
   }
-  // Drops entries whose expression died, so their buffers return to the allocator. Called before
-  // each realize runs: the last step's intermediates are then reused by this one instead of
-  // doubling peak memory.
   // root with every cached node replaced by its realized view (one lock for the whole walk).
   UOpRef substitute(const UOpRef& root) {
     std::vector<UOpRef> order = toposort(root);
@@ -48,10 +54,11 @@ public:
     std::unordered_map<const UOp*, UOpRef> out;
     for (const auto& u : order) {
       auto it = map_.find(u.get());
-      if (it != map_.end() && !it->second.first.expired()) {
-        out.emplace(u.get(), it->second.second);
-        continue;
-      }
+      if (it != map_.end())
+        if (UOpRef view = it->second.get()) {
+          out.emplace(u.get(), std::move(view));
+          continue;
+        }
       std::vector<UOpRef> src;
       bool changed = false;
       for (const auto& s : u->src()) {
@@ -62,14 +69,25 @@ public:
     }
     return out.at(root.get());
   }
+  // Drops entries whose expression or result died, so owned buffers return to the allocator.
+  // Called before each realize runs: the last step's intermediates are then reused by this one
+  // instead of doubling peak memory.
   void purge() {
     std::lock_guard lock(mutex_);
-    std::erase_if(map_, [](const auto& kv) { return kv.second.first.expired(); });
+    std::erase_if(map_, [](const auto& kv) { return !kv.second.get(); });
   }
 
 private:
+  struct Entry {
+    std::weak_ptr<const UOp> lazy;
+    std::weak_ptr<const UOp> view;
+    UOpRef owned; // the view, when the cache owns it
+
+    // The view, while both the expression and the view live.
+    UOpRef get() const { return lazy.expired() ? nullptr : view.lock(); }
+  };
   std::mutex mutex_;
-  std::unordered_map<const UOp*, std::pair<std::weak_ptr<const UOp>, UOpRef>> map_;
+  std::unordered_map<const UOp*, Entry> map_;
 };
 
 // The whole, contiguous BUFFER behind a view, or nullptr if the view is anything else.
@@ -128,8 +146,9 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
   RealizedCache::instance().purge();
   Schedule schedule = create_schedule(targets, options);
   run_schedule(schedule);
-  for (const auto& lazy : schedule.keep_alive)
-    RealizedCache::instance().insert(lazy, schedule.becomes.at(lazy.get()));
+  for (const auto& lazy : schedule.keep_alive) // targets belong to their tensors, the rest to the cache
+    RealizedCache::instance().insert(lazy, schedule.becomes.at(lazy.get()),
+                                     std::find(targets.begin(), targets.end(), lazy) == targets.end());
   for (Tensor* t : tensors) (void)t->uop(); // pick up the realized views
 }
 
