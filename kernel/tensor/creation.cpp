@@ -27,10 +27,12 @@ ConstValue const_value_for(DType dt, double v) {
 } // namespace
 
 Tensor Tensor::scalar(double value, DType dt, const std::string& device) {
+  check_element_dtype("scalar", dt);
   return Tensor(UOp::constant(dt, const_value_for(dt, value)), {}, resolve_device(device));
 }
 
 Tensor Tensor::full(Dims shape, double value, DType dt, const std::string& device) {
+  check_element_dtype("full", dt);
   for (auto d : shape) // expand would read -1 as "keep this dim" and hide the mistake
     if (d < 0) throw TensorError("negative dimension in shape " + dims_str(shape));
   Tensor s = scalar(value, dt, device);
@@ -39,9 +41,11 @@ Tensor Tensor::full(Dims shape, double value, DType dt, const std::string& devic
 }
 
 Tensor Tensor::zeros(Dims shape, DType dt, const std::string& device) {
+  check_element_dtype("zeros", dt);
   return full(std::move(shape), 0, dt, device);
 }
 Tensor Tensor::ones(Dims shape, DType dt, const std::string& device) {
+  check_element_dtype("ones", dt);
   return full(std::move(shape), 1, dt, device);
 }
 

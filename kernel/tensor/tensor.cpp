@@ -193,26 +193,19 @@ Tensor Tensor::contiguous() const {
 }
 Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), this->shape()); }
 
-namespace {
-
-// A tensor holds scalars of a storable dtype: no void (no values), vectors or pointers (IR-only).
-bool is_element_dtype(DType dt) { return !dt.is_void() && dt.count == 1 && !dt.ptr; }
-
-TensorError bad_element_dtype(const std::string& what, DType dt) {
-  return TensorError(what + ": a tensor's dtype must be a scalar bool, int or float, not " + dt.name());
+void Tensor::check_element_dtype(const std::string& what, DType dt) {
+  if (dt.is_void() || dt.count != 1 || dt.ptr)
+    throw TensorError(what + ": a tensor's dtype must be a scalar bool, int or float, not " + dt.name());
 }
 
-} // namespace
-
 Tensor Tensor::cast(DType dt) const {
-  if (!is_element_dtype(dt)) throw bad_element_dtype("cast from " + dtype().name() + " to " + dt.name(), dt);
+  check_element_dtype("cast from " + dtype().name() + " to " + dt.name(), dt);
   if (dt == dtype()) return *this;
   return with(UOp::make(Ops::CAST, dt, {uop()}), this->shape());
 }
 
 Tensor Tensor::bitcast(DType dt) const {
-  if (!is_element_dtype(dt))
-    throw bad_element_dtype("bitcast from " + dtype().name() + " to " + dt.name(), dt);
+  check_element_dtype("bitcast from " + dtype().name() + " to " + dt.name(), dt);
   if (dt.itemsize() != dtype().itemsize())
     throw TensorError("bitcast from " + dtype().name() + " to " + dt.name() + ": item sizes differ");
   if (dt == dtype()) return *this;
@@ -276,7 +269,7 @@ template <class T> constexpr DType dtype_of() {
 } // namespace
 
 Tensor Tensor::from_bytes(std::span<const std::byte> bytes, Dims shape, DType dt, const std::string& device) {
-  if (!is_element_dtype(dt)) throw bad_element_dtype("from_bytes", dt);
+  check_element_dtype("from_bytes", dt);
   std::string dev = device.empty() ? default_device() : parse_device_name(device).canonical();
   int64_t n = dims_prod(shape);
   for (auto d : shape)

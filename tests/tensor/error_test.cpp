@@ -186,6 +186,16 @@ BOOST_AUTO_TEST_CASE(cast_to_non_data_dtypes) {
   check_error<TensorError>([&] { (void)Tensor::from_bytes({}, {0}, dtypes::void_); }, {"from_bytes", "void"});
 }
 
+BOOST_AUTO_TEST_CASE(create_with_non_data_dtypes) {
+  // refused at creation, not at realize with "invalid kernel IR"
+  check_error<TensorError>([] { (void)Tensor::full({2}, 3, dtypes::void_); }, {"full", "void"});
+  check_error<TensorError>([] { (void)Tensor::zeros({2}, dtypes::float32.vec(4)); },
+                           {"zeros", "float.vec(4)"});
+  check_error<TensorError>([] { (void)Tensor::ones({2, 3}, dtypes::int32.ptr_to()); }, {"ones", "int*"});
+  check_error<TensorError>([] { (void)Tensor::scalar(1, dtypes::void_); }, {"scalar", "void"});
+  check_error<TensorError>([] { (void)Tensor::full({}, 1, dtypes::float32.ptr_to()); }, {"full", "float*"});
+}
+
 BOOST_AUTO_TEST_CASE(gather_out_of_range_index_gives_zero) {
   Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor index = Tensor::from_vector<int32_t>({2, 3, -1, 0, 1, 100}, {2, 3});
