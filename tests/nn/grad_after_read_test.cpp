@@ -4,31 +4,13 @@
 // op's output read before or after the loss is built from it, the inputs read through a realized
 // copy, everything read, and a read after backward — and each gradient must equal the unread one
 // and central finite differences (as in gradcheck_test.cpp).
-#include "nn_util.hpp"
+#include "finite_diff.hpp"
 
 #include "kernel/ir/uop.hpp"
-
-#include <functional>
 
 using namespace nt;
 
 namespace {
-
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-constexpr double kH = 1e-5, kRtol = 1e-6, kAtol = 1e-7;
-
-struct In {
-  Dims shape;
-  std::vector<double> data;
-};
-
-In in(Rng& rng, Dims shape, double lo = -1, double hi = 1, double away = 0) {
-  std::vector<double> v = rng.vec(numel(shape), lo, hi);
-  if (away > 0)
-    for (auto& x : v) x = std::copysign(away + std::fabs(x), x);
-  return {std::move(shape), v};
-}
 
 struct Case {
   std::string name;
@@ -98,26 +80,13 @@ std::vector<double> grads(const Case& c, const std::vector<double>& w, Read read
   return out;
 }
 
-double weighted(const Case& c, const std::vector<In>& ins, const std::vector<double>& w) {
-  std::vector<Tensor> xs;
-  for (const auto& i : ins) xs.push_back(f64(i.data, i.shape));
-  Tensor y = c.f(xs);
-  return (y * f64(w, y.shape())).sum().item<double>();
-}
-
+// Every input's numeric gradient, concatenated in the order grads() returns them.
 std::vector<double> finite_differences(const Case& c, const std::vector<double>& w) {
-  std::vector<In> ins = c.ins;
   std::vector<double> out;
-  for (auto& i : ins)
-    for (auto& x : i.data) {
-      double x0 = x;
-      x = x0 + kH;
-      double fp = weighted(c, ins, w);
-      x = x0 - kH;
-      double fm = weighted(c, ins, w);
-      x = x0;
-      out.push_back((fp - fm) / (2 * kH));
-    }
+  for (size_t i = 0; i < c.ins.size(); ++i) {
+    std::vector<double> d = finite_differences(c.f, c.ins, w, i);
+    out.insert(out.end(), d.begin(), d.end());
+  }
   return out;
 }
 

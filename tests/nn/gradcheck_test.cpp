@@ -1,44 +1,11 @@
-// Autograd against central finite differences in float64: every differentiable primitive and the
-// common composites. Each case sums its output against fixed random weights (so every output
-// element's gradient is checked), then compares d(loss)/d(input) element by element with
-// (f(x + h) - f(x - h)) / 2h, h = 1e-5. Tolerance: |analytic - numeric| <= 1e-7 + 1e-6 |numeric|
-// (truncation error ~h^2 = 1e-10 and rounding ~1e-16 / h = 1e-11 are far below it).
-#include "nn_util.hpp"
-
-#include <functional>
+// Autograd against central finite differences in float64 (finite_diff.hpp): every differentiable
+// primitive and the common composites. Each case sums its output against fixed random weights (so
+// every output element's gradient is checked), then compares d(loss)/d(input) element by element.
+#include "finite_diff.hpp"
 
 using namespace nt;
 
 namespace {
-
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-constexpr double kH = 1e-5, kRtol = 1e-6, kAtol = 1e-7;
-
-struct In {
-  Dims shape;
-  std::vector<double> data;
-};
-
-// Random values in [lo, hi]; with `away` > 0, magnitudes are pushed to at least `away` (keeps
-// relu/abs away from their kink).
-In in(Rng& rng, Dims shape, double lo = -1, double hi = 1, double away = 0) {
-  std::vector<double> v = rng.vec(numel(shape), lo, hi);
-  if (away > 0)
-    for (auto& x : v) x = std::copysign(away + std::fabs(x), x);
-  return {std::move(shape), v};
-}
-
-std::vector<Tensor> tensors(const std::vector<In>& ins) {
-  std::vector<Tensor> ts;
-  for (const auto& i : ins) ts.push_back(f64(i.data, i.shape));
-  return ts;
-}
-
-double weighted(const Fn& f, const std::vector<In>& ins, const std::vector<double>& w) {
-  Tensor y = f(tensors(ins));
-  return (y * f64(w, y.shape())).sum().item<double>();
-}
 
 void gradcheck(const std::string& name, const Fn& f, std::vector<In> ins, uint64_t seed = 7) {
   BOOST_TEST_CONTEXT("gradcheck " << name) {
@@ -51,16 +18,7 @@ void gradcheck(const std::string& name, const Fn& f, std::vector<In> ins, uint64
     std::vector<Tensor> grads = loss.gradient(ts);
     for (size_t i = 0; i < ins.size(); ++i) {
       BOOST_REQUIRE(grads[i].shape() == ins[i].shape);
-      std::vector<double> numeric(ins[i].data.size());
-      for (size_t j = 0; j < numeric.size(); ++j) {
-        double x0 = ins[i].data[j];
-        ins[i].data[j] = x0 + kH;
-        double fp = weighted(f, ins, w);
-        ins[i].data[j] = x0 - kH;
-        double fm = weighted(f, ins, w);
-        ins[i].data[j] = x0;
-        numeric[j] = (fp - fm) / (2 * kH);
-      }
+      std::vector<double> numeric = finite_differences(f, ins, w, i);
       check_close(host(grads[i]), numeric, kRtol, kAtol, name + ": d/d(input " + std::to_string(i) + ")");
     }
   }
