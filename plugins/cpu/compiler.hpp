@@ -3,6 +3,8 @@
 // Thread-safe: every compile uses its own LLVMContext and TargetMachine.
 #pragma once
 
+#include "target.hpp"
+
 #include <tg/abi.h>
 
 #include <cstddef>
@@ -17,17 +19,6 @@ struct tg_compile_result {
 };
 
 namespace tg::cpu {
-
-struct HostTarget {
-  std::string triple;
-  std::string cpu;      // LLVM's name for the host CPU, e.g. "skylake-avx512"
-  std::string features; // "+avx2,+fma,-avx512f,...", sorted
-  uint32_t vector_bytes = 16;
-};
-
-// Initializes LLVM's native target (once) and describes the host.
-const HostTarget& host_target();
-std::string llvm_version_string();
 
 tg_error* compile(const tg_compile_args* args, tg_compile_result** out_result);
 tg_error* compile_result_get(const tg_compile_result* result, tg_compile_output* out);
