@@ -6,11 +6,6 @@
 
 namespace tg::sdk {
 
-std::string Device::target() const {
-  tg_device_properties p = properties();
-  return std::string(p.arch, strnlen(p.arch, sizeof(p.arch)));
-}
-
 Buffer& buffer_object(tg_buffer* handle) { return *require(handle, "buffer")->impl; }
 
 namespace detail {
@@ -109,6 +104,8 @@ tg_error* device_open(PluginState& s, const tg_device_open_args* args, tg_device
     device->properties.struct_size = sizeof(tg_device_properties);
     device->attributes = device->impl->attributes();
     device->target = device->impl->target();
+    const char* arch = device->properties.arch;
+    if (device->target.empty()) device->target.assign(arch, strnlen(arch, sizeof(device->properties.arch)));
     *out_device = device.release();
   });
 }

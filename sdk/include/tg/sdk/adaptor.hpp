@@ -77,9 +77,9 @@ public:
   virtual tg_device_properties properties() const = 0;
   // Read once, right after open_device; the strings stay valid until device_close.
   virtual std::vector<Attribute> attributes() const { return {}; }
-  // The target string of the blobs this device runs (CompileOutput::target must match).
-  // Default: properties().arch.
-  virtual std::string target() const;
+  // Read once, right after open_device: the target string of the blobs this device runs
+  // (CompileOutput::target must match). "" (the default) means properties().arch.
+  virtual std::string target() const { return {}; }
   // alignment is 0 (the device's default) or a power of two; size may be 0 and is at most
   // properties().max_buffer_bytes (when that is not 0).
   virtual std::unique_ptr<Buffer> alloc(uint64_t size, uint64_t alignment, uint32_t flags) = 0;
