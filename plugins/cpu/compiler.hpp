@@ -1,28 +1,19 @@
-// Compilation: kernel IR -> LLVM IR (IRBuilder, LLVM 14 typed pointers) -> O2 new-PassManager
-// pipeline for the host CPU -> relocatable object, wrapped in the CPU blob (program.hpp).
-// Thread-safe: every compile uses its own LLVMContext and TargetMachine.
+// Compilation: kernel IR -> LLVM IR through the SDK's LLVM renderer (with the CPU's kernel shape:
+// loops over work groups and local ids, see KernelFn) -> the O1-O3 pipeline for the target CPU ->
+// a relocatable object, the payload of the blob. Thread-safe: every compile uses its own
+// LLVMContext and TargetMachine.
 #pragma once
 
-#include "target.hpp"
+#include <tg/sdk/adaptor.hpp>
 
-#include <tg/abi.h>
-
-#include <cstddef>
-#include <cstdint>
 #include <string>
-#include <vector>
-
-struct tg_compile_result {
-  std::vector<std::byte> binary;
-  std::string source; // LLVM IR text of the module after optimization, when requested
-  std::string log;
-};
 
 namespace tg::cpu {
 
-tg_error* compile(const tg_compile_args* args, tg_compile_result** out_result);
-tg_error* compile_result_get(const tg_compile_result* result, tg_compile_output* out);
-void compile_result_destroy(tg_compile_result* result);
-tg_error* compile_cache_key(const char* target, char* buf, size_t buf_size, size_t* out_length);
+class Compiler final : public sdk::Compiler {
+public:
+  sdk::CompileOutput compile(const sdk::CompileRequest& request) override;
+  std::string cache_key(const std::string& target) override;
+};
 
 } // namespace tg::cpu

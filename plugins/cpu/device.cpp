@@ -1,21 +1,20 @@
 #include "device.hpp"
 
-#include "compiler.hpp"
-#include "program.hpp"
-
-#include <tg/sdk/plugin.hpp>
+#include "buffer.hpp"
+#include "target.hpp"
 
 #include <unistd.h>
 
+#include <chrono>
+#include <cstring>
 #include <fstream>
-#include <thread>
-
-using tg::sdk::guard;
-using tg::sdk::PluginError;
-using tg::sdk::require;
 
 namespace tg::cpu {
 namespace {
+
+constexpr uint32_t kMaxLocalThreads = 1024;
+constexpr uint32_t kMaxGlobalSize[3] = {0x7fffffffu, 65535u, 65535u};
+constexpr uint32_t kMaxArgs = 1024; // buffers and scalars each
 
 // "model name" and "vendor_id" from /proc/cpuinfo (empty when absent).
 std::string cpuinfo_field(const std::string& key) {
@@ -39,14 +38,6 @@ std::string vendor_name(const std::string& vendor_id) {
   return vendor_id;
 }
 
-uint64_t all_dtypes_mask() {
-  uint64_t mask = 0;
-  for (tg_dtype d = TG_DTYPE_BOOL; d < TG_DTYPE_COUNT; ++d) mask |= TG_DTYPE_BIT(d);
-  return mask;
-}
-
-} // namespace
-
 uint64_t physical_memory_bytes() {
   long pages = sysconf(_SC_PHYS_PAGES);
   long page_size = sysconf(_SC_PAGE_SIZE);
@@ -54,67 +45,18 @@ uint64_t physical_memory_bytes() {
   return uint64_t(pages) * uint64_t(page_size);
 }
 
-tg_error* device_count(int32_t* out_count) {
-  return guard("cpu.device_count", [&] { *require(out_count, "out_count") = 1; });
-}
+} // namespace
 
-tg_error* device_open(const tg_device_open_args* args, tg_device** out_device) {
-  return guard("cpu.device_open", [&] {
-    auto a = tg::sdk::read_args(args, "args");
-    require(out_device, "out_device");
-    if (a.index != 0)
-      throw PluginError(TG_ERROR_INVALID_ARGUMENT, "device index " + std::to_string(a.index) +
-                                                       " out of range (this plugin has 1 device)");
-    *out_device = new tg_device();
-  });
-}
+Device::Device() = default;
 
-void device_close(tg_device* device) { delete device; }
-
-tg_error* device_properties(tg_device* device, tg_device_properties* out) {
-  return guard("cpu.device_properties", [&] {
-    require(device, "device");
-    tg::sdk::write_out(out, device->properties, "out");
-  });
-}
-
-tg_error* device_attribute_count(tg_device* device, int32_t* out_count) {
-  return guard("cpu.device_attribute_count", [&] {
-    require(device, "device");
-    *require(out_count, "out_count") = int32_t(device->attributes.size());
-  });
-}
-
-tg_error* device_attribute(tg_device* device, int32_t index, const char** out_key, const char** out_value) {
-  return guard("cpu.device_attribute", [&] {
-    require(device, "device");
-    require(out_key, "out_key");
-    require(out_value, "out_value");
-    if (index < 0 || size_t(index) >= device->attributes.size())
-      throw PluginError(TG_ERROR_NOT_FOUND, "attribute index " + std::to_string(index) + " out of range (" +
-                                                std::to_string(device->attributes.size()) + " attributes)");
-    *out_key = device->attributes[size_t(index)].first.c_str();
-    *out_value = device->attributes[size_t(index)].second.c_str();
-  });
-}
-
-tg_error* synchronize(tg_device* device) {
-  return guard("cpu.synchronize", [&] { require(device, "device"); }); // launches are synchronous
-}
-
-} // namespace tg::cpu
-
-tg_device::tg_device() {
-  using namespace tg::cpu;
+tg_device_properties Device::properties() const {
   const HostTarget& host = host_target();
-  unsigned threads = pool.size();
   std::string model = cpuinfo_field("model name");
   if (model.empty()) model = host.cpu;
-  auto& p = properties;
-  p.struct_size = sizeof(p);
-  tg::sdk::copy_name(p.name, model + " (" + std::to_string(threads) + " threads)");
-  tg::sdk::copy_name(p.vendor, vendor_name(cpuinfo_field("vendor_id")));
-  tg::sdk::copy_name(p.arch, host.cpu);
+  tg_device_properties p{};
+  sdk::copy_name(p.name, model + " (" + std::to_string(pool_.size()) + " threads)");
+  sdk::copy_name(p.vendor, vendor_name(cpuinfo_field("vendor_id")));
+  sdk::copy_name(p.arch, host.cpu);
   p.memory_bytes = physical_memory_bytes();
   p.max_buffer_bytes = p.memory_bytes;
   p.local_memory_bytes = 0;
@@ -123,29 +65,58 @@ tg_device::tg_device() {
     p.max_global_size[i] = kMaxGlobalSize[i];
   }
   p.max_local_threads = kMaxLocalThreads;
-  p.max_buffer_args = kMaxBufferArgs;
-  p.max_scalar_args = kMaxScalarArgs;
+  p.max_buffer_args = kMaxArgs;
+  p.max_scalar_args = kMaxArgs;
   p.buffer_alignment = kBufferAlignment;
-  p.compute_units = threads;
+  p.compute_units = pool_.size();
   p.subgroup_size = 1;
   p.vector_bytes = host.vector_bytes;
-  p.dtype_mask = all_dtypes_mask();
+  for (tg_dtype d = TG_DTYPE_BOOL; d < TG_DTYPE_COUNT; ++d) p.dtype_mask |= TG_DTYPE_BIT(d);
   p.features = TG_FEATURE_TIMING | TG_FEATURE_HOST_MEMORY;
+  return p;
+}
 
-  attributes = {
+std::vector<sdk::Attribute> Device::attributes() const {
+  const HostTarget& host = host_target();
+  return {
       {"llvm_version", llvm_version_string()},
       {"target_triple", host.triple},
       {"cpu_name", host.cpu},
       {"cpu_features", host.features},
-      {"threads", std::to_string(threads)},
+      {"threads", std::to_string(pool_.size())},
       {"plugin_version", TG_CPU_PLUGIN_VERSION},
       {"codegen", "LLVM IR -> ORC LLJIT (in process)"},
   };
 }
 
-tg_device::~tg_device() = default;
+std::string Device::target() const { return target_string(resolve_target(nullptr)); }
 
-tg::cpu::Jit& tg_device::jit() {
-  if (!jit_) jit_ = std::make_unique<tg::cpu::Jit>();
+std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, uint32_t) {
+  return std::make_unique<Buffer>(size, alignment);
+}
+
+std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {
+  return std::make_unique<Program>(jit(), blob);
+}
+
+uint64_t Device::launch(const sdk::Launch& launch) {
+  std::vector<void*> buffers;
+  buffers.reserve(launch.buffers.size());
+  for (const sdk::BufferArg& arg : launch.buffers)
+    buffers.push_back(static_cast<Buffer*>(arg.buffer)->data() + arg.offset);
+  std::vector<int64_t> scalars(launch.scalars.size());
+  for (size_t i = 0; i < scalars.size(); ++i)
+    std::memcpy(&scalars[i], &launch.scalars[i].value, sizeof(int64_t));
+  auto start = std::chrono::steady_clock::now();
+  static_cast<const Program&>(launch.program)
+      .run(pool_, buffers.data(), scalars.data(), launch.global, launch.local);
+  return uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+Jit& Device::jit() {
+  if (!jit_) jit_ = std::make_unique<Jit>();
   return *jit_;
 }
+
+} // namespace tg::cpu

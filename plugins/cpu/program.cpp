@@ -1,12 +1,9 @@
 #include "program.hpp"
 
-#include "compiler.hpp"
-#include "device.hpp"
 #include "llvm_errors.hpp"
-#include "memory.hpp"
+#include "target.hpp"
 
 #include <tg/sdk/bytes.hpp>
-#include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/plugin.hpp>
 
 #include <llvm/Config/llvm-config.h>
@@ -14,14 +11,12 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/MemoryBuffer.h>
 
+#include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 
-using tg::sdk::guard;
 using tg::sdk::PluginError;
-using tg::sdk::require;
 
 namespace tg::cpu {
 namespace {
@@ -85,92 +80,47 @@ template <class F> llvm::JITEvaluatedSymbol symbol(F* fn) {
                                   llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
 }
 
-// ------------------------------------------------------------------------------------------
-// Blob encoding
-// ------------------------------------------------------------------------------------------
-
-uint64_t fnv1a(const std::byte* data, size_t size) { return sdk::fnv1a64({data, size}); }
-
-constexpr size_t kMaxString = 4096;
+[[noreturn]] void invalid(const std::string& why) { throw PluginError(TG_ERROR_INVALID_ARGUMENT, why); }
 
 } // namespace
 
-std::vector<std::byte> encode_blob(const BlobContents& blob) {
+// ------------------------------------------------------------------------------------------
+// Payload
+// ------------------------------------------------------------------------------------------
+
+std::vector<std::byte> encode_payload(const Payload& payload) {
   sdk::ByteWriter w;
-  w.put_bytes(kBlobMagic, sizeof(kBlobMagic));
-  w.put<uint32_t>(kBlobFormatVersion);
-  for (uint32_t v : blob.llvm_version) w.put<uint32_t>(v);
-  w.put<uint32_t>(uint32_t(blob.buffer_dtypes.size()));
-  w.put<uint32_t>(uint32_t(blob.scalar_dtypes.size()));
-  const std::string* strings[] = {&blob.triple, &blob.cpu, &blob.features, &blob.entry, &blob.kernel_name};
-  for (const auto* s : strings) w.put<uint32_t>(uint32_t(s->size()));
-  w.put<uint64_t>(uint64_t(blob.object.size()));
-  for (const auto* s : strings) w.put_bytes(s->data(), s->size());
-  for (tg_dtype d : blob.buffer_dtypes) w.put<uint8_t>(uint8_t(d));
-  for (tg_dtype d : blob.scalar_dtypes) w.put<uint8_t>(uint8_t(d));
-  w.put_bytes(blob.object.data(), blob.object.size());
-  w.put<uint64_t>(fnv1a(w.out.data(), w.out.size()));
+  w.put<uint32_t>(kPayloadVersion);
+  for (uint32_t v : payload.llvm_version) w.put<uint32_t>(v);
+  for (const std::string* s : {&payload.features, &payload.entry}) {
+    w.put<uint32_t>(uint32_t(s->size()));
+    w.put_bytes(s->data(), s->size());
+  }
+  w.put<uint64_t>(uint64_t(payload.object.size()));
+  w.put_bytes(payload.object.data(), payload.object.size());
   return std::move(w.out);
 }
 
-// The fields between the magic and the checksum; a truncated field throws sdk::TruncatedError.
-static BlobContents decode_fields(sdk::ByteReader& r) {
-  BlobContents blob;
-  auto version = r.get<uint32_t>("format version");
-  if (version != kBlobFormatVersion)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob format version " + std::to_string(version) +
-                                                     ", this plugin reads " +
-                                                     std::to_string(kBlobFormatVersion) + ": recompile");
-  for (uint32_t& v : blob.llvm_version) v = r.get<uint32_t>("LLVM version");
-  auto buffer_count = r.get<uint32_t>("buffer count");
-  auto scalar_count = r.get<uint32_t>("scalar count");
-  if (buffer_count > kMaxBufferArgs || scalar_count > kMaxScalarArgs)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob declares " + std::to_string(buffer_count) +
-                                                     " buffers and " + std::to_string(scalar_count) +
-                                                     " scalars, beyond the device limits");
-  std::string* strings[] = {&blob.triple, &blob.cpu, &blob.features, &blob.entry, &blob.kernel_name};
-  uint32_t lengths[5];
-  for (uint32_t& n : lengths) {
-    n = r.get<uint32_t>("string lengths");
-    if (n > kMaxString) throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob header string too long");
-  }
-  auto object_size = r.get<uint64_t>("object size");
-  for (size_t k = 0; k < 5; ++k) *strings[k] = r.str(lengths[k], "header strings");
-  for (uint32_t k = 0; k < buffer_count + scalar_count; ++k) {
-    auto d = tg_dtype(r.get<uint8_t>("argument dtypes"));
-    if (d <= TG_DTYPE_VOID || d >= TG_DTYPE_COUNT)
-      throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob names an unknown dtype " + std::to_string(d));
-    (k < buffer_count ? blob.buffer_dtypes : blob.scalar_dtypes).push_back(d);
-  }
-  if (object_size != r.remaining())
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob object size " + std::to_string(object_size) +
-                                                     " does not match the " + std::to_string(r.remaining()) +
-                                                     " bytes present");
-  auto obj = r.bytes(size_t(object_size), "object");
-  blob.object.assign(reinterpret_cast<const char*>(obj.data()),
-                     reinterpret_cast<const char*>(obj.data()) + obj.size());
-  return blob;
-}
-
-BlobContents decode_blob(const void* data, size_t size) {
-  if (data == nullptr) throw PluginError(TG_ERROR_INVALID_ARGUMENT, "binary is NULL");
-  const auto* bytes = static_cast<const std::byte*>(data);
-  if (size < sizeof(kBlobMagic) + sizeof(uint64_t) || std::memcmp(bytes, kBlobMagic, sizeof(kBlobMagic)) != 0)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT,
-                      "not a CPU plugin blob (bad magic or too short: " + std::to_string(size) + " bytes)");
-  uint64_t stored;
-  std::memcpy(&stored, bytes + size - sizeof(stored), sizeof(stored));
-  if (fnv1a(bytes, size - sizeof(stored)) != stored)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob checksum mismatch: the blob is truncated or corrupt");
-  sdk::ByteReader r({bytes + sizeof(kBlobMagic), size - sizeof(kBlobMagic) - sizeof(stored)});
-  BlobContents blob;
+Payload decode_payload(std::span<const std::byte> bytes) {
+  sdk::ByteReader r(bytes);
+  Payload payload;
   try {
-    blob = decode_fields(r);
+    auto version = r.get<uint32_t>("payload version");
+    if (version != kPayloadVersion)
+      invalid("CPU payload version " + std::to_string(version) + ", this plugin reads " +
+              std::to_string(kPayloadVersion) + ": recompile");
+    for (uint32_t& v : payload.llvm_version) v = r.get<uint32_t>("LLVM version");
+    for (std::string* s : {&payload.features, &payload.entry})
+      s->assign(r.str(r.get<uint32_t>("strings"), "strings"));
+    auto object = r.bytes(size_t(r.get<uint64_t>("object size")), "object");
+    payload.object.assign(reinterpret_cast<const char*>(object.data()),
+                          reinterpret_cast<const char*>(object.data()) + object.size());
   } catch (const sdk::TruncatedError& e) {
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, std::string("blob ") + e.what());
+    invalid(std::string("CPU payload ") + e.what());
   }
-  if (blob.entry.empty()) throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob has no entry symbol");
-  return blob;
+  if (r.remaining() != 0) invalid("CPU payload has " + std::to_string(r.remaining()) + " stray bytes");
+  if (payload.entry.empty()) invalid("CPU payload has no entry symbol");
+  return payload;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -218,17 +168,17 @@ Jit::Jit() {
 
 Jit::~Jit() = default;
 
-Jit::Loaded Jit::load(const BlobContents& blob) {
+Jit::Loaded Jit::load(const Payload& payload, const std::string& kernel_name) {
   auto& es = jit_->getExecutionSession();
   auto& dylib =
       unwrap(es.createJITDylib("tg_program_" + std::to_string(counter_++)), "cannot create a JITDylib");
   dylib.addToLinkOrder(jit_->getMainJITDylib());
   try {
     auto object = llvm::MemoryBuffer::getMemBufferCopy(
-        llvm::StringRef(blob.object.data(), blob.object.size()), blob.kernel_name);
-    check(jit_->addObjectFile(dylib, std::move(object)),
-          "cannot add the object of '" + blob.kernel_name + "'", TG_ERROR_INVALID_ARGUMENT);
-    auto sym = unwrap(jit_->lookup(dylib, blob.entry), "cannot link '" + blob.kernel_name + "'",
+        llvm::StringRef(payload.object.data(), payload.object.size()), kernel_name);
+    check(jit_->addObjectFile(dylib, std::move(object)), "cannot add the object of '" + kernel_name + "'",
+          TG_ERROR_INVALID_ARGUMENT);
+    auto sym = unwrap(jit_->lookup(dylib, payload.entry), "cannot link '" + kernel_name + "'",
                       TG_ERROR_INVALID_ARGUMENT);
     return {&dylib, llvm::jitTargetAddressToFunction<KernelFn>(sym.getAddress())};
   } catch (...) {
@@ -243,134 +193,46 @@ void Jit::unload(llvm::orc::JITDylib* dylib) {
 }
 
 // ------------------------------------------------------------------------------------------
-// ABI functions
+// Programs
 // ------------------------------------------------------------------------------------------
 
-tg_error* program_load(tg_device* device, const void* binary, size_t binary_size, tg_program** out_program) {
-  return guard("cpu.program_load", [&] {
-    require(device, "device");
-    require(out_program, "out_program");
-    BlobContents blob = decode_blob(binary, binary_size);
-    const HostTarget& host = host_target();
-    if (blob.triple != host.triple || blob.cpu != host.cpu || blob.features != host.features)
-      throw PluginError(
-          TG_ERROR_INVALID_ARGUMENT,
-          "blob was compiled for " + blob.triple + " " + blob.cpu +
-              (blob.features != host.features && blob.cpu == host.cpu ? " with other CPU features" : "") +
-              ", this device is " + host.triple + " " + host.cpu);
-    std::string llvm_version = std::to_string(blob.llvm_version[0]) + "." +
-                               std::to_string(blob.llvm_version[1]) + "." +
-                               std::to_string(blob.llvm_version[2]);
-    if (llvm_version != llvm_version_string())
-      throw PluginError(TG_ERROR_INVALID_ARGUMENT, "blob was compiled with LLVM " + llvm_version +
-                                                       ", this plugin uses " + llvm_version_string());
-    auto program = std::make_unique<tg_program>();
-    program->device = device;
-    program->name = blob.kernel_name;
-    program->buffer_dtypes = blob.buffer_dtypes;
-    program->scalar_dtypes = blob.scalar_dtypes;
-    std::lock_guard lock(device->jit_mutex);
-    auto loaded = device->jit().load(blob);
-    program->dylib = loaded.dylib;
-    program->fn = loaded.fn;
-    *out_program = program.release();
-  });
+Program::Program(Jit& jit, const sdk::Blob& blob) : jit_(jit) {
+  Payload payload = decode_payload(blob.payload);
+  const HostTarget& host = host_target();
+  if (payload.features != host.features)
+    invalid("blob was compiled for " + blob.target + " with other CPU features, this device is " +
+            host.triple + ":" + host.cpu);
+  std::string llvm_version = std::to_string(payload.llvm_version[0]) + "." +
+                             std::to_string(payload.llvm_version[1]) + "." +
+                             std::to_string(payload.llvm_version[2]);
+  if (llvm_version != llvm_version_string())
+    invalid("blob was compiled with LLVM " + llvm_version + ", this plugin uses " + llvm_version_string());
+  loaded_ = jit_.load(payload, blob.signature.kernel_name);
 }
 
-void program_free(tg_program* program) {
-  if (program == nullptr) return;
-  {
-    std::lock_guard lock(program->device->jit_mutex);
-    program->device->jit().unload(program->dylib);
+Program::~Program() { jit_.unload(loaded_.dylib); }
+
+void Program::run(ThreadPool& pool, void* const* buffers, const int64_t* scalars,
+                  std::array<uint32_t, 3> global, std::array<uint32_t, 3> local) const {
+  const KernelFn fn = loaded_.fn;
+  const uint32_t gx = global[0], gy = global[1], gz = global[2];
+  auto lx = int32_t(local[0]), ly = int32_t(local[1]), lz = int32_t(local[2]);
+  uint64_t groups = uint64_t(gx) * gy * gz;
+  if (groups == 1 || pool.size() == 1) {
+    for (uint32_t z = 0; z < gz; ++z)
+      for (uint32_t y = 0; y < gy; ++y)
+        fn(buffers, scalars, 0, int32_t(gx), int32_t(y), int32_t(z), lx, ly, lz);
+    return;
   }
-  delete program;
-}
-
-tg_error* launch(const tg_launch_args* args) {
-  return guard("cpu.launch", [&] {
-    auto a = tg::sdk::read_args(args, "args");
-    tg_program* program = require(a.program, "args->program");
-    tg_device* device = program->device;
-    auto invalid = [](const std::string& why) { throw PluginError(TG_ERROR_INVALID_ARGUMENT, why); };
-    const std::string kernel = " (kernel '" + program->name + "')";
-    if (a.buffer_count != program->buffer_dtypes.size())
-      invalid("buffer_count is " + std::to_string(a.buffer_count) + ", the program takes " +
-              std::to_string(program->buffer_dtypes.size()) + kernel);
-    if (a.scalar_count != program->scalar_dtypes.size())
-      invalid("scalar_count is " + std::to_string(a.scalar_count) + ", the program takes " +
-              std::to_string(program->scalar_dtypes.size()) + kernel);
-    if (a.buffer_count > 0) require(a.buffers, "args->buffers");
-    if (a.scalar_count > 0) require(a.scalars, "args->scalars");
-    std::vector<void*> buffers(a.buffer_count);
-    for (uint32_t i = 0; i < a.buffer_count; ++i) {
-      const tg_buffer_arg& arg = a.buffers[i];
-      std::string which = "buffers[" + std::to_string(i) + "]";
-      if (arg.buffer == nullptr) invalid(which + ".buffer is NULL");
-      if (arg.buffer->device != device) invalid(which + " belongs to another device");
-      if (arg.offset > arg.buffer->size)
-        invalid(which + ".offset " + std::to_string(arg.offset) + " is beyond the buffer's " +
-                std::to_string(arg.buffer->size) + " bytes");
-      size_t element = tg::sdk::dtype_size(program->buffer_dtypes[i]);
-      if (element > 1 && arg.offset % element != 0)
-        invalid(which + ".offset " + std::to_string(arg.offset) + " is not a multiple of the " +
-                std::to_string(element) + "-byte " + tg::sdk::dtype_name(program->buffer_dtypes[i]) +
-                " element");
-      buffers[i] = static_cast<char*>(arg.buffer->data) + arg.offset;
-    }
-    std::vector<int64_t> scalars(a.scalar_count);
-    for (uint32_t i = 0; i < a.scalar_count; ++i) {
-      const tg_scalar_arg& arg = a.scalars[i];
-      tg_dtype want = program->scalar_dtypes[i];
-      if (arg.dtype != want) {
-        const char* got = tg::sdk::dtype_name(arg.dtype);
-        invalid("scalars[" + std::to_string(i) + "].dtype is " + (got ? got : std::to_string(arg.dtype)) +
-                ", the program's DEFINE_VAR " + std::to_string(i) + " is " + tg::sdk::dtype_name(want));
-      }
-      std::memcpy(&scalars[i], &arg.value, sizeof(int64_t));
-    }
-    uint64_t local_threads = 1;
-    for (int k = 0; k < 3; ++k) {
-      if (a.local_size[k] == 0 || a.local_size[k] > kMaxLocalThreads)
-        invalid("local_size[" + std::to_string(k) + "] is " + std::to_string(a.local_size[k]) +
-                ", must be 1.." + std::to_string(kMaxLocalThreads));
-      local_threads *= a.local_size[k];
-      if (a.global_size[k] > kMaxGlobalSize[k])
-        invalid("global_size[" + std::to_string(k) + "] is " + std::to_string(a.global_size[k]) +
-                ", the limit is " + std::to_string(kMaxGlobalSize[k]));
-    }
-    if (local_threads > kMaxLocalThreads)
-      invalid("local size " + std::to_string(a.local_size[0]) + "x" + std::to_string(a.local_size[1]) + "x" +
-              std::to_string(a.local_size[2]) + " has " + std::to_string(local_threads) +
-              " threads, the limit is " + std::to_string(kMaxLocalThreads));
-
-    auto start = std::chrono::steady_clock::now();
-    const uint32_t gx = a.global_size[0], gy = a.global_size[1], gz = a.global_size[2];
-    if (gx != 0 && gy != 0 && gz != 0) {
-      KernelFn fn = program->fn;
-      void* const* bufs = buffers.data();
-      const int64_t* sc = scalars.data();
-      auto lx = int32_t(a.local_size[0]), ly = int32_t(a.local_size[1]), lz = int32_t(a.local_size[2]);
-      uint64_t groups = uint64_t(gx) * gy * gz;
-      if (groups == 1 || device->pool.size() == 1) {
-        for (uint32_t z = 0; z < gz; ++z)
-          for (uint32_t y = 0; y < gy; ++y) fn(bufs, sc, 0, int32_t(gx), int32_t(y), int32_t(z), lx, ly, lz);
-      } else {
-        // Chunks of consecutive x groups, about 8 per thread, so uneven groups still balance.
-        uint64_t target = uint64_t(device->pool.size()) * 8;
-        uint64_t chunk = std::clamp<uint64_t>((groups + target - 1) / target, 1, gx);
-        uint64_t chunks_x = (gx + chunk - 1) / chunk;
-        device->pool.parallel_for(chunks_x * gy * gz, [&](uint64_t unit) {
-          uint64_t cx = unit % chunks_x, row = unit / chunks_x;
-          auto begin = int32_t(cx * chunk);
-          auto end = int32_t(std::min<uint64_t>(gx, (cx + 1) * chunk));
-          fn(bufs, sc, begin, end, int32_t(row % gy), int32_t(row / gy), lx, ly, lz);
-        });
-      }
-    }
-    if (a.elapsed_ns != nullptr)
-      *a.elapsed_ns = uint64_t(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-              .count());
+  // Chunks of consecutive x groups, about 8 per thread, so uneven groups still balance.
+  uint64_t target = uint64_t(pool.size()) * 8;
+  uint64_t chunk = std::clamp<uint64_t>((groups + target - 1) / target, 1, gx);
+  uint64_t chunks_x = (gx + chunk - 1) / chunk;
+  pool.parallel_for(chunks_x * gy * gz, [&](uint64_t unit) {
+    uint64_t cx = unit % chunks_x, row = unit / chunks_x;
+    auto begin = int32_t(cx * chunk);
+    auto end = int32_t(std::min<uint64_t>(gx, (cx + 1) * chunk));
+    fn(buffers, scalars, begin, end, int32_t(row % gy), int32_t(row / gy), lx, ly, lz);
   });
 }
 

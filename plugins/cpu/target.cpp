@@ -1,7 +1,5 @@
 #include "target.hpp"
 
-#include "program.hpp"
-
 #include <tg/sdk/plugin.hpp>
 
 #include <llvm/ADT/StringMap.h>
@@ -104,11 +102,7 @@ TargetSpec resolve_target(const char* target) {
   return {triple.str(), cpu, ""};
 }
 
-std::string cache_key_for(const TargetSpec& spec) {
-  return std::string("tg_device_cpu ") + TG_CPU_PLUGIN_VERSION + ";blob " +
-         std::to_string(kBlobFormatVersion) + ";llvm " + llvm_version_string() + ";" + spec.triple + ";" +
-         spec.cpu + ";" + spec.features;
-}
+std::string target_string(const TargetSpec& spec) { return spec.triple + ":" + spec.cpu; }
 
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetSpec& spec, unsigned opt_level) {
   std::string error;

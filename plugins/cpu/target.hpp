@@ -34,8 +34,8 @@ struct TargetSpec {
 // triple names one). Blobs for another CPU load only on such a CPU. Throws PluginError.
 TargetSpec resolve_target(const char* target);
 
-// The compile cache key for blobs of this target (plugin and blob versions, LLVM, target).
-std::string cache_key_for(const TargetSpec& spec);
+// "<triple>:<cpu>": how blobs and the device name a target (also a form resolve_target accepts).
+std::string target_string(const TargetSpec& spec);
 
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetSpec& spec, unsigned opt_level);
 

@@ -1,6 +1,6 @@
 #include "plugin_fixture.hpp"
 
-#include <memory.hpp> // plugins/cpu: white-box view of tg_buffer
+#include <buffer.hpp> // plugins/cpu: white-box view of the plugin's buffer
 
 #include <algorithm>
 
@@ -99,15 +99,16 @@ BOOST_AUTO_TEST_CASE(out_of_range_copies_are_invalid) {
 
 BOOST_AUTO_TEST_CASE(buffers_are_aligned) {
   Device device;
-  // White-box: the ABI hides the host address, so look inside the plugin's own tg_buffer.
+  // White-box: the ABI hides the host address, so look inside the plugin's own buffer.
   for (uint64_t size : {uint64_t(0), uint64_t(1), uint64_t(33), uint64_t(4099)}) {
     for (uint64_t alignment : {uint64_t(0), uint64_t(16), uint64_t(64), uint64_t(128), uint64_t(4096)}) {
       BOOST_TEST_CONTEXT("size " << size << ", alignment " << alignment) {
         Buffer b(device, size, alignment);
-        auto address = reinterpret_cast<uintptr_t>(b.get()->data);
+        const auto& inside = static_cast<tg::cpu::Buffer&>(tg::sdk::buffer_object(b.get()));
+        auto address = reinterpret_cast<uintptr_t>(inside.data());
         BOOST_CHECK(address != 0);
         BOOST_CHECK_EQUAL(address % std::max<uint64_t>(64, alignment), 0u);
-        BOOST_CHECK_EQUAL(b.get()->size, size);
+        BOOST_CHECK_EQUAL(inside.size(), size);
       }
     }
   }

@@ -1,0 +1,37 @@
+#include "buffer.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace tg::cpu {
+
+Buffer::Buffer(uint64_t size, uint64_t alignment) : size_(size) {
+  alignment = std::max<uint64_t>(alignment, kBufferAlignment);
+  if (alignment > (uint64_t(1) << 30))
+    throw sdk::PluginError(TG_ERROR_RESOURCE_EXHAUSTED,
+                           "cannot allocate with alignment " + std::to_string(alignment) + " (over 1 GiB)");
+  // aligned_alloc wants a size that is a multiple of the alignment; size 0 still gets real memory.
+  uint64_t padded = (std::max<uint64_t>(size, 1) + alignment - 1) / alignment * alignment;
+  data_ = static_cast<char*>(std::aligned_alloc(size_t(alignment), size_t(padded)));
+  if (data_ == nullptr)
+    throw sdk::PluginError(TG_ERROR_RESOURCE_EXHAUSTED,
+                           "out of host memory allocating " + std::to_string(size) + " bytes");
+}
+
+Buffer::~Buffer() { std::free(data_); }
+
+void Buffer::copy_from_host(uint64_t offset, const void* src, uint64_t size) {
+  std::memcpy(data_ + offset, src, size_t(size));
+}
+
+void Buffer::copy_to_host(uint64_t offset, void* dst, uint64_t size) {
+  std::memcpy(dst, data_ + offset, size_t(size));
+}
+
+void Buffer::copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, uint64_t size) {
+  std::memmove(data_ + offset, static_cast<Buffer&>(src).data_ + src_offset, size_t(size)); // may overlap
+}
+
+} // namespace tg::cpu

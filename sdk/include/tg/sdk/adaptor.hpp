@@ -1,0 +1,242 @@
+// The C++ adaptor: a plugin implements five small classes (Plugin, Device, Buffer, Compiler,
+// Program) and TG_SDK_DEFINE_PLUGIN(MyPlugin) builds the whole tg_plugin_api table from them.
+// The adaptor does every ABI-edge duty, so plugin code never sees a raw handle or argument struct:
+//  - a guard around every entry (no exception crosses; PluginError keeps its code, IRError is
+//    INVALID_ARGUMENT, bad_alloc RESOURCE_EXHAUSTED, anything else INTERNAL), messages prefixed
+//    "<plugin>.<entry>: ";
+//  - NULL checks, struct_size handling both ways (tg/sdk/plugin.hpp), the properties copy, the
+//    attribute strings (kept until device_close), compile results, the cache-key size protocol;
+//  - device index, alignment, buffer size and copy-range checks;
+//  - kernel IR parsing before Compiler::compile, the blob envelope around its payload
+//    (tg/sdk/blob.hpp) and the envelope checks before Device::load_program;
+//  - launch validation against the program's signature and the device limits before
+//    Device::launch (argument counts and dtypes, buffers of this device, offsets in range and
+//    aligned, local/global sizes, elapsed_ns only with TG_FEATURE_TIMING); a grid with a 0 runs
+//    nothing and never reaches the plugin.
+// Threading follows abi.h: the host serializes calls per device; Plugin::device_count/open_device
+// and the Compiler must be thread-safe.
+#pragma once
+
+#include <tg/abi.h>
+#include <tg/sdk/blob.hpp>
+#include <tg/sdk/kernel_ir.hpp>
+#include <tg/sdk/plugin.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tg::sdk {
+
+// Device memory. Ranges reaching these methods lie inside the buffer and sizes are > 0.
+class Buffer {
+public:
+  virtual ~Buffer() = default;
+  virtual void copy_from_host(uint64_t offset, const void* src, uint64_t size) = 0;
+  virtual void copy_to_host(uint64_t offset, void* dst, uint64_t size) = 0;
+  // `src` belongs to the same device; it may be this buffer, with overlapping ranges.
+  virtual void copy_from(uint64_t offset, Buffer& src, uint64_t src_offset, uint64_t size) = 0;
+};
+
+// A loaded program; the adaptor keeps its Signature (from the blob) beside it.
+class Program {
+public:
+  virtual ~Program() = default;
+};
+
+struct BufferArg {
+  Buffer* buffer;  // never NULL, of the launching device
+  uint64_t offset; // inside the buffer, a multiple of the element size
+};
+
+// A launch that passed validation.
+struct Launch {
+  Program& program;
+  const Signature& signature;
+  std::array<uint32_t, 3> global; // work groups per axis, each >= 1
+  std::array<uint32_t, 3> local;  // within the device limits
+  std::span<const BufferArg> buffers;
+  std::span<const tg_scalar_arg> scalars; // dtypes match signature.scalars
+  bool timed;                             // the caller wants the run time: finish the kernel before returning
+};
+
+struct Attribute {
+  std::string key;
+  std::string value;
+};
+
+class Device {
+public:
+  virtual ~Device() = default;
+  // Read once, right after open_device; the adaptor answers device_properties from its copy and
+  // uses the limits for validation. struct_size is set by the adaptor.
+  virtual tg_device_properties properties() const = 0;
+  // Read once, right after open_device; the strings stay valid until device_close.
+  virtual std::vector<Attribute> attributes() const { return {}; }
+  // Read once, right after open_device: the target string of the blobs this device runs
+  // (CompileOutput::target must match). "" (the default) means properties().arch.
+  virtual std::string target() const { return {}; }
+  // alignment is 0 (the device's default) or a power of two; size may be 0 and is at most
+  // properties().max_buffer_bytes (when that is not 0).
+  virtual std::unique_ptr<Buffer> alloc(uint64_t size, uint64_t alignment, uint32_t flags) = 0;
+  // The envelope is already checked: made by this plugin, for target(), intact.
+  virtual std::unique_ptr<Program> load_program(const Blob& blob) = 0;
+  // Runs a validated launch; returns the kernel's run time in ns when launch.timed (else 0).
+  virtual uint64_t launch(const Launch& launch) = 0;
+  // Waits for queued work (devices without TG_FEATURE_ASYNC need not override it).
+  virtual void synchronize() {}
+};
+
+struct CompileRequest {
+  const KernelIR& ir; // parsed and validated
+  std::string target; // "" = the plugin's default target
+  bool want_source;   // TG_COMPILE_WANT_SOURCE
+  unsigned opt_level; // 0..3
+};
+
+struct CompileOutput {
+  std::string target;             // the resolved target, as Device::target() spells it
+  std::vector<std::byte> payload; // goes into the blob envelope
+  std::string source;             // when requested and available
+  std::string log;
+};
+
+// Needs no device and must be thread-safe.
+class Compiler {
+public:
+  virtual ~Compiler() = default;
+  virtual CompileOutput compile(const CompileRequest& request) = 0;
+  // Changes whenever the payload compile() makes for `target` ("" = default) would change. The
+  // adaptor adds the plugin's name and version and the envelope version.
+  virtual std::string cache_key(const std::string& target) = 0;
+};
+
+struct PluginInfo {
+  std::string name;       // short, e.g. "cpu"
+  std::string version;    // e.g. "0.1.0"
+  std::string build_info; // compiler, library versions, build type
+};
+
+// One instance per loaded plugin, constructed on the first tg_plugin_query_v1: keep the
+// constructor cheap and away from hardware.
+class Plugin {
+public:
+  virtual ~Plugin() = default;
+  virtual PluginInfo info() const = 0;
+  // No hardware: throw PluginError(TG_ERROR_UNAVAILABLE, "<what is missing>").
+  virtual int32_t device_count() = 0;
+  // 0 <= index < device_count().
+  virtual std::unique_ptr<Device> open_device(int32_t index) = 0;
+  virtual Compiler& compiler() = 0;
+};
+
+// The plugin object behind a buffer handle, for white-box tests that load the plugin in process.
+Buffer& buffer_object(tg_buffer* handle);
+
+namespace detail {
+
+// What the table's entries share: the plugin object and its names.
+struct PluginState {
+  std::unique_ptr<Plugin> plugin;
+  PluginInfo info;
+};
+
+// The entries, each with the plugin's state in front (adaptor.cpp).
+tg_error* device_count(PluginState&, int32_t*);
+tg_error* device_open(PluginState&, const tg_device_open_args*, tg_device**);
+void device_close(PluginState&, tg_device*);
+tg_error* device_properties(PluginState&, tg_device*, tg_device_properties*);
+tg_error* device_attribute_count(PluginState&, tg_device*, int32_t*);
+tg_error* device_attribute(PluginState&, tg_device*, int32_t, const char**, const char**);
+tg_error* buffer_alloc(PluginState&, tg_device*, const tg_buffer_alloc_args*, tg_buffer**);
+void buffer_free(PluginState&, tg_buffer*);
+tg_error* buffer_copy_from_host(PluginState&, tg_buffer*, uint64_t, const void*, uint64_t);
+tg_error* buffer_copy_to_host(PluginState&, tg_buffer*, uint64_t, void*, uint64_t);
+tg_error* buffer_copy(PluginState&, tg_buffer*, uint64_t, tg_buffer*, uint64_t, uint64_t);
+tg_error* compile(PluginState&, const tg_compile_args*, tg_compile_result**);
+tg_error* compile_result_get(PluginState&, const tg_compile_result*, tg_compile_output*);
+void compile_result_destroy(PluginState&, tg_compile_result*);
+tg_error* compile_cache_key(PluginState&, const char*, char*, size_t, size_t*);
+tg_error* program_load(PluginState&, tg_device*, const void*, size_t, tg_program**);
+void program_free(PluginState&, tg_program*);
+tg_error* launch(PluginState&, const tg_launch_args*);
+tg_error* synchronize(PluginState&, tg_device*);
+
+// The plugin's state, created once per plugin class P.
+template <class P> PluginState& state() {
+  static PluginState s = [] {
+    PluginState made{std::make_unique<P>(), {}};
+    made.info = made.plugin->info();
+    return made;
+  }();
+  return s;
+}
+
+// A C function for `Entry` bound to plugin class P.
+template <class P, auto Entry> struct Bind;
+template <class P, class R, class... A, R (*Entry)(PluginState&, A...)> struct Bind<P, Entry> {
+  static R fn(A... args) { return Entry(state<P>(), args...); }
+};
+
+// Fills every field of the table (adaptor.cpp): names, errors, and the entries passed in.
+struct Entries {
+  decltype(tg_plugin_api::device_count) device_count;
+  decltype(tg_plugin_api::device_open) device_open;
+  decltype(tg_plugin_api::device_close) device_close;
+  decltype(tg_plugin_api::device_properties) device_properties;
+  decltype(tg_plugin_api::device_attribute_count) device_attribute_count;
+  decltype(tg_plugin_api::device_attribute) device_attribute;
+  decltype(tg_plugin_api::buffer_alloc) buffer_alloc;
+  decltype(tg_plugin_api::buffer_free) buffer_free;
+  decltype(tg_plugin_api::buffer_copy_from_host) buffer_copy_from_host;
+  decltype(tg_plugin_api::buffer_copy_to_host) buffer_copy_to_host;
+  decltype(tg_plugin_api::buffer_copy) buffer_copy;
+  decltype(tg_plugin_api::compile) compile;
+  decltype(tg_plugin_api::compile_result_get) compile_result_get;
+  decltype(tg_plugin_api::compile_result_destroy) compile_result_destroy;
+  decltype(tg_plugin_api::compile_cache_key) compile_cache_key;
+  decltype(tg_plugin_api::program_load) program_load;
+  decltype(tg_plugin_api::program_free) program_free;
+  decltype(tg_plugin_api::launch) launch;
+  decltype(tg_plugin_api::synchronize) synchronize;
+};
+tg_plugin_api make_api(const PluginState& state, const Entries& entries);
+
+// NULL unless `host` speaks this ABI major version.
+bool host_is_compatible(const tg_host_info* host) noexcept;
+
+} // namespace detail
+
+// The table for plugin class P, or NULL when the host cannot be served (or P's constructor
+// throws). What TG_SDK_DEFINE_PLUGIN's entry point returns; tests may call it directly.
+template <class P> const tg_plugin_api* plugin_api(const tg_host_info* host) noexcept {
+  if (!detail::host_is_compatible(host)) return nullptr;
+  try {
+    using namespace detail;
+    static const tg_plugin_api api = make_api(
+        state<P>(),
+        {&Bind<P, &device_count>::fn, &Bind<P, &device_open>::fn, &Bind<P, &device_close>::fn,
+         &Bind<P, &device_properties>::fn, &Bind<P, &device_attribute_count>::fn,
+         &Bind<P, &device_attribute>::fn, &Bind<P, &buffer_alloc>::fn, &Bind<P, &buffer_free>::fn,
+         &Bind<P, &buffer_copy_from_host>::fn, &Bind<P, &buffer_copy_to_host>::fn, &Bind<P, &buffer_copy>::fn,
+         &Bind<P, &compile>::fn, &Bind<P, &compile_result_get>::fn, &Bind<P, &compile_result_destroy>::fn,
+         &Bind<P, &compile_cache_key>::fn, &Bind<P, &program_load>::fn, &Bind<P, &program_free>::fn,
+         &Bind<P, &launch>::fn, &Bind<P, &synchronize>::fn});
+    return &api;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+} // namespace tg::sdk
+
+// Defines the plugin's one exported symbol, tg_plugin_query_v1, for plugin class PluginClass
+// (a tg::sdk::Plugin). Use it once, at namespace scope, in the plugin's plugin.cpp.
+#define TG_SDK_DEFINE_PLUGIN(PluginClass)                                                                    \
+  extern "C" TG_PLUGIN_EXPORT const tg_plugin_api* tg_plugin_query_v1(const tg_host_info* host) {            \
+    return ::tg::sdk::plugin_api<PluginClass>(host);                                                         \
+  }

@@ -1,0 +1,45 @@
+// The adaptor's definitions of the opaque ABI handles: records around the plugin's objects that
+// hold what the ABI edge needs (which device a buffer belongs to, its size, a program's signature,
+// the device's properties and attribute strings). Private to the SDK's sources.
+#pragma once
+
+#include <tg/sdk/adaptor.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+struct tg_device {
+  tg::sdk::detail::PluginState* plugin;
+  std::unique_ptr<tg::sdk::Device> impl;
+  tg_device_properties properties;
+  std::vector<tg::sdk::Attribute> attributes; // their c_str()s go to the host
+  std::string target;
+};
+
+struct tg_buffer {
+  tg_device* device;
+  uint64_t size;
+  std::unique_ptr<tg::sdk::Buffer> impl;
+};
+
+struct tg_program {
+  tg_device* device;
+  tg::sdk::Signature signature;
+  std::unique_ptr<tg::sdk::Program> impl;
+};
+
+struct tg_compile_result {
+  std::vector<std::byte> binary;
+  std::string source;
+  std::string log;
+};
+
+namespace tg::sdk::detail {
+
+// Checks a launch against its program's signature and its device's limits (throws
+// PluginError(INVALID_ARGUMENT) naming the argument, or UNIMPLEMENTED for a timing request the
+// device cannot serve), then runs it unless the grid is empty. launch.cpp.
+void validate_and_launch(const tg_launch_args& args);
+
+} // namespace tg::sdk::detail

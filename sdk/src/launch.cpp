@@ -1,0 +1,108 @@
+// Launch validation: every argument checked against the program's signature and the device's
+// limits before the plugin's launch runs, so a bad launch changes nothing and every plugin
+// rejects it with the same message.
+#include "handles.hpp"
+
+namespace tg::sdk::detail {
+namespace {
+
+[[noreturn]] void invalid(const std::string& why) { throw PluginError(TG_ERROR_INVALID_ARGUMENT, why); }
+
+std::string dtype_text(tg_dtype d) {
+  const char* name = dtype_name(d);
+  return name != nullptr ? name : "unknown dtype " + std::to_string(d);
+}
+
+void check_counts(const tg_launch_args& a, const Signature& sig, const tg_device_properties& p) {
+  const std::string kernel = " (kernel '" + sig.kernel_name + "')";
+  if (a.buffer_count != sig.buffers.size())
+    invalid("buffer_count is " + std::to_string(a.buffer_count) + ", the program takes " +
+            std::to_string(sig.buffers.size()) + kernel);
+  if (a.scalar_count != sig.scalars.size())
+    invalid("scalar_count is " + std::to_string(a.scalar_count) + ", the program takes " +
+            std::to_string(sig.scalars.size()) + kernel);
+  if (a.buffer_count > p.max_buffer_args)
+    invalid("buffer_count " + std::to_string(a.buffer_count) + " exceeds the device's max_buffer_args " +
+            std::to_string(p.max_buffer_args));
+  if (a.scalar_count > p.max_scalar_args)
+    invalid("scalar_count " + std::to_string(a.scalar_count) + " exceeds the device's max_scalar_args " +
+            std::to_string(p.max_scalar_args));
+  if (a.buffer_count > 0) require(a.buffers, "args->buffers");
+  if (a.scalar_count > 0) require(a.scalars, "args->scalars");
+}
+
+std::vector<BufferArg> check_buffers(const tg_launch_args& a, const Signature& sig, const tg_device* device) {
+  std::vector<BufferArg> out(a.buffer_count);
+  for (uint32_t i = 0; i < a.buffer_count; ++i) {
+    const tg_buffer_arg& arg = a.buffers[i];
+    const std::string which = "buffers[" + std::to_string(i) + "]";
+    if (arg.buffer == nullptr) invalid(which + ".buffer is NULL");
+    if (arg.buffer->device != device) invalid(which + " belongs to another device");
+    if (arg.offset > arg.buffer->size)
+      invalid(which + ".offset " + std::to_string(arg.offset) + " is beyond the buffer's " +
+              std::to_string(arg.buffer->size) + " bytes");
+    size_t element = dtype_size(sig.buffers[i]);
+    if (element > 1 && arg.offset % element != 0)
+      invalid(which + ".offset " + std::to_string(arg.offset) + " is not a multiple of the " +
+              std::to_string(element) + "-byte " + dtype_text(sig.buffers[i]) + " element");
+    out[i] = {arg.buffer->impl.get(), arg.offset};
+  }
+  return out;
+}
+
+void check_scalars(const tg_launch_args& a, const Signature& sig) {
+  for (uint32_t i = 0; i < a.scalar_count; ++i)
+    if (a.scalars[i].dtype != sig.scalars[i])
+      invalid("scalars[" + std::to_string(i) + "].dtype is " + dtype_text(a.scalars[i].dtype) +
+              ", the program's DEFINE_VAR " + std::to_string(i) + " is " + dtype_text(sig.scalars[i]));
+}
+
+void check_grid(const tg_launch_args& a, const tg_device_properties& p) {
+  uint64_t threads = 1;
+  for (int k = 0; k < 3; ++k) {
+    const std::string axis = "[" + std::to_string(k) + "]";
+    if (a.local_size[k] == 0 || a.local_size[k] > p.max_local_size[k])
+      invalid("local_size" + axis + " is " + std::to_string(a.local_size[k]) + ", must be 1.." +
+              std::to_string(p.max_local_size[k]));
+    threads *= a.local_size[k];
+    if (a.global_size[k] > p.max_global_size[k])
+      invalid("global_size" + axis + " is " + std::to_string(a.global_size[k]) + ", the limit is " +
+              std::to_string(p.max_global_size[k]));
+  }
+  if (threads > p.max_local_threads)
+    invalid("local size " + std::to_string(a.local_size[0]) + "x" + std::to_string(a.local_size[1]) + "x" +
+            std::to_string(a.local_size[2]) + " has " + std::to_string(threads) + " threads, the limit is " +
+            std::to_string(p.max_local_threads));
+}
+
+} // namespace
+
+void validate_and_launch(const tg_launch_args& a) {
+  tg_program* program = require(a.program, "args->program");
+  tg_device* device = program->device;
+  const tg_device_properties& p = device->properties;
+  const Signature& sig = program->signature;
+  if (a.elapsed_ns != nullptr && (p.features & TG_FEATURE_TIMING) == 0)
+    throw PluginError(TG_ERROR_UNIMPLEMENTED,
+                      "elapsed_ns was requested, but this device does not declare TG_FEATURE_TIMING");
+  check_counts(a, sig, p);
+  std::vector<BufferArg> buffers = check_buffers(a, sig, device);
+  check_scalars(a, sig);
+  check_grid(a, p);
+
+  const bool empty = a.global_size[0] == 0 || a.global_size[1] == 0 || a.global_size[2] == 0;
+  uint64_t elapsed = 0;
+  if (!empty) {
+    Launch launch{*program->impl,
+                  sig,
+                  {a.global_size[0], a.global_size[1], a.global_size[2]},
+                  {a.local_size[0], a.local_size[1], a.local_size[2]},
+                  buffers,
+                  {a.scalars, a.scalar_count},
+                  a.elapsed_ns != nullptr};
+    elapsed = device->impl->launch(launch);
+  }
+  if (a.elapsed_ns != nullptr) *a.elapsed_ns = elapsed;
+}
+
+} // namespace tg::sdk::detail
