@@ -27,6 +27,8 @@ const std::map<std::string, Command>& commands() {
       {"info", {tg::cli::cmd_info, "one plugin's ABI version, build info and properties, or its load error"}},
       {"train",
        {tg::cli::cmd_train, "train a model (mnist: tinygrad's beautiful_mnist) and report test accuracy"}},
+      {"corpus",
+       {tg::cli::cmd_corpus, "list or write the golden kernel corpus (tg conform, renderer tests)"}},
       {"demo", {tg::cli::cmd_demo, "compile and run a vector add on a device and check it"}},
       {"bench",
        {tg::cli::cmd_bench, "time matmul, elementwise, reduce, conv, cold start and dispatch vs PyTorch"}},
