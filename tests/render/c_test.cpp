@@ -37,7 +37,9 @@ double element_as_double(tg_dtype dt, const std::byte* p) {
   case TG_DTYPE_FLOAT16: {
     uint16_t h = get(uint16_t{});
     int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? std::nan("") : HUGE_VAL) : std::ldexp(1024 + m, e - 25);
+    double v = e == 0    ? std::ldexp(m, -24)
+               : e == 31 ? (m ? std::nan("") : HUGE_VAL)
+                         : std::ldexp(1024 + m, e - 25);
     return (h & 0x8000) ? -v : v;
   }
   case TG_DTYPE_BFLOAT16: {
@@ -68,7 +70,8 @@ std::string compare(tg_dtype dt, const std::vector<std::byte>& want, const std::
     if (std::isnan(a) && std::isnan(b)) continue;
     double tol = (dt == TG_DTYPE_FLOAT16 || dt == TG_DTYPE_BFLOAT16) ? 1e-2 : 1e-5;
     if (!(std::fabs(a - b) <= tol * std::max(1.0, std::fabs(a))))
-      return "element " + std::to_string(e) + ": cpu plugin " + std::to_string(a) + ", C " + std::to_string(b);
+      return "element " + std::to_string(e) + ": cpu plugin " + std::to_string(a) + ", C " +
+             std::to_string(b);
   }
   return {};
 }
@@ -89,10 +92,11 @@ BOOST_AUTO_TEST_CASE(every_kernel_compiled_by_cc_matches_the_cpu_plugin) {
       auto c_path = dir.path() / (k.name + ".c");
       auto so_path = dir.path() / (k.name + ".so");
       tgtest::write_text(c_path, src.text);
-      std::string cmd = "cc -std=c99 -O1 -shared -fPIC -Wall -Wno-unused -Werror -o '" + so_path.string() + "' '" +
-                        c_path.string() + "' -lm > '" + dir.path().string() + "/cc.log' 2>&1";
+      std::string cmd = "cc -std=c99 -O1 -shared -fPIC -Wall -Wno-unused -Werror -o '" + so_path.string() +
+                        "' '" + c_path.string() + "' -lm > '" + dir.path().string() + "/cc.log' 2>&1";
       int rc = std::system(cmd.c_str());
-      BOOST_REQUIRE_MESSAGE(rc == 0, "cc failed:\n" + tgtest::read_text(dir.path() / "cc.log") + "\n" + src.text);
+      BOOST_REQUIRE_MESSAGE(rc == 0,
+                            "cc failed:\n" + tgtest::read_text(dir.path() / "cc.log") + "\n" + src.text);
       SharedObject so(so_path.string());
       if (so.handle == nullptr) BOOST_FAIL(std::string("dlopen: ") + dlerror());
       auto fn = reinterpret_cast<tg::sdk::render::CKernelFn>(dlsym(so.handle, src.entry.c_str()));

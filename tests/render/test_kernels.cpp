@@ -37,7 +37,8 @@ CorpusKernel vector_accumulator() {
   auto half = b.f32(0.5f);
   b.assign(acc, b.add(acc, b.mul(v, b.vectorize(std::vector<KernelBuilder::Ref>{half, half, half, half}))));
   b.end_range(j);
-  auto swapped = b.vectorize(std::vector<KernelBuilder::Ref>{b.gep(acc, 1), b.gep(acc, 0), b.gep(acc, 3), b.gep(acc, 2)});
+  auto swapped = b.vectorize(
+      std::vector<KernelBuilder::Ref>{b.gep(acc, 1), b.gep(acc, 0), b.gep(acc, 3), b.gep(acc, 2)});
   b.store(b.index(out, b.mul(g, b.i32(4))), swapped);
   return finish(b, {3, 1, 1}, {1, 1, 1}, {{TG_DTYPE_FLOAT32, 12}, {TG_DTYPE_FLOAT32, 96}});
 }
@@ -59,18 +60,32 @@ CorpusKernel bitcasts() {
   auto i_bool = b.global(11, TG_DTYPE_BOOL);
   auto x = b.local_id(0);
   b.store(b.index(o_u32, x), b.bitcast(b.load(b.index(i_f32, x)), TG_DTYPE_UINT32));
-  b.store(b.index(o_f32, x), b.bitcast(b.alu(TG_OP_AND, b.load(b.index(i_i32, x)), b.i32(0x3fffffff)), TG_DTYPE_FLOAT32));
+  b.store(b.index(o_f32, x),
+          b.bitcast(b.alu(TG_OP_AND, b.load(b.index(i_i32, x)), b.i32(0x3fffffff)), TG_DTYPE_FLOAT32));
   b.store(b.index(o_i16, x), b.bitcast(b.load(b.index(i_f16, x)), TG_DTYPE_INT16));
-  b.store(b.index(o_bf, x), b.bitcast(b.alu(TG_OP_AND, b.load(b.index(i_u16, x)), b.const_int(TG_DTYPE_UINT16, 0x3fff)), TG_DTYPE_BFLOAT16));
-  b.store(b.index(o_f64, x), b.bitcast(b.alu(TG_OP_AND, b.load(b.index(i_i64, x)), b.const_int(TG_DTYPE_INT64, 0x3fffffffffffffffLL)), TG_DTYPE_FLOAT64));
+  b.store(b.index(o_bf, x),
+          b.bitcast(b.alu(TG_OP_AND, b.load(b.index(i_u16, x)), b.const_int(TG_DTYPE_UINT16, 0x3fff)),
+                    TG_DTYPE_BFLOAT16));
+  b.store(b.index(o_f64, x), b.bitcast(b.alu(TG_OP_AND, b.load(b.index(i_i64, x)),
+                                             b.const_int(TG_DTYPE_INT64, 0x3fffffffffffffffLL)),
+                                       TG_DTYPE_FLOAT64));
   auto flag = b.load(b.index(i_bool, x));
   auto as_i8 = b.bitcast(flag, TG_DTYPE_INT8);
   auto f_cast = b.cast(b.load(b.index(i_f32, x)), TG_DTYPE_INT8); // truncates toward zero
   b.store(b.index(o_i8, x), b.add(b.add(as_i8, b.cast(flag, TG_DTYPE_INT8)), f_cast));
   return finish(b, {1, 1, 1}, {16, 1, 1},
-                {{TG_DTYPE_UINT32, 16}, {TG_DTYPE_FLOAT32, 16}, {TG_DTYPE_INT16, 16}, {TG_DTYPE_BFLOAT16, 16},
-                 {TG_DTYPE_FLOAT64, 16}, {TG_DTYPE_INT8, 16}, {TG_DTYPE_FLOAT32, 16}, {TG_DTYPE_INT32, 16},
-                 {TG_DTYPE_FLOAT16, 16}, {TG_DTYPE_UINT16, 16}, {TG_DTYPE_INT64, 16}, {TG_DTYPE_BOOL, 16}});
+                {{TG_DTYPE_UINT32, 16},
+                 {TG_DTYPE_FLOAT32, 16},
+                 {TG_DTYPE_INT16, 16},
+                 {TG_DTYPE_BFLOAT16, 16},
+                 {TG_DTYPE_FLOAT64, 16},
+                 {TG_DTYPE_INT8, 16},
+                 {TG_DTYPE_FLOAT32, 16},
+                 {TG_DTYPE_INT32, 16},
+                 {TG_DTYPE_FLOAT16, 16},
+                 {TG_DTYPE_UINT16, 16},
+                 {TG_DTYPE_INT64, 16},
+                 {TG_DTYPE_BOOL, 16}});
 }
 
 // Wrapping and C-rule integer ops on int32, int8, uint16 and int64 (divisors forced odd, so never 0).
@@ -86,8 +101,8 @@ CorpusKernel integer_edges() {
   auto x = b.load(b.index(a, g));
   auto y = b.alu(TG_OP_OR, b.load(b.index(c, g)), b.i32(1));
   auto r = b.add(b.alu(TG_OP_IDIV, x, y), b.mul(b.alu(TG_OP_MOD, x, y), b.i32(1000)));
-  r = b.alu(TG_OP_XOR, r, b.alu(TG_OP_SHL, x, y));                 // shift amount masked to 31
-  r = b.add(r, b.alu(TG_OP_SHR, b.alu(TG_OP_NEG, x), b.i32(3)));   // arithmetic shift
+  r = b.alu(TG_OP_XOR, r, b.alu(TG_OP_SHL, x, y));                  // shift amount masked to 31
+  r = b.add(r, b.alu(TG_OP_SHR, b.alu(TG_OP_NEG, x), b.i32(3)));    // arithmetic shift
   r = b.alu(TG_OP_MULACC, r, b.i32(65599), b.alu(TG_OP_MAX, x, y)); // wraps
   b.store(b.index(out32, g), r);
   auto x8 = b.cast(x, TG_DTYPE_INT8), y8 = b.cast(y, TG_DTYPE_INT8);
@@ -98,8 +113,12 @@ CorpusKernel integer_edges() {
   auto big = b.mul(b.mul(x64, x64), b.const_int(TG_DTYPE_INT64, 0x7fffffffffLL));
   b.store(b.index(out64, g), b.add(big, b.alu(TG_OP_IDIV, big, b.cast(y, TG_DTYPE_INT64))));
   return finish(b, {64, 1, 1}, {1, 1, 1},
-                {{TG_DTYPE_INT32, 64}, {TG_DTYPE_INT8, 64}, {TG_DTYPE_UINT16, 64}, {TG_DTYPE_INT64, 64},
-                 {TG_DTYPE_INT32, 64}, {TG_DTYPE_INT32, 64}});
+                {{TG_DTYPE_INT32, 64},
+                 {TG_DTYPE_INT8, 64},
+                 {TG_DTYPE_UINT16, 64},
+                 {TG_DTYPE_INT64, 64},
+                 {TG_DTYPE_INT32, 64},
+                 {TG_DTYPE_INT32, 64}});
 }
 
 // IF, gated loads with an alternative, NaN-propagating MAX, float64/float16 math, scalars of
@@ -126,7 +145,8 @@ CorpusKernel control_and_scalars() {
   h = b.alu(TG_OP_SQRT, b.alu(TG_OP_ADD, b.mul(h, h), b.const_float(TG_DTYPE_FLOAT16, 1.0)));
   b.store(b.index(out_h, gid), b.alu(TG_OP_EXP2, b.alu(TG_OP_RECIP, h)));
   auto d = b.add(b.cast(v, TG_DTYPE_FLOAT64), shift);
-  b.store(b.index(out_d, gid), b.alu(TG_OP_TRUNC, b.alu(TG_OP_FDIV, b.mul(d, d), b.const_float(TG_DTYPE_FLOAT64, 3.0))));
+  b.store(b.index(out_d, gid),
+          b.alu(TG_OP_TRUNC, b.alu(TG_OP_FDIV, b.mul(d, d), b.const_float(TG_DTYPE_FLOAT64, 3.0))));
   b.end_if(iff);
   tg_scalar_arg s0{TG_DTYPE_INT32, 0, {}}, s1{TG_DTYPE_FLOAT16, 0, {}}, s2{TG_DTYPE_BOOL, 0, {}},
       s3{TG_DTYPE_FLOAT64, 0, {}};
@@ -134,9 +154,10 @@ CorpusKernel control_and_scalars() {
   s1.value.f = 1.5;
   s2.value.i = 1;
   s3.value.f = 0.125;
-  return finish(b, {4, 1, 1}, {4, 2, 1},
-                {{TG_DTYPE_FLOAT32, 32}, {TG_DTYPE_FLOAT16, 32}, {TG_DTYPE_FLOAT64, 32}, {TG_DTYPE_FLOAT32, 32}},
-                {s0, s1, s2, s3});
+  return finish(
+      b, {4, 1, 1}, {4, 2, 1},
+      {{TG_DTYPE_FLOAT32, 32}, {TG_DTYPE_FLOAT16, 32}, {TG_DTYPE_FLOAT64, 32}, {TG_DTYPE_FLOAT32, 32}},
+      {s0, s1, s2, s3});
 }
 
 } // namespace

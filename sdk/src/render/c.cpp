@@ -56,7 +56,11 @@ private:
   std::string barrier() const override { return ""; }
   std::string local_array(const std::string&, tg_dtype, int64_t) const override { return ""; }
   std::string math(tg_op op, tg_dtype dt, const std::string& x) const override {
-    const char* f = op == TG_OP_SQRT ? "sqrt" : op == TG_OP_EXP2 ? "exp2" : op == TG_OP_LOG2 ? "log2" : op == TG_OP_SIN ? "sin" : "trunc";
+    const char* f = op == TG_OP_SQRT   ? "sqrt"
+                    : op == TG_OP_EXP2 ? "exp2"
+                    : op == TG_OP_LOG2 ? "log2"
+                    : op == TG_OP_SIN  ? "sin"
+                                       : "trunc";
     return std::string(f) + (dt == TG_DTYPE_FLOAT64 ? "" : "f") + "(" + x + ")";
   }
   std::string float_bits(int width, const std::string& x) const override {
@@ -90,21 +94,23 @@ private:
          "static inline float tg_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }\n"
          "static inline uint64_t tg_f64_bits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }\n"
          "static inline double tg_bits_f64(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }\n";
-    HelperSpelling sp{"static inline ", "uint16_t",     "uint32_t",     "float",       "(uint16_t)(",
-                      "(uint32_t)(",    "(float)(",     "tg_f32_bits(", "tg_bits_f32("};
+    HelperSpelling sp{"static inline ", "uint16_t", "uint32_t",     "float",       "(uint16_t)(",
+                      "(uint32_t)(",    "(float)(", "tg_f32_bits(", "tg_bits_f32("};
     if (uses(TG_DTYPE_FLOAT16)) s += half_helpers(sp);
     if (uses(TG_DTYPE_BFLOAT16)) s += bf16_helpers(sp);
-    s += "\nvoid " + out_.entry +
-         "(void* const* buffers, const uint64_t* scalars, int32_t group_x, int32_t group_y, int32_t group_z,\n"
-         "    int32_t local_x, int32_t local_y, int32_t local_z) {\n";
+    s +=
+        "\nvoid " + out_.entry +
+        "(void* const* buffers, const uint64_t* scalars, int32_t group_x, int32_t group_y, int32_t group_z,\n"
+        "    int32_t local_x, int32_t local_y, int32_t local_z) {\n";
     s += "  (void)buffers; (void)scalars; (void)group_x; (void)group_y; (void)group_z;\n";
     for (const auto& b : out_.buffers) {
       std::string t = memory_type(b.dtype, false);
-      s += "  " + t + "* b" + std::to_string(b.index) + " = (" + t + "*)buffers[" + std::to_string(b.index) + "];\n";
+      s += "  " + t + "* b" + std::to_string(b.index) + " = (" + t + "*)buffers[" + std::to_string(b.index) +
+           "];\n";
     }
     for (const auto& p : out_.scalars)
-      s += "  " + value_type(p.dtype) + " s" + std::to_string(p.index) + " = " + decode_scalar(p.index, p.dtype) +
-           ";\n";
+      s += "  " + value_type(p.dtype) + " s" + std::to_string(p.index) + " = " +
+           decode_scalar(p.index, p.dtype) + ";\n";
     s += "  for (int32_t lz = 0; lz < local_z; ++lz)\n"
          "  for (int32_t ly = 0; ly < local_y; ++ly)\n"
          "  for (int32_t lx = 0; lx < local_x; ++lx) {\n"

@@ -28,7 +28,10 @@ const char* dialect_name(Dialect dialect) {
 namespace {
 
 tg_dtype unsigned_of_size(size_t bytes) {
-  return bytes == 1 ? TG_DTYPE_UINT8 : bytes == 2 ? TG_DTYPE_UINT16 : bytes == 4 ? TG_DTYPE_UINT32 : TG_DTYPE_UINT64;
+  return bytes == 1   ? TG_DTYPE_UINT8
+         : bytes == 2 ? TG_DTYPE_UINT16
+         : bytes == 4 ? TG_DTYPE_UINT32
+                      : TG_DTYPE_UINT64;
 }
 std::string paren(const std::string& s) { return "(" + s + ")"; }
 
@@ -122,7 +125,8 @@ std::string CStyle::mod(tg_dtype dt, const std::string& a, const std::string& b)
 
 void CStyle::check(uint32_t i, const Instruction& ins) const {
   if (ins.op == TG_OP_RANGE && ins.vcount != 1) refuse(i, "a vector RANGE counter is not supported");
-  if (ins.op == TG_OP_IF && ir_.instructions[ins.src[0]].vcount != 1) refuse(i, "IF needs a scalar condition");
+  if (ins.op == TG_OP_IF && ir_.instructions[ins.src[0]].vcount != 1)
+    refuse(i, "IF needs a scalar condition");
   if ((ins.op == TG_OP_SHL || ins.op == TG_OP_SHR) && ins.dtype == TG_DTYPE_BOOL)
     refuse(i, "shifts of bool are not supported");
   if (ins.op == TG_OP_SPECIAL && (ins.arg1 < 0 || ins.arg1 > 2)) refuse(i, "SPECIAL axis must be 0..2");
@@ -414,7 +418,8 @@ void CStyle::emit(uint32_t i) {
     lanes_[i] = {special(ins.arg0, ins.arg1)};
     return;
   case TG_OP_CONST:
-    lanes_[i] = {dtype_is_float(ins.dtype) ? literal(ins.const_float(), ins.dtype) : int_literal(ins.arg0, ins.dtype)};
+    lanes_[i] = {dtype_is_float(ins.dtype) ? literal(ins.const_float(), ins.dtype)
+                                           : int_literal(ins.arg0, ins.dtype)};
     return;
   case TG_OP_DEFINE_ACC:
     for (unsigned k = 0; k < vc; ++k) define(i, k, value_type(ins.dtype), lane(ins.src[0], k));
@@ -506,7 +511,8 @@ Source CStyle::render() {
   for (uint32_t i = 0; i < list.size(); ++i) check(i, list[i]);
   out_.dialect = dialect_;
   out_.entry = entry_name();
-  for (uint32_t k = 0; k < ir_.buffer_dtypes.size(); ++k) out_.buffers.push_back({k, ir_.buffer_dtypes[k], k});
+  for (uint32_t k = 0; k < ir_.buffer_dtypes.size(); ++k)
+    out_.buffers.push_back({k, ir_.buffer_dtypes[k], k});
   uint32_t offset = 0;
   for (uint32_t k = 0; k < ir_.scalar_dtypes.size(); ++k) {
     tg_dtype p = passed_as(ir_.scalar_dtypes[k]);
@@ -541,10 +547,15 @@ Source CStyle::render() {
 namespace {
 
 std::string spell(std::string text, const HelperSpelling& s) {
-  const std::pair<const char*, const std::string*> tokens[] = {
-      {"CAST_U16(", &s.cast_u16}, {"CAST_U32(", &s.cast_u32}, {"CAST_F32(", &s.cast_f32},
-      {"AS_U32(", &s.as_u32},     {"AS_F32(", &s.as_f32},     {"FN ", &s.fn},
-      {"U16", &s.u16},            {"U32", &s.u32},            {"F32", &s.f32}};
+  const std::pair<const char*, const std::string*> tokens[] = {{"CAST_U16(", &s.cast_u16},
+                                                               {"CAST_U32(", &s.cast_u32},
+                                                               {"CAST_F32(", &s.cast_f32},
+                                                               {"AS_U32(", &s.as_u32},
+                                                               {"AS_F32(", &s.as_f32},
+                                                               {"FN ", &s.fn},
+                                                               {"U16", &s.u16},
+                                                               {"U32", &s.u32},
+                                                               {"F32", &s.f32}};
   for (const auto& [token, with] : tokens) {
     const std::string t = token;
     for (size_t at = text.find(t); at != std::string::npos; at = text.find(t, at + with->size()))

@@ -21,14 +21,16 @@ public:
 
 protected:
   // ---- what the dialect spells (scalar types are value dtypes: never FLOAT16/BFLOAT16) ----
-  virtual std::string type(tg_dtype dt) const = 0;               // "float", "int64_t", "bool"
+  virtual std::string type(tg_dtype dt) const = 0;                // "float", "int64_t", "bool"
   virtual std::string memory_type(tg_dtype dt, bool local) const; // element type in memory
-  virtual std::string cast(tg_dtype to, const std::string& x) const { return "((" + type(to) + ")(" + x + "))"; }
+  virtual std::string cast(tg_dtype to, const std::string& x) const {
+    return "((" + type(to) + ")(" + x + "))";
+  }
   virtual std::string int_literal(int64_t v, tg_dtype dt) const;
   virtual std::string suffix64(bool is_unsigned) const { return is_unsigned ? "ULL" : "LL"; }
   virtual std::string float_suffix() const { return "f"; }
   virtual std::string double_suffix() const { return ""; }
-  virtual std::string float_literal(double v, tg_dtype dt) const;        // dt FLOAT32 or FLOAT64
+  virtual std::string float_literal(double v, tg_dtype dt) const;         // dt FLOAT32 or FLOAT64
   virtual std::string nonfinite_literal(double v, tg_dtype dt) const = 0; // inf, -inf, NaN
   virtual std::string special(int64_t kind, int64_t axis) const = 0;
   virtual std::string barrier() const = 0;
@@ -46,7 +48,9 @@ protected:
   virtual std::string float_bits(int width, const std::string& x) const = 0;
   virtual std::string bits_float(int width, const std::string& u) const = 0;
   virtual std::string bf16_bits(const std::string& x) const { return "tg_f2bf(" + x + ")"; }
-  virtual std::string bits_bf16(const std::string& u) const { return "tg_bf2f(" + cast(TG_DTYPE_UINT32, u) + ")"; }
+  virtual std::string bits_bf16(const std::string& u) const {
+    return "tg_bf2f(" + cast(TG_DTYPE_UINT32, u) + ")";
+  }
   virtual std::string mod(tg_dtype dt, const std::string& a, const std::string& b) const;
   // Integer + - * << wrap: false where the language already wraps (GLSL).
   virtual bool wraps_natively() const { return false; }
@@ -66,7 +70,7 @@ protected:
   std::string sanitized_name() const;
   bool uses(tg_dtype dt) const; // any value, buffer or scalar of this dtype
   std::string value_type(tg_dtype dt) const { return type(value_dtype(dt)); }
-  static tg_dtype value_dtype(tg_dtype dt); // FLOAT16/BFLOAT16 -> FLOAT32
+  static tg_dtype value_dtype(tg_dtype dt);         // FLOAT16/BFLOAT16 -> FLOAT32
   std::string literal(double v, tg_dtype dt) const; // a value of dt (floats or ints)
   std::string convert(tg_dtype from, tg_dtype to, const std::string& x) const; // CAST semantics
   std::string narrow(tg_dtype dt, const std::string& x) const;  // back to a < 32-bit integer type

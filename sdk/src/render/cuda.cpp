@@ -15,10 +15,10 @@ public:
 
 private:
   std::string type(tg_dtype dt) const override {
-    static const char* names[] = {"void",         "bool",      "signed char",        "unsigned char",
-                                  "short",        "unsigned short", "int",           "unsigned int",
-                                  "long long",    "unsigned long long", "__half",    "__nv_bfloat16",
-                                  "float",        "double"};
+    static const char* names[] = {
+        "void",           "bool",          "signed char",  "unsigned char", "short",
+        "unsigned short", "int",           "unsigned int", "long long",     "unsigned long long",
+        "__half",         "__nv_bfloat16", "float",        "double"};
     return names[dt];
   }
   std::string memory_type(tg_dtype dt, bool local) const override {
@@ -28,19 +28,31 @@ private:
   std::string nonfinite_literal(double v, tg_dtype dt) const override {
     if (dt == TG_DTYPE_FLOAT64)
       return std::string("__longlong_as_double(") +
-             (std::isnan(v) ? "0x7ff8000000000000LL" : v > 0 ? "0x7ff0000000000000LL" : "(long long)0xfff0000000000000ULL") + ")";
-    return std::string("__int_as_float(") + (std::isnan(v) ? "0x7fc00000" : v > 0 ? "0x7f800000" : "(int)0xff800000u") + ")";
+             (std::isnan(v) ? "0x7ff8000000000000LL"
+              : v > 0       ? "0x7ff0000000000000LL"
+                            : "(long long)0xfff0000000000000ULL") +
+             ")";
+    return std::string("__int_as_float(") +
+           (std::isnan(v) ? "0x7fc00000"
+            : v > 0       ? "0x7f800000"
+                          : "(int)0xff800000u") +
+           ")";
   }
   std::string special(int64_t kind, int64_t axis) const override {
     static const char* xyz[] = {"x", "y", "z"};
-    return std::string(kind == TG_SPECIAL_GROUP_ID ? "((int)blockIdx." : "((int)threadIdx.") + xyz[axis] + ")";
+    return std::string(kind == TG_SPECIAL_GROUP_ID ? "((int)blockIdx." : "((int)threadIdx.") + xyz[axis] +
+           ")";
   }
   std::string barrier() const override { return "__syncthreads();"; }
   std::string local_array(const std::string& name, tg_dtype dt, int64_t count) const override {
     return "__shared__ " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) + "];";
   }
   std::string math(tg_op op, tg_dtype dt, const std::string& x) const override {
-    const char* f = op == TG_OP_SQRT ? "sqrt" : op == TG_OP_EXP2 ? "exp2" : op == TG_OP_LOG2 ? "log2" : op == TG_OP_SIN ? "sin" : "trunc";
+    const char* f = op == TG_OP_SQRT   ? "sqrt"
+                    : op == TG_OP_EXP2 ? "exp2"
+                    : op == TG_OP_LOG2 ? "log2"
+                    : op == TG_OP_SIN  ? "sin"
+                                       : "trunc";
     return std::string(f) + (dt == TG_DTYPE_FLOAT64 ? "" : "f") + "(" + x + ")";
   }
   std::string load(tg_dtype dt, const std::string& base, const std::string& idx, bool local) const override {
@@ -54,7 +66,9 @@ private:
     if (dt == TG_DTYPE_BFLOAT16) return element(base, idx, local) + " = __float2bfloat16_rn(" + value + ");";
     return CStyle::store(dt, base, idx, local, value);
   }
-  std::string round_half(const std::string& x) const override { return "__half2float(__float2half_rn(" + x + "))"; }
+  std::string round_half(const std::string& x) const override {
+    return "__half2float(__float2half_rn(" + x + "))";
+  }
   std::string round_bf16(const std::string& x) const override {
     return "__bfloat162float(__float2bfloat16_rn(" + x + "))";
   }

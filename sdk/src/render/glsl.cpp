@@ -17,8 +17,9 @@ public:
 
 private:
   std::string type(tg_dtype dt) const override {
-    static const char* names[] = {"void", "bool",    "int8_t",    "uint8_t",  "int16_t", "uint16_t", "int",
-                                  "uint", "int64_t", "uint64_t",  "float16_t", "uint16_t", "float",  "double"};
+    static const char* names[] = {"void",      "bool",     "int8_t", "uint8_t", "int16_t",
+                                  "uint16_t",  "int",      "uint",   "int64_t", "uint64_t",
+                                  "float16_t", "uint16_t", "float",  "double"};
     return names[dt];
   }
   std::string memory_type(tg_dtype dt, bool local) const override {
@@ -32,8 +33,15 @@ private:
   std::string nonfinite_literal(double v, tg_dtype dt) const override {
     if (dt == TG_DTYPE_FLOAT64)
       return std::string("packDouble2x32(uvec2(0u, ") +
-             (std::isnan(v) ? "0x7ff80000u" : v > 0 ? "0x7ff00000u" : "0xfff00000u") + "))";
-    return std::string("uintBitsToFloat(") + (std::isnan(v) ? "0x7fc00000u" : v > 0 ? "0x7f800000u" : "0xff800000u") + ")";
+             (std::isnan(v) ? "0x7ff80000u"
+              : v > 0       ? "0x7ff00000u"
+                            : "0xfff00000u") +
+             "))";
+    return std::string("uintBitsToFloat(") +
+           (std::isnan(v) ? "0x7fc00000u"
+            : v > 0       ? "0x7f800000u"
+                          : "0xff800000u") +
+           ")";
   }
   std::string special(int64_t kind, int64_t axis) const override {
     static const char* xyz[] = {"x", "y", "z"};
@@ -45,7 +53,11 @@ private:
     return "shared " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) + "];";
   }
   std::string math(tg_op op, tg_dtype, const std::string& x) const override {
-    const char* f = op == TG_OP_SQRT ? "sqrt" : op == TG_OP_EXP2 ? "exp2" : op == TG_OP_LOG2 ? "log2" : op == TG_OP_SIN ? "sin" : "trunc";
+    const char* f = op == TG_OP_SQRT   ? "sqrt"
+                    : op == TG_OP_EXP2 ? "exp2"
+                    : op == TG_OP_LOG2 ? "log2"
+                    : op == TG_OP_SIN  ? "sin"
+                                       : "trunc";
     return std::string(f) + "(" + x + ")";
   }
   // GLSL indexes arrays with 32-bit integers only.
@@ -91,7 +103,8 @@ private:
   std::string entry_name() const override { return "main"; }
   void check(uint32_t i, const Instruction& ins) const override {
     CStyle::check(i, ins);
-    if ((ins.op == TG_OP_EXP2 || ins.op == TG_OP_LOG2 || ins.op == TG_OP_SIN) && ins.dtype == TG_DTYPE_FLOAT64)
+    if ((ins.op == TG_OP_EXP2 || ins.op == TG_OP_LOG2 || ins.op == TG_OP_SIN) &&
+        ins.dtype == TG_DTYPE_FLOAT64)
       refuse(i, "GLSL has exp2/log2/sin for 32-bit floats only");
   }
 
@@ -106,8 +119,8 @@ private:
     s += "layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;\n";
     for (const auto& b : out_.buffers) {
       std::string k = std::to_string(b.index);
-      s += "layout(std430, set = 0, binding = " + std::to_string(b.binding) + ") buffer tg_buffer" + k + " { " +
-           memory_type(b.dtype, false) + " d[]; } b" + k + ";\n";
+      s += "layout(std430, set = 0, binding = " + std::to_string(b.binding) + ") buffer tg_buffer" + k +
+           " { " + memory_type(b.dtype, false) + " d[]; } b" + k + ";\n";
     }
     if (!out_.scalars.empty()) {
       s += "layout(push_constant, std430) uniform tg_scalar_block {";
@@ -117,8 +130,9 @@ private:
       s += " } tg_scalars;\n";
     }
     for (const auto& l : locals_) s += l + "\n";
-    HelperSpelling sp{"", "uint16_t", "uint", "float", "uint16_t(", "uint(", "float(", "floatBitsToUint(",
-                      "uintBitsToFloat("};
+    HelperSpelling sp{"",       "uint16_t",         "uint",
+                      "float",  "uint16_t(",        "uint(",
+                      "float(", "floatBitsToUint(", "uintBitsToFloat("};
     if (uses(TG_DTYPE_BFLOAT16)) s += bf16_helpers(sp);
     return s + "void main() {\n" + body + "}\n";
   }

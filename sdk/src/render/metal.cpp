@@ -15,8 +15,8 @@ public:
 
 private:
   std::string type(tg_dtype dt) const override {
-    static const char* names[] = {"void", "bool", "char", "uchar", "short",  "ushort", "int",
-                                  "uint", "long", "ulong", "half", "ushort", "float",  "double"};
+    static const char* names[] = {"void", "bool", "char",  "uchar", "short",  "ushort", "int",
+                                  "uint", "long", "ulong", "half",  "ushort", "float",  "double"};
     return names[dt];
   }
   std::string memory_type(tg_dtype dt, bool local) const override {
@@ -36,7 +36,11 @@ private:
     return "threadgroup " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) + "];";
   }
   std::string math(tg_op op, tg_dtype, const std::string& x) const override {
-    const char* f = op == TG_OP_SQRT ? "sqrt" : op == TG_OP_EXP2 ? "exp2" : op == TG_OP_LOG2 ? "log2" : op == TG_OP_SIN ? "sin" : "trunc";
+    const char* f = op == TG_OP_SQRT   ? "sqrt"
+                    : op == TG_OP_EXP2 ? "exp2"
+                    : op == TG_OP_LOG2 ? "log2"
+                    : op == TG_OP_SIN  ? "sin"
+                                       : "trunc";
     return std::string(f) + "(" + x + ")";
   }
   std::string load(tg_dtype dt, const std::string& base, const std::string& idx, bool local) const override {
@@ -64,8 +68,8 @@ private:
 
   std::string assemble(const std::string& body) override {
     std::string s = "#include <metal_stdlib>\nusing namespace metal;\n";
-    HelperSpelling sp{"static inline ", "ushort",  "uint", "float", "ushort(", "uint(", "float(",
-                      "as_type<uint>(", "as_type<float>("};
+    HelperSpelling sp{"static inline ", "ushort", "uint",           "float",          "ushort(",
+                      "uint(",          "float(", "as_type<uint>(", "as_type<float>("};
     if (uses(TG_DTYPE_BFLOAT16)) s += bf16_helpers(sp);
     s += "kernel void " + out_.entry + "(";
     uint32_t slot = 0;
@@ -75,7 +79,8 @@ private:
     for (const auto& p : out_.scalars)
       s += "constant " + type(p.passed_as) + "& s" + std::to_string(p.index) + " [[buffer(" +
            std::to_string(slot++) + ")]], ";
-    s += "uint3 tg_group [[threadgroup_position_in_grid]], uint3 tg_local [[thread_position_in_threadgroup]]) {\n";
+    s += "uint3 tg_group [[threadgroup_position_in_grid]], uint3 tg_local "
+         "[[thread_position_in_threadgroup]]) {\n";
     for (const auto& l : locals_) s += "  " + l + "\n";
     return s + body + "}\n";
   }

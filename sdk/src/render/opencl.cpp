@@ -16,8 +16,8 @@ public:
 private:
   bool fp16() const { return options_.opencl_fp16; }
   std::string type(tg_dtype dt) const override {
-    static const char* names[] = {"void", "bool",  "char", "uchar", "short", "ushort", "int",
-                                  "uint", "long",  "ulong", "half", "ushort", "float", "double"};
+    static const char* names[] = {"void", "bool", "char",  "uchar", "short",  "ushort", "int",
+                                  "uint", "long", "ulong", "half",  "ushort", "float",  "double"};
     return names[dt];
   }
   std::string memory_type(tg_dtype dt, bool local) const override {
@@ -40,7 +40,11 @@ private:
     return "__local " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) + "];";
   }
   std::string math(tg_op op, tg_dtype, const std::string& x) const override {
-    const char* f = op == TG_OP_SQRT ? "sqrt" : op == TG_OP_EXP2 ? "exp2" : op == TG_OP_LOG2 ? "log2" : op == TG_OP_SIN ? "sin" : "trunc";
+    const char* f = op == TG_OP_SQRT   ? "sqrt"
+                    : op == TG_OP_EXP2 ? "exp2"
+                    : op == TG_OP_LOG2 ? "log2"
+                    : op == TG_OP_SIN  ? "sin"
+                                       : "trunc";
     return std::string(f) + "(" + x + ")";
   }
   std::string load(tg_dtype dt, const std::string& base, const std::string& idx, bool local) const override {
@@ -71,7 +75,8 @@ private:
     std::string s;
     if (uses(TG_DTYPE_FLOAT64)) s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
     if (fp16() && uses(TG_DTYPE_FLOAT16)) s += "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n";
-    HelperSpelling sp{"", "ushort", "uint", "float", "(ushort)(", "(uint)(", "(float)(", "as_uint(", "as_float("};
+    HelperSpelling sp{"",        "ushort",   "uint",     "float",    "(ushort)(",
+                      "(uint)(", "(float)(", "as_uint(", "as_float("};
     if (!fp16() && uses(TG_DTYPE_FLOAT16)) s += half_helpers(sp);
     if (uses(TG_DTYPE_BFLOAT16)) s += bf16_helpers(sp);
     s += "__kernel void " + out_.entry + "(";
@@ -92,6 +97,8 @@ private:
 
 } // namespace
 
-Source render_opencl(const KernelIR& ir, const Options& options) { return OpenCLRenderer(ir, options).render(); }
+Source render_opencl(const KernelIR& ir, const Options& options) {
+  return OpenCLRenderer(ir, options).render();
+}
 
 } // namespace tg::sdk::render

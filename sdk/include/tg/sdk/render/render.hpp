@@ -19,6 +19,7 @@
 
 #include <tg/abi.h>
 #include <tg/sdk/kernel_ir.hpp>
+#include <tg/sdk/plugin.hpp> // PluginError
 
 #include <array>
 #include <cstdint>
@@ -47,9 +48,9 @@ struct Options {
 
 // How a DEFINE_GLOBAL reaches the kernel.
 struct BufferParam {
-  uint32_t index = 0;          // DEFINE_GLOBAL arg0
-  tg_dtype dtype = 0;          // element dtype (BOOL is one byte 0/1, BFLOAT16 its 16-bit pattern)
-  uint32_t binding = 0;        // GLSL: descriptor set 0 binding; Metal: [[buffer(n)]]; else = index
+  uint32_t index = 0;   // DEFINE_GLOBAL arg0
+  tg_dtype dtype = 0;   // element dtype (BOOL is one byte 0/1, BFLOAT16 its 16-bit pattern)
+  uint32_t binding = 0; // GLSL: descriptor set 0 binding; Metal: [[buffer(n)]]; else = index
 };
 
 // How a DEFINE_VAR reaches the kernel.
@@ -70,8 +71,8 @@ struct ScalarParam {
 
 struct Source {
   Dialect dialect = Dialect::c;
-  std::string text;  // the whole translation unit
-  std::string entry; // kernel function name ("main" for glsl)
+  std::string text;                 // the whole translation unit
+  std::string entry;                // kernel function name ("main" for glsl)
   std::vector<BufferParam> buffers; // by DEFINE_GLOBAL index
   std::vector<ScalarParam> scalars; // by DEFINE_VAR index
   uint32_t push_constant_bytes = 0; // glsl: size of the push-constant block (0: none)
