@@ -27,7 +27,7 @@ BOOST_AUTO_TEST_CASE(plugin_names_come_from_file_names) {
 }
 
 BOOST_AUTO_TEST_CASE(scanning_the_fixture_directory_reports_each_failure) {
-  auto entries = discover_plugins({fs::path(TG_FIXTURE_DIR)});
+  auto entries = discover_plugins({{TG_FIXTURE_DIR, PluginOrigin::env}});
   BOOST_TEST(entries.size() >= 12u);
   const PluginEntry* mock = find(entries, "mock");
   BOOST_REQUIRE(mock);
@@ -60,7 +60,7 @@ BOOST_AUTO_TEST_CASE(first_plugin_of_a_name_wins_and_later_ones_are_shadowed) {
   fs::create_directories(tmp);
   fs::copy_file(fs::path(TG_FIXTURE_DIR) / "libtg_device_unavailable.so", tmp / "libtg_device_mock.so",
                 fs::copy_options::overwrite_existing);
-  auto entries = discover_plugins({tmp, fs::path(TG_FIXTURE_DIR)});
+  auto entries = discover_plugins({{tmp, PluginOrigin::env}, {TG_FIXTURE_DIR, PluginOrigin::installed}});
   const PluginEntry* first = find(entries, "mock");
   BOOST_REQUIRE(first);
   BOOST_TEST(first->path == tmp / "libtg_device_mock.so");
@@ -74,7 +74,8 @@ BOOST_AUTO_TEST_CASE(first_plugin_of_a_name_wins_and_later_ones_are_shadowed) {
 
 BOOST_AUTO_TEST_CASE(named_files_on_the_search_path_are_loaded_or_reported_missing) {
   fs::path missing = fs::path(TG_FIXTURE_DIR) / "libtg_device_nowhere.so";
-  auto entries = discover_plugins({fs::path(TG_FIXTURE_DIR) / "libtg_device_mock.so", missing});
+  auto entries = discover_plugins(
+      {{fs::path(TG_FIXTURE_DIR) / "libtg_device_mock.so", PluginOrigin::env}, {missing, PluginOrigin::env}});
   BOOST_REQUIRE(entries.size() == 2u);
   BOOST_TEST(entries[0].plugin != nullptr);
   BOOST_CHECK_THROW(std::rethrow_exception(entries[1].error), PluginNotFoundError);
@@ -86,7 +87,8 @@ BOOST_AUTO_TEST_CASE(registry_reads_tg_plugin_path_and_explains_unknown_names) {
   registry.rescan();
   auto search = plugin_search_path();
   BOOST_REQUIRE(!search.empty());
-  BOOST_TEST(search.front() == fs::path(TG_FIXTURE_DIR));
+  BOOST_TEST(search.front().path == fs::path(TG_FIXTURE_DIR));
+  BOOST_TEST(int(search.front().origin) == int(PluginOrigin::env));
   BOOST_TEST(registry.get("mock")->name() == "mock");
   BOOST_CHECK_THROW(registry.get("notplugin"), NotAPluginError);
   try {
