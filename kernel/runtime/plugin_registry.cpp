@@ -23,10 +23,14 @@ bool is_active(const PluginEntry& e) { return e.shadowed_by.empty(); }
 
 const char* origin_name(PluginOrigin origin) {
   switch (origin) {
-  case PluginOrigin::env: return "TG_PLUGIN_PATH";
-  case PluginOrigin::user: return "user plugin dir";
-  case PluginOrigin::installed: return "installed plugin dir";
-  case PluginOrigin::loaded: return "load_plugin";
+  case PluginOrigin::env:
+    return "TG_PLUGIN_PATH";
+  case PluginOrigin::user:
+    return "user plugin dir";
+  case PluginOrigin::installed:
+    return "installed plugin dir";
+  case PluginOrigin::loaded:
+    return "load_plugin";
   }
   return "?";
 }
@@ -170,8 +174,8 @@ std::string PluginRegistry::add(const fs::path& path) {
                             [&](const PluginEntry& e) { return e.name == entry.name && is_active(e); });
   if (clash != entries_.end())
     throw PluginNameClashError("cannot load plugin '" + entry.name + "' from " + path.string() +
-                               ": a plugin of that name is already registered from " +
-                               clash->path.string() + " (" + origin_name(clash->origin) +
+                               ": a plugin of that name is already registered from " + clash->path.string() +
+                               " (" + origin_name(clash->origin) +
                                "); unload it first (tg::unload_plugin) or rename the file");
   std::string name = entry.name;
   entries_.push_back(std::move(entry));
@@ -181,7 +185,8 @@ std::string PluginRegistry::add(const fs::path& path) {
 bool PluginRegistry::remove(const std::string& name) {
   std::lock_guard lock(mutex_);
   ensure_scanned_locked();
-  auto end = std::remove_if(entries_.begin(), entries_.end(), [&](const PluginEntry& e) { return e.name == name; });
+  auto end =
+      std::remove_if(entries_.begin(), entries_.end(), [&](const PluginEntry& e) { return e.name == name; });
   bool removed = end != entries_.end();
   entries_.erase(end, entries_.end());
   return removed;

@@ -92,7 +92,9 @@ static void buffer_free(tg_buffer* b) {
   if (b) free(b->data);
   free(b);
 }
-static int outside(const tg_buffer* b, uint64_t off, uint64_t size) { return off > b->size || size > b->size - off; }
+static int outside(const tg_buffer* b, uint64_t off, uint64_t size) {
+  return off > b->size || size > b->size - off;
+}
 static tg_error* copy_from_host(tg_buffer* dst, uint64_t off, const void* src, uint64_t size) {
   if (outside(dst, off, size)) return fail(TG_ERROR_INVALID_ARGUMENT, "compat: range outside buffer");
   memcpy(dst->data + off, src, (size_t)size);
@@ -103,7 +105,8 @@ static tg_error* copy_to_host(tg_buffer* src, uint64_t off, void* dst, uint64_t 
   memcpy(dst, src->data + off, (size_t)size);
   return NULL;
 }
-static tg_error* copy_buffer(tg_buffer* dst, uint64_t dst_off, tg_buffer* src, uint64_t src_off, uint64_t size) {
+static tg_error* copy_buffer(tg_buffer* dst, uint64_t dst_off, tg_buffer* src, uint64_t src_off,
+                             uint64_t size) {
   if (outside(dst, dst_off, size) || outside(src, src_off, size))
     return fail(TG_ERROR_INVALID_ARGUMENT, "compat: range outside buffer");
   memmove(dst->data + dst_off, src->data + src_off, (size_t)size);
@@ -123,7 +126,8 @@ static tg_error* launch(const tg_launch_args* args) {
   uint64_t i;
   if (args->buffer_count != 1) return fail(TG_ERROR_INVALID_ARGUMENT, "compat: launch takes one buffer");
   arg = &args->buffers[0];
-  if (arg->offset > arg->buffer->size) return fail(TG_ERROR_INVALID_ARGUMENT, "compat: offset outside buffer");
+  if (arg->offset > arg->buffer->size)
+    return fail(TG_ERROR_INVALID_ARGUMENT, "compat: offset outside buffer");
   for (i = arg->offset; i + sizeof(float) <= arg->buffer->size; i += sizeof(float))
     memcpy(arg->buffer->data + i, &args->program->value, sizeof(float));
   return NULL;

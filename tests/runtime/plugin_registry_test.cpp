@@ -143,8 +143,8 @@ BOOST_AUTO_TEST_CASE(user_dir_defaults_to_home_local_share) {
 BOOST_AUTO_TEST_CASE(a_plugin_in_the_user_dir_is_found_and_says_so) {
   fs::path xdg = fs::temp_directory_path() / ("tg_xdg_test_" + std::to_string(::getpid()));
   fs::create_directories(xdg / "tinygrad.cpp/plugins");
-  fs::copy_file(fs::path(TG_FIXTURE_DIR) / "libtg_device_mock.so", xdg / "tinygrad.cpp/plugins/libtg_device_usermock.so",
-                fs::copy_options::overwrite_existing);
+  fs::copy_file(fs::path(TG_FIXTURE_DIR) / "libtg_device_mock.so",
+                xdg / "tinygrad.cpp/plugins/libtg_device_usermock.so", fs::copy_options::overwrite_existing);
   {
     ScopedEnv path("TG_PLUGIN_PATH", nullptr);
     ScopedEnv data("XDG_DATA_HOME", xdg.c_str());

@@ -29,8 +29,9 @@ void describe_shadowed(std::ostream& os, const std::vector<PluginEntry>& entries
 } // namespace
 
 int cmd_devices(const std::vector<std::string>& args) {
-  po::options_description opts("tg devices: list every plugin found, where it was found, its devices and\n"
-                               "their properties, and the plugins that failed to load with the reason.\nOptions");
+  po::options_description opts(
+      "tg devices: list every plugin found, where it was found, its devices and\n"
+      "their properties, and the plugins that failed to load with the reason.\nOptions");
   opts.add_options()("help,h", "show this help");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
