@@ -54,6 +54,18 @@ struct DeviceNeeds {
     return ok;
   }
 };
+// For tests of vector code generation: the device must report vector registers.
+struct DeviceHasVectors {
+  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+    boost::test_tools::assertion_result ok(device_properties().vector_bytes > 0);
+    if (!ok) ok.message() << "skipped: device " << tg::default_device() << " has no vector registers (vector_bytes 0)";
+    return ok;
+  }
+};
+inline boost::unit_test::decorator::precondition needs_vectors() {
+  return boost::unit_test::precondition(DeviceHasVectors{});
+}
+
 inline boost::unit_test::decorator::precondition needs(std::initializer_list<DType> dtypes_needed,
                                                        uint64_t features = 0) {
   return boost::unit_test::precondition(DeviceNeeds{dtypes_needed, features});
