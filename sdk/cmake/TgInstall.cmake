@@ -13,6 +13,7 @@ set(TG_EXPORTED_LIBRARIES
   "tg_abi:abi" # the ABI header (INTERFACE)
   "tg:tg"      # libtg.so, the core API
   "tg_sdk:sdk" # the plugin SDK (static)
+  "tg_sdk_render:sdk_render" # the C-family renderers (static)
 )
 set(TG_PACKAGE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tinygrad_cpp)
 
