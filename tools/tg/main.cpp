@@ -27,6 +27,7 @@ const std::map<std::string, Command>& commands() {
       {"info", {tg::cli::cmd_info, "one plugin's ABI version, build info and properties, or its load error"}},
       {"train",
        {tg::cli::cmd_train, "train a model (mnist: tinygrad's beautiful_mnist) and report test accuracy"}},
+      {"conform", {tg::cli::cmd_conform, "run the conformance suite against a plugin (crashes are reported, not fatal)"}},
       {"demo", {tg::cli::cmd_demo, "compile and run a vector add on a device and check it"}},
       {"bench",
        {tg::cli::cmd_bench, "time matmul, elementwise, reduce, conv, cold start and dispatch vs PyTorch"}},
