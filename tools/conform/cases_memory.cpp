@@ -36,8 +36,9 @@ void round_trip(const Device& device, uint64_t n) {
     from = &b;
   }
   auto back = from->download(n);
-  for (size_t i = 0; i < n; ++i)
-    expect(back[i] == data[i], "round trip of " + std::to_string(n) + " bytes differs at byte " + std::to_string(i));
+  auto [at, _] = std::mismatch(data.begin(), data.end(), back.begin());
+  expect(at == data.end(), "round trip of " + std::to_string(n) + " bytes differs at byte " +
+                               std::to_string(at - data.begin()));
 }
 
 void round_trip_small_and_odd(const Context& ctx) {
