@@ -14,8 +14,10 @@ using Ref = KernelBuilder::Ref;
 tg_scalar_arg scalar(tg_dtype dtype, int64_t i, double f = 0) {
   tg_scalar_arg s{};
   s.dtype = dtype;
-  if (tg::sdk::dtype_is_float(dtype)) s.value.f = f;
-  else s.value.i = i;
+  if (tg::sdk::dtype_is_float(dtype))
+    s.value.f = f;
+  else
+    s.value.i = i;
   return s;
 }
 
@@ -64,24 +66,36 @@ KernelCase elementwise(tg_dtype dt) {
     Ref fused = k.alu(TG_OP_MULACC, a, b, k.alu(TG_OP_IDIV, a, divisor));
     Ref other = k.alu(TG_OP_SUB, k.alu(TG_OP_MAX, a, b), k.alu(TG_OP_MOD, a, divisor));
     Ref picked = k.alu(TG_OP_WHERE, lt, fused, other);
-    Ref shifted = k.alu(TG_OP_XOR, k.alu(TG_OP_SHR, a, k.const_int(dt, 1)), k.alu(TG_OP_SHL, b, k.const_int(dt, 2)));
+    Ref shifted =
+        k.alu(TG_OP_XOR, k.alu(TG_OP_SHR, a, k.const_int(dt, 1)), k.alu(TG_OP_SHL, b, k.const_int(dt, 2)));
     Ref ne = k.cast(k.alu(TG_OP_CMPNE, a, b), dt);
     r = k.add(k.alu(TG_OP_OR, picked, ne), k.alu(TG_OP_NEG, shifted));
   }
   k.store(k.index(out, i), r);
   k.end_if(inside);
-  return make(k, {16, 1, 1}, {64, 1, 1}, {{dt, 1000}, {dt, 1000}, {dt, 1000}}, {scalar(TG_DTYPE_INT32, 1000)});
+  return make(k, {16, 1, 1}, {64, 1, 1}, {{dt, 1000}, {dt, 1000}, {dt, 1000}},
+              {scalar(TG_DTYPE_INT32, 1000)});
 }
 
 // Casts between dt and float32 / int32 both ways, and a bitcast through an unsigned integer.
 KernelCase casts(tg_dtype dt) {
-  static const tg_dtype same_size_uint[] = {0, TG_DTYPE_UINT8, TG_DTYPE_UINT8, TG_DTYPE_UINT8, TG_DTYPE_UINT16,
-                                            TG_DTYPE_UINT16, TG_DTYPE_UINT32, TG_DTYPE_UINT32, TG_DTYPE_UINT64,
-                                            TG_DTYPE_UINT64, TG_DTYPE_UINT16, TG_DTYPE_UINT16, TG_DTYPE_UINT32,
+  static const tg_dtype same_size_uint[] = {0,
+                                            TG_DTYPE_UINT8,
+                                            TG_DTYPE_UINT8,
+                                            TG_DTYPE_UINT8,
+                                            TG_DTYPE_UINT16,
+                                            TG_DTYPE_UINT16,
+                                            TG_DTYPE_UINT32,
+                                            TG_DTYPE_UINT32,
+                                            TG_DTYPE_UINT64,
+                                            TG_DTYPE_UINT64,
+                                            TG_DTYPE_UINT16,
+                                            TG_DTYPE_UINT16,
+                                            TG_DTYPE_UINT32,
                                             TG_DTYPE_UINT64};
   KernelBuilder k(std::string("casts_") + tg::sdk::dtype_name(dt));
-  Ref to_f32 = k.global(0, TG_DTYPE_FLOAT32), to_i32 = k.global(1, TG_DTYPE_INT32), from_f32 = k.global(2, dt),
-      from_i32 = k.global(3, dt), bits = k.global(4, dt);
+  Ref to_f32 = k.global(0, TG_DTYPE_FLOAT32), to_i32 = k.global(1, TG_DTYPE_INT32),
+      from_f32 = k.global(2, dt), from_i32 = k.global(3, dt), bits = k.global(4, dt);
   Ref a_buf = k.global(5, dt), f_buf = k.global(6, TG_DTYPE_FLOAT32), i_buf = k.global(7, TG_DTYPE_INT32);
   Ref i = k.group_id(0);
   Ref a = k.load(k.index(a_buf, i));
@@ -98,14 +112,21 @@ KernelCase casts(tg_dtype dt) {
   k.store(k.index(bits, i), k.bitcast(flipped, dt));
   const uint64_t e = 301;
   return make(k, {uint32_t(e), 1, 1}, {1, 1, 1},
-              {{TG_DTYPE_FLOAT32, e}, {TG_DTYPE_INT32, e}, {dt, e}, {dt, e}, {dt, e}, {dt, e}, {TG_DTYPE_FLOAT32, e},
+              {{TG_DTYPE_FLOAT32, e},
+               {TG_DTYPE_INT32, e},
+               {dt, e},
+               {dt, e},
+               {dt, e},
+               {dt, e},
+               {TG_DTYPE_FLOAT32, e},
                {TG_DTYPE_INT32, e}});
 }
 
 // float16 -> float32 -> float64 -> bfloat16 -> float16 and back, rounding at each step.
 KernelCase float_widths() {
   KernelBuilder k("casts_float_widths");
-  Ref out64 = k.global(0, TG_DTYPE_FLOAT64), out16 = k.global(1, TG_DTYPE_FLOAT16), outb = k.global(2, TG_DTYPE_BFLOAT16);
+  Ref out64 = k.global(0, TG_DTYPE_FLOAT64), out16 = k.global(1, TG_DTYPE_FLOAT16),
+      outb = k.global(2, TG_DTYPE_BFLOAT16);
   Ref in64 = k.global(3, TG_DTYPE_FLOAT64);
   Ref i = k.group_id(0);
   Ref d = k.mul(k.load(k.index(in64, i)), k.const_float(TG_DTYPE_FLOAT64, 1.0 / 3.0));
@@ -114,8 +135,9 @@ KernelCase float_widths() {
   k.store(k.index(out64, i), k.add(k.cast(b, TG_DTYPE_FLOAT64), k.cast(h, TG_DTYPE_FLOAT64)));
   k.store(k.index(out16, i), k.cast(d, TG_DTYPE_FLOAT16));
   k.store(k.index(outb, i), k.cast(d, TG_DTYPE_BFLOAT16));
-  return make(k, {257, 1, 1}, {1, 1, 1},
-              {{TG_DTYPE_FLOAT64, 257}, {TG_DTYPE_FLOAT16, 257}, {TG_DTYPE_BFLOAT16, 257}, {TG_DTYPE_FLOAT64, 257}});
+  return make(
+      k, {257, 1, 1}, {1, 1, 1},
+      {{TG_DTYPE_FLOAT64, 257}, {TG_DTYPE_FLOAT16, 257}, {TG_DTYPE_BFLOAT16, 257}, {TG_DTYPE_FLOAT64, 257}});
 }
 
 // Gated loads and a gated store past n: the gate keeps every access inside the buffers.
@@ -135,7 +157,8 @@ KernelCase gated() {
 KernelCase broadcast() {
   const int32_t R = 37, C = 53;
   KernelBuilder k("broadcast_row");
-  Ref out = k.global(0, TG_DTYPE_FLOAT32), a = k.global(1, TG_DTYPE_FLOAT32), b = k.global(2, TG_DTYPE_FLOAT32);
+  Ref out = k.global(0, TG_DTYPE_FLOAT32), a = k.global(1, TG_DTYPE_FLOAT32),
+      b = k.global(2, TG_DTYPE_FLOAT32);
   Ref s = k.var(0, TG_DTYPE_FLOAT32);
   Ref c = k.group_id(0);
   Ref r = k.group_id(1);
@@ -188,7 +211,8 @@ KernelCase matmul(tg_dtype dt) {
 KernelCase conv2d() {
   const int32_t H = 12, W = 14, OH = H - 2, OW = W - 2;
   KernelBuilder k("conv2d_3x3");
-  Ref out = k.global(0, TG_DTYPE_FLOAT32), in = k.global(1, TG_DTYPE_FLOAT32), w = k.global(2, TG_DTYPE_FLOAT32);
+  Ref out = k.global(0, TG_DTYPE_FLOAT32), in = k.global(1, TG_DTYPE_FLOAT32),
+      w = k.global(2, TG_DTYPE_FLOAT32);
   Ref x = k.add(k.mul(k.group_id(0), k.i32(4)), k.local_id(0));
   Ref y = k.group_id(1);
   Ref acc = k.acc(k.f32(0.0f));
@@ -201,7 +225,8 @@ KernelCase conv2d() {
   k.end_range(kx);
   k.end_range(ky);
   k.store(k.index(out, k.add(k.mul(y, k.i32(OW)), x)), acc);
-  return make(k, {OW / 4, OH, 1}, {4, 1, 1}, {{TG_DTYPE_FLOAT32, OH * OW}, {TG_DTYPE_FLOAT32, H * W}, {TG_DTYPE_FLOAT32, 9}});
+  return make(k, {OW / 4, OH, 1}, {4, 1, 1},
+              {{TG_DTYPE_FLOAT32, OH * OW}, {TG_DTYPE_FLOAT32, H * W}, {TG_DTYPE_FLOAT32, 9}});
 }
 
 // An odd grid in three dimensions: every id lands in the output exactly once.
@@ -209,8 +234,8 @@ KernelCase odd_grid() {
   KernelBuilder k("odd_grid_3d");
   Ref out = k.global(0, TG_DTYPE_INT32);
   Ref x = k.add(k.mul(k.group_id(0), k.i32(3)), k.local_id(0)); // 7 groups of 3: 21
-  Ref y = k.group_id(1);                                           // 3
-  Ref z = k.add(k.mul(k.group_id(2), k.i32(2)), k.local_id(2));   // 5 groups of 2: 10
+  Ref y = k.group_id(1);                                        // 3
+  Ref z = k.add(k.mul(k.group_id(2), k.i32(2)), k.local_id(2)); // 5 groups of 2: 10
   Ref idx = k.add(k.mul(k.add(k.mul(z, k.i32(3)), y), k.i32(21)), x);
   Ref value = k.add(k.add(k.mul(x, k.i32(10000)), k.mul(y, k.i32(100))), z);
   k.store(k.index(out, idx), value);
@@ -226,7 +251,8 @@ KernelCase zero_size() {
   Ref inside = k.if_(k.cmplt(i, n));
   k.store(k.index(out, i), k.load(k.index(a, i)));
   k.end_if(inside);
-  return make(k, {1, 1, 1}, {64, 1, 1}, {{TG_DTYPE_FLOAT32, 0}, {TG_DTYPE_FLOAT32, 0}}, {scalar(TG_DTYPE_INT32, 0)});
+  return make(k, {1, 1, 1}, {64, 1, 1}, {{TG_DTYPE_FLOAT32, 0}, {TG_DTYPE_FLOAT32, 0}},
+              {scalar(TG_DTYPE_INT32, 0)});
 }
 
 // An empty grid (global 0 on an axis): the kernel would write everywhere, but nothing runs.
@@ -240,7 +266,8 @@ KernelCase empty_grid() {
 // Float vectors of 4: vector loads and stores, lane-wise math, VECTORIZE and GEP.
 KernelCase vector4() {
   KernelBuilder k("vector4_float32");
-  Ref out = k.global(0, TG_DTYPE_FLOAT32), sums = k.global(1, TG_DTYPE_FLOAT32), a = k.global(2, TG_DTYPE_FLOAT32);
+  Ref out = k.global(0, TG_DTYPE_FLOAT32), sums = k.global(1, TG_DTYPE_FLOAT32),
+      a = k.global(2, TG_DTYPE_FLOAT32);
   Ref base = k.mul(k.group_id(0), k.i32(4));
   Ref v = k.load(k.index(a, base), 4);
   Ref one = k.f32(1.0f);
@@ -250,7 +277,8 @@ KernelCase vector4() {
   k.store(k.index(out, base), sq);
   Ref total = k.add(k.add(k.gep(sq, 0), k.gep(sq, 1)), k.add(k.gep(sq, 2), k.gep(sq, 3)));
   k.store(k.index(sums, k.group_id(0)), total);
-  return make(k, {101, 1, 1}, {1, 1, 1}, {{TG_DTYPE_FLOAT32, 404}, {TG_DTYPE_FLOAT32, 101}, {TG_DTYPE_FLOAT32, 404}});
+  return make(k, {101, 1, 1}, {1, 1, 1},
+              {{TG_DTYPE_FLOAT32, 404}, {TG_DTYPE_FLOAT32, 101}, {TG_DTYPE_FLOAT32, 404}});
 }
 
 // A vector accumulator: out4[g] = sum over r of a4[r, g], DEFINE_ACC and ASSIGN of 4 lanes.
@@ -267,14 +295,16 @@ KernelCase vector_accumulator() {
   k.assign(acc, k.add(acc, v));
   k.end_range(r);
   k.store(k.index(out, col), acc);
-  return make(k, {uint32_t(groups), 1, 1}, {1, 1, 1}, {{TG_DTYPE_INT32, groups * 4}, {TG_DTYPE_INT32, rows * groups * 4}});
+  return make(k, {uint32_t(groups), 1, 1}, {1, 1, 1},
+              {{TG_DTYPE_INT32, groups * 4}, {TG_DTYPE_INT32, rows * groups * 4}});
 }
 
 // Local memory and a barrier: each group of 64 stages its inputs, then thread 0 sums them and
 // every thread writes the mirrored element.
 KernelCase locals_barrier() {
   KernelBuilder k("locals_barrier_sum");
-  Ref sums = k.global(0, TG_DTYPE_FLOAT32), mirrored = k.global(1, TG_DTYPE_FLOAT32), a = k.global(2, TG_DTYPE_FLOAT32);
+  Ref sums = k.global(0, TG_DTYPE_FLOAT32), mirrored = k.global(1, TG_DTYPE_FLOAT32),
+      a = k.global(2, TG_DTYPE_FLOAT32);
   Ref shared = k.local(64, TG_DTYPE_FLOAT32);
   Ref lid = k.local_id(0);
   Ref i = flat_index(k);
@@ -288,7 +318,8 @@ KernelCase locals_barrier() {
   k.end_range(r);
   k.store(k.index(sums, k.group_id(0)), acc);
   k.end_if(first);
-  return make(k, {9, 1, 1}, {64, 1, 1}, {{TG_DTYPE_FLOAT32, 9}, {TG_DTYPE_FLOAT32, 576}, {TG_DTYPE_FLOAT32, 576}});
+  return make(k, {9, 1, 1}, {64, 1, 1},
+              {{TG_DTYPE_FLOAT32, 9}, {TG_DTYPE_FLOAT32, 576}, {TG_DTYPE_FLOAT32, 576}});
 }
 
 // 16 buffers: out = the sum of 15 inputs.

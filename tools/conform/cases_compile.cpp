@@ -31,7 +31,9 @@ tg_scalar_arg scalar_f32(float value) {
   return s;
 }
 
-const char* target_of(const Context& ctx) { return ctx.properties.arch[0] != '\0' ? ctx.properties.arch : nullptr; }
+const char* target_of(const Context& ctx) {
+  return ctx.properties.arch[0] != '\0' ? ctx.properties.arch : nullptr;
+}
 
 namespace {
 
@@ -108,7 +110,8 @@ void undeclared_dtypes(const Context& ctx) {
     Ref in = k.global(0, dt), out = k.global(1, dt);
     Ref i = k.group_id(0);
     k.store(k.index(out, i), k.load(k.index(in, i)));
-    expect_unimplemented(k.serialize(), std::string("a kernel of undeclared dtype ") + tg::sdk::dtype_name(dt),
+    expect_unimplemented(k.serialize(),
+                         std::string("a kernel of undeclared dtype ") + tg::sdk::dtype_name(dt),
                          target_of(ctx));
     ++checked;
   }
@@ -127,8 +130,10 @@ void concurrent_compiles(const Context& ctx) {
       try {
         for (int round = 0; round < 3; ++round) {
           Compiled c = compile(ir, target_of(ctx));
-          if (!c.status.ok()) problems[t] = "a concurrent compile failed: " + c.status.describe();
-          else if (c.binary != reference) problems[t] = "concurrent compiles of one kernel gave different blobs";
+          if (!c.status.ok())
+            problems[t] = "a concurrent compile failed: " + c.status.describe();
+          else if (c.binary != reference)
+            problems[t] = "concurrent compiles of one kernel gave different blobs";
         }
       } catch (const std::exception& e) {
         problems[t] = e.what();
@@ -143,7 +148,8 @@ std::string cache_key(const char* target) {
   std::vector<char> buf(4096, '\x7f');
   check(api().compile_cache_key(target, buf.data(), buf.size(), &length), "compile_cache_key");
   expect(length <= 4095, "the cache key is longer than 4095 bytes");
-  expect(strnlen(buf.data(), buf.size()) == length, "the cache key's length disagrees with its NUL terminator");
+  expect(strnlen(buf.data(), buf.size()) == length,
+         "the cache key's length disagrees with its NUL terminator");
   return std::string(buf.data(), length);
 }
 
@@ -154,8 +160,8 @@ void cache_key_stable(const Context& ctx) {
   expect(cache_key(target_of(ctx)) == a, "the cache key changed between two calls");
   char small[2];
   size_t length = 0;
-  expect_code(api().compile_cache_key(target_of(ctx), small, sizeof small, &length), TG_ERROR_INVALID_ARGUMENT,
-              "compile_cache_key into a 2-byte buffer");
+  expect_code(api().compile_cache_key(target_of(ctx), small, sizeof small, &length),
+              TG_ERROR_INVALID_ARGUMENT, "compile_cache_key into a 2-byte buffer");
   expect(length == a.size(), "a too-small buffer must still report the key's full length (" +
                                  std::to_string(a.size()) + "), got " + std::to_string(length));
 }
@@ -164,7 +170,8 @@ void compile_output_structs(const Context& ctx) {
   need_compile();
   auto ir = scale_kernel_ir();
   Compiled with_source = compile(ir, target_of(ctx), TG_COMPILE_WANT_SOURCE);
-  expect(with_source.status.ok(), "compile with TG_COMPILE_WANT_SOURCE failed: " + with_source.status.describe());
+  expect(with_source.status.ok(),
+         "compile with TG_COMPILE_WANT_SOURCE failed: " + with_source.status.describe());
   expect(!with_source.binary.empty(), "compile returned an empty blob");
   tg_compile_args args{sizeof(args), ir.data(), ir.size(), target_of(ctx), 0, 2};
   tg_compile_result* result = nullptr;
@@ -176,7 +183,8 @@ void compile_output_structs(const Context& ctx) {
   tg_error* e = api().compile_result_get(result, reinterpret_cast<tg_compile_output*>(raw.data()));
   std::string problem;
   for (size_t i = small; i < raw.size() && problem.empty(); ++i)
-    if (raw[i] != 0xCD) problem = "compile_result_get wrote byte " + std::to_string(i) + " beyond struct_size";
+    if (raw[i] != 0xCD)
+      problem = "compile_result_get wrote byte " + std::to_string(i) + " beyond struct_size";
   // ...and a newer host's larger one is filled up to the plugin's own size.
   std::vector<unsigned char> big(sizeof(tg_compile_output) + 32, 0);
   const size_t large = big.size();
@@ -219,10 +227,13 @@ void truncated_blobs(const Context& ctx) {
   Device d(ctx.device_index);
   auto blob = compile_or_fail(scale_kernel_ir(), target_of(ctx));
   expect(load(d, blob).ok(), "the intact blob does not load");
-  for (size_t cut : {size_t(0), size_t(1), size_t(7), size_t(16), blob.size() / 3, blob.size() / 2, blob.size() - 1})
-    if (cut < blob.size()) expect_refused(d, std::span(blob).first(cut), "a blob cut to " + std::to_string(cut) + " bytes");
+  for (size_t cut :
+       {size_t(0), size_t(1), size_t(7), size_t(16), blob.size() / 3, blob.size() / 2, blob.size() - 1})
+    if (cut < blob.size())
+      expect_refused(d, std::span(blob).first(cut), "a blob cut to " + std::to_string(cut) + " bytes");
   tg_program* program = nullptr;
-  expect_code(api().program_load(d.get(), nullptr, 10, &program), TG_ERROR_INVALID_ARGUMENT, "program_load(NULL)");
+  expect_code(api().program_load(d.get(), nullptr, 10, &program), TG_ERROR_INVALID_ARGUMENT,
+              "program_load(NULL)");
 }
 
 void corrupt_blobs(const Context& ctx) {
@@ -232,8 +243,9 @@ void corrupt_blobs(const Context& ctx) {
   for (size_t at : {size_t(0), size_t(5), blob.size() / 4, blob.size() / 2, blob.size() - 1}) {
     auto flipped = blob;
     flipped[at] ^= std::byte{0x5a};
-    expect_refused(d, flipped, "a blob with byte " + std::to_string(at) + " of " + std::to_string(blob.size()) +
-                                   " flipped");
+    expect_refused(d, flipped,
+                   "a blob with byte " + std::to_string(at) + " of " + std::to_string(blob.size()) +
+                       " flipped");
   }
   uint32_t x = 1234;
   for (int round = 0; round < 16; ++round) {

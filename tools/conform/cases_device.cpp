@@ -18,13 +18,13 @@ std::string text_of(const char (&field)[TG_NAME_MAX], const char* what) {
 void count_and_open_bad_index(const Context& ctx) {
   int32_t count = -1;
   check(api().device_count(&count), "device_count");
-  expect(count == ctx.device_count, "device_count changed between calls: " + std::to_string(ctx.device_count) +
-                                        " then " + std::to_string(count));
+  expect(count == ctx.device_count, "device_count changed between calls: " +
+                                        std::to_string(ctx.device_count) + " then " + std::to_string(count));
   tg_device* device = nullptr;
   tg_device_open_args args{sizeof(args), count, 0};
   Status s = take(api().device_open(&args, &device));
-  expect(!s.ok(), "device_open(" + std::to_string(count) + ") of " + std::to_string(count) +
-                      " devices succeeded");
+  expect(!s.ok(),
+         "device_open(" + std::to_string(count) + ") of " + std::to_string(count) + " devices succeeded");
   args.index = -1;
   expect(!take(api().device_open(&args, &device)).ok(), "device_open(-1) succeeded");
   expect_code(api().device_open(nullptr, &device), TG_ERROR_INVALID_ARGUMENT, "device_open(NULL args)");
@@ -33,7 +33,8 @@ void count_and_open_bad_index(const Context& ctx) {
 void open_close_repeatedly(const Context& ctx) {
   for (int round = 0; round < 3; ++round) {
     Device d(ctx.device_index);
-    expect(std::strcmp(d.properties().name, ctx.properties.name) == 0, "the device's name changed after reopening");
+    expect(std::strcmp(d.properties().name, ctx.properties.name) == 0,
+           "the device's name changed after reopening");
   }
   // A newer host's open args (larger struct_size, zeroed tail) must be accepted.
   std::vector<std::byte> raw(sizeof(tg_device_open_args) + 32, std::byte{0});
@@ -64,20 +65,22 @@ void properties_sane(const Context& ctx) {
     product *= p.max_local_size[a];
   }
   expect(p.max_local_threads >= 1 && p.max_local_threads <= product,
-         "max_local_threads " + std::to_string(p.max_local_threads) + " is 0 or above the product of max_local_size");
+         "max_local_threads " + std::to_string(p.max_local_threads) +
+             " is 0 or above the product of max_local_size");
   expect(p.max_buffer_args >= 1, "max_buffer_args is 0");
-  expect(std::has_single_bit(p.buffer_alignment), "buffer_alignment " + std::to_string(p.buffer_alignment) +
-                                                      " is not a power of two");
+  expect(std::has_single_bit(p.buffer_alignment),
+         "buffer_alignment " + std::to_string(p.buffer_alignment) + " is not a power of two");
   expect(p.compute_units >= 1, "compute_units is 0");
   expect(p.subgroup_size >= 1, "subgroup_size is 0 (1 when there are no subgroups)");
   expect(p.reserved0 == 0, "reserved0 is not 0");
-  expect((p.dtype_mask & ~((uint64_t(1) << TG_DTYPE_COUNT) - 1)) == 0, "dtype_mask has bits beyond the dtypes");
+  expect((p.dtype_mask & ~((uint64_t(1) << TG_DTYPE_COUNT) - 1)) == 0,
+         "dtype_mask has bits beyond the dtypes");
   expect((p.dtype_mask & TG_DTYPE_BIT(TG_DTYPE_VOID)) == 0, "dtype_mask declares VOID");
   expect(p.dtype_mask != 0, "dtype_mask declares no dtype");
   expect((p.features >> 8) == 0, "features has unknown bits");
   const bool local = (p.features & TG_FEATURE_LOCAL_MEMORY) != 0;
-  expect(local == (p.local_memory_bytes > 0),
-         "TG_FEATURE_LOCAL_MEMORY and local_memory_bytes disagree (" + std::to_string(p.local_memory_bytes) + ")");
+  expect(local == (p.local_memory_bytes > 0), "TG_FEATURE_LOCAL_MEMORY and local_memory_bytes disagree (" +
+                                                  std::to_string(p.local_memory_bytes) + ")");
 }
 
 void properties_smaller_struct(const Context& ctx) {
@@ -90,7 +93,8 @@ void properties_smaller_struct(const Context& ctx) {
         "device_properties with struct_size " + std::to_string(small));
   size_t size_after = 0;
   std::memcpy(&size_after, raw.data(), sizeof size_after);
-  expect(size_after == small, "device_properties changed the caller's struct_size to " + std::to_string(size_after));
+  expect(size_after == small,
+         "device_properties changed the caller's struct_size to " + std::to_string(size_after));
   for (size_t i = small; i < raw.size(); ++i)
     expect(raw[i] == 0xAB, "device_properties wrote byte " + std::to_string(i) + " beyond struct_size " +
                                std::to_string(small));

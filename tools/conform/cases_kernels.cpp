@@ -30,9 +30,11 @@ std::string unsupported(const KernelCase& k, const tg::sdk::KernelIR& ir, const 
     if (ins.vcount > 1 && p.vector_bytes == 0) return "the device takes scalar code only (vector_bytes is 0)";
   }
   if (ir.buffer_count > p.max_buffer_args)
-    return std::to_string(ir.buffer_count) + " buffers exceed max_buffer_args " + std::to_string(p.max_buffer_args);
+    return std::to_string(ir.buffer_count) + " buffers exceed max_buffer_args " +
+           std::to_string(p.max_buffer_args);
   if (ir.scalar_count > p.max_scalar_args)
-    return std::to_string(ir.scalar_count) + " scalars exceed max_scalar_args " + std::to_string(p.max_scalar_args);
+    return std::to_string(ir.scalar_count) + " scalars exceed max_scalar_args " +
+           std::to_string(p.max_scalar_args);
   uint64_t threads = 1;
   for (size_t a = 0; a < 3; ++a) {
     if (k.local[a] > p.max_local_size[a] || k.global[a] > p.max_global_size[a])
@@ -98,8 +100,8 @@ void run_kernel(const Context& ctx, const KernelCase& k) {
         break;
       }
     }
-    std::string diff = compare_values(k.buffers[b].dtype, std::span(got).subspan(kGuard, expected[b].size()),
-                                      expected[b]);
+    std::string diff =
+        compare_values(k.buffers[b].dtype, std::span(got).subspan(kGuard, expected[b].size()), expected[b]);
     if (!diff.empty()) problems += "buffer " + std::to_string(b) + ": " + diff + "; ";
   }
   expect(problems.empty(), problems.substr(0, problems.size() > 2 ? problems.size() - 2 : 0));

@@ -50,10 +50,11 @@ void bad_arguments(const Context& ctx) {
   wrong_dtype.dtype = TG_DTYPE_INT32;
   wrong_dtype.value.i = 2;
   auto invalid = [&](std::array<uint32_t, 3> global, std::array<uint32_t, 3> local,
-                     const std::vector<tg_buffer_arg>& b, const std::vector<tg_scalar_arg>& sc, const std::string& what) {
+                     const std::vector<tg_buffer_arg>& b, const std::vector<tg_scalar_arg>& sc,
+                     const std::string& what) {
     Status st = s.program.try_launch(global, local, b, sc);
-    expect(st.code == TG_ERROR_INVALID_ARGUMENT,
-           "launch with " + what + ": expected INVALID_ARGUMENT, got " + (st.ok() ? "success" : st.describe()));
+    expect(st.code == TG_ERROR_INVALID_ARGUMENT, "launch with " + what + ": expected INVALID_ARGUMENT, got " +
+                                                     (st.ok() ? "success" : st.describe()));
   };
   invalid({8, 1, 1}, {1, 1, 1}, {bufs[0]}, scalars, "one buffer of two");
   invalid({8, 1, 1}, {1, 1, 1}, {bufs[0], bufs[1], bufs[1]}, scalars, "three buffers of two");
@@ -66,7 +67,8 @@ void bad_arguments(const Context& ctx) {
   invalid({8, 1, 1}, {0, 1, 1}, bufs, scalars, "local_size[0] = 0");
   invalid({8, 1, 1}, {1, 1, 0}, bufs, scalars, "local_size[2] = 0");
   if (p.max_local_size[0] < UINT32_MAX)
-    invalid({8, 1, 1}, {p.max_local_size[0] + 1, 1, 1}, bufs, scalars, "local_size[0] above max_local_size[0]");
+    invalid({8, 1, 1}, {p.max_local_size[0] + 1, 1, 1}, bufs, scalars,
+            "local_size[0] above max_local_size[0]");
   // A group within every per-axis limit whose thread count exceeds max_local_threads.
   std::array<uint32_t, 3> big = {1, 1, 1};
   uint64_t threads = 1;
@@ -74,9 +76,11 @@ void bad_arguments(const Context& ctx) {
     big[a] = p.max_local_size[a];
     threads *= big[a];
   }
-  if (threads > p.max_local_threads) invalid({8, 1, 1}, big, bufs, scalars, "more threads than max_local_threads");
+  if (threads > p.max_local_threads)
+    invalid({8, 1, 1}, big, bufs, scalars, "more threads than max_local_threads");
   if (p.max_global_size[1] < UINT32_MAX)
-    invalid({8, p.max_global_size[1] + 1, 1}, {1, 1, 1}, bufs, scalars, "global_size[1] above max_global_size[1]");
+    invalid({8, p.max_global_size[1] + 1, 1}, {1, 1, 1}, bufs, scalars,
+            "global_size[1] above max_global_size[1]");
   expect_code(api().launch(nullptr), TG_ERROR_INVALID_ARGUMENT, "launch(NULL)");
   tg_launch_args no_program{};
   no_program.struct_size = sizeof(no_program);
@@ -136,8 +140,9 @@ void timing(const Context& ctx) {
   uint64_t ns = 0;
   Status st = s.program.try_launch({8, 1, 1}, {1, 1, 1}, s.args(), {scalar_f32(6.0f)}, &ns);
   if (!(ctx.properties.features & TG_FEATURE_TIMING)) {
-    expect(st.code == TG_ERROR_UNIMPLEMENTED, "a timed launch without TG_FEATURE_TIMING: expected UNIMPLEMENTED, got " +
-                                                  (st.ok() ? std::string("success") : st.describe()));
+    expect(st.code == TG_ERROR_UNIMPLEMENTED,
+           "a timed launch without TG_FEATURE_TIMING: expected UNIMPLEMENTED, got " +
+               (st.ok() ? std::string("success") : st.describe()));
     synchronize(s.device);
     expect_all(s.result(), 0.0f, "a refused timed launch must run nothing");
     return;

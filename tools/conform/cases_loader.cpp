@@ -30,7 +30,8 @@ std::set<std::string> exported_symbols(const std::filesystem::path& path) {
     std::memcpy(&sh, at(eh.e_shoff + uint64_t(s) * eh.e_shentsize, sizeof sh, "section header"), sizeof sh);
     if (sh.sh_type != SHT_DYNSYM || sh.sh_entsize < sizeof(Elf64_Sym)) continue;
     Elf64_Shdr strtab;
-    std::memcpy(&strtab, at(eh.e_shoff + uint64_t(sh.sh_link) * eh.e_shentsize, sizeof strtab, "string table"),
+    std::memcpy(&strtab,
+                at(eh.e_shoff + uint64_t(sh.sh_link) * eh.e_shentsize, sizeof strtab, "string table"),
                 sizeof strtab);
     const std::byte* strings = at(strtab.sh_offset, strtab.sh_size, "string table");
     for (uint64_t k = 1; k < sh.sh_size / sh.sh_entsize; ++k) {
@@ -71,7 +72,8 @@ void exports_only_the_entry(const Context& ctx) {
   names.erase("_fini");
   std::string extra;
   for (const auto& n : names) extra += (extra.empty() ? "" : ", ") + n;
-  expect(names.empty(), "exports " + std::to_string(names.size()) + " symbols besides " TG_PLUGIN_QUERY_SYMBOL
+  expect(names.empty(), "exports " + std::to_string(names.size()) +
+                            " symbols besides " TG_PLUGIN_QUERY_SYMBOL
                             " (build with tg_add_plugin: hidden visibility and the version script): " +
                             extra.substr(0, 400));
 }
@@ -83,8 +85,8 @@ void query_null_host(const Context& ctx) {
 void query_other_major(const Context& ctx) {
   tg_host_info host = host_info();
   host.abi_major = TG_ABI_VERSION_MAJOR + 1;
-  expect(query(ctx, &host) == nullptr, "query with a host of ABI major " + std::to_string(host.abi_major) +
-                                           " must return NULL");
+  expect(query(ctx, &host) == nullptr,
+         "query with a host of ABI major " + std::to_string(host.abi_major) + " must return NULL");
 }
 
 void query_newer_host(const Context& ctx) {
@@ -129,9 +131,10 @@ void required_functions(const Context& ctx) {
     size_t offset;
     bool present;
   };
-#define TG_FN(m) Fn{#m, offsetof(tg_plugin_api, m), TG_CONFORM_HAS(m)}
-  const Fn required[] = {TG_FN(error_code),   TG_FN(error_message), TG_FN(error_log),
-                         TG_FN(error_destroy), TG_FN(device_count), TG_FN(device_open),
+#define TG_FN(m)                                                                                             \
+  Fn { #m, offsetof(tg_plugin_api, m), TG_CONFORM_HAS(m) }
+  const Fn required[] = {TG_FN(error_code),    TG_FN(error_message),    TG_FN(error_log),
+                         TG_FN(error_destroy), TG_FN(device_count),     TG_FN(device_open),
                          TG_FN(device_close),  TG_FN(device_properties)};
   for (const Fn& f : required) expect(f.present, std::string("required function ") + f.name + " is absent");
   auto pair = [&](Fn a, Fn b) {

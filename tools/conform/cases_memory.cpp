@@ -92,9 +92,10 @@ void offsets(const Context& ctx) {
     expect(all[i] == (i >= 40 && i < 45 ? std::byte(i - 39) : std::byte{0}),
            "after writing 5 bytes at offset 40, byte " + std::to_string(i) + " is wrong");
   auto part = buf.download(3, 41);
-  expect(part[0] == std::byte{2} && part[2] == std::byte{4}, "reading 3 bytes at offset 41 gave the wrong bytes");
+  expect(part[0] == std::byte{2} && part[2] == std::byte{4},
+         "reading 3 bytes at offset 41 gave the wrong bytes");
   buf.upload(std::vector<std::byte>(10, std::byte{9}), 90); // ends exactly at the end
-  buf.download(0, 100);                                       // empty copy at the end
+  buf.download(0, 100);                                     // empty copy at the end
   if (TG_CONFORM_HAS(buffer_copy)) {
     Buffer other(d, 50);
     other.upload(std::vector<std::byte>(50, std::byte{7}));
@@ -112,18 +113,23 @@ void out_of_range_copies(const Context& ctx) {
   Buffer a(d, 100), b(d, 50);
   std::vector<std::byte> host(200, std::byte{1});
   const auto invalid = TG_ERROR_INVALID_ARGUMENT;
-  expect_code(api().buffer_copy_from_host(a.get(), 90, host.data(), 11), invalid, "copy_from_host(90, 11) of 100");
-  expect_code(api().buffer_copy_to_host(a.get(), 101, host.data(), 0), invalid, "copy_to_host(101, 0) of 100");
-  expect_code(api().buffer_copy_to_host(a.get(), 0, host.data(), 101), invalid, "copy_to_host(0, 101) of 100");
+  expect_code(api().buffer_copy_from_host(a.get(), 90, host.data(), 11), invalid,
+              "copy_from_host(90, 11) of 100");
+  expect_code(api().buffer_copy_to_host(a.get(), 101, host.data(), 0), invalid,
+              "copy_to_host(101, 0) of 100");
+  expect_code(api().buffer_copy_to_host(a.get(), 0, host.data(), 101), invalid,
+              "copy_to_host(0, 101) of 100");
   expect_code(api().buffer_copy_to_host(a.get(), UINT64_MAX, host.data(), 2), invalid,
               "copy_to_host(UINT64_MAX, 2): offset + size overflows");
   expect_code(api().buffer_copy_from_host(a.get(), 1, host.data(), UINT64_MAX), invalid,
               "copy_from_host(1, UINT64_MAX): offset + size overflows");
   expect_code(api().buffer_copy_from_host(a.get(), 0, nullptr, 4), invalid, "copy_from_host from NULL");
-  expect_code(api().buffer_copy_from_host(nullptr, 0, host.data(), 4), invalid, "copy_from_host into a NULL buffer");
+  expect_code(api().buffer_copy_from_host(nullptr, 0, host.data(), 4), invalid,
+              "copy_from_host into a NULL buffer");
   if (TG_CONFORM_HAS(buffer_copy)) {
     expect_code(api().buffer_copy(b.get(), 0, a.get(), 0, 51), invalid, "buffer_copy of 51 bytes into 50");
-    expect_code(api().buffer_copy(a.get(), 0, b.get(), 10, 41), invalid, "buffer_copy(src offset 10, 41) of 50");
+    expect_code(api().buffer_copy(a.get(), 0, b.get(), 10, 41), invalid,
+                "buffer_copy(src offset 10, 41) of 50");
   }
 }
 

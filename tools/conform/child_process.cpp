@@ -53,7 +53,8 @@ ChildResult run_in_child(const std::function<std::string()>& body, std::chrono::
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char chunk[4096];
   while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       break;

@@ -70,7 +70,8 @@ std::string encode(const Probe& p) {
 Probe decode(const std::string& s) {
   Probe p;
   const size_t head = 1 + sizeof p.count + sizeof p.properties + sizeof(uint32_t);
-  if (s.size() < head) throw std::runtime_error("the device probe answered " + std::to_string(s.size()) + " bytes");
+  if (s.size() < head)
+    throw std::runtime_error("the device probe answered " + std::to_string(s.size()) + " bytes");
   p.status = s[0];
   std::memcpy(&p.count, s.data() + 1, sizeof p.count);
   std::memcpy(&p.properties, s.data() + 1 + sizeof p.count, sizeof p.properties);
@@ -113,7 +114,8 @@ Probe probe(const RawPlugin& plugin, int32_t device, std::chrono::milliseconds t
     throw std::runtime_error("probing the device crashed (signal " + std::to_string(r.signal) + ")");
   if (r.kind == ChildResult::Kind::timed_out) throw std::runtime_error("probing the device timed out");
   if (r.kind == ChildResult::Kind::silent)
-    throw std::runtime_error("the device probe exited with code " + std::to_string(r.exit_code) + " without an answer");
+    throw std::runtime_error("the device probe exited with code " + std::to_string(r.exit_code) +
+                             " without an answer");
   if (r.payload[0] == '0') throw std::runtime_error("probing the device failed: " + r.payload.substr(1));
   return decode(r.payload.substr(1));
 }
@@ -216,7 +218,8 @@ int run_conform(const Options& options, std::ostream& out, std::ostream& err) {
     if (!selected(c.name, options.filter)) continue;
     CaseReport cr{c.name, {}, 0};
     const auto start = std::chrono::steady_clock::now();
-    if (ctx.plugin.query == nullptr && c.name != "loader/entry_symbol" && c.name != "loader/exports_only_the_entry_symbol")
+    if (ctx.plugin.query == nullptr && c.name != "loader/entry_symbol" &&
+        c.name != "loader/exports_only_the_entry_symbol")
       cr.result = {Outcome::fail, "the plugin has no " TG_PLUGIN_QUERY_SYMBOL " entry symbol"};
     else if (c.needs_device && p.status == 'U')
       cr.result = {Outcome::unavailable, p.message};

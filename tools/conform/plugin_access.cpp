@@ -25,9 +25,15 @@ RawPlugin open_plugin(const std::filesystem::path& path) {
 }
 
 const char* code_name(tg_error_code code) {
-  static const char* const names[] = {"OK",          "INVALID_ARGUMENT",    "NOT_FOUND",
-                                      "RESOURCE_EXHAUSTED", "UNIMPLEMENTED", "UNAVAILABLE",
-                                      "FAILED_PRECONDITION", "DEADLINE_EXCEEDED", "INTERNAL"};
+  static const char* const names[] = {"OK",
+                                      "INVALID_ARGUMENT",
+                                      "NOT_FOUND",
+                                      "RESOURCE_EXHAUSTED",
+                                      "UNIMPLEMENTED",
+                                      "UNAVAILABLE",
+                                      "FAILED_PRECONDITION",
+                                      "DEADLINE_EXCEEDED",
+                                      "INTERNAL"};
   return code >= 0 && code <= TG_ERROR_INTERNAL ? names[code] : "UNKNOWN";
 }
 
@@ -83,7 +89,8 @@ Device::~Device() { api().device_close(device_); }
 
 Buffer::Buffer(const Device& device, uint64_t size, uint64_t alignment) : size_(size) {
   tg_buffer_alloc_args args{sizeof(args), size, alignment, 0, 0};
-  check(api().buffer_alloc(device.get(), &args, &buffer_), "buffer_alloc(" + std::to_string(size) + " bytes)");
+  check(api().buffer_alloc(device.get(), &args, &buffer_),
+        "buffer_alloc(" + std::to_string(size) + " bytes)");
   if (buffer_ == nullptr) throw CaseFailed("buffer_alloc succeeded but returned a NULL buffer");
 }
 Buffer::~Buffer() {
@@ -129,7 +136,8 @@ Compiled compile(std::span<const std::byte> ir, const char* target, uint32_t fla
 std::vector<std::byte> compile_or_fail(std::span<const std::byte> ir, const char* target) {
   Compiled c = compile(ir, target);
   if (!c.status.ok())
-    throw CaseFailed("compile failed: " + c.status.describe() + (c.status.log.empty() ? "" : "\n" + c.status.log));
+    throw CaseFailed("compile failed: " + c.status.describe() +
+                     (c.status.log.empty() ? "" : "\n" + c.status.log));
   return std::move(c.binary);
 }
 
@@ -140,8 +148,9 @@ Program::Program(const Device& device, std::span<const std::byte> binary) {
 Program::~Program() { api().program_free(program_); }
 
 Status Program::try_launch(std::array<uint32_t, 3> global, std::array<uint32_t, 3> local,
-                           const std::vector<tg_buffer_arg>& buffers, const std::vector<tg_scalar_arg>& scalars,
-                           uint64_t* elapsed_ns, size_t struct_size) const {
+                           const std::vector<tg_buffer_arg>& buffers,
+                           const std::vector<tg_scalar_arg>& scalars, uint64_t* elapsed_ns,
+                           size_t struct_size) const {
   // A larger struct_size (a newer host) comes with zeroed bytes after the fields this ABI knows.
   std::vector<std::byte> raw(std::max(struct_size, sizeof(tg_launch_args)));
   tg_launch_args args{};

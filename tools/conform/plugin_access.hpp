@@ -18,7 +18,7 @@ namespace tg::conform {
 
 struct RawPlugin {
   std::filesystem::path path;
-  void* handle = nullptr;           // from dlopen, never closed (plugins may keep process state)
+  void* handle = nullptr;             // from dlopen, never closed (plugins may keep process state)
   tg_plugin_query_fn query = nullptr; // NULL when the entry symbol is missing
   const tg_plugin_api* api = nullptr; // query(host) of a well-formed v1 host; NULL if refused
 };
@@ -45,7 +45,7 @@ const tg_plugin_api& api();
 void set_api(const tg_plugin_api* table);
 // True when the table holds function `member` (non-NULL and inside struct_size).
 #define TG_CONFORM_HAS(member)                                                                               \
-  (offsetof(tg_plugin_api, member) + sizeof(void*) <= ::tg::conform::api().struct_size &&                   \
+  (offsetof(tg_plugin_api, member) + sizeof(void*) <= ::tg::conform::api().struct_size &&                    \
    ::tg::conform::api().member != nullptr)
 
 Status take(tg_error* error);
@@ -92,7 +92,8 @@ struct Compiled {
   std::string source;
   std::string log;
 };
-Compiled compile(std::span<const std::byte> ir, const char* target, uint32_t flags = 0, uint32_t opt_level = 2);
+Compiled compile(std::span<const std::byte> ir, const char* target, uint32_t flags = 0,
+                 uint32_t opt_level = 2);
 // Same, failing the case when compile fails.
 std::vector<std::byte> compile_or_fail(std::span<const std::byte> ir, const char* target);
 

@@ -40,9 +40,10 @@ std::string case_line(const CaseReport& c) {
 }
 
 std::string summary_line(const RunReport& r) {
-  std::string s = "tg conform " + r.plugin + ": " + std::to_string(r.cases.size()) + " cases: " +
-                  std::to_string(r.count(Outcome::pass)) + " passed, " + std::to_string(r.count(Outcome::fail)) +
-                  " failed, " + std::to_string(r.count(Outcome::skip)) + " skipped, " +
+  std::string s = "tg conform " + r.plugin + ": " + std::to_string(r.cases.size()) +
+                  " cases: " + std::to_string(r.count(Outcome::pass)) + " passed, " +
+                  std::to_string(r.count(Outcome::fail)) + " failed, " +
+                  std::to_string(r.count(Outcome::skip)) + " skipped, " +
                   std::to_string(r.count(Outcome::unavailable)) + " unavailable, " +
                   std::to_string(r.count(Outcome::crash)) + " crashed";
   if (!r.unavailable_reason.empty()) s += " (no hardware: " + r.unavailable_reason + ")";
@@ -61,7 +62,8 @@ void write_json(const RunReport& r, std::ostream& out) {
   for (const auto& c : r.cases) {
     std::string result = outcome_name(c.result.outcome);
     for (char& ch : result) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    j["cases"].push_back({{"name", c.name}, {"result", result}, {"message", c.result.message}, {"seconds", c.seconds}});
+    j["cases"].push_back(
+        {{"name", c.name}, {"result", result}, {"message", c.result.message}, {"seconds", c.seconds}});
   }
   j["summary"] = {{"cases", r.cases.size()},
                   {"passed", r.count(Outcome::pass)},
@@ -93,8 +95,10 @@ std::string xml_escape(const std::string& s) {
       out += "&#10;";
       break;
     default:
-      if (c < 0x20 && c != '\t') out += ' '; // not allowed in XML 1.0
-      else out += char(c);
+      if (c < 0x20 && c != '\t')
+        out += ' '; // not allowed in XML 1.0
+      else
+        out += char(c);
     }
   }
   return out;
@@ -108,8 +112,8 @@ void write_junit(const RunReport& r, std::ostream& out) {
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out << "<testsuites name=\"" << xml_escape(suite) << "\" tests=\"" << r.cases.size() << "\" failures=\""
       << r.count(Outcome::fail) << "\" errors=\"" << r.count(Outcome::crash) << "\" skipped=\""
-      << r.count(Outcome::skip) + r.count(Outcome::unavailable) << "\" time=\"" << std::fixed << std::setprecision(3)
-      << total << "\">\n";
+      << r.count(Outcome::skip) + r.count(Outcome::unavailable) << "\" time=\"" << std::fixed
+      << std::setprecision(3) << total << "\">\n";
   out << "  <testsuite name=\"" << xml_escape(suite) << "\" tests=\"" << r.cases.size() << "\" failures=\""
       << r.count(Outcome::fail) << "\" errors=\"" << r.count(Outcome::crash) << "\" skipped=\""
       << r.count(Outcome::skip) + r.count(Outcome::unavailable) << "\" time=\"" << total << "\">\n";

@@ -22,7 +22,7 @@ struct RunReport {
   std::string plugin_path; // the file
   std::string plugin_name; // the table's plugin_name, when it answered
   int32_t device = 0;
-  std::string device_name;       // empty when no device was available
+  std::string device_name;        // empty when no device was available
   std::string unavailable_reason; // non-empty: the plugin has no hardware here
   std::vector<CaseReport> cases;
 

@@ -127,9 +127,12 @@ std::string compare_values(tg_dtype dtype, std::span<const std::byte> got, std::
     bool ok;
     if (fl) {
       double a = read_float(dtype, g), b = read_float(dtype, w);
-      if (std::isnan(b) || std::isnan(a)) ok = std::isnan(a) && std::isnan(b);
-      else if (std::isinf(b) || std::isinf(a)) ok = a == b;
-      else ok = std::fabs(a - b) <= tol * scale + tol * std::fabs(b);
+      if (std::isnan(b) || std::isnan(a))
+        ok = std::isnan(a) && std::isnan(b);
+      else if (std::isinf(b) || std::isinf(a))
+        ok = a == b;
+      else
+        ok = std::fabs(a - b) <= tol * scale + tol * std::fabs(b);
       if (!ok && bad < 4) first << (bad ? "; " : "") << "element " << i << ": got " << a << ", want " << b;
     } else {
       int64_t a = read_int(dtype, g), b = read_int(dtype, w);
