@@ -3,6 +3,7 @@
 // buffer from the same inputs. A kernel the device cannot run (an undeclared dtype or feature, a
 // limit) is skipped with the reason.
 #include "tools/conform/cases.hpp"
+#include "tools/conform/corpus.hpp"
 #include "tools/conform/values.hpp"
 
 #include <tg/sdk/bytes.hpp>
@@ -117,7 +118,27 @@ void add_kernel_cases(std::vector<Case>& cases, const std::string& group, std::v
   }
 }
 
-std::vector<Case> all_cases(const tg_device_properties&) {
+// The golden corpus lowered for this device (the reference device when none was probed).
+void add_golden_cases(std::vector<Case>& cases, const tg_device_properties& probed) {
+  const tg_device_properties props = probed.max_global_size[0] != 0 ? probed : reference_properties();
+  std::vector<KernelCase> kernels;
+  try {
+    for (auto& c : golden_corpus(props)) {
+      std::vector<KernelBuffer> buffers;
+      for (const auto& b : c.buffers) buffers.push_back({b.dtype, b.elements});
+      kernels.push_back(
+          {c.name, std::move(c.ir), c.global, c.local, std::move(buffers), std::move(c.scalars)});
+    }
+  } catch (const std::exception& e) {
+    std::string why =
+        std::string("the core's codegen failed to make the corpus for this device: ") + e.what();
+    cases.push_back({"kernels/golden/generate", false, [why](const Context&) { throw CaseFailed(why); }});
+    return;
+  }
+  add_kernel_cases(cases, "golden", std::move(kernels));
+}
+
+std::vector<Case> all_cases(const tg_device_properties& properties) {
   std::vector<Case> cases;
   add_loader_cases(cases);
   add_device_cases(cases);
@@ -125,6 +146,7 @@ std::vector<Case> all_cases(const tg_device_properties&) {
   add_compile_cases(cases);
   add_program_cases(cases);
   add_launch_cases(cases);
+  add_golden_cases(cases, properties);
   add_kernel_cases(cases, "builtin", builtin_kernels());
   return cases;
 }

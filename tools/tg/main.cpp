@@ -30,6 +30,8 @@ const std::map<std::string, Command>& commands() {
       {"conform",
        {tg::cli::cmd_conform,
         "run the conformance suite against a plugin (crashes are reported, not fatal)"}},
+      {"corpus",
+       {tg::cli::cmd_corpus, "list or write the golden kernel corpus (tg conform, renderer tests)"}},
       {"demo", {tg::cli::cmd_demo, "compile and run a vector add on a device and check it"}},
       {"bench",
        {tg::cli::cmd_bench, "time matmul, elementwise, reduce, conv, cold start and dispatch vs PyTorch"}},
