@@ -25,7 +25,8 @@ int cmd_conform(const std::vector<std::string>& args) {
       "run only cases whose name contains this (or matches this glob)")(
       "list", "print the case names and run nothing")(
       "json", po::value<std::string>(&json)->implicit_value("-"),
-      "write the results as JSON to this file (no file: to stdout, the case lines then go to stderr)")(
+      "write the results as JSON to this file (--json alone: to stdout, the case lines then go to stderr;\n"
+      "give the plugin first, or --json=FILE, so the plugin is not taken for the file)")(
       "junit", po::value<std::string>(),
       "write the results as JUnit XML to this file")("timeout", po::value<int>(&timeout)->default_value(120),
                                                      "seconds one case may take before it is killed");
