@@ -8,6 +8,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -127,4 +128,40 @@ BOOST_AUTO_TEST_CASE(a_plugin_loaded_at_run_time_computes_like_the_other_and_unl
   }
   BOOST_TEST(unload_plugin("cpu2"));
   BOOST_TEST(!is_loaded(path));
+}
+
+// Run by the out-of-tree example's test (tests/install/custom_backend.cmake) with TG_SWAP_PLUGIN
+// set to another plugin's file (the SDK example `my`): the same graph on the CPU plugin and on
+// that plugin, compared, then tensors moved back and forth. Skipped when TG_SWAP_PLUGIN is unset.
+struct SwapPluginGiven {
+  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+    boost::test_tools::assertion_result ok(std::getenv("TG_SWAP_PLUGIN") != nullptr);
+    if (!ok) ok.message() << "skipped: TG_SWAP_PLUGIN (a plugin file to load) is not set";
+    return ok;
+  }
+};
+
+BOOST_AUTO_TEST_CASE(the_given_plugin_computes_like_cpu_and_tensors_move_both_ways,
+                     *boost::unit_test::precondition(SwapPluginGiven{})) {
+  const fs::path path = std::getenv("TG_SWAP_PLUGIN");
+  std::string name = load_plugin(path);
+  std::string dev;
+  for (char c : name) dev += char(std::toupper(static_cast<unsigned char>(c)));
+  BOOST_TEST_MESSAGE("loaded " << path << " as " << dev);
+  {
+    Tensor x = Tensor::rand({37, 19}, dtypes::float32, "CPU");
+    Tensor w = Tensor::rand({19}, dtypes::float32, "CPU");
+    std::vector<float> on_cpu = graph(x, w).to_vector<float>();
+    // The same graph built on the other device from the same values (moved there).
+    Tensor y = graph(x.to(dev), w.to(dev));
+    BOOST_TEST(y.device() == dev);
+    check_equal(y.to_vector<float>(), on_cpu, "on " + dev);
+    // Back and forth: dev -> CPU -> dev, computing on each side.
+    Tensor back = (y.to("CPU") * 2).to(dev) - y;
+    check_equal(back.to("CPU").to_vector<float>(), on_cpu, dev + " -> CPU -> " + dev);
+    // A matmul made on the device itself (its own random numbers) agrees with the CPU's.
+    Tensor a = Tensor::rand({16, 24}, dtypes::float32, dev), b = Tensor::rand({24, 8}, dtypes::float32, dev);
+    check_equal(a.matmul(b).to_vector<float>(), a.to("CPU").matmul(b.to("CPU")).to_vector<float>(), "matmul");
+  }
+  BOOST_TEST(unload_plugin(name));
 }

@@ -21,7 +21,8 @@ fs::path resolve(const std::string& plugin) {
   if (plugin.find('/') != std::string::npos || plugin.ends_with(".so")) return plugin;
   const std::string file = "libtg_device_" + plugin + ".so";
   std::string searched;
-  for (const fs::path& entry : tg::plugin_search_path()) {
+  for (const tg::SearchDir& dir : tg::plugin_search_path()) {
+    const fs::path& entry = dir.path;
     std::error_code ec;
     searched += (searched.empty() ? "" : ", ") + entry.string();
     if (fs::is_directory(entry, ec)) {

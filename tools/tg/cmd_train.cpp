@@ -130,7 +130,9 @@ int cmd_train(const std::vector<std::string>& args) {
       "directory with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (default: Fashion-MNIST from the "
       "dataset-fashion-mnist package)")("save", po::value<std::string>(), "write a safetensors checkpoint")(
       "load", po::value<std::string>(), "start from a safetensors checkpoint")(
-      "seed", po::value<uint64_t>()->default_value(1337), "random seed (weights, batches)");
+      "seed", po::value<uint64_t>()->default_value(1337), "random seed (weights, batches)")(
+      "test-images", po::value<int64_t>()->default_value(-1),
+      "evaluate on the first N test images (default: all; for quick checks on slow devices)");
   po::positional_options_description pos;
   pos.add("dataset", 1);
   po::variables_map vm;
@@ -144,6 +146,11 @@ int cmd_train(const std::vector<std::string>& args) {
     return 2;
   }
   const int steps = vm["steps"].as<int>(), bs = vm["bs"].as<int>();
+  const int64_t test_images = vm["test-images"].as<int64_t>();
+  if (test_images < -1 || test_images == 0) {
+    std::cerr << "tg train: --test-images must be a count > 0 (or left out for all), got " << test_images << "\n";
+    return 2;
+  }
   const double lr = vm["lr"].as<double>();
   if (steps < 0 || bs <= 0 || !(lr > 0) || !std::isfinite(lr)) {
     std::cerr << "tg train: --steps must be >= 0, --bs > 0 and --lr a finite number > 0 (got --steps "
@@ -185,6 +192,7 @@ int cmd_train(const std::vector<std::string>& args) {
   }
   MnistData data = load_mnist(dir);
   HostImages train = to_host(data.x_train, data.y_train), test = to_host(data.x_test, data.y_test);
+  if (test_images > 0) test.count = std::min(test.count, test_images);
   std::cout << "data: " << dir.string() << " (" << train.count << " train, " << test.count
             << " test images)\n";
   std::cout << "device: " << device << ", batch " << bs << ", Adam lr " << lr << ", " << steps
