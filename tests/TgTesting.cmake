@@ -1,5 +1,7 @@
-# tg_add_test(NAME name SOURCES ... LIBS ... LABELS ... [TIMEOUT seconds] [ENV ...])
+# tg_add_test(NAME name SOURCES ... LIBS ... LABELS ... [TIMEOUT seconds] [ENV ...] [DEVICE_SUITE])
 # One Boost.Test executable (dynamic Boost.Test, its own main) registered with ctest.
+# DEVICE_SUITE: a suite that runs on any device (TG_DEVICE); it is not registered here but once
+# per device by tg_add_device_suite(), as <name>_<plugin>.
 #
 # A crash or a hang must fail fast and never take the next test case with it:
 # - --catch_system_errors=no: Boost.Test otherwise turns SIGSEGV/SIGABRT into a failed assertion by
@@ -10,7 +12,7 @@
 # - TIMEOUT: every test has one, sized to the suite (default 300 s for a Debug build on a loaded
 #   2-core machine); ctest kills a hung suite and reports it as a timeout.
 function(tg_add_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(T "DEVICE_SUITE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
   # The module's main lives in a generated file, so a suite may span several sources.
   set(main ${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}_main.cpp)
   file(CONFIGURE OUTPUT ${main} CONTENT "#define BOOST_TEST_MODULE ${T_NAME}
@@ -19,11 +21,39 @@ function(tg_add_test)
   add_executable(${T_NAME} ${main} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE Boost::unit_test_framework ${T_LIBS})
   tg_warnings(${T_NAME})
-  add_test(NAME ${T_NAME} COMMAND ${T_NAME} --color_output=no --report_level=short --catch_system_errors=no)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
-  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
-    ENVIRONMENT "BOOST_TEST_COLOR_OUTPUT=no;BOOST_TEST_CATCH_SYSTEM_ERRORS=no;TG_PLUGIN_PATH=${PROJECT_BINARY_DIR}/lib;${T_ENV}"
+  if(T_DEVICE_SUITE)
+    set_property(GLOBAL APPEND PROPERTY TG_DEVICE_SUITES ${T_NAME})
+    set_target_properties(${T_NAME} PROPERTIES TG_SUITE_LABELS "${T_LABELS}" TG_SUITE_TIMEOUT ${T_TIMEOUT}
+      TG_SUITE_ENV "${T_ENV}")
+    return()
+  endif()
+  tg_register_test(${T_NAME} ${T_NAME} "${T_LABELS}" ${T_TIMEOUT} "${T_ENV}")
+endfunction()
+
+# Registers the executable `target` as ctest `name`, with the environment every suite gets.
+function(tg_register_test name target labels timeout env)
+  add_test(NAME ${name} COMMAND ${target} --color_output=no --report_level=short --catch_system_errors=no)
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout}
+    ENVIRONMENT "BOOST_TEST_COLOR_OUTPUT=no;BOOST_TEST_CATCH_SYSTEM_ERRORS=no;TG_PLUGIN_PATH=${TG_PLUGIN_OUTPUT_DIR};${env}"
     SKIP_RETURN_CODE 77)
+endfunction()
+
+# tg_add_device_suite(plugin DEVICE): registers every DEVICE_SUITE as <suite>_<plugin>, run with
+# TG_DEVICE=DEVICE and labelled plugin-<plugin>. One line per in-tree plugin that can run here
+# (tests/CMakeLists.txt); call it after the suites are defined.
+function(tg_add_device_suite plugin device)
+  get_property(suites GLOBAL PROPERTY TG_DEVICE_SUITES)
+  foreach(suite ${suites})
+    get_target_property(labels ${suite} TG_SUITE_LABELS)
+    get_target_property(timeout ${suite} TG_SUITE_TIMEOUT)
+    get_target_property(env ${suite} TG_SUITE_ENV)
+    if(NOT env)
+      set(env "")
+    endif()
+    list(FILTER labels EXCLUDE REGEX "^plugin-")
+    tg_register_test(${suite}_${plugin} ${suite} "${labels};plugin-${plugin}" ${timeout} "TG_DEVICE=${device};${env}")
+  endforeach()
 endfunction()

@@ -7,8 +7,31 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace tg {
+
+namespace {
+
+struct OpenDevices {
+  std::mutex mutex;
+  std::map<std::string, OpenDevice> by_name; // canonical name -> device
+};
+OpenDevices& open_devices() {
+  static OpenDevices devices;
+  return devices;
+}
+
+struct DefaultDevice {
+  std::mutex mutex;
+  std::optional<std::string> name; // set from code; else $TG_DEVICE
+};
+DefaultDevice& default_device_state() {
+  static DefaultDevice state;
+  return state;
+}
+
+} // namespace
 
 std::string DeviceName::canonical() const {
   std::string up = plugin;
@@ -33,21 +56,54 @@ DeviceName parse_device_name(const std::string& name) {
 }
 
 std::string default_device() {
+  {
+    DefaultDevice& state = default_device_state();
+    std::lock_guard lock(state.mutex);
+    if (state.name) return *state.name;
+  }
   const char* env = std::getenv("TG_DEVICE");
   return parse_device_name(env && *env ? env : "CPU").canonical();
 }
 
-OpenDevice& open_device(const std::string& name) {
-  static std::mutex mutex;
-  static std::map<std::string, OpenDevice> open;
+void set_default_device(const std::string& name) {
+  std::optional<std::string> canonical;
+  if (!name.empty()) {
+    canonical = parse_device_name(name).canonical();
+    open_device(*canonical);
+  }
+  DefaultDevice& state = default_device_state();
+  std::lock_guard lock(state.mutex);
+  state.name = std::move(canonical);
+}
+
+OpenDevice open_device(const std::string& name) {
   DeviceName parsed = parse_device_name(name);
-  std::lock_guard lock(mutex);
-  auto it = open.find(parsed.canonical());
-  if (it != open.end()) return it->second;
+  OpenDevices& devices = open_devices();
+  std::lock_guard lock(devices.mutex);
+  auto it = devices.by_name.find(parsed.canonical());
+  if (it != devices.by_name.end()) return it->second;
   auto plugin = PluginRegistry::instance().get(parsed.plugin);
   auto device = Device::open(plugin, parsed.index);
   OpenDevice entry{device, std::make_shared<Allocator>(device)};
-  return open.emplace(parsed.canonical(), std::move(entry)).first->second;
+  return devices.by_name.emplace(parsed.canonical(), std::move(entry)).first->second;
+}
+
+std::vector<std::pair<std::string, OpenDevice>> close_devices(const std::string& plugin) {
+  std::vector<std::pair<std::string, OpenDevice>> closed;
+  OpenDevices& devices = open_devices();
+  {
+    std::lock_guard lock(devices.mutex);
+    for (auto it = devices.by_name.begin(); it != devices.by_name.end();) {
+      if (parse_device_name(it->first).plugin != plugin) {
+        ++it;
+        continue;
+      }
+      closed.emplace_back(it->first, std::move(it->second));
+      it = devices.by_name.erase(it);
+    }
+  }
+  for (auto& [name, device] : closed) device.allocator->free_cache();
+  return closed;
 }
 
 } // namespace tg

@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tg {
 
@@ -19,8 +21,12 @@ struct DeviceName {
 // Parses "cpu", "CPU", "CPU:1"; throws Error on a malformed name.
 DeviceName parse_device_name(const std::string& name);
 
-// The default device: $TG_DEVICE, else "CPU".
+// The default device: the one set with set_default_device, else $TG_DEVICE, else "CPU".
 std::string default_device();
+// Makes `name` the default device of this process (tensors created without a device go there).
+// Opens it first, so a device that cannot be used fails here with the plugin's reason.
+// An empty name goes back to $TG_DEVICE / "CPU".
+void set_default_device(const std::string& name);
 
 struct OpenDevice {
   std::shared_ptr<Device> device;
@@ -29,6 +35,11 @@ struct OpenDevice {
 
 // Opens (once) and returns the named device. Throws the plugin's load error, UnknownPluginError,
 // or DeviceUnavailableError.
-OpenDevice& open_device(const std::string& name);
+OpenDevice open_device(const std::string& name);
+
+// Forgets the open devices of plugin `plugin` (lower case) and frees their allocators' caches;
+// returns them with their canonical names. Buffers and programs still in use keep their device
+// (and so the plugin) alive. Used by tg::unload_plugin.
+std::vector<std::pair<std::string, OpenDevice>> close_devices(const std::string& plugin);
 
 } // namespace tg

@@ -56,6 +56,10 @@ class InvalidPluginError : public PluginLoadError {
 class UnknownPluginError : public Error {
   using Error::Error;
 };
+// tg::load_plugin: a plugin of that name is already registered; the message names both paths.
+class PluginNameClashError : public Error {
+  using Error::Error;
+};
 
 // A call through the ABI returned an error. code() is the ABI code, log() the plugin's log.
 class DeviceError : public Error {

@@ -3,6 +3,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -14,7 +15,25 @@ namespace fs = std::filesystem;
 namespace {
 // A function defined in libtg itself: its address tells dladdr which file libtg was loaded from.
 void core_library_anchor() {}
+
+const char* const kPluginSubdir = "tinygrad.cpp/plugins"; // under libtg's dir and the XDG data dir
+
+bool is_active(const PluginEntry& e) { return e.shadowed_by.empty(); }
 } // namespace
+
+const char* origin_name(PluginOrigin origin) {
+  switch (origin) {
+  case PluginOrigin::env:
+    return "TG_PLUGIN_PATH";
+  case PluginOrigin::user:
+    return "user plugin dir";
+  case PluginOrigin::installed:
+    return "installed plugin dir";
+  case PluginOrigin::loaded:
+    return "load_plugin";
+  }
+  return "?";
+}
 
 std::string plugin_name_from_path(const fs::path& path) {
   const std::string prefix = "libtg_device_", suffix = ".so";
@@ -25,39 +44,54 @@ std::string plugin_name_from_path(const fs::path& path) {
   return file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
 }
 
-std::vector<fs::path> plugin_search_path() {
-  std::vector<fs::path> out;
+fs::path user_plugin_dir() {
+  // XDG base directories: an empty or relative XDG_DATA_HOME is ignored.
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg && *xdg == '/') return fs::path(xdg) / kPluginSubdir;
+  const char* home = std::getenv("HOME");
+  if (home && *home) return fs::path(home) / ".local/share" / kPluginSubdir;
+  return {};
+}
+
+fs::path installed_plugin_dir() {
+  std::error_code ec;
+  fs::path self = boost::dll::symbol_location_ptr(reinterpret_cast<const void*>(&core_library_anchor), ec);
+  if (ec || self.empty()) return {};
+  return fs::weakly_canonical(self, ec).parent_path() / kPluginSubdir;
+}
+
+std::vector<SearchDir> plugin_search_path() {
+  std::vector<SearchDir> out;
   if (const char* env = std::getenv("TG_PLUGIN_PATH")) {
     std::stringstream ss(env);
     std::string item;
     while (std::getline(ss, item, ':'))
-      if (!item.empty()) out.emplace_back(item);
+      if (!item.empty()) out.push_back({item, PluginOrigin::env});
   }
-  // The directory of libtg.so itself: where an install puts the bundled plugins.
-  std::error_code ec;
-  fs::path self = boost::dll::symbol_location_ptr(reinterpret_cast<const void*>(&core_library_anchor), ec);
-  if (!ec && !self.empty()) out.push_back(fs::weakly_canonical(self, ec).parent_path());
+  if (fs::path user = user_plugin_dir(); !user.empty()) out.push_back({user, PluginOrigin::user});
+  if (fs::path installed = installed_plugin_dir(); !installed.empty())
+    out.push_back({installed, PluginOrigin::installed});
   return out;
 }
 
-std::vector<PluginEntry> discover_plugins(const std::vector<fs::path>& search) {
-  std::vector<fs::path> files;
+std::vector<PluginEntry> discover_plugins(const std::vector<SearchDir>& search) {
+  std::vector<std::pair<fs::path, PluginOrigin>> files;
   for (const auto& item : search) {
     std::error_code ec;
-    if (fs::is_directory(item, ec)) {
+    if (fs::is_directory(item.path, ec)) {
       std::vector<fs::path> found;
-      for (const auto& entry : fs::directory_iterator(item, ec))
+      for (const auto& entry : fs::directory_iterator(item.path, ec))
         if (!plugin_name_from_path(entry.path()).empty()) found.push_back(entry.path());
       std::sort(found.begin(), found.end()); // deterministic order within a directory
-      files.insert(files.end(), found.begin(), found.end());
-    } else {
-      files.push_back(item); // a named file: load it (or report it missing)
-    }
+      for (auto& f : found) files.emplace_back(std::move(f), item.origin);
+    } else if (item.origin == PluginOrigin::env) {
+      files.emplace_back(item.path, item.origin); // a named file: load it (or report it missing)
+    } // a user or installed directory that does not exist is simply empty
   }
 
   std::vector<PluginEntry> entries;
   std::set<fs::path> seen_files;
-  for (const auto& file : files) {
+  for (const auto& [file, origin] : files) {
     std::error_code ec;
     fs::path canonical = fs::weakly_canonical(file, ec);
     if (ec) canonical = file;
@@ -65,11 +99,11 @@ std::vector<PluginEntry> discover_plugins(const std::vector<fs::path>& search) {
 
     PluginEntry entry;
     entry.path = file;
+    entry.origin = origin;
     entry.name = plugin_name_from_path(file);
     if (entry.name.empty()) entry.name = file.stem().string();
-    auto earlier = std::find_if(entries.begin(), entries.end(), [&](const PluginEntry& e) {
-      return e.name == entry.name && e.shadowed_by.empty();
-    });
+    auto earlier = std::find_if(entries.begin(), entries.end(),
+                                [&](const PluginEntry& e) { return e.name == entry.name && is_active(e); });
     if (earlier != entries.end()) {
       entry.shadowed_by = earlier->path;
       entries.push_back(std::move(entry));
@@ -107,16 +141,55 @@ std::shared_ptr<Plugin> PluginRegistry::get(const std::string& name) {
   std::lock_guard lock(mutex_);
   ensure_scanned_locked();
   for (const auto& entry : entries_) {
-    if (entry.name != name || !entry.shadowed_by.empty()) continue;
+    if (entry.name != name || !is_active(entry)) continue;
     if (entry.error) std::rethrow_exception(entry.error);
     return entry.plugin;
   }
   std::string message = "no plugin named '" + name + "' (looked for libtg_device_" + name + ".so in:";
-  for (const auto& dir : plugin_search_path()) message += " " + dir.string();
+  for (const auto& dir : plugin_search_path()) message += " " + dir.path.string();
   message += "; found:";
   if (entries_.empty()) message += " none";
   for (const auto& entry : entries_) message += " " + entry.name;
-  throw UnknownPluginError(message + "). Set TG_PLUGIN_PATH to the plugin's directory.");
+  throw UnknownPluginError(message + "). Set TG_PLUGIN_PATH to the plugin's directory, or call "
+                                     "tg::load_plugin(path).");
+}
+
+std::string PluginRegistry::add(const fs::path& path) {
+  // Loaded outside the lock: a plugin's query function may be slow, and a failure changes nothing.
+  std::shared_ptr<Plugin> plugin = Plugin::load(path);
+  PluginEntry entry;
+  entry.path = path;
+  entry.origin = PluginOrigin::loaded;
+  entry.name = plugin_name_from_path(path);
+  if (entry.name.empty()) {
+    entry.name = plugin->name();
+    std::transform(entry.name.begin(), entry.name.end(), entry.name.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+  }
+  entry.plugin = std::move(plugin);
+
+  std::lock_guard lock(mutex_);
+  ensure_scanned_locked();
+  auto clash = std::find_if(entries_.begin(), entries_.end(),
+                            [&](const PluginEntry& e) { return e.name == entry.name && is_active(e); });
+  if (clash != entries_.end())
+    throw PluginNameClashError("cannot load plugin '" + entry.name + "' from " + path.string() +
+                               ": a plugin of that name is already registered from " + clash->path.string() +
+                               " (" + origin_name(clash->origin) +
+                               "); unload it first (tg::unload_plugin) or rename the file");
+  std::string name = entry.name;
+  entries_.push_back(std::move(entry));
+  return name;
+}
+
+bool PluginRegistry::remove(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  ensure_scanned_locked();
+  auto end =
+      std::remove_if(entries_.begin(), entries_.end(), [&](const PluginEntry& e) { return e.name == name; });
+  bool removed = end != entries_.end();
+  entries_.erase(end, entries_.end());
+  return removed;
 }
 
 void PluginRegistry::rescan() {

@@ -149,6 +149,22 @@ std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device
   }
 }
 
+void forget_programs(const Device& device) {
+  MemoryCache& cache = memory_cache();
+  std::vector<std::shared_ptr<ProgramFuture>> dropped; // released after the lock
+  {
+    std::lock_guard lock(cache.mutex);
+    for (auto it = cache.entries.begin(); it != cache.entries.end();) {
+      if (it->first.first != &device) {
+        ++it;
+        continue;
+      }
+      dropped.push_back(std::move(it->second));
+      it = cache.entries.erase(it);
+    }
+  }
+}
+
 uint64_t program_compile_count() { return g_compiles.load(); }
 
 } // namespace tg

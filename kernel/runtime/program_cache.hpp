@@ -27,6 +27,10 @@ std::shared_ptr<CachedProgram> get_program(const std::shared_ptr<Device>& device
                                            std::span<const std::byte> ir, bool want_source,
                                            uint32_t opt_level = 2);
 
+// Drops the memory cache's programs for `device`, which they keep alive (tg::unload_plugin).
+// Callers still holding one keep it; nothing is compiled or freed on disk.
+void forget_programs(const Device& device);
+
 // How many times get_program has called a plugin's compile in this process (for tests).
 uint64_t program_compile_count();
 

@@ -16,7 +16,7 @@ DeviceStorage& storage_of(const UOpRef& buffer, bool allocate) {
   if (auto s = arg.storage()) return static_cast<DeviceStorage&>(*s);
   if (!allocate)
     throw Error("buffer " + arg.str() + " holds no data: it was never written (realize its tensor first)");
-  OpenDevice& dev = open_device(arg.device());
+  OpenDevice dev = open_device(arg.device());
   auto storage = dev.allocator->alloc(uint64_t(arg.size()) * uint64_t(buffer->dtype().itemsize()));
   arg.set_storage(storage);
   return *storage;
@@ -67,6 +67,17 @@ struct KernelCacheEntry {
   std::shared_ptr<PreparedKernel> kernel;
 };
 
+// Prepared kernels by (device name + options, normalized AST). Its programs keep their device
+// (and plugin) alive: forget_kernels drops a device's entries when its plugin is unloaded.
+struct KernelCache {
+  std::mutex mutex;
+  std::map<std::pair<std::string, const UOp*>, KernelCacheEntry> entries;
+};
+KernelCache& kernel_cache() {
+  static KernelCache cache;
+  return cache;
+}
+
 std::string gflops(double ops, double ms) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%8.2f GFLOPS", ops / (ms * 1e6));
@@ -76,17 +87,16 @@ std::string gflops(double ops, double ms) {
 } // namespace
 
 std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, const UOp*>, KernelCacheEntry> cache;
+  KernelCache& kernels = kernel_cache();
   const std::string device_name = buffer_arg(item.buffers[0]).device();
-  OpenDevice& dev = open_device(device_name);
+  OpenDevice dev = open_device(device_name);
   const std::string cache_name = device_name + (config().noopt ? "|NOOPT" : ""); // options change the kernel
   UOpRef key = normalized_ast(item);
   const bool want_source = config().debug >= 3;
   {
-    std::lock_guard lock(mutex);
-    auto it = cache.find({cache_name, key.get()});
-    if (it != cache.end() && (!want_source || !it->second.kernel->program->source.empty()))
+    std::lock_guard lock(kernels.mutex);
+    auto it = kernels.entries.find({cache_name, key.get()});
+    if (it != kernels.entries.end() && (!want_source || !it->second.kernel->program->source.empty()))
       return it->second.kernel;
   }
   const auto& props = dev.device->properties();
@@ -103,9 +113,18 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
               << kernel->lowered.sink->str() << std::endl;
   kernel->linear = linearize(kernel->lowered.sink, kernel->lowered.name);
   kernel->program = get_program(dev.device, kernel->linear.ir, want_source, kernel->lowered.compile_level);
-  std::lock_guard lock(mutex);
-  cache[{cache_name, key.get()}] = KernelCacheEntry{key, kernel};
+  std::lock_guard lock(kernels.mutex);
+  kernels.entries[{cache_name, key.get()}] = KernelCacheEntry{key, kernel};
   return kernel;
+}
+
+void forget_kernels(const std::string& device_name) {
+  KernelCache& kernels = kernel_cache();
+  std::lock_guard lock(kernels.mutex);
+  std::erase_if(kernels.entries, [&](const auto& entry) {
+    const std::string& name = entry.first.first; // "CPU" or "CPU|NOOPT"
+    return name == device_name || name.starts_with(device_name + "|");
+  });
 }
 
 namespace {
@@ -142,7 +161,7 @@ double run_schedule(const Schedule& schedule) {
     LaunchDims dims;
     dims.global = kernel->lowered.global;
     dims.local = kernel->lowered.local;
-    OpenDevice& dev = open_device(buffer_arg(item.buffers[0]).device());
+    OpenDevice dev = open_device(buffer_arg(item.buffers[0]).device());
     bool measure = debug >= 1 && (dev.device->properties().features & TG_FEATURE_TIMING);
     auto t0 = std::chrono::steady_clock::now();
     auto elapsed = kernel->program->program.launch(dims, args, {}, measure);

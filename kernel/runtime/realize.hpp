@@ -23,6 +23,10 @@ struct PreparedKernel {
 // structure, so the same computation on other buffers reuses it).
 std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item);
 
+// Drops the prepared kernels of the device named `device_name` (canonical, e.g. "CPU:1"), so
+// the kernel cache no longer keeps that device's programs alive (tg::unload_plugin).
+void forget_kernels(const std::string& device_name);
+
 // Runs a schedule in order. Inputs must hold data; outputs get memory from the device's
 // allocator. Returns the total kernel time in ms (measured only at DEBUG>=1, else 0).
 double run_schedule(const Schedule& schedule);

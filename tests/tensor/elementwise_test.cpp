@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(unary_ops_edge_shapes) {
     }
 }
 
-BOOST_AUTO_TEST_CASE(unary_ops_float64_and_float16) {
+BOOST_AUTO_TEST_CASE(unary_ops_float64_and_float16, *tt::needs({dtypes::float64, dtypes::float16})) {
   Rng rng(7);
   for (const auto& op : unary_ops()) {
     Dims shape = {3, 4};

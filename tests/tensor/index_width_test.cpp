@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(grids_past_the_work_group_limit_loop_in_each_group) {
     BOOST_TEST_CONTEXT(k.name << " " << k.opts) {
       BOOST_TEST(k.global[0] <= 5u);
       tg::LinearKernel linear = tg::linearize(k.sink, k.name);
-      tg::OpenDevice& dev = tg::open_device("CPU");
+      tg::OpenDevice dev = tg::open_device(tg::default_device());
       auto program = tg::get_program(dev.device, linear.ir, false, k.compile_level);
       std::vector<int32_t> got(37, -1);
       tg::Buffer out = dev.device->alloc(got.size() * sizeof(int32_t));

@@ -16,7 +16,7 @@ void next_realize() { (Tensor::from_vector<float>({1}, {1}) + 1).realize(); }
 
 // Bytes still held after `make_and_drop` ran and the next realize purged what it left behind.
 template <class F> int64_t leaked_bytes(F make_and_drop) {
-  tg::Allocator& alloc = *tg::open_device("CPU").allocator;
+  tg::Allocator& alloc = *tg::open_device(tg::default_device()).allocator;
   next_realize();
   const auto before = int64_t(alloc.live_bytes());
   make_and_drop();

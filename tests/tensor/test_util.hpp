@@ -5,6 +5,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "kernel/runtime/devices.hpp"
 #include "kernel/tensor/tensor.hpp"
 #include "reference.hpp"
 
@@ -22,6 +23,53 @@ using ref::NdArray;
 using tg::DType;
 using tg::Tensor;
 namespace dtypes = tg::dtypes;
+
+// ---- the device under test ----
+// Tensors made without a device go to the default device: $TG_DEVICE, or `-- --device NAME` on
+// the suite's command line (device_under_test.cpp). ctest registers each suite once per plugin
+// (tg_add_device_suite in tests/TgTesting.cmake). Tests never name a device themselves.
+inline const tg_device_properties& device_properties() {
+  return tg::open_device(tg::default_device()).device->properties();
+}
+inline bool device_has(DType dt) { return device_properties().dtype_mask & TG_DTYPE_BIT(tg::to_abi(dt)); }
+inline bool device_has_feature(uint64_t feature) { return (device_properties().features & feature) != 0; }
+
+// What a test case needs from the device; as a decorator the case runs only when the device has
+// every dtype and feature listed, else Boost.Test reports it skipped with the reason, e.g.
+//   BOOST_AUTO_TEST_CASE(f16_math, *tt::needs({dtypes::float16}))
+struct DeviceNeeds {
+  std::vector<DType> dtypes_needed;
+  uint64_t features = 0; // TG_FEATURE_* bits
+  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+    boost::test_tools::assertion_result ok(true);
+    for (DType dt : dtypes_needed)
+      if (!device_has(dt)) {
+        ok = false;
+        ok.message() << "skipped: device " << tg::default_device() << " lacks " << dt.name() << "; ";
+      }
+    if ((device_properties().features & features) != features) {
+      ok = false;
+      ok.message() << "skipped: device " << tg::default_device() << " lacks a needed feature; ";
+    }
+    return ok;
+  }
+};
+// For tests of vector code generation: the device must report vector registers.
+struct DeviceHasVectors {
+  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+    boost::test_tools::assertion_result ok(device_properties().vector_bytes > 0);
+    if (!ok) ok.message() << "skipped: device " << tg::default_device() << " has no vector registers (vector_bytes 0)";
+    return ok;
+  }
+};
+inline boost::unit_test::decorator::precondition needs_vectors() {
+  return boost::unit_test::precondition(DeviceHasVectors{});
+}
+
+inline boost::unit_test::decorator::precondition needs(std::initializer_list<DType> dtypes_needed,
+                                                       uint64_t features = 0) {
+  return boost::unit_test::precondition(DeviceNeeds{dtypes_needed, features});
+}
 
 // ---- float16 on the host (round to nearest even), independent of the library ----
 inline double round_to_half(double v) {

@@ -37,7 +37,7 @@ template <class F> std::string lowered_opts(F&& f) {
 
 BOOST_AUTO_TEST_SUITE(vectorize)
 
-BOOST_AUTO_TEST_CASE(matmul_tiles_become_vectors) {
+BOOST_AUTO_TEST_CASE(matmul_tiles_become_vectors, *tt::needs_vectors()) {
   Rng rng(301);
   NdArray a = rand_array(rng, {24, 40}), b = rand_array(rng, {40, 48});
   Tensor got = to_tensor(a).matmul(to_tensor(b));

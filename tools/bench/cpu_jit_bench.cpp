@@ -3,7 +3,7 @@
 //
 //   bench_cpu_jit [benchmark flags] [path/to/libtg_device_cpu.so]
 // The plugin path comes from the first non-flag argument, else $TG_CPU_PLUGIN, else
-// <dir of this executable>/../lib/libtg_device_cpu.so.
+// <dir of this executable>/../lib/tinygrad.cpp/plugins/libtg_device_cpu.so.
 #include <tg/abi.h>
 #include <tg/sdk/kernel_ir.hpp>
 
@@ -40,7 +40,7 @@ std::string default_plugin_path() {
   std::vector<char> buf(4096);
   ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
   std::string exe = n > 0 ? std::string(buf.data(), size_t(n)) : std::string(".");
-  return exe.substr(0, exe.rfind('/')) + "/../lib/libtg_device_cpu.so";
+  return exe.substr(0, exe.rfind('/')) + "/../lib/tinygrad.cpp/plugins/libtg_device_cpu.so";
 }
 
 std::vector<std::byte> vector_add_ir() {

@@ -367,7 +367,7 @@ int bench_ops(const std::vector<std::string>& args) {
   }
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const std::string device = default_device();
-  OpenDevice& dev = open_device(device);
+  OpenDevice dev = open_device(device);
   std::cout << "tg bench ops: device " << device << " (" << dev.device->properties().name << ", "
             << dev.device->properties().compute_units << " compute units), repeat " << repeat << "\n"
             << std::flush;

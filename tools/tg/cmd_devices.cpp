@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 namespace po = boost::program_options;
@@ -17,39 +18,57 @@ const char* const kExitStatusHelp =
     "printed in full); 2 for a usage error.\n";
 } // namespace
 
+namespace {
+// "also found: PATH (origin; shadowed by WINNER)" for each later plugin of the winner's name.
+void describe_shadowed(std::ostream& os, const std::vector<PluginEntry>& entries, const PluginEntry& winner) {
+  for (const auto& e : entries)
+    if (e.name == winner.name && e.shadowed_by == winner.path)
+      os << "  also found: " << e.path.string() << " (" << origin_name(e.origin) << "; shadowed by "
+         << winner.path.string() << ")\n";
+}
+} // namespace
+
 int cmd_devices(const std::vector<std::string>& args) {
-  po::options_description opts("tg devices: list every plugin found, its devices and their properties,\n"
-                               "and the plugins that failed to load with the reason.\nOptions");
+  po::options_description opts(
+      "tg devices: list every plugin found, where it was found, its devices and\n"
+      "their properties, and the plugins that failed to load with the reason.\nOptions");
   opts.add_options()("help,h", "show this help");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   if (vm.count("help")) {
-    std::cout << opts << "\nSearch order: TG_PLUGIN_PATH (colon-separated), then the directory of libtg.\n"
+    std::cout << opts
+              << "\nSearch order (the first plugin of a name wins; later ones are listed as shadowed):\n"
+                 "  1. TG_PLUGIN_PATH (colon-separated directories or plugin files)\n"
+                 "  2. the user plugin dir: $XDG_DATA_HOME/tinygrad.cpp/plugins (default\n"
+                 "     ~/.local/share/tinygrad.cpp/plugins)\n"
+                 "  3. the installed plugin dir: <dir of libtg>/tinygrad.cpp/plugins\n"
               << kExitStatusHelp;
     return 0;
   }
-  std::cout << "search path:";
-  for (const auto& dir : plugin_search_path()) std::cout << " " << dir.string();
-  std::cout << "\n";
+  std::cout << "search path:\n";
+  for (const auto& dir : plugin_search_path()) {
+    std::error_code ec;
+    std::cout << "  " << origin_name(dir.origin) << ": " << dir.path.string()
+              << (std::filesystem::exists(dir.path, ec) ? "" : " (absent)") << "\n";
+  }
   auto entries = PluginRegistry::instance().entries();
   if (entries.empty()) std::cout << "no plugins found (files named libtg_device_<name>.so)\n";
   int failed = 0, failed_devices = 0;
   for (const auto& entry : entries) {
-    if (!entry.shadowed_by.empty()) {
-      std::cout << "\nplugin " << entry.name << " at " << entry.path.string() << ": shadowed by "
-                << entry.shadowed_by.string() << " (not loaded)\n";
-      continue;
-    }
+    if (!entry.shadowed_by.empty()) continue; // listed under the plugin that shadows it
     if (!entry.plugin) {
       ++failed;
-      std::cout << "\nplugin " << entry.name << ": FAILED TO LOAD\n  " << entry.error_message << "\n";
+      std::cout << "\nplugin " << entry.name << ": FAILED TO LOAD (" << origin_name(entry.origin) << ")\n  "
+                << entry.error_message << "\n";
+      describe_shadowed(std::cout, entries, entry);
       continue;
     }
     const auto& p = *entry.plugin;
     std::cout << "\nplugin " << entry.name;
     if (p.name() != entry.name) std::cout << " (reports itself as " << p.name() << ")";
     std::cout << " " << p.version() << " (ABI v" << p.api().abi_major << "." << p.api().abi_minor << ") at "
-              << entry.path.string() << "\n";
+              << entry.path.string() << " (" << origin_name(entry.origin) << ")\n";
+    describe_shadowed(std::cout, entries, entry);
     failed_devices += describe_plugin_devices(std::cout, entry.plugin, "  ");
   }
   if (failed) std::cout << "\n" << failed << " plugin(s) failed to load\n";

@@ -10,7 +10,10 @@ namespace tg::cli {
 int cmd_devices(const std::vector<std::string>& args);
 int cmd_info(const std::vector<std::string>& args);
 int cmd_demo(const std::vector<std::string>& args);
+int cmd_corpus(const std::vector<std::string>& args);
+int cmd_plugin(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
+int cmd_conform(const std::vector<std::string>& args);
 int cmd_train(const std::vector<std::string>& args);
 int bench_train(const std::vector<std::string>& args); // `tg bench train`
 

@@ -1,0 +1,677 @@
+#include <tg/sdk/interpreter.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace tg::sdk {
+
+// ------------------------------------------------------------------------------------------
+// 16-bit floats
+// ------------------------------------------------------------------------------------------
+
+uint16_t float_to_half_bits(double value) {
+  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  if (std::isnan(value)) return uint16_t(sign | 0x7e00);
+  const double a = std::fabs(value);
+  if (a >= 65520.0) return uint16_t(sign | 0x7c00); // rounds past the largest half, 65504
+  if (a < std::ldexp(1.0, -14))                     // subnormal: a multiple of 2^-24
+    return uint16_t(sign | uint16_t(std::nearbyint(a * std::ldexp(1.0, 24))));
+  int e = 0;
+  double m = std::frexp(a, &e);               // a = m * 2^e, m in [0.5, 1)
+  double scaled = std::nearbyint(m * 2048.0); // 11 significant bits, ties to even
+  if (scaled == 2048.0) {
+    scaled = 1024.0;
+    ++e;
+  }
+  return uint16_t(sign | uint16_t((e + 14) << 10) | (uint16_t(scaled) & 0x3ff));
+}
+
+double half_bits_to_double(uint16_t h) {
+  const int exp = (h >> 10) & 0x1f;
+  const int mant = h & 0x3ff;
+  double v = exp == 0 ? std::ldexp(double(mant), -24)
+             : exp == 31
+                 ? (mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity())
+                 : std::ldexp(double(mant | 0x400), exp - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+uint16_t float_to_bfloat16_bits(float value) {
+  uint32_t bits = std::bit_cast<uint32_t>(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return uint16_t((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return uint16_t(bits >> 16);
+}
+
+double bfloat16_bits_to_double(uint16_t bits) { return double(std::bit_cast<float>(uint32_t(bits) << 16)); }
+
+namespace {
+
+// ------------------------------------------------------------------------------------------
+// Values: one 8-byte lane per element. Integers are kept sign- or zero-extended from their
+// width, bool as 0/1, floats as the double holding the exact value of their format.
+// ------------------------------------------------------------------------------------------
+
+union Lane {
+  int64_t i;
+  uint64_t u;
+  double f;
+};
+
+bool is_float(tg_dtype dt) { return dtype_is_float(dt); }
+bool is_signed(tg_dtype dt) { return dtype_is_signed_int(dt); }
+unsigned bits_of(tg_dtype dt) { return dt == TG_DTYPE_BOOL ? 1 : unsigned(dtype_size(dt) * 8); }
+
+// Wraps an integer to its dtype's width.
+uint64_t wrap(tg_dtype dt, uint64_t v) {
+  if (dt == TG_DTYPE_BOOL) return v & 1u;
+  unsigned bits = bits_of(dt);
+  if (bits >= 64) return v;
+  uint64_t mask = (uint64_t(1) << bits) - 1;
+  v &= mask;
+  if (is_signed(dt) && (v >> (bits - 1)) != 0) v |= ~mask;
+  return v;
+}
+
+// Rounds a value to a float format (bfloat16 through float, as its math is float math).
+double round_to(tg_dtype dt, double v) {
+  switch (dt) {
+  case TG_DTYPE_FLOAT16:
+    return half_bits_to_double(float_to_half_bits(v));
+  case TG_DTYPE_BFLOAT16:
+    return bfloat16_bits_to_double(float_to_bfloat16_bits(float(v)));
+  case TG_DTYPE_FLOAT32:
+    return double(float(v));
+  default:
+    return v;
+  }
+}
+
+Lane int_lane(uint64_t u) {
+  Lane l;
+  l.u = u;
+  return l;
+}
+Lane float_lane(double f) {
+  Lane l;
+  l.f = f;
+  return l;
+}
+
+Lane load_element(tg_dtype dt, const std::byte* p) {
+  uint64_t raw = 0;
+  std::memcpy(&raw, p, dtype_size(dt)); // little-endian: the low bytes
+  switch (dt) {
+  case TG_DTYPE_BOOL:
+    return int_lane(raw != 0 ? 1 : 0);
+  case TG_DTYPE_FLOAT16:
+    return float_lane(half_bits_to_double(uint16_t(raw)));
+  case TG_DTYPE_BFLOAT16:
+    return float_lane(bfloat16_bits_to_double(uint16_t(raw)));
+  case TG_DTYPE_FLOAT32:
+    return float_lane(double(std::bit_cast<float>(uint32_t(raw))));
+  case TG_DTYPE_FLOAT64:
+    return float_lane(std::bit_cast<double>(raw));
+  default:
+    return int_lane(wrap(dt, raw));
+  }
+}
+
+void store_element(tg_dtype dt, std::byte* p, Lane v) {
+  uint64_t raw = v.u;
+  switch (dt) {
+  case TG_DTYPE_BOOL:
+    raw = v.u != 0 ? 1 : 0;
+    break;
+  case TG_DTYPE_FLOAT16:
+    raw = float_to_half_bits(v.f);
+    break;
+  case TG_DTYPE_BFLOAT16:
+    raw = float_to_bfloat16_bits(float(v.f));
+    break;
+  case TG_DTYPE_FLOAT32:
+    raw = std::bit_cast<uint32_t>(float(v.f));
+    break;
+  default:
+    break;
+  }
+  std::memcpy(p, &raw, dtype_size(dt));
+}
+
+// float -> int truncates toward zero; out-of-range results are unspecified by the ABI (here:
+// saturated, NaN gives 0), but never undefined behaviour in this program.
+uint64_t float_to_int(tg_dtype to, double v) {
+  if (std::isnan(v)) return 0;
+  double t = std::trunc(v);
+  if (is_signed(to) || t < 0) {
+    if (t <= -9223372036854775808.0) return wrap(to, uint64_t(std::numeric_limits<int64_t>::min()));
+    if (t >= 9223372036854775808.0) return wrap(to, uint64_t(std::numeric_limits<int64_t>::max()));
+    return wrap(to, uint64_t(int64_t(t)));
+  }
+  if (t >= 18446744073709551616.0) return wrap(to, std::numeric_limits<uint64_t>::max());
+  return wrap(to, uint64_t(t));
+}
+
+Lane cast_lane(Lane v, tg_dtype from, tg_dtype to) {
+  if (from == to) return v;
+  if (to == TG_DTYPE_BOOL) return int_lane(is_float(from) ? (v.f != 0.0 ? 1 : 0) : (v.u != 0 ? 1 : 0));
+  if (is_float(to)) {
+    if (is_float(from)) return float_lane(round_to(to, v.f));
+    // Integers convert exactly to long double (64-bit mantissa), then round once.
+    long double x = is_signed(from) ? static_cast<long double>(v.i) : static_cast<long double>(v.u);
+    switch (to) {
+    case TG_DTYPE_FLOAT64:
+      return float_lane(double(x));
+    case TG_DTYPE_FLOAT32:
+      return float_lane(double(float(x)));
+    case TG_DTYPE_BFLOAT16:
+      return float_lane(round_to(to, double(float(x))));
+    default:
+      return float_lane(round_to(to, double(x)));
+    }
+  }
+  if (is_float(from)) return int_lane(float_to_int(to, v.f));
+  return int_lane(wrap(to, v.u)); // the source is already sign- or zero-extended
+}
+
+Lane bitcast_lane(Lane v, tg_dtype from, tg_dtype to) {
+  std::byte tmp[8] = {};
+  store_element(from, tmp, v);
+  return load_element(to, tmp);
+}
+
+// ------------------------------------------------------------------------------------------
+// ALU
+// ------------------------------------------------------------------------------------------
+
+template <class F> double float_math(tg_dtype dt, double a, F&& f) {
+  if (dt == TG_DTYPE_FLOAT64) return f(a);
+  return round_to(dt, double(f(float(a))));
+}
+template <class F> double float_math(tg_dtype dt, double a, double b, F&& f) {
+  if (dt == TG_DTYPE_FLOAT64) return f(a, b);
+  return round_to(dt, double(f(float(a), float(b))));
+}
+
+Lane unary(tg_op op, tg_dtype dt, Lane a) {
+  if (is_float(dt)) {
+    switch (op) {
+    case TG_OP_NEG:
+      return float_lane(-a.f);
+    case TG_OP_RECIP:
+      return float_lane(float_math(dt, a.f, [](auto x) { return decltype(x)(1) / x; }));
+    case TG_OP_SQRT:
+      return float_lane(float_math(dt, a.f, [](auto x) { return std::sqrt(x); }));
+    case TG_OP_EXP2:
+      return float_lane(float_math(dt, a.f, [](auto x) { return std::exp2(x); }));
+    case TG_OP_LOG2:
+      return float_lane(float_math(dt, a.f, [](auto x) { return std::log2(x); }));
+    case TG_OP_SIN:
+      return float_lane(float_math(dt, a.f, [](auto x) { return std::sin(x); }));
+    case TG_OP_TRUNC:
+      return float_lane(std::trunc(a.f));
+    default:
+      break;
+    }
+  } else {
+    if (op == TG_OP_NEG) return int_lane(dt == TG_DTYPE_BOOL ? (a.u ^ 1u) : wrap(dt, 0 - a.u));
+    if (op == TG_OP_TRUNC) return a;
+  }
+  throw std::logic_error(std::string("unary ") + op_name(op) + " on " + dtype_name(dt)); // validated away
+}
+
+Lane int_divide(tg_op op, tg_dtype dt, Lane a, Lane b) {
+  // x / 0, x % 0 and INT_MIN / -1 are unspecified by the ABI; they give 0 and the wrapped
+  // quotient here (as on the CPU plugin) instead of trapping.
+  if (b.u == 0) return int_lane(0);
+  if (is_signed(dt)) {
+    if (b.i == -1) return int_lane(op == TG_OP_IDIV ? wrap(dt, 0 - a.u) : 0);
+    return int_lane(wrap(dt, uint64_t(op == TG_OP_IDIV ? a.i / b.i : a.i % b.i)));
+  }
+  return int_lane(op == TG_OP_IDIV ? a.u / b.u : a.u % b.u);
+}
+
+Lane binary_bool(tg_op op, Lane a, Lane b) {
+  uint64_t x = a.u, y = b.u;
+  switch (op) {
+  case TG_OP_ADD:
+  case TG_OP_MAX:
+  case TG_OP_OR:
+    return int_lane(x | y);
+  case TG_OP_SUB:
+  case TG_OP_XOR:
+  case TG_OP_CMPNE:
+    return int_lane(x ^ y);
+  case TG_OP_MUL:
+  case TG_OP_AND:
+    return int_lane(x & y);
+  case TG_OP_IDIV:
+  case TG_OP_SHL:
+  case TG_OP_SHR:
+    return int_lane(x);
+  case TG_OP_MOD:
+    return int_lane(0);
+  case TG_OP_CMPLT:
+    return int_lane(!x && y ? 1 : 0);
+  case TG_OP_CMPEQ:
+    return int_lane(x == y ? 1 : 0);
+  default:
+    throw std::logic_error(std::string("binary ") + op_name(op) + " on bool");
+  }
+}
+
+Lane binary(tg_op op, tg_dtype dt, Lane a, Lane b) {
+  if (dt == TG_DTYPE_BOOL) return binary_bool(op, a, b);
+  if (is_float(dt)) {
+    switch (op) {
+    case TG_OP_ADD:
+      return float_lane(float_math(dt, a.f, b.f, [](auto x, auto y) { return x + y; }));
+    case TG_OP_SUB:
+      return float_lane(float_math(dt, a.f, b.f, [](auto x, auto y) { return x - y; }));
+    case TG_OP_MUL:
+      return float_lane(float_math(dt, a.f, b.f, [](auto x, auto y) { return x * y; }));
+    case TG_OP_FDIV:
+      return float_lane(float_math(dt, a.f, b.f, [](auto x, auto y) { return x / y; }));
+    case TG_OP_MAX: // NaN in either operand gives NaN
+      return std::isnan(a.f) ? a : (a.f > b.f ? a : b);
+    case TG_OP_CMPLT:
+      return int_lane(a.f < b.f ? 1 : 0);
+    case TG_OP_CMPNE:
+      return int_lane(a.f != b.f ? 1 : 0); // unordered: NaN != anything
+    case TG_OP_CMPEQ:
+      return int_lane(a.f == b.f ? 1 : 0);
+    default:
+      break;
+    }
+    throw std::logic_error(std::string("binary ") + op_name(op) + " on " + dtype_name(dt));
+  }
+  const bool sg = is_signed(dt);
+  switch (op) {
+  case TG_OP_ADD:
+    return int_lane(wrap(dt, a.u + b.u));
+  case TG_OP_SUB:
+    return int_lane(wrap(dt, a.u - b.u));
+  case TG_OP_MUL:
+    return int_lane(wrap(dt, a.u * b.u));
+  case TG_OP_IDIV:
+  case TG_OP_MOD:
+    return int_divide(op, dt, a, b);
+  case TG_OP_MAX:
+    return (sg ? a.i > b.i : a.u > b.u) ? a : b;
+  case TG_OP_CMPLT:
+    return int_lane((sg ? a.i < b.i : a.u < b.u) ? 1 : 0);
+  case TG_OP_CMPNE:
+    return int_lane(a.u != b.u ? 1 : 0);
+  case TG_OP_CMPEQ:
+    return int_lane(a.u == b.u ? 1 : 0);
+  case TG_OP_AND:
+    return int_lane(a.u & b.u);
+  case TG_OP_OR:
+    return int_lane(a.u | b.u);
+  case TG_OP_XOR:
+    return int_lane(a.u ^ b.u);
+  case TG_OP_SHL:
+  case TG_OP_SHR: {
+    unsigned amount = unsigned(b.u & (bits_of(dt) - 1)); // shifts >= the width are unspecified
+    if (op == TG_OP_SHL) return int_lane(wrap(dt, a.u << amount));
+    return int_lane(sg ? uint64_t(a.i >> amount) : a.u >> amount);
+  }
+  default:
+    throw std::logic_error(std::string("binary ") + op_name(op) + " on " + dtype_name(dt));
+  }
+}
+
+Lane mulacc(tg_dtype dt, Lane a, Lane b, Lane c) {
+  if (dt == TG_DTYPE_BOOL) return int_lane((a.u & b.u) | c.u);
+  if (!is_float(dt)) return int_lane(wrap(dt, a.u * b.u + c.u));
+  if (dt == TG_DTYPE_FLOAT64) return float_lane(a.f * b.f + c.f);
+  // One rounding to float per step, then to the format: a * b + c as the ABI writes it.
+  float p = float(a.f) * float(b.f);
+  if (dt != TG_DTYPE_FLOAT32) p = float(round_to(dt, double(p)));
+  return float_lane(round_to(dt, double(p + float(c.f))));
+}
+
+// ------------------------------------------------------------------------------------------
+// The machine
+// ------------------------------------------------------------------------------------------
+
+struct Memory {
+  std::byte* data = nullptr;
+  size_t bytes = 0;
+  tg_dtype dtype = TG_DTYPE_VOID;
+  std::string what; // "buffer 1" or "local memory %3"
+};
+
+struct WorkItem {
+  std::array<int64_t, 3> group{};
+  std::array<int64_t, 3> local{};
+  size_t pc = 0;
+  bool done = false;
+  std::vector<Lane> lanes;
+};
+
+class Interpreter {
+public:
+  Interpreter(const KernelIR& ir, std::span<const std::span<std::byte>> buffers,
+              std::span<const tg_scalar_arg> scalars);
+  void run(std::array<uint32_t, 3> global, std::array<uint32_t, 3> local);
+
+private:
+  void run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3> local);
+  void step_until_barrier(WorkItem& item); // stops at a BARRIER (pc on it) or the end (done)
+  void execute(WorkItem& item, size_t i);
+  Lane operand(const WorkItem& item, uint32_t src, unsigned lane) const {
+    const Instruction& s = ir_.instructions[src];
+    return item.lanes[slot_[src] + (s.vcount > 1 ? lane : 0)];
+  }
+  Lane* result(WorkItem& item, size_t i) { return &item.lanes[slot_[i]]; }
+  // The memory an INDEX points into and the element range [index, index + count) it touches.
+  std::byte* address(const WorkItem& item, size_t i, uint32_t index_ins, unsigned count);
+  [[noreturn]] void fail(const WorkItem& item, size_t i, const std::string& why) const;
+
+  const KernelIR& ir_;
+  std::span<const tg_scalar_arg> scalars_;
+  std::vector<size_t> slot_;   // per instruction: its first lane (ASSIGN shares its accumulator's)
+  std::vector<size_t> match_;  // RANGE/IF -> its ENDRANGE/ENDIF and back
+  std::vector<Memory> memory_; // per instruction: for DEFINE_GLOBAL and DEFINE_LOCAL
+  std::vector<std::vector<std::byte>> locals_; // storage of each DEFINE_LOCAL, per work group
+  std::vector<size_t> local_ins_;              // which instruction each locals_ entry belongs to
+  size_t lane_count_ = 0;
+  bool has_barrier_ = false;
+};
+
+Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte>> buffers,
+                         std::span<const tg_scalar_arg> scalars)
+    : ir_(ir), scalars_(scalars) {
+  if (buffers.size() != ir.buffer_count)
+    throw std::invalid_argument("kernel '" + ir.name + "' takes " + std::to_string(ir.buffer_count) +
+                                " buffers, got " + std::to_string(buffers.size()));
+  if (scalars.size() != ir.scalar_count)
+    throw std::invalid_argument("kernel '" + ir.name + "' takes " + std::to_string(ir.scalar_count) +
+                                " scalars, got " + std::to_string(scalars.size()));
+  for (size_t k = 0; k < scalars.size(); ++k)
+    if (scalars[k].dtype != ir.scalar_dtypes[k])
+      throw std::invalid_argument("kernel '" + ir.name + "': scalars[" + std::to_string(k) + "].dtype is " +
+                                  std::to_string(scalars[k].dtype) + ", the kernel's DEFINE_VAR is " +
+                                  dtype_name(ir.scalar_dtypes[k]));
+  const auto& list = ir.instructions;
+  slot_.assign(list.size(), 0);
+  match_.assign(list.size(), 0);
+  memory_.assign(list.size(), Memory{});
+  std::vector<size_t> open;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Instruction& ins = list[i];
+    slot_[i] = lane_count_;
+    switch (ins.op) {
+    case TG_OP_ASSIGN:
+      slot_[i] = slot_[ins.src[0]]; // reading an ASSIGN reads the accumulator, as on the CPU plugin
+      continue;
+    case TG_OP_RANGE:
+      lane_count_ += 2; // the counter, then the end fixed when the loop starts
+      open.push_back(i);
+      continue;
+    case TG_OP_IF:
+      open.push_back(i);
+      continue;
+    case TG_OP_ENDRANGE:
+    case TG_OP_ENDIF:
+      match_[open.back()] = i;
+      match_[i] = open.back();
+      open.pop_back();
+      continue;
+    case TG_OP_BARRIER:
+      has_barrier_ = true;
+      continue;
+    case TG_OP_DEFINE_GLOBAL: {
+      std::span<std::byte> b = buffers[size_t(ins.arg0)];
+      memory_[i] = {b.data(), b.size(), ins.dtype, "buffer " + std::to_string(ins.arg0)};
+      continue;
+    }
+    case TG_OP_DEFINE_LOCAL:
+      locals_.emplace_back(size_t(ins.arg0) * dtype_size(ins.dtype));
+      local_ins_.push_back(i);
+      memory_[i] = {locals_.back().data(), locals_.back().size(), ins.dtype,
+                    "local memory %" + std::to_string(i)};
+      continue;
+    case TG_OP_STORE:
+      continue;
+    default:
+      lane_count_ += ins.vcount;
+    }
+  }
+}
+
+void Interpreter::fail(const WorkItem& item, size_t i, const std::string& why) const {
+  const Instruction& ins = ir_.instructions[i];
+  auto triple = [](const std::array<int64_t, 3>& v) {
+    return "(" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + ")";
+  };
+  throw InterpreterError("kernel '" + ir_.name + "', instruction " + std::to_string(i) + " (" +
+                             op_name(ins.op) + "), group " + triple(item.group) + " local " +
+                             triple(item.local) + ": " + why,
+                         int64_t(i));
+}
+
+std::byte* Interpreter::address(const WorkItem& item, size_t i, uint32_t index_ins, unsigned count) {
+  const Instruction& index = ir_.instructions[index_ins];
+  const Memory& mem = memory_[index.src[0]];
+  const Instruction& idx_src = ir_.instructions[index.src[1]];
+  Lane v = operand(item, index.src[1], 0);
+  const size_t elem = dtype_size(mem.dtype);
+  const size_t elements = mem.bytes / elem;
+  const bool negative = is_signed(idx_src.dtype) && v.i < 0;
+  if (negative || v.u > elements || elements - v.u < count) {
+    std::string at = negative ? std::to_string(v.i) : std::to_string(v.u);
+    fail(item, i,
+         "element index " + at + (count > 1 ? " (" + std::to_string(count) + " lanes)" : "") +
+             " is outside " + mem.what + " (" + std::to_string(elements) + " " + dtype_name(mem.dtype) +
+             " elements)");
+  }
+  return mem.data + v.u * elem;
+}
+
+void Interpreter::execute(WorkItem& item, size_t i) {
+  const Instruction& ins = ir_.instructions[i];
+  const unsigned vc = ins.vcount;
+  switch (ins.op) {
+  case TG_OP_DEFINE_GLOBAL:
+  case TG_OP_DEFINE_LOCAL:
+  case TG_OP_ENDIF:
+  case TG_OP_BARRIER: // handled by the group loop
+    ++item.pc;
+    return;
+  case TG_OP_DEFINE_VAR: {
+    const tg_scalar_arg& s = scalars_[size_t(ins.arg0)];
+    Lane* r = result(item, i);
+    if (is_float(ins.dtype))
+      *r = float_lane(ins.dtype == TG_DTYPE_FLOAT64 ? s.value.f : round_to(ins.dtype, s.value.f));
+    else
+      *r = int_lane(ins.dtype == TG_DTYPE_BOOL ? (s.value.i != 0 ? 1 : 0) : wrap(ins.dtype, s.value.u));
+    break;
+  }
+  case TG_OP_SPECIAL:
+    result(item, i)->i =
+        ins.arg0 == TG_SPECIAL_GROUP_ID ? item.group[size_t(ins.arg1)] : item.local[size_t(ins.arg1)];
+    break;
+  case TG_OP_CONST: {
+    Lane* r = result(item, i);
+    if (is_float(ins.dtype))
+      *r = float_lane(round_to(ins.dtype, ins.const_float()));
+    else
+      *r = int_lane(ins.dtype == TG_DTYPE_BOOL ? (ins.arg0 != 0 ? 1 : 0)
+                                               : wrap(ins.dtype, uint64_t(ins.arg0)));
+    break;
+  }
+  case TG_OP_DEFINE_ACC:
+  case TG_OP_ASSIGN: {
+    // Lane k is read before lane k is written, so assigning the accumulator to itself is fine.
+    uint32_t value = ins.src[ins.op == TG_OP_ASSIGN ? 1 : 0];
+    Lane* r = result(item, i);
+    for (unsigned k = 0; k < vc; ++k) r[k] = operand(item, value, k);
+    break;
+  }
+  case TG_OP_RANGE: {
+    Lane* r = result(item, i);
+    Lane start = operand(item, ins.src[0], 0), end = operand(item, ins.src[1], 0);
+    if (start.i >= end.i) {
+      item.pc = match_[i] + 1;
+      return;
+    }
+    r[0] = start;
+    r[1] = end;
+    break;
+  }
+  case TG_OP_ENDRANGE: {
+    size_t range = match_[i];
+    Lane* r = result(item, range);
+    int64_t next = int64_t(wrap(ir_.instructions[range].dtype, r[0].u + 1));
+    if (next < r[1].i) {
+      r[0].i = next;
+      item.pc = range + 1;
+      return;
+    }
+    break;
+  }
+  case TG_OP_IF:
+    if (operand(item, ins.src[0], 0).u == 0) {
+      item.pc = match_[i] + 1;
+      return;
+    }
+    break;
+  case TG_OP_INDEX:
+    result(item, i)->u = 0; // the address is worked out by the LOAD/STORE that uses it
+    break;
+  case TG_OP_LOAD: {
+    Lane* r = result(item, i);
+    if (ins.src.size() == 3 && operand(item, ins.src[1], 0).u == 0) {
+      for (unsigned k = 0; k < vc; ++k) r[k] = operand(item, ins.src[2], k); // reads no memory
+      break;
+    }
+    std::byte* p = address(item, i, ins.src[0], vc);
+    for (unsigned k = 0; k < vc; ++k) r[k] = load_element(ins.dtype, p + k * dtype_size(ins.dtype));
+    break;
+  }
+  case TG_OP_STORE: {
+    if (ins.src.size() == 3 && operand(item, ins.src[2], 0).u == 0) break;
+    const Instruction& value = ir_.instructions[ins.src[1]];
+    tg_dtype dt = ir_.instructions[ins.src[0]].dtype;
+    std::byte* p = address(item, i, ins.src[0], value.vcount);
+    for (unsigned k = 0; k < value.vcount; ++k)
+      store_element(dt, p + k * dtype_size(dt), operand(item, ins.src[1], k));
+    break;
+  }
+  case TG_OP_VECTORIZE: {
+    Lane* r = result(item, i);
+    for (unsigned k = 0; k < vc; ++k) r[k] = operand(item, ins.src[k], 0);
+    break;
+  }
+  case TG_OP_GEP:
+    *result(item, i) = operand(item, ins.src[0], unsigned(ins.arg0));
+    break;
+  case TG_OP_CAST:
+  case TG_OP_BITCAST: {
+    tg_dtype from = ir_.instructions[ins.src[0]].dtype;
+    Lane* r = result(item, i);
+    for (unsigned k = 0; k < vc; ++k) {
+      Lane v = operand(item, ins.src[0], k);
+      r[k] = ins.op == TG_OP_CAST ? cast_lane(v, from, ins.dtype) : bitcast_lane(v, from, ins.dtype);
+    }
+    break;
+  }
+  default: {
+    // ALU, lane-wise. Operands have the source dtype (comparisons give bool; WHERE's is its own).
+    const tg_dtype dt = ins.op == TG_OP_WHERE ? ins.dtype : ir_.instructions[ins.src[0]].dtype;
+    Lane* r = result(item, i);
+    for (unsigned k = 0; k < vc; ++k) {
+      Lane a = operand(item, ins.src[0], k);
+      if (ins.src.size() == 1) {
+        r[k] = unary(ins.op, dt, a);
+        continue;
+      }
+      Lane b = operand(item, ins.src[1], k);
+      if (ins.op == TG_OP_WHERE)
+        r[k] = a.u != 0 ? b : operand(item, ins.src[2], k);
+      else if (ins.op == TG_OP_MULACC)
+        r[k] = mulacc(dt, a, b, operand(item, ins.src[2], k));
+      else
+        r[k] = binary(ins.op, dt, a, b);
+    }
+  }
+  }
+  ++item.pc;
+}
+
+void Interpreter::step_until_barrier(WorkItem& item) {
+  const size_t n = ir_.instructions.size();
+  while (item.pc < n) {
+    if (ir_.instructions[item.pc].op == TG_OP_BARRIER) return;
+    execute(item, item.pc);
+  }
+  item.done = true;
+}
+
+void Interpreter::run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3> local) {
+  for (auto& storage : locals_) std::fill(storage.begin(), storage.end(), std::byte{0});
+  std::vector<WorkItem> items(has_barrier_ ? size_t(local[0]) * local[1] * local[2] : 1);
+  for (auto& item : items) {
+    item.group = group;
+    item.lanes.resize(lane_count_);
+  }
+  auto reset = [&](WorkItem& item, int64_t x, int64_t y, int64_t z) {
+    item.local = {x, y, z};
+    item.pc = 0;
+    item.done = false;
+  };
+  if (!has_barrier_) { // one item at a time, to the end
+    for (int64_t z = 0; z < local[2]; ++z)
+      for (int64_t y = 0; y < local[1]; ++y)
+        for (int64_t x = 0; x < local[0]; ++x) {
+          reset(items[0], x, y, z);
+          step_until_barrier(items[0]);
+        }
+    return;
+  }
+  size_t k = 0;
+  for (int64_t z = 0; z < local[2]; ++z)
+    for (int64_t y = 0; y < local[1]; ++y)
+      for (int64_t x = 0; x < local[0]; ++x) reset(items[k++], x, y, z);
+  // Every item runs to the next BARRIER; all must stop at the same one (or all finish).
+  while (true) {
+    for (auto& item : items) step_until_barrier(item);
+    const WorkItem& first = items.front();
+    for (const auto& item : items) {
+      if (item.done == first.done && item.pc == first.pc) continue;
+      const WorkItem& waiting = item.done ? first : item; // one that stopped at a BARRIER
+      const WorkItem& other = item.done ? item : first;
+      fail(waiting, waiting.pc,
+           "the work items of a group diverge: this one waits at a BARRIER while local id (" +
+               std::to_string(other.local[0]) + "," + std::to_string(other.local[1]) + "," +
+               std::to_string(other.local[2]) + ") " +
+               (other.done ? "has finished" : "waits at instruction " + std::to_string(other.pc)));
+    }
+    if (first.done) return;
+    for (auto& item : items) ++item.pc;
+  }
+}
+
+void Interpreter::run(std::array<uint32_t, 3> global, std::array<uint32_t, 3> local) {
+  for (int a = 0; a < 3; ++a)
+    if (local[size_t(a)] == 0)
+      throw std::invalid_argument("kernel '" + ir_.name + "': local_size[" + std::to_string(a) + "] is 0");
+  for (int64_t z = 0; z < global[2]; ++z)
+    for (int64_t y = 0; y < global[1]; ++y)
+      for (int64_t x = 0; x < global[0]; ++x) run_group({x, y, z}, local);
+}
+
+} // namespace
+
+void interpret(const KernelIR& ir, std::array<uint32_t, 3> global, std::array<uint32_t, 3> local,
+               std::span<const std::span<std::byte>> buffers, std::span<const tg_scalar_arg> scalars) {
+  Interpreter(ir, buffers, scalars).run(global, local);
+}
+
+} // namespace tg::sdk

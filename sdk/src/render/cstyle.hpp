@@ -1,0 +1,118 @@
+// The C-family base renderer: walks a validated KernelIR once and emits statements; a dialect
+// subclass supplies the spellings (types, literals, casts, memory access, ids, math) and the
+// frame around the body (signature, parameters, helpers). Private to tg_sdk_render.
+#pragma once
+
+#include <tg/sdk/render/render.hpp>
+
+#include <string>
+#include <vector>
+
+namespace tg::sdk::render {
+
+class CStyle {
+public:
+  CStyle(Dialect dialect, const KernelIR& ir, const Options& options);
+  virtual ~CStyle() = default;
+  CStyle(const CStyle&) = delete;
+  CStyle& operator=(const CStyle&) = delete;
+
+  Source render();
+
+protected:
+  // ---- what the dialect spells (scalar types are value dtypes: never FLOAT16/BFLOAT16) ----
+  virtual std::string type(tg_dtype dt) const = 0;                // "float", "int64_t", "bool"
+  virtual std::string memory_type(tg_dtype dt, bool local) const; // element type in memory
+  virtual std::string cast(tg_dtype to, const std::string& x) const {
+    return "((" + type(to) + ")(" + x + "))";
+  }
+  virtual std::string int_literal(int64_t v, tg_dtype dt) const;
+  virtual std::string suffix64(bool is_unsigned) const { return is_unsigned ? "ULL" : "LL"; }
+  virtual std::string float_suffix() const { return "f"; }
+  virtual std::string double_suffix() const { return ""; }
+  virtual std::string float_literal(double v, tg_dtype dt) const;         // dt FLOAT32 or FLOAT64
+  virtual std::string nonfinite_literal(double v, tg_dtype dt) const = 0; // inf, -inf, NaN
+  virtual std::string special(int64_t kind, int64_t axis) const = 0;
+  virtual std::string barrier() const = 0;
+  virtual std::string local_array(const std::string& name, tg_dtype dt, int64_t count) const = 0;
+  virtual std::string math(tg_op op, tg_dtype dt, const std::string& x) const = 0; // float/double
+  // Element access and the conversions between memory and value representations.
+  virtual std::string element(const std::string& base, const std::string& idx, bool local) const;
+  virtual std::string load(tg_dtype dt, const std::string& base, const std::string& idx, bool local) const;
+  virtual std::string store(tg_dtype dt, const std::string& base, const std::string& idx, bool local,
+                            const std::string& value) const;
+  // Rounding a float value to float16/bfloat16 (result is float).
+  virtual std::string round_half(const std::string& x) const { return "tg_h2f(tg_f2h(" + x + "))"; }
+  virtual std::string round_bf16(const std::string& x) const { return "tg_bf2f(tg_f2bf(" + x + "))"; }
+  // Bits of a float value as the unsigned integer of its width (16: float16, 32, 64) and back.
+  virtual std::string float_bits(int width, const std::string& x) const = 0;
+  virtual std::string bits_float(int width, const std::string& u) const = 0;
+  virtual std::string bf16_bits(const std::string& x) const { return "tg_f2bf(" + x + ")"; }
+  virtual std::string bits_bf16(const std::string& u) const {
+    return "tg_bf2f(" + cast(TG_DTYPE_UINT32, u) + ")";
+  }
+  virtual std::string mod(tg_dtype dt, const std::string& a, const std::string& b) const;
+  // Integer + - * << wrap: false where the language already wraps (GLSL).
+  virtual bool wraps_natively() const { return false; }
+  // Refuses what the dialect cannot do (called once per instruction before rendering).
+  virtual void check(uint32_t i, const Instruction& ins) const;
+  // How scalars arrive; value expression of scalar k inside the body.
+  virtual tg_dtype passed_as(tg_dtype dt) const;
+  virtual std::string scalar_value(uint32_t k, tg_dtype dt) const;
+  virtual std::string scalar_name(uint32_t k) const { return "s" + std::to_string(k); }
+  // Indentation level of the body's statements inside the entry function.
+  virtual int body_depth() const { return 1; }
+  // The whole translation unit around the body lines (already indented by one level).
+  virtual std::string assemble(const std::string& body) = 0;
+  virtual std::string entry_name() const { return "tg_kernel_" + sanitized_name(); }
+
+  [[noreturn]] void refuse(uint32_t i, const std::string& why) const;
+  std::string sanitized_name() const;
+  bool uses(tg_dtype dt) const; // any value, buffer or scalar of this dtype
+  std::string value_type(tg_dtype dt) const { return type(value_dtype(dt)); }
+  static tg_dtype value_dtype(tg_dtype dt);         // FLOAT16/BFLOAT16 -> FLOAT32
+  std::string literal(double v, tg_dtype dt) const; // a value of dt (floats or ints)
+  std::string convert(tg_dtype from, tg_dtype to, const std::string& x) const; // CAST semantics
+  std::string narrow(tg_dtype dt, const std::string& x) const;  // back to a < 32-bit integer type
+  std::string rounded(tg_dtype dt, const std::string& x) const; // to float16/bfloat16 if dt is one
+
+  const Dialect dialect_;
+  const KernelIR& ir_;
+  const Options& options_;
+  Source out_;
+  std::vector<std::string> locals_; // DEFINE_LOCAL declarations
+
+private:
+  std::string lane(uint32_t s, unsigned k) const; // lane k of value s (scalars broadcast)
+  std::string lane_name(uint32_t i, unsigned k) const;
+  void define(uint32_t i, unsigned k, const std::string& type_name, const std::string& expr);
+  void line(const std::string& text);
+  void emit(uint32_t i);
+  std::string alu(uint32_t i, unsigned k) const;
+  std::string bool_alu(uint32_t i, tg_op op, const std::vector<std::string>& a) const;
+  std::string int_arith(tg_dtype dt, const char* op, const std::string& a, const std::string& b) const;
+  std::string bitcast(tg_dtype from, tg_dtype to, const std::string& x) const;
+  std::string element_index(uint32_t index_ins, unsigned k) const;
+
+  std::vector<std::vector<std::string>> lanes_; // per instruction: expression of each lane
+  std::vector<char> hoisted_;                   // declared at the top of the body
+  std::vector<tg_dtype> index_dtype_;           // INDEX: dtype of its index variable
+  std::vector<std::string> decls_, body_;
+  int depth_ = 1;
+};
+
+// Helper functions for float16/bfloat16 <-> float in plain integer code, spelled for a dialect:
+// `fn` prefixes each function ("static inline " in C), u16/u32/f32 name the types,
+// cast_u16/cast_u32/cast_f32 open a conversion ("(uint16_t)(" or "uint16_t("),
+// as_u32/as_f32 open a bit reinterpretation call.
+struct HelperSpelling {
+  std::string fn, u16, u32, f32, cast_u16, cast_u32, cast_f32, as_u32, as_f32;
+};
+std::string half_helpers(const HelperSpelling& s); // tg_f2h, tg_h2f
+std::string bf16_helpers(const HelperSpelling& s); // tg_f2bf, tg_bf2f
+
+// Host-side rounding of constants, matching what the kernels compute.
+double round_to_half(double v);
+double round_to_bf16(double v);
+
+} // namespace tg::sdk::render

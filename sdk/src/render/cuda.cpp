@@ -1,0 +1,116 @@
+// The CUDA C++ dialect for NVRTC (sm_75 and newer). float16/bfloat16 use the toolkit's
+// cuda_fp16.h/cuda_bf16.h types in memory and their conversion intrinsics; arithmetic is done in
+// float and rounded after every operation, like every other dialect.
+#include "cstyle.hpp"
+#include "dialects.hpp"
+
+#include <cmath>
+
+namespace tg::sdk::render {
+namespace {
+
+class CudaRenderer final : public CStyle {
+public:
+  CudaRenderer(const KernelIR& ir, const Options& options) : CStyle(Dialect::cuda, ir, options) {}
+
+private:
+  std::string type(tg_dtype dt) const override {
+    static const char* names[] = {
+        "void",           "bool",          "signed char",  "unsigned char", "short",
+        "unsigned short", "int",           "unsigned int", "long long",     "unsigned long long",
+        "__half",         "__nv_bfloat16", "float",        "double"};
+    return names[dt];
+  }
+  std::string memory_type(tg_dtype dt, bool local) const override {
+    if (dt == TG_DTYPE_FLOAT16 || dt == TG_DTYPE_BFLOAT16) return type(dt);
+    return CStyle::memory_type(dt, local);
+  }
+  std::string nonfinite_literal(double v, tg_dtype dt) const override {
+    if (dt == TG_DTYPE_FLOAT64)
+      return std::string("__longlong_as_double(") +
+             (std::isnan(v) ? "0x7ff8000000000000LL"
+              : v > 0       ? "0x7ff0000000000000LL"
+                            : "(long long)0xfff0000000000000ULL") +
+             ")";
+    return std::string("__int_as_float(") +
+           (std::isnan(v) ? "0x7fc00000"
+            : v > 0       ? "0x7f800000"
+                          : "(int)0xff800000u") +
+           ")";
+  }
+  std::string special(int64_t kind, int64_t axis) const override {
+    static const char* xyz[] = {"x", "y", "z"};
+    return std::string(kind == TG_SPECIAL_GROUP_ID ? "((int)blockIdx." : "((int)threadIdx.") + xyz[axis] +
+           ")";
+  }
+  std::string barrier() const override { return "__syncthreads();"; }
+  std::string local_array(const std::string& name, tg_dtype dt, int64_t count) const override {
+    return "__shared__ " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) + "];";
+  }
+  std::string math(tg_op op, tg_dtype dt, const std::string& x) const override {
+    const char* f = op == TG_OP_SQRT   ? "sqrt"
+                    : op == TG_OP_EXP2 ? "exp2"
+                    : op == TG_OP_LOG2 ? "log2"
+                    : op == TG_OP_SIN  ? "sin"
+                                       : "trunc";
+    return std::string(f) + (dt == TG_DTYPE_FLOAT64 ? "" : "f") + "(" + x + ")";
+  }
+  std::string load(tg_dtype dt, const std::string& base, const std::string& idx, bool local) const override {
+    if (dt == TG_DTYPE_FLOAT16) return "__half2float(" + element(base, idx, local) + ")";
+    if (dt == TG_DTYPE_BFLOAT16) return "__bfloat162float(" + element(base, idx, local) + ")";
+    return CStyle::load(dt, base, idx, local);
+  }
+  std::string store(tg_dtype dt, const std::string& base, const std::string& idx, bool local,
+                    const std::string& value) const override {
+    if (dt == TG_DTYPE_FLOAT16) return element(base, idx, local) + " = __float2half_rn(" + value + ");";
+    if (dt == TG_DTYPE_BFLOAT16) return element(base, idx, local) + " = __float2bfloat16_rn(" + value + ");";
+    return CStyle::store(dt, base, idx, local, value);
+  }
+  std::string round_half(const std::string& x) const override {
+    return "__half2float(__float2half_rn(" + x + "))";
+  }
+  std::string round_bf16(const std::string& x) const override {
+    return "__bfloat162float(__float2bfloat16_rn(" + x + "))";
+  }
+  std::string float_bits(int width, const std::string& x) const override {
+    if (width == 16) return "__half_as_ushort(__float2half_rn(" + x + "))";
+    if (width == 32) return "__float_as_uint(" + x + ")";
+    return "((unsigned long long)__double_as_longlong(" + x + "))";
+  }
+  std::string bits_float(int width, const std::string& u) const override {
+    if (width == 16) return "__half2float(__ushort_as_half((unsigned short)(" + u + ")))";
+    if (width == 32) return "__uint_as_float(" + u + ")";
+    return "__longlong_as_double((long long)(" + u + "))";
+  }
+  std::string bf16_bits(const std::string& x) const override {
+    return "__bfloat16_as_ushort(__float2bfloat16_rn(" + x + "))";
+  }
+  std::string bits_bf16(const std::string& u) const override {
+    return "__bfloat162float(__ushort_as_bfloat16((unsigned short)(" + u + ")))";
+  }
+
+  std::string assemble(const std::string& body) override {
+    std::string s;
+    if (uses(TG_DTYPE_FLOAT16)) s += "#include <cuda_fp16.h>\n";
+    if (uses(TG_DTYPE_BFLOAT16)) s += "#include <cuda_bf16.h>\n";
+    s += "extern \"C\" __global__ void " + out_.entry + "(";
+    std::string sep;
+    for (const auto& b : out_.buffers) {
+      s += sep + memory_type(b.dtype, false) + "* b" + std::to_string(b.index);
+      sep = ", ";
+    }
+    for (const auto& p : out_.scalars) {
+      s += sep + type(p.passed_as) + " s" + std::to_string(p.index);
+      sep = ", ";
+    }
+    s += ") {\n";
+    for (const auto& l : locals_) s += "  " + l + "\n";
+    return s + body + "}\n";
+  }
+};
+
+} // namespace
+
+Source render_cuda(const KernelIR& ir, const Options& options) { return CudaRenderer(ir, options).render(); }
+
+} // namespace tg::sdk::render

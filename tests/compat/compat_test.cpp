@@ -1,0 +1,61 @@
+// Plugins shipped separately keep working: one built only against the frozen ABI 1.0 header, and
+// one from an "older minor" whose function table and properties struct are shorter.
+#include "kernel/runtime/device.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstring>
+#include <vector>
+
+using namespace tg;
+
+namespace {
+
+// Allocation, copies both ways, a device-side copy, and a launch whose program writes `value`.
+void round_trips(const std::shared_ptr<Device>& device) {
+  const std::vector<float> data{1.5f, -2.0f, 3.25f, 4.0f};
+  const auto bytes = uint64_t(data.size() * sizeof(float));
+  Buffer a = device->alloc(bytes), b = device->alloc(bytes);
+  a.copy_from_host(std::as_bytes(std::span(data)));
+  b.copy_from(a, bytes);
+  std::vector<float> back(data.size());
+  b.copy_to_host(std::as_writable_bytes(std::span(back)));
+  BOOST_TEST(back == data, boost::test_tools::per_element());
+
+  const float value = 7.0f;
+  Program program = device->load(std::as_bytes(std::span(&value, 1)));
+  tg_buffer_arg arg{b.raw(), 2 * sizeof(float)}; // the last two elements
+  program.launch(LaunchDims{}, std::span(&arg, 1));
+  device->synchronize();
+  b.copy_to_host(std::as_writable_bytes(std::span(back)));
+  BOOST_TEST(back == (std::vector<float>{1.5f, -2.0f, 7.0f, 7.0f}), boost::test_tools::per_element());
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_plugin_built_against_the_1_0_header_loads_and_works) {
+  auto plugin = Plugin::load(TG_COMPAT_V1_0_PLUGIN);
+  BOOST_TEST(plugin->name() == "compat");
+  BOOST_TEST(plugin->api().abi_major == 1u);
+  BOOST_TEST(plugin->api().abi_minor == 0u);
+  BOOST_TEST(plugin->has(&tg_plugin_api::synchronize));
+  auto device = Device::open(plugin, 0);
+  BOOST_TEST(std::string(device->properties().name) == "compat device");
+  BOOST_TEST(device->properties().features == uint64_t(TG_FEATURE_HOST_MEMORY));
+  round_trips(device);
+}
+
+BOOST_AUTO_TEST_CASE(an_older_minor_with_a_shorter_table_and_structs_loads_with_the_rest_absent) {
+  auto plugin = Plugin::load(TG_COMPAT_OLDER_MINOR_PLUGIN);
+  BOOST_TEST(plugin->api().struct_size == offsetof(tg_plugin_api, synchronize));
+  BOOST_TEST(plugin->has(&tg_plugin_api::launch));
+  BOOST_TEST(!plugin->has(&tg_plugin_api::synchronize)); // beyond its table, though its memory holds one
+  BOOST_TEST(!plugin->has(&tg_plugin_api::compile_cache_key));
+  BOOST_CHECK_THROW(plugin->cache_key(), UnimplementedError);
+  auto device = Device::open(plugin, 0);
+  // Fields beyond the plugin's struct come back zero; the host's copy is complete.
+  BOOST_TEST(device->properties().struct_size == sizeof(tg_device_properties));
+  BOOST_TEST(device->properties().features == 0u);
+  BOOST_TEST(device->properties().dtype_mask == uint64_t(TG_DTYPE_BIT(TG_DTYPE_FLOAT32)));
+  round_trips(device); // synchronize is absent: the host treats the plugin as synchronous
+}

@@ -1,0 +1,30 @@
+# Runs `tg ARGS...` and checks its exit status and output (stdout + stderr):
+#   cmake -DTG=<tg> -DARGS="a|b|c" -DEXPECT_EXIT=<n> -DEXPECT=<regex> [-DREJECT=<regex>]
+#         [-DFILE=<path> -DFILE_EXPECT=<regex>] -P expect_run.cmake
+# FILE is removed before the run and must exist afterwards matching FILE_EXPECT (a --json or
+# --junit report).
+string(REPLACE "|" ";" args "${ARGS}")
+if(FILE)
+  file(REMOVE "${FILE}")
+endif()
+execute_process(COMMAND ${TG} ${args} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(all "${out}${err}")
+if(NOT status STREQUAL "${EXPECT_EXIT}")
+  message(FATAL_ERROR "tg ${args}: exit status ${status}, expected ${EXPECT_EXIT}\n${all}")
+endif()
+if(NOT all MATCHES "${EXPECT}")
+  message(FATAL_ERROR "tg ${args}: output does not match '${EXPECT}':\n${all}")
+endif()
+if(REJECT AND all MATCHES "${REJECT}")
+  message(FATAL_ERROR "tg ${args}: output matches '${REJECT}', which it must not:\n${all}")
+endif()
+if(FILE)
+  if(NOT EXISTS "${FILE}")
+    message(FATAL_ERROR "tg ${args}: wrote no ${FILE}\n${all}")
+  endif()
+  file(READ "${FILE}" content)
+  if(NOT content MATCHES "${FILE_EXPECT}")
+    message(FATAL_ERROR "${FILE} does not match '${FILE_EXPECT}':\n${content}")
+  endif()
+endif()
+message(STATUS "${all}")

@@ -1,0 +1,44 @@
+#include <metal_stdlib>
+using namespace metal;
+kernel void tg_kernel_render_integer_edges(device int* b0 [[buffer(0)]], device char* b1 [[buffer(1)]], device ushort* b2 [[buffer(2)]], device long* b3 [[buffer(3)]], device int* b4 [[buffer(4)]], device int* b5 [[buffer(5)]], uint3 tg_group [[threadgroup_position_in_grid]], uint3 tg_local [[thread_position_in_threadgroup]]) {
+  int v7 = ((int)tg_group.x);
+  int v8 = b4[v7];
+  int v10 = ((int)tg_group.x);
+  int v11 = b5[v10];
+  int v12 = (v11 | 1);
+  int v14 = (v8 % v12);
+  int v15 = ((int)((((uint)(v14)) * ((uint)(1000)))));
+  int v16 = (v8 / v12);
+  int v17 = ((int)((((uint)(v16)) + ((uint)(v15)))));
+  int v18 = ((int)((((uint)(v8)) << ((uint)((v12 & 31))))));
+  int v19 = (v17 ^ v18);
+  int v21 = ((int)((((uint)(0)) - ((uint)(v8)))));
+  int v22 = (v21 >> (3 & 31));
+  int v23 = ((int)((((uint)(v19)) + ((uint)(v22)))));
+  int v24 = (v8 > v12 ? v8 : v12);
+  int v26 = ((int)((((uint)(((int)((((uint)(v23)) * ((uint)(65599))))))) + ((uint)(v24)))));
+  int v27 = ((int)tg_group.x);
+  b0[v27] = v26;
+  char v29 = ((char)(v8));
+  char v30 = ((char)(v12));
+  char v31 = ((char)((v29 % v30)));
+  char v32 = ((char)((((uint)(v29)) * ((uint)(v30)))));
+  char v33 = ((char)((((uint)(v32)) + ((uint)(v31)))));
+  int v34 = ((int)tg_group.x);
+  b1[v34] = v33;
+  ushort v36 = ((ushort)(v8));
+  ushort v37 = ((ushort)(v12));
+  ushort v39 = ((ushort)((v36 >> (((ushort)(17)) & ((ushort)(15))))));
+  ushort v40 = ((ushort)((((uint)(v36)) * ((uint)(v37)))));
+  ushort v41 = ((ushort)((((uint)(v40)) + ((uint)(v39)))));
+  int v42 = ((int)tg_group.x);
+  b2[v42] = v41;
+  long v44 = ((long)(v8));
+  long v46 = ((long)((((ulong)(v44)) * ((ulong)(v44)))));
+  long v47 = ((long)((((ulong)(v46)) * ((ulong)(549755813887L)))));
+  long v48 = ((long)(v12));
+  long v49 = (v47 / v48);
+  long v50 = ((long)((((ulong)(v47)) + ((ulong)(v49)))));
+  int v51 = ((int)tg_group.x);
+  b3[v51] = v50;
+}

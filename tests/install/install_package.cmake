@@ -1,0 +1,73 @@
+# cmake -DBUILD_DIR=<tinygrad.cpp build> -DWORK_DIR=<scratch> -DLIBDIR=<CMAKE_INSTALL_LIBDIR>
+#       -P install_package.cmake
+# Installs the build into WORK_DIR/prefix and checks it from outside, with no TG_PLUGIN_PATH:
+# the layout, a consumer project (tests/install/consumer) built with find_package against that
+# prefix only, its program computing on the installed CPU plugin, the installed `tg` finding
+# libtg and its plugins, the consumer's plugin installed into its own prefix and found through
+# TG_PLUGIN_PATH and the user plugin directory, and pkg-config.
+foreach(var BUILD_DIR WORK_DIR LIBDIR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "install_package.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/install_helpers.cmake)
+
+set(prefix ${WORK_DIR}/prefix)
+set(plugin_prefix ${WORK_DIR}/plugin_prefix) # the consumer's plugin, installed on its own
+set(empty_home ${WORK_DIR}/empty_xdg)        # no user plugins in the way
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${empty_home})
+
+tg_install_tree(${BUILD_DIR} ${prefix})
+set(plugin_dir ${prefix}/${LIBDIR}/tinygrad.cpp/plugins)
+foreach(file bin/tg ${LIBDIR}/libtg.so ${LIBDIR}/libtg.so.0 ${LIBDIR}/libtg.so.0.1.0 ${LIBDIR}/libtg_sdk.a
+        ${LIBDIR}/tinygrad.cpp/plugins/libtg_device_cpu.so
+        ${LIBDIR}/cmake/tinygrad_cpp/tinygrad_cppConfig.cmake
+        ${LIBDIR}/cmake/tinygrad_cpp/tinygrad_cppConfigVersion.cmake
+        ${LIBDIR}/cmake/tinygrad_cpp/TgPlugin.cmake ${LIBDIR}/pkgconfig/tinygrad_cpp.pc
+        include/tinygrad.cpp/tg/abi.h include/tinygrad.cpp/tg/sdk/plugin.hpp
+        include/tinygrad.cpp/kernel/tensor/tensor.hpp)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "the install lacks ${file} (prefix ${prefix})")
+  endif()
+endforeach()
+if(EXISTS ${plugin_dir}/libtg_device_cpu_test_hooks.so OR EXISTS ${prefix}/${LIBDIR}/libtg_device_cpu.so)
+  message(FATAL_ERROR "test-only or misplaced plugins were installed under ${prefix}/${LIBDIR}")
+endif()
+
+tg_build_consumer(${CMAKE_CURRENT_LIST_DIR}/consumer ${WORK_DIR}/consumer ${prefix}
+  -DCMAKE_INSTALL_PREFIX=${plugin_prefix})
+
+set(clean_env UNSET TG_PLUGIN_PATH TG_DEVICE ENV XDG_DATA_HOME=${empty_home})
+tg_run_expect(consumer_computes_on_installed_cpu "device CPU: \\[72, 90\\] ok" ${clean_env}
+  COMMAND ${WORK_DIR}/consumer/consumer)
+tg_run_expect(installed_tg_finds_its_plugins
+  "plugin cpu [^\n]* at ${plugin_dir}/libtg_device_cpu.so \\(installed plugin dir\\)" ${clean_env}
+  COMMAND ${prefix}/bin/tg devices)
+
+# The consumer's plugin in its own prefix: through TG_PLUGIN_PATH, then through the user dir.
+set(own_dir ${plugin_prefix}/${LIBDIR}/tinygrad.cpp/plugins)
+tg_run_expect(own_prefix_plugin_through_tg_plugin_path
+  "plugin trivial 1.0 [^\n]* at ${own_dir}/libtg_device_trivial.so \\(TG_PLUGIN_PATH\\).*name: +trivial device"
+  UNSET TG_DEVICE ENV XDG_DATA_HOME=${empty_home} TG_PLUGIN_PATH=${own_dir} COMMAND ${prefix}/bin/tg devices)
+set(xdg ${WORK_DIR}/xdg)
+file(COPY ${own_dir}/libtg_device_trivial.so DESTINATION ${xdg}/tinygrad.cpp/plugins)
+tg_run_expect(own_prefix_plugin_through_user_dir
+  "plugin trivial 1.0 [^\n]* \\(user plugin dir\\).*name: +trivial device"
+  UNSET TG_PLUGIN_PATH TG_DEVICE ENV XDG_DATA_HOME=${xdg} COMMAND ${prefix}/bin/tg devices)
+
+# pkg-config: the flags name the prefix's include dir and libtg.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/${LIBDIR}/pkgconfig
+                        pkg-config --cflags --libs tinygrad_cpp
+  RESULT_VARIABLE rc OUTPUT_VARIABLE flags ERROR_VARIABLE flags)
+tg_check_result("pkg-config --cflags --libs tinygrad_cpp" "${rc}" "${flags}")
+string(STRIP "${flags}" flags)
+if(NOT flags MATCHES "^-I([^ ]+) -L([^ ]+) -ltg$")
+  message(FATAL_ERROR "pkg-config --cflags --libs tinygrad_cpp gave '${flags}'")
+endif()
+set(include_dir ${CMAKE_MATCH_1})
+set(lib_dir ${CMAKE_MATCH_2})
+if(NOT EXISTS ${include_dir}/kernel/tensor/tensor.hpp OR NOT EXISTS ${lib_dir}/libtg.so)
+  message(FATAL_ERROR "pkg-config's -I${include_dir} / -L${lib_dir} do not point into ${prefix}")
+endif()
+message(STATUS "pkg-config: ${flags}")

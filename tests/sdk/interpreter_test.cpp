@@ -1,0 +1,349 @@
+// The reference interpreter against hand-computed values: C integer semantics, 16-bit float
+// rounding, gates, loops, local memory and barriers, vectors, and bounds errors.
+#include <tg/sdk/interpreter.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+using tg::sdk::interpret;
+using tg::sdk::KernelBuilder;
+using Ref = KernelBuilder::Ref;
+
+namespace {
+
+template <class T> std::span<std::byte> bytes(std::vector<T>& v) {
+  return std::as_writable_bytes(std::span(v));
+}
+
+tg::sdk::KernelIR ir_of(KernelBuilder& k) { return tg::sdk::parse_kernel_ir(k.serialize()); }
+
+void run(KernelBuilder& k, std::array<uint32_t, 3> global, std::array<uint32_t, 3> local,
+         std::vector<std::span<std::byte>> buffers, std::vector<tg_scalar_arg> scalars = {}) {
+  interpret(ir_of(k), global, local, buffers, scalars);
+}
+
+tg_scalar_arg scalar_i32(int32_t v) {
+  tg_scalar_arg s{};
+  s.dtype = TG_DTYPE_INT32;
+  s.value.i = v;
+  return s;
+}
+
+// out[i] = op(a[i], b[i]) for one binary op; one work group per element.
+template <class T>
+std::vector<T> binary_op(tg_dtype dt, tg_op op, std::vector<T> a, std::vector<T> b, tg_dtype out_dt = 0) {
+  KernelBuilder k("binary");
+  Ref pa = k.global(0, dt), pb = k.global(1, dt), pc = k.global(2, out_dt ? out_dt : dt);
+  Ref i = k.group_id(0);
+  Ref x = k.load(k.index(pa, i));
+  Ref y = k.load(k.index(pb, i));
+  Ref r = k.alu(op, x, y);
+  k.store(k.index(pc, i), r);
+  std::vector<T> c(a.size());
+  run(k, {uint32_t(a.size()), 1, 1}, {1, 1, 1}, {bytes(a), bytes(b), bytes(c)});
+  return c;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(interpreter)
+
+BOOST_AUTO_TEST_CASE(vector_add_with_if_bounds_check) {
+  KernelBuilder k("vadd");
+  Ref a = k.global(0, TG_DTYPE_FLOAT32), b = k.global(1, TG_DTYPE_FLOAT32), c = k.global(2, TG_DTYPE_FLOAT32);
+  Ref n = k.var(0, TG_DTYPE_INT32);
+  Ref gid = k.group_id(0);
+  Ref lid = k.local_id(0);
+  Ref i = k.add(k.mul(gid, k.i32(4)), lid);
+  Ref in_bounds = k.if_(k.cmplt(i, n));
+  Ref x = k.load(k.index(a, i));
+  Ref y = k.load(k.index(b, i));
+  Ref pc = k.index(c, i);
+  k.store(pc, k.add(x, y));
+  k.end_if(in_bounds);
+  std::vector<float> va = {1, 2, 3, 4, 5, 6}, vb = {10, 20, 30, 40, 50, 60}, vc(7, -1.0f);
+  // 8 threads, 6 elements: the IF keeps the last two inside; c's 7th element stays untouched.
+  run(k, {2, 1, 1}, {4, 1, 1}, {bytes(va), bytes(vb), bytes(vc)}, {scalar_i32(6)});
+  std::vector<float> want = {11, 22, 33, 44, 55, 66, -1};
+  BOOST_CHECK_EQUAL_COLLECTIONS(vc.begin(), vc.end(), want.begin(), want.end());
+}
+
+BOOST_AUTO_TEST_CASE(integer_division_is_c_division) {
+  auto q = binary_op<int32_t>(TG_DTYPE_INT32, TG_OP_IDIV, {-7, 7, -7, 7}, {2, -2, -2, 2});
+  auto r = binary_op<int32_t>(TG_DTYPE_INT32, TG_OP_MOD, {-7, 7, -7, 7}, {2, -2, -2, 2});
+  std::vector<int32_t> wq = {-3, -3, 3, 3}, wr = {-1, 1, -1, 1};
+  BOOST_CHECK_EQUAL_COLLECTIONS(q.begin(), q.end(), wq.begin(), wq.end());
+  BOOST_CHECK_EQUAL_COLLECTIONS(r.begin(), r.end(), wr.begin(), wr.end());
+  auto u = binary_op<uint8_t>(TG_DTYPE_UINT8, TG_OP_IDIV, {200, 7}, {3, 0}); // x / 0: unspecified, 0 here
+  BOOST_CHECK_EQUAL(int(u[0]), 66);
+  BOOST_CHECK_EQUAL(int(u[1]), 0);
+}
+
+BOOST_AUTO_TEST_CASE(integers_wrap_and_shift_by_signedness) {
+  auto s = binary_op<int8_t>(TG_DTYPE_INT8, TG_OP_ADD, {100, -128}, {100, -1});
+  BOOST_CHECK_EQUAL(int(s[0]), -56);
+  BOOST_CHECK_EQUAL(int(s[1]), 127);
+  auto m = binary_op<uint16_t>(TG_DTYPE_UINT16, TG_OP_MUL, {300}, {300}); // 90000 mod 65536
+  BOOST_CHECK_EQUAL(int(m[0]), 24464);
+  auto sr = binary_op<int16_t>(TG_DTYPE_INT16, TG_OP_SHR, {-16, 16}, {2, 2});
+  BOOST_CHECK_EQUAL(sr[0], -4); // arithmetic
+  BOOST_CHECK_EQUAL(sr[1], 4);
+  auto ur = binary_op<uint32_t>(TG_DTYPE_UINT32, TG_OP_SHR, {0x80000000u}, {31});
+  BOOST_CHECK_EQUAL(ur[0], 1u); // logical
+  auto lt = binary_op<int64_t>(TG_DTYPE_INT64, TG_OP_CMPLT, {-1, 5}, {0, 5}, TG_DTYPE_BOOL);
+  // bool outputs are single bytes
+  BOOST_CHECK_EQUAL(int(reinterpret_cast<const uint8_t*>(lt.data())[0]), 1);
+  BOOST_CHECK_EQUAL(int(reinterpret_cast<const uint8_t*>(lt.data())[1]), 0);
+  auto mx = binary_op<uint8_t>(TG_DTYPE_UINT8, TG_OP_MAX, {200, 3}, {100, 4}); // unsigned compare
+  BOOST_CHECK_EQUAL(int(mx[0]), 200);
+  BOOST_CHECK_EQUAL(int(mx[1]), 4);
+}
+
+BOOST_AUTO_TEST_CASE(casts_truncate_toward_zero_and_nan_is_true) {
+  KernelBuilder k("casts");
+  Ref in = k.global(0, TG_DTYPE_FLOAT32), ints = k.global(1, TG_DTYPE_INT32),
+      flags = k.global(2, TG_DTYPE_BOOL), small = k.global(3, TG_DTYPE_UINT8);
+  Ref i = k.group_id(0);
+  Ref x = k.load(k.index(in, i));
+  k.store(k.index(ints, i), k.cast(x, TG_DTYPE_INT32));
+  k.store(k.index(flags, i), k.cast(x, TG_DTYPE_BOOL));
+  k.store(k.index(small, i), k.cast(k.cast(x, TG_DTYPE_INT32), TG_DTYPE_UINT8));
+  std::vector<float> v = {-3.75f, 3.75f, -0.0f, NAN, 300.5f};
+  std::vector<int32_t> vi(5);
+  std::vector<uint8_t> vb(5), vu(5);
+  run(k, {4, 1, 1}, {1, 1, 1}, {bytes(v), bytes(vi), bytes(vb), bytes(vu)}); // NaN -> int not checked
+  BOOST_CHECK_EQUAL(vi[0], -3);
+  BOOST_CHECK_EQUAL(vi[1], 3);
+  BOOST_CHECK_EQUAL(vi[2], 0);
+  BOOST_CHECK_EQUAL(int(vb[0]), 1);
+  BOOST_CHECK_EQUAL(int(vb[2]), 0);   // -0 is false
+  BOOST_CHECK_EQUAL(int(vb[3]), 1);   // NaN != 0
+  BOOST_CHECK_EQUAL(int(vu[0]), 253); // -3 wraps to uint8
+  KernelBuilder w("wide");
+  Ref win = w.global(0, TG_DTYPE_FLOAT32), wout = w.global(1, TG_DTYPE_UINT8);
+  w.store(w.index(wout, w.i32(0)),
+          w.cast(w.cast(w.load(w.index(win, w.i32(0))), TG_DTYPE_INT32), TG_DTYPE_UINT8));
+  std::vector<float> big = {300.5f};
+  std::vector<uint8_t> out(1);
+  run(w, {1, 1, 1}, {1, 1, 1}, {bytes(big), bytes(out)});
+  BOOST_CHECK_EQUAL(int(out[0]), 300 - 256);
+}
+
+BOOST_AUTO_TEST_CASE(half_and_bfloat16_round_to_nearest_even) {
+  using tg::sdk::float_to_half_bits;
+  BOOST_CHECK_EQUAL(float_to_half_bits(1.0), 0x3c00);
+  BOOST_CHECK_EQUAL(float_to_half_bits(1.0 / 3.0), 0x3555);
+  BOOST_CHECK_EQUAL(float_to_half_bits(65504.0), 0x7bff);
+  BOOST_CHECK_EQUAL(float_to_half_bits(65520.0), 0x7c00);
+  BOOST_CHECK_EQUAL(float_to_half_bits(-std::ldexp(1.0, -24)), 0x8001);
+  BOOST_CHECK_EQUAL(float_to_half_bits(1.0 + std::ldexp(1.0, -11)), 0x3c00); // tie -> even
+  BOOST_CHECK_EQUAL(float_to_half_bits(1.0 + 3 * std::ldexp(1.0, -11)), 0x3c02);
+  BOOST_CHECK_EQUAL(tg::sdk::float_to_bfloat16_bits(1.0f + std::ldexp(1.0f, -8)), 0x3f80); // tie -> even
+  BOOST_CHECK_EQUAL(tg::sdk::float_to_bfloat16_bits(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+  BOOST_CHECK(std::isnan(tg::sdk::bfloat16_bits_to_double(tg::sdk::float_to_bfloat16_bits(NAN))));
+
+  // f16 arithmetic rounds after every op: 2048 + 1 = 2048 (spacing 2), then + 1 again = 2048.
+  KernelBuilder k("half_sum");
+  Ref out = k.global(0, TG_DTYPE_FLOAT16);
+  Ref one = k.const_float(TG_DTYPE_FLOAT16, 1.0);
+  Ref s = k.add(k.add(k.const_float(TG_DTYPE_FLOAT16, 2048.0), one), one);
+  k.store(k.index(out, k.i32(0)), s);
+  Ref third = k.alu(TG_OP_FDIV, one, k.const_float(TG_DTYPE_FLOAT16, 3.0));
+  k.store(k.index(out, k.i32(1)), third);
+  std::vector<uint16_t> h(2);
+  run(k, {1, 1, 1}, {1, 1, 1}, {bytes(h)});
+  BOOST_CHECK_EQUAL(h[0], float_to_half_bits(2048.0));
+  BOOST_CHECK_EQUAL(h[1], 0x3555);
+
+  // bfloat16: 256 + 1 = 256 (8 significant bits), computed in float and rounded.
+  KernelBuilder b("bf16_sum");
+  Ref bout = b.global(0, TG_DTYPE_BFLOAT16);
+  b.store(b.index(bout, b.i32(0)),
+          b.add(b.const_float(TG_DTYPE_BFLOAT16, 256.0), b.const_float(TG_DTYPE_BFLOAT16, 1.0)));
+  std::vector<uint16_t> bb(1);
+  run(b, {1, 1, 1}, {1, 1, 1}, {bytes(bb)});
+  BOOST_CHECK_EQUAL(tg::sdk::bfloat16_bits_to_double(bb[0]), 256.0);
+}
+
+BOOST_AUTO_TEST_CASE(gated_loads_read_no_memory) {
+  KernelBuilder k("gated");
+  Ref in = k.global(0, TG_DTYPE_INT32), out = k.global(1, TG_DTYPE_INT32);
+  Ref i = k.group_id(0);
+  Ref ok = k.cmplt(i, k.i32(2));
+  Ref v = k.load_gated(k.index(in, i), ok, k.i32(-5)); // index 2, 3 are past `in`: gate is false
+  k.store(k.index(out, i), v);
+  std::vector<int32_t> vin = {7, 8}, vout(4);
+  run(k, {4, 1, 1}, {1, 1, 1}, {bytes(vin), bytes(vout)});
+  std::vector<int32_t> want = {7, 8, -5, -5};
+  BOOST_CHECK_EQUAL_COLLECTIONS(vout.begin(), vout.end(), want.begin(), want.end());
+}
+
+BOOST_AUTO_TEST_CASE(out_of_bounds_access_names_kernel_instruction_and_index) {
+  KernelBuilder k("overrun");
+  Ref in = k.global(0, TG_DTYPE_FLOAT32), out = k.global(1, TG_DTYPE_FLOAT32);
+  Ref i = k.group_id(0);
+  k.store(k.index(out, i), k.load(k.index(in, i)));
+  std::vector<float> vin = {1, 2, 3}, vout(4);
+  try {
+    run(k, {4, 1, 1}, {1, 1, 1}, {bytes(vin), bytes(vout)});
+    BOOST_FAIL("expected an InterpreterError");
+  } catch (const tg::sdk::InterpreterError& e) {
+    std::string what = e.what();
+    BOOST_TEST_MESSAGE(what);
+    BOOST_CHECK(what.find("overrun") != std::string::npos);
+    BOOST_CHECK(what.find("LOAD") != std::string::npos);
+    BOOST_CHECK(what.find("element index 3") != std::string::npos);
+    BOOST_CHECK(what.find("buffer 0 (3 float32 elements)") != std::string::npos);
+    BOOST_CHECK_EQUAL(e.instruction(), 4);
+  }
+  // A vector store that runs one element past the end is caught too.
+  KernelBuilder v("vector_overrun");
+  Ref p = v.global(0, TG_DTYPE_INT32);
+  Ref one = v.i32(1);
+  std::vector<Ref> lanes = {one, one, one, one};
+  v.store(v.index(p, v.i32(1)), v.vectorize(lanes));
+  std::vector<int32_t> four(4);
+  BOOST_CHECK_THROW(run(v, {1, 1, 1}, {1, 1, 1}, {bytes(four)}), tg::sdk::InterpreterError);
+  // Negative indices as well.
+  KernelBuilder n("negative");
+  Ref q = n.global(0, TG_DTYPE_INT32);
+  n.store(n.index(q, n.i32(-1)), n.i32(0));
+  BOOST_CHECK_THROW(run(n, {1, 1, 1}, {1, 1, 1}, {bytes(four)}), tg::sdk::InterpreterError);
+}
+
+BOOST_AUTO_TEST_CASE(accumulator_loop_and_mulacc) {
+  // out[r] = sum_c in[r * 3 + c] * 2 + 1 per term, via MULACC into an accumulator.
+  KernelBuilder k("row_mulacc");
+  Ref in = k.global(0, TG_DTYPE_INT32), out = k.global(1, TG_DTYPE_INT32);
+  Ref row = k.group_id(0);
+  Ref acc = k.acc(k.i32(100));
+  Ref c = k.range(k.i32(0), k.i32(3));
+  Ref v = k.load(k.index(in, k.add(k.mul(row, k.i32(3)), c)));
+  k.assign(acc, k.alu(TG_OP_MULACC, v, k.i32(2), acc));
+  k.end_range(c);
+  k.store(k.index(out, row), acc);
+  std::vector<int32_t> vin = {1, 2, 3, 10, 20, 30}, vout(2);
+  run(k, {2, 1, 1}, {1, 1, 1}, {bytes(vin), bytes(vout)});
+  BOOST_CHECK_EQUAL(vout[0], 100 + 12);
+  BOOST_CHECK_EQUAL(vout[1], 100 + 120);
+  // An empty range leaves the accumulator at its initial value.
+  KernelBuilder e("empty_range");
+  Ref o = e.global(0, TG_DTYPE_FLOAT32);
+  Ref a = e.acc(e.f32(4.5f));
+  Ref r = e.range(e.i32(3), e.i32(3));
+  e.assign(a, e.add(a, e.f32(1.0f)));
+  e.end_range(r);
+  e.store(e.index(o, e.i32(0)), a);
+  std::vector<float> fo(1);
+  run(e, {1, 1, 1}, {1, 1, 1}, {bytes(fo)});
+  BOOST_CHECK_EQUAL(fo[0], 4.5f);
+}
+
+BOOST_AUTO_TEST_CASE(local_memory_and_barrier_reverse_a_group) {
+  // shared[lid] = in[g * 4 + lid]; BARRIER; out[g * 4 + lid] = shared[3 - lid].
+  KernelBuilder k("reverse");
+  Ref in = k.global(0, TG_DTYPE_INT32), out = k.global(1, TG_DTYPE_INT32);
+  Ref shared = k.local(4, TG_DTYPE_INT32);
+  Ref lid = k.local_id(0);
+  Ref i = k.add(k.mul(k.group_id(0), k.i32(4)), lid);
+  k.store(k.index(shared, lid), k.load(k.index(in, i)));
+  k.barrier();
+  Ref mirrored = k.alu(TG_OP_SUB, k.i32(3), lid);
+  k.store(k.index(out, i), k.load(k.index(shared, mirrored)));
+  std::vector<int32_t> vin = {1, 2, 3, 4, 5, 6, 7, 8}, vout(8);
+  run(k, {2, 1, 1}, {4, 1, 1}, {bytes(vin), bytes(vout)});
+  std::vector<int32_t> want = {4, 3, 2, 1, 8, 7, 6, 5};
+  BOOST_CHECK_EQUAL_COLLECTIONS(vout.begin(), vout.end(), want.begin(), want.end());
+}
+
+BOOST_AUTO_TEST_CASE(barrier_reached_by_part_of_a_group_is_an_error) {
+  KernelBuilder k("divergent");
+  Ref out = k.global(0, TG_DTYPE_INT32);
+  Ref lid = k.local_id(0);
+  Ref branch = k.if_(k.cmplt(lid, k.i32(2)));
+  k.barrier();
+  k.end_if(branch);
+  k.store(k.index(out, lid), lid);
+  std::vector<int32_t> vout(4);
+  BOOST_CHECK_THROW(run(k, {1, 1, 1}, {4, 1, 1}, {bytes(vout)}), tg::sdk::InterpreterError);
+}
+
+BOOST_AUTO_TEST_CASE(vectors_gep_and_vectorize) {
+  KernelBuilder k("vec4");
+  Ref a = k.global(0, TG_DTYPE_FLOAT32), out = k.global(1, TG_DTYPE_FLOAT32),
+      s = k.global(2, TG_DTYPE_FLOAT32);
+  Ref base = k.mul(k.group_id(0), k.i32(4));
+  Ref v = k.load(k.index(a, base), 4);
+  Ref one = k.f32(1.0f);
+  std::vector<Ref> ones = {one, one, one, one};
+  Ref sq = k.add(k.mul(v, v), k.vectorize(ones));
+  k.store(k.index(out, base), sq);
+  Ref total = k.add(k.add(k.gep(sq, 0), k.gep(sq, 1)), k.add(k.gep(sq, 2), k.gep(sq, 3)));
+  k.store(k.index(s, k.group_id(0)), total);
+  std::vector<float> va = {1, 2, 3, 4, -1, -2, 0, 5}, vo(8), vs(2);
+  run(k, {2, 1, 1}, {1, 1, 1}, {bytes(va), bytes(vo), bytes(vs)});
+  std::vector<float> want = {2, 5, 10, 17, 2, 5, 1, 26};
+  BOOST_CHECK_EQUAL_COLLECTIONS(vo.begin(), vo.end(), want.begin(), want.end());
+  BOOST_CHECK_EQUAL(vs[0], 34.0f);
+  BOOST_CHECK_EQUAL(vs[1], 34.0f);
+}
+
+BOOST_AUTO_TEST_CASE(special_ids_in_three_dimensions) {
+  KernelBuilder k("ids");
+  Ref out = k.global(0, TG_DTYPE_INT32);
+  Ref x = k.add(k.mul(k.group_id(0), k.i32(2)), k.local_id(0));
+  Ref y = k.add(k.mul(k.group_id(1), k.i32(1)), k.local_id(1));
+  Ref z = k.add(k.group_id(2), k.local_id(2));
+  Ref idx = k.add(k.mul(k.add(k.mul(z, k.i32(3)), y), k.i32(4)), x);
+  k.store(k.index(out, idx), k.add(k.add(k.mul(x, k.i32(100)), k.mul(y, k.i32(10))), z));
+  std::vector<int32_t> vout(4 * 3 * 2, -1);
+  run(k, {2, 3, 2}, {2, 1, 1}, {bytes(vout)});
+  for (int zz = 0; zz < 2; ++zz)
+    for (int yy = 0; yy < 3; ++yy)
+      for (int xx = 0; xx < 4; ++xx)
+        BOOST_CHECK_EQUAL(vout[size_t((zz * 3 + yy) * 4 + xx)], xx * 100 + yy * 10 + zz);
+}
+
+BOOST_AUTO_TEST_CASE(scalars_bitcast_and_argument_checks) {
+  KernelBuilder k("scalars");
+  Ref out = k.global(0, TG_DTYPE_UINT32);
+  Ref f = k.var(0, TG_DTYPE_FLOAT32);
+  Ref u = k.var(1, TG_DTYPE_UINT8);
+  k.store(k.index(out, k.i32(0)), k.bitcast(f, TG_DTYPE_UINT32));
+  k.store(k.index(out, k.i32(1)), k.cast(u, TG_DTYPE_UINT32));
+  tg_scalar_arg sf{}, su{};
+  sf.dtype = TG_DTYPE_FLOAT32;
+  sf.value.f = 1.0;
+  su.dtype = TG_DTYPE_UINT8;
+  su.value.u = 0x1ff; // truncated to the dtype
+  std::vector<uint32_t> vout(2);
+  run(k, {1, 1, 1}, {1, 1, 1}, {bytes(vout)}, {sf, su});
+  BOOST_CHECK_EQUAL(vout[0], 0x3f800000u);
+  BOOST_CHECK_EQUAL(vout[1], 0xffu);
+  BOOST_CHECK_THROW(run(k, {1, 1, 1}, {1, 1, 1}, {bytes(vout)}, {sf}), std::invalid_argument);
+  BOOST_CHECK_THROW(run(k, {1, 1, 1}, {1, 1, 1}, {bytes(vout)}, {su, sf}), std::invalid_argument);
+  BOOST_CHECK_THROW(run(k, {1, 1, 1}, {1, 1, 1}, {}, {sf, su}), std::invalid_argument);
+  // An empty grid runs nothing.
+  std::vector<uint32_t> untouched = {7, 7};
+  run(k, {0, 1, 1}, {1, 1, 1}, {bytes(untouched)}, {sf, su});
+  BOOST_CHECK_EQUAL(untouched[0], 7u);
+}
+
+BOOST_AUTO_TEST_CASE(float_math_and_nan_semantics) {
+  auto mx = binary_op<float>(TG_DTYPE_FLOAT32, TG_OP_MAX, {NAN, 1.0f, 2.0f}, {1.0f, NAN, -3.0f});
+  BOOST_CHECK(std::isnan(mx[0]));
+  BOOST_CHECK(std::isnan(mx[1]));
+  BOOST_CHECK_EQUAL(mx[2], 2.0f);
+  auto ne = binary_op<double>(TG_DTYPE_FLOAT64, TG_OP_CMPNE, {NAN, 1.0}, {NAN, 1.0}, TG_DTYPE_BOOL);
+  BOOST_CHECK_EQUAL(int(reinterpret_cast<const uint8_t*>(ne.data())[0]), 1);
+  BOOST_CHECK_EQUAL(int(reinterpret_cast<const uint8_t*>(ne.data())[1]), 0);
+  auto d = binary_op<float>(TG_DTYPE_FLOAT32, TG_OP_FDIV, {1.0f, -1.0f}, {0.0f, 0.0f});
+  BOOST_CHECK(std::isinf(d[0]) && d[0] > 0);
+  BOOST_CHECK(std::isinf(d[1]) && d[1] < 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

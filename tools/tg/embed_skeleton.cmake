@@ -1,0 +1,15 @@
+# cmake -DOUT=<file.cpp> -DDIR=<plugins/null> -DFILES=a,b -P embed_skeleton.cmake
+# Writes skeleton_files() (skeleton.hpp) with each file's text as a raw string literal.
+string(REPLACE "," ";" FILES "${FILES}")
+set(body "// Generated from ${DIR} by tools/tg/embed_skeleton.cmake. Do not edit.\n#include \"tools/tg/skeleton.hpp\"\n\nnamespace tg::cli {\nnamespace {\nconst SkeletonFile kFiles[] = {\n")
+foreach(f ${FILES})
+  file(READ ${DIR}/${f} text)
+  string(FIND "${text}" ")tgskeleton\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${DIR}/${f} contains the raw-string delimiter )tgskeleton\"")
+  endif()
+  string(APPEND body "    {\"${f}\", R\"tgskeleton(${text})tgskeleton\"},\n")
+endforeach()
+string(APPEND body "};\n} // namespace\n\nstd::span<const SkeletonFile> skeleton_files() { return kFiles; }\n\n} // namespace tg::cli\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
