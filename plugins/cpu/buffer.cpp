@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 namespace tg::cpu {
@@ -18,20 +17,6 @@ Buffer::Buffer(uint64_t size, uint64_t alignment) : size_(size) {
   if (data_ == nullptr)
     throw sdk::PluginError(TG_ERROR_RESOURCE_EXHAUSTED,
                            "out of host memory allocating " + std::to_string(size) + " bytes");
-}
-
-Buffer::~Buffer() { std::free(data_); }
-
-void Buffer::copy_from_host(uint64_t offset, const void* src, uint64_t size) {
-  std::memcpy(data_ + offset, src, size_t(size));
-}
-
-void Buffer::copy_to_host(uint64_t offset, void* dst, uint64_t size) {
-  std::memcpy(dst, data_ + offset, size_t(size));
-}
-
-void Buffer::copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, uint64_t size) {
-  std::memmove(data_ + offset, static_cast<Buffer&>(src).data_ + src_offset, size_t(size)); // may overlap
 }
 
 } // namespace tg::cpu

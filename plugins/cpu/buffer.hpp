@@ -4,25 +4,36 @@
 #include <tg/sdk/adaptor.hpp>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 namespace tg::cpu {
 
 inline constexpr uint32_t kBufferAlignment = 64; // every buffer base, at least
 
+// The methods are inline, so the class has no key function: its type info is emitted wherever it
+// is used, which lets a white-box test (UBSan's vptr check included) cast to it without linking the
+// plugin.
 class Buffer final : public sdk::Buffer {
 public:
   // alignment 0 = kBufferAlignment; a power of two (the adaptor checked).
   Buffer(uint64_t size, uint64_t alignment);
-  ~Buffer() override;
+  ~Buffer() override { std::free(data_); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   char* data() const { return data_; } // never NULL, even for size 0
   uint64_t size() const { return size_; }
 
-  void copy_from_host(uint64_t offset, const void* src, uint64_t size) override;
-  void copy_to_host(uint64_t offset, void* dst, uint64_t size) override;
-  void copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, uint64_t size) override;
+  void copy_from_host(uint64_t offset, const void* src, uint64_t size) override {
+    std::memcpy(data_ + offset, src, size_t(size));
+  }
+  void copy_to_host(uint64_t offset, void* dst, uint64_t size) override {
+    std::memcpy(dst, data_ + offset, size_t(size));
+  }
+  void copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, uint64_t size) override {
+    std::memmove(data_ + offset, static_cast<Buffer&>(src).data_ + src_offset, size_t(size)); // may overlap
+  }
 
 private:
   char* data_;
