@@ -600,10 +600,86 @@ int bench_ops(const std::vector<std::string>& args) {
   return 0;
 }
 
+// `tg bench matmul`: one n x n float32 matmul on several devices in the same run; the first device
+// is the peer the others are compared with (docs/plugin-guide.md uses it for MY vs CPU).
+int bench_matmul(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "tg bench matmul: median time of an n x n float32 matmul (realize of a fresh expression: launch\n"
+      "included) on each device, in GFLOPS, with the ratio to the first device.\nOptions");
+  opts.add_options()("help,h", "show this help")("n", po::value<int64_t>()->default_value(256),
+                                                 "matrix size")(
+      "devices", po::value<std::string>()->default_value("CPU,MY,CUDA"),
+      "comma-separated devices; the first is the peer; absent ones are reported and skipped")(
+      "repeat", po::value<int>()->default_value(20), "timed runs per device (after warm-up)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  const int64_t n = vm["n"].as<int64_t>();
+  const int repeat = vm["repeat"].as<int>();
+  if (n < 1 || n > 16384 || repeat < 1) {
+    std::cerr << "tg bench matmul: --n must be in 1..16384 and --repeat >= 1\n";
+    return 2;
+  }
+  std::vector<std::string> devices;
+  std::stringstream list(vm["devices"].as<std::string>());
+  for (std::string d; std::getline(list, d, ',');)
+    if (!d.empty()) devices.push_back(d);
+  if (devices.empty()) {
+    std::cerr << "tg bench matmul: --devices names no device\n";
+    return 2;
+  }
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> va(size_t(n * n)), vb(size_t(n * n));
+  for (auto& x : va) x = dist(gen);
+  for (auto& x : vb) x = dist(gen);
+  const double flop = 2.0 * double(n) * double(n) * double(n);
+  std::cout << "tg bench matmul: " << n << "x" << n << " float32, median of " << repeat << " runs\n";
+  std::optional<double> peer_ms;
+  std::vector<float> peer_result;
+  int measured = 0;
+  for (const std::string& device : devices) {
+    std::string name;
+    try {
+      name = parse_device_name(device).canonical();
+      OpenDevice dev = open_device(name);
+      name += " (" + std::string(dev.device->properties().name) + ")";
+    } catch (const std::exception& e) {
+      std::cout << "  " << device << ": not measured: " << e.what() << "\n";
+      continue;
+    }
+    Tensor a = Tensor::from_vector(va, {n, n}, {}, device), b = Tensor::from_vector(vb, {n, n}, {}, device);
+    a.realize();
+    b.realize();
+    double ms = median_ms(kWarmup, repeat, [&] { realize_fresh(a.matmul(b)); });
+    std::vector<float> result = a.matmul(b).to_vector<float>();
+    std::cout << "  " << pad(name, 60) << fixed(ms, 3) << " ms  " << fixed(flop / (ms * 1e6), 2) << " GFLOPS";
+    if (peer_ms) {
+      double diff = 0;
+      for (size_t i = 0; i < result.size(); ++i)
+        diff = std::max(diff, double(std::fabs(result[i] - peer_result[i])));
+      std::cout << "  " << fixed(*peer_ms / ms, 3) << "x the first device's speed, max |diff| "
+                << general(diff);
+    } else {
+      peer_ms = ms;
+      peer_result = result;
+      std::cout << "  (peer)";
+    }
+    std::cout << "\n";
+    ++measured;
+  }
+  return measured ? 0 : 1;
+}
+
 void bench_usage(std::ostream& os) {
   os << "usage: tg bench <benchmark> [options]   (tg bench <benchmark> --help for details)\n\nbenchmarks:\n"
         "  ops    matmul, elementwise, sum, conv2d, cold start and dispatch, against PyTorch\n"
-        "  train  median beautiful_mnist training-step time, against PyTorch\n";
+        "  train  median beautiful_mnist training-step time, against PyTorch\n"
+        "  matmul one n x n matmul on several devices (default CPU,MY,CUDA), against the first\n";
 }
 
 } // namespace
@@ -627,6 +703,14 @@ int cmd_bench(const std::vector<std::string>& args) {
       return bench_train(rest);
     } catch (const po::error& e) {
       std::cerr << "tg bench train: " << e.what() << " (see tg bench train --help)\n";
+      return 2;
+    }
+  }
+  if (args[0] == "matmul") {
+    try {
+      return bench_matmul(rest);
+    } catch (const po::error& e) {
+      std::cerr << "tg bench matmul: " << e.what() << " (see tg bench matmul --help)\n";
       return 2;
     }
   }

@@ -148,7 +148,8 @@ int cmd_train(const std::vector<std::string>& args) {
   const int steps = vm["steps"].as<int>(), bs = vm["bs"].as<int>();
   const int64_t test_images = vm["test-images"].as<int64_t>();
   if (test_images < -1 || test_images == 0) {
-    std::cerr << "tg train: --test-images must be a count > 0 (or left out for all), got " << test_images << "\n";
+    std::cerr << "tg train: --test-images must be a count > 0 (or left out for all), got " << test_images
+              << "\n";
     return 2;
   }
   const double lr = vm["lr"].as<double>();
