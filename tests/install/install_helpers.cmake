@@ -24,10 +24,18 @@ function(tg_build_consumer source binary prefix)
   # Only the prefix: the environment's CMAKE_PREFIX_PATH and the user package registry could
   # point back at a build tree and hide a broken install.
   set(ENV{CMAKE_PREFIX_PATH} "")
+  # A sanitizer build installs instrumented libraries: the consumer must be built the same way
+  # (SAN_FLAGS, given by the test's registration) or it cannot link or start.
+  set(san_args)
+  if(SAN_FLAGS)
+    foreach(var CMAKE_C_FLAGS CMAKE_CXX_FLAGS CMAKE_EXE_LINKER_FLAGS CMAKE_SHARED_LINKER_FLAGS CMAKE_MODULE_LINKER_FLAGS)
+      list(APPEND san_args "-D${var}=${SAN_FLAGS}")
+    endforeach()
+  endif()
   execute_process(COMMAND ${CMAKE_COMMAND} -S ${source} -B ${binary} -G Ninja
                           -DCMAKE_BUILD_TYPE=Debug -DCMAKE_PREFIX_PATH=${prefix}
                           -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF
-                          ${ARGN}
+                          ${san_args} ${ARGN}
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   tg_check_result("configuring ${source} against ${prefix}" "${rc}" "${out}")
   execute_process(COMMAND ${CMAKE_COMMAND} --build ${binary} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)

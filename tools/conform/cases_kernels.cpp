@@ -60,7 +60,8 @@ void run_kernel(const Context& ctx, const KernelCase& k) {
     auto payload = random_values(k.buffers[b].dtype, k.buffers[b].elements, seed + b);
     std::vector<std::byte> image(payload.size() + 2 * kGuard);
     for (size_t i = 0; i < image.size(); ++i) image[i] = guard_byte(i);
-    std::memcpy(image.data() + kGuard, payload.data(), payload.size());
+    if (!payload.empty())
+      std::memcpy(image.data() + kGuard, payload.data(), payload.size()); // data() may be null
     images.push_back(std::move(image));
   }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -33,6 +34,9 @@ ChildResult run_in_child(const std::function<std::string()>& body, std::chrono::
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(fds[0]);
+    // A crash must end the child with its signal, so the parent can say `crash (signal N)`:
+    // sanitizer runtimes (and some drivers) install handlers that would turn it into exit(1).
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
     std::string answer;
     try {
       answer = "1" + body();
