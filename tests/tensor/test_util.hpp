@@ -59,7 +59,9 @@ struct DeviceHasVectors {
   uint32_t min_bytes = 1; // a member: GCC 12 -O3 warns about copying an empty functor into boost::function
   boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
     boost::test_tools::assertion_result ok(device_properties().vector_bytes >= min_bytes);
-    if (!ok) ok.message() << "skipped: device " << tg::default_device() << " has no vector registers (vector_bytes 0)";
+    if (!ok)
+      ok.message() << "skipped: device " << tg::default_device()
+                   << " has no vector registers (vector_bytes 0)";
     return ok;
   }
 };
