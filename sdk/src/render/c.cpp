@@ -56,12 +56,7 @@ private:
   std::string barrier() const override { return ""; }
   std::string local_array(const std::string&, tg_dtype, int64_t) const override { return ""; }
   std::string math(tg_op op, tg_dtype dt, const std::string& x) const override {
-    const char* f = op == TG_OP_SQRT   ? "sqrt"
-                    : op == TG_OP_EXP2 ? "exp2"
-                    : op == TG_OP_LOG2 ? "log2"
-                    : op == TG_OP_SIN  ? "sin"
-                                       : "trunc";
-    return std::string(f) + (dt == TG_DTYPE_FLOAT64 ? "" : "f") + "(" + x + ")";
+    return std::string(math_name(op)) + (dt == TG_DTYPE_FLOAT64 ? "" : "f") + "(" + x + ")";
   }
   std::string float_bits(int width, const std::string& x) const override {
     return (width == 16 ? "tg_f2h(" : width == 32 ? "tg_f32_bits(" : "tg_f64_bits(") + x + ")";

@@ -95,6 +95,18 @@ std::string CStyle::float_literal(double v, tg_dtype dt) const {
   return std::signbit(v) ? paren(s) : s;
 }
 
+const char* CStyle::math_name(tg_op op) {
+  return op == TG_OP_SQRT   ? "sqrt"
+         : op == TG_OP_EXP2 ? "exp2"
+         : op == TG_OP_LOG2 ? "log2"
+         : op == TG_OP_SIN  ? "sin"
+                            : "trunc";
+}
+
+std::string CStyle::math(tg_op op, tg_dtype, const std::string& x) const {
+  return std::string(math_name(op)) + "(" + x + ")";
+}
+
 std::string CStyle::element(const std::string& base, const std::string& idx, bool) const {
   return base + "[" + idx + "]";
 }

@@ -35,7 +35,10 @@ protected:
   virtual std::string special(int64_t kind, int64_t axis) const = 0;
   virtual std::string barrier() const = 0;
   virtual std::string local_array(const std::string& name, tg_dtype dt, int64_t count) const = 0;
-  virtual std::string math(tg_op op, tg_dtype dt, const std::string& x) const = 0; // float/double
+  // SQRT/EXP2/LOG2/SIN/TRUNC of a float or double: the overloaded name (OpenCL, Metal, GLSL);
+  // C and CUDA add the `f` suffix for float.
+  virtual std::string math(tg_op op, tg_dtype dt, const std::string& x) const;
+  static const char* math_name(tg_op op);
   // Element access and the conversions between memory and value representations.
   virtual std::string element(const std::string& base, const std::string& idx, bool local) const;
   virtual std::string load(tg_dtype dt, const std::string& base, const std::string& idx, bool local) const;

@@ -48,12 +48,7 @@ private:
     return "__shared__ " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) + "];";
   }
   std::string math(tg_op op, tg_dtype dt, const std::string& x) const override {
-    const char* f = op == TG_OP_SQRT   ? "sqrt"
-                    : op == TG_OP_EXP2 ? "exp2"
-                    : op == TG_OP_LOG2 ? "log2"
-                    : op == TG_OP_SIN  ? "sin"
-                                       : "trunc";
-    return std::string(f) + (dt == TG_DTYPE_FLOAT64 ? "" : "f") + "(" + x + ")";
+    return std::string(math_name(op)) + (dt == TG_DTYPE_FLOAT64 ? "" : "f") + "(" + x + ")";
   }
   std::string load(tg_dtype dt, const std::string& base, const std::string& idx, bool local) const override {
     if (dt == TG_DTYPE_FLOAT16) return "__half2float(" + element(base, idx, local) + ")";

@@ -52,14 +52,6 @@ private:
   std::string local_array(const std::string& name, tg_dtype dt, int64_t count) const override {
     return "shared " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) + "];";
   }
-  std::string math(tg_op op, tg_dtype, const std::string& x) const override {
-    const char* f = op == TG_OP_SQRT   ? "sqrt"
-                    : op == TG_OP_EXP2 ? "exp2"
-                    : op == TG_OP_LOG2 ? "log2"
-                    : op == TG_OP_SIN  ? "sin"
-                                       : "trunc";
-    return std::string(f) + "(" + x + ")";
-  }
   // GLSL indexes arrays with 32-bit integers only.
   std::string element(const std::string& base, const std::string& idx, bool local) const override {
     return base + (local ? "[int(" : ".d[int(") + idx + ")]";

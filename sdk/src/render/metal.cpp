@@ -35,14 +35,6 @@ private:
   std::string local_array(const std::string& name, tg_dtype dt, int64_t count) const override {
     return "threadgroup " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) + "];";
   }
-  std::string math(tg_op op, tg_dtype, const std::string& x) const override {
-    const char* f = op == TG_OP_SQRT   ? "sqrt"
-                    : op == TG_OP_EXP2 ? "exp2"
-                    : op == TG_OP_LOG2 ? "log2"
-                    : op == TG_OP_SIN  ? "sin"
-                                       : "trunc";
-    return std::string(f) + "(" + x + ")";
-  }
   std::string load(tg_dtype dt, const std::string& base, const std::string& idx, bool local) const override {
     if (dt == TG_DTYPE_FLOAT16) return "float(" + element(base, idx, local) + ")";
     return CStyle::load(dt, base, idx, local);
