@@ -282,6 +282,13 @@ void Linearizer::emit_node(const UOp* u) {
   case Ops::DEFINE_GLOBAL:
     out = b.global(uint32_t(u->arg_int()), dt);
     break;
+  case Ops::DEFINE_LOCAL:
+    out = b.local(u->arg_int(), dt);
+    break;
+  case Ops::BARRIER: // its sources (the local stores) are emitted before it
+    b.barrier();
+    refs_[u] = 0;
+    return;
   case Ops::DEFINE_VAR: {
     const std::string& name = u->var_arg().name;
     auto it = std::find(vars_.begin(), vars_.end(), name);
@@ -294,7 +301,7 @@ void Linearizer::emit_node(const UOp* u) {
     out = b.special(int(a.at(0)), int(a.at(1)));
     break;
   }
-  case Ops::INDEX:
+  case Ops::INDEX: // a third source (a BARRIER) only orders this access after it
     out = b.index(src(0), src(1));
     break;
   case Ops::LOAD:

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -146,6 +147,50 @@ UOpRef flatten(const std::vector<UOpRef>& idx, const Dims& shape) {
   return flat;
 }
 
+// The identity of a reduce: what a padded step adds.
+UOpRef reduce_identity(Ops op, DType dt) {
+  if (dt.is_bool()) return UOp::constant(dt, op == Ops::MUL);
+  if (op == Ops::MAX)
+    return UOp::constant(dt, dt.is_float() ? ConstValue{-std::numeric_limits<double>::infinity()}
+                                           : ConstValue{dt.int_min()});
+  const int64_t one = op == Ops::MUL;
+  return UOp::constant(dt, dt.is_float() ? ConstValue{double(one)} : ConstValue{one});
+}
+
+UOpRef min_index(const UOpRef& a, int64_t b) { return -maximum(-a, idx_const(-b)); }
+
+// One axis of the kernel after its optimizations: a size (padded up by PADTO) split into parts,
+// outermost first. Exactly one part is the rest: the work-group grid (output axes) or the reduce
+// loop (reduce axes); each opt splits the rest into itself and a new part next to it.
+struct Part {
+  OptOp op = OptOp::PADTO; // PADTO never names a part: with rest = true it marks the rest
+  int64_t size = 1;
+  bool rest = false;
+  int local_axis = -1; // LOCAL/GROUP/GROUPTOP: which LOCAL_ID
+  int lane_id = -1;    // UPCAST/UNROLL: which digit of the lane number (lane_digits)
+};
+
+// An UPCAST or UNROLL part: its digit of the lane number.
+struct LanePart {
+  size_t axis;
+  int64_t size;
+};
+
+struct AxisPlan {
+  int64_t size = 1, padded = 1;
+  std::vector<Part> parts{Part{OptOp::PADTO, 1, true}};
+  bool ragged = false; // a LOOP that does not divide the axis: its last work item loops less
+  size_t rest_index() const {
+    for (size_t i = 0; i < parts.size(); ++i)
+      if (parts[i].rest) return i;
+    return 0;
+  }
+  int64_t rest() const { return parts[rest_index()].size; }
+  bool has(OptOp op) const {
+    return std::any_of(parts.begin(), parts.end(), [&](const Part& p) { return !p.rest && p.op == op; });
+  }
+};
+
 class Lowerer {
 public:
   Lowerer(const ScheduleItem& item, const LowerOptions& options) : item_(item), options_(options) {
@@ -157,6 +202,7 @@ public:
   }
 
   LoweredKernel run();
+  KernelInfo analyze();
 
 private:
   // The index space a value is evaluated in: per-dim indices `idx` of shape `base`, and the
@@ -167,9 +213,12 @@ private:
     std::vector<UOpRef> mops;
   };
 
+  void apply(const Opt& o, const KernelInfo& info);
+  UOpRef output_index(size_t axis, const std::vector<UOpRef>& rest_idx, int64_t lane, UOpRef& valid);
   UOpRef value(const UOpRef& u, const Frame& f);
   UOpRef load(const UOpRef& buffer, const Frame& f);
   UOpRef reduce(const UOpRef& r, const Frame& f);
+  UOpRef group_stage(Ops op, const UOpRef& partial);
   ShapeTracker tracker(const Dims& start, const std::vector<UOpRef>& below_to_base) const;
   UOpRef range_for(const UOp* reduce_node, size_t axis, int64_t size);
   // Strides (in elements) of every buffer read under u, per dim of u's index space; a dim whose
@@ -184,13 +233,28 @@ private:
   std::vector<UOpRef> globals_;
   std::map<std::pair<const UOp*, size_t>, UOpRef> ranges_;
   int64_t next_range_id_ = 1;
-  int64_t reduce_unroll_ = 1; // lanes over the innermost reduced axis
-  int64_t vector_lanes_ = 1;  // lanes of the leading upcast bundled into one vector
   std::map<std::vector<const void*>, UOpRef> memo_;
   std::vector<UOpRef> keep_alive_;
   std::set<std::vector<const void*>> strides_seen_;
-  int64_t alu_outside_ = 0, alu_inside_ = 0, reduce_size_ = 1, reduce_iters_ = 1;
+  int64_t alu_outside_ = 0, alu_inside_ = 0, reduce_iters_ = 1, reduce_size_ = 1;
   int reduce_depth_ = 0;
+
+  // the plan: one AxisPlan per axis (output dims, then the first reduce's reduced dims)
+  Dims out_shape_;
+  UOpRef first_reduce_;
+  std::vector<int64_t> reduce_dims_; // the first reduce's reduced input dims of size > 1
+  std::vector<AxisPlan> plan_;
+  std::vector<LanePart> upcasts_, unrolls_; // in the order applied: lane_id indexes them
+  std::array<uint32_t, 3> local_{1, 1, 1};
+  int local_axes_ = 0;
+  std::map<size_t, UOpRef> loops_; // output axis -> its LOOP range
+  std::vector<UOpRef> local_ids_;  // per local axis
+  // GROUP: the grouped reduce's threads share partials through local memory
+  int group_axis_ = -1; // the LOCAL_ID axis of the GROUP part
+  UOpRef local_buf_;
+  int64_t group_slots_ = 0, next_slot_ = 0;
+  std::vector<UOpRef> trailing_barriers_;
+  bool tile_loop_ = false;
 };
 
 // The tracker of a node of shape `start` seen from the base, through `ops` applied bottom-up.
@@ -276,73 +340,6 @@ UOpRef Lowerer::load(const UOpRef& buffer, const Frame& f) {
   return UOp::make(Ops::LOAD, buffer->dtype(), {ptr, valid, zero});
 }
 
-UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
-  const Dims& out_shape = shapes_(r);
-  const Dims& in_shape = shapes_(r->src(0));
-  std::vector<UOpRef> out_idx = f.idx;
-  UOpRef valid = UOp::constant(dtypes::bool_, true);
-  if (!f.mops.empty() || f.base != out_shape) {
-    auto [flat, v] = tracker(out_shape, f.mops).to_index(f.idx);
-    out_idx = unflatten(flat, out_shape);
-    valid = v;
-  }
-  const auto& axes = r->arg_if<ReduceArg>()->axes;
-  Ops op = r->arg_if<ReduceArg>()->op;
-  std::vector<UOpRef> in_idx = out_idx, ranges;
-  int64_t innermost = -1;
-  for (auto a : axes)
-    if (in_shape[size_t(a)] > 1) innermost = std::max(innermost, a);
-  int64_t lanes = 1;
-  if (innermost >= 0 && reduce_unroll_ > 1 && in_shape[size_t(innermost)] % reduce_unroll_ == 0)
-    lanes = reduce_unroll_;
-  int64_t count = 1;
-  for (auto a : axes) {
-    int64_t n = in_shape[size_t(a)];
-    count *= n;
-    if (n == 1) {
-      in_idx[size_t(a)] = idx_const(0);
-      continue;
-    }
-    int64_t iters = a == innermost ? n / lanes : n;
-    if (iters == 1) { // fully unrolled: no loop
-      in_idx[size_t(a)] = idx_const(0);
-      continue;
-    }
-    UOpRef rng = range_for(r.get(), size_t(a), iters);
-    ranges.push_back(rng);
-    in_idx[size_t(a)] = rng;
-  }
-  reduce_size_ = std::max(reduce_size_, count);
-  reduce_iters_ = std::max(reduce_iters_, count / lanes);
-  std::vector<UOpRef> partials;
-  for (int64_t lane = 0; lane < lanes; ++lane) {
-    std::vector<UOpRef> idx = in_idx;
-    if (lanes > 1) idx[size_t(innermost)] = in_idx[size_t(innermost)] * idx_const(lanes) + idx_const(lane);
-    ++reduce_depth_;
-    UOpRef v = value(r->src(0), Frame{idx, in_shape, {}});
-    --reduce_depth_;
-    if (ranges.empty()) {
-      partials.push_back(v);
-      continue;
-    }
-    if (UOpRef folded = reduce_invariant(op, v, ranges)) {
-      partials.push_back(folded);
-      continue;
-    }
-    std::vector<UOpRef> src{v};
-    src.insert(src.end(), ranges.begin(), ranges.end());
-    partials.push_back(UOp::make(Ops::REDUCE, v->dtype(), std::move(src), ReduceArg{op, {}}));
-    ++alu_inside_; // the accumulate (a MULACC counts as multiply + add, as tinygrad counts)
-  }
-  UOpRef result = partials[0];
-  for (size_t k = 1; k < partials.size(); ++k)
-    result = op == Ops::MAX   ? maximum(result, partials[k])
-             : op == Ops::MUL ? result * partials[k]
-                              : result + partials[k];
-  if (!is_true(valid)) result = where(valid, result, const_like(result, int64_t{0}));
-  return result;
-}
-
 UOpRef Lowerer::value(const UOpRef& u, const Frame& f) {
   std::vector<const void*> key{u.get()};
   for (const auto& i : f.idx) key.push_back(i.get());
@@ -407,6 +404,307 @@ UOpRef Lowerer::value(const UOpRef& u, const Frame& f) {
   return out;
 }
 
+KernelInfo Lowerer::analyze() {
+  const UOpRef& value_root = item_.ast->src(0)->src(1);
+  out_shape_ = item_.shape;
+  const Dims& S = out_shape_;
+  KernelInfo info;
+  info.output_dims = S.size();
+  info.itemsize = value_root->dtype().itemsize();
+  for (auto d : S) info.axes.push_back(AxisInfo{d});
+  for (const auto& n : toposort(value_root))
+    if (n->op() == Ops::REDUCE_AXIS) {
+      if (!first_reduce_) first_reduce_ = n;
+      ++info.reduce_count;
+    }
+  if (first_reduce_) {
+    info.reduce_op = first_reduce_->arg_if<ReduceArg>()->op;
+    const Dims& in_shape = shapes_(first_reduce_->src(0));
+    const auto& axes = first_reduce_->arg_if<ReduceArg>()->axes;
+    auto reduced = [&](int64_t d) { return std::find(axes.begin(), axes.end(), d) != axes.end(); };
+    std::vector<Dims> strides;
+    leaf_strides(first_reduce_->src(0), {}, in_shape, strides);
+    auto stride_count = [&](int64_t dim, int64_t value) {
+      int64_t c = 0;
+      for (const auto& st : strides) c += st[size_t(dim)] == value;
+      return c;
+    };
+    // Output dims map to the reduce's kept input dims in order of their non-1 sizes (the usual
+    // case: the output is the reduce seen through elementwise ops and squeezes).
+    std::vector<int64_t> out_dims, in_dims;
+    for (int64_t d = 0; d < int64_t(S.size()); ++d)
+      if (S[size_t(d)] > 1) out_dims.push_back(d);
+    for (int64_t d = 0; d < int64_t(in_shape.size()); ++d)
+      if (in_shape[size_t(d)] > 1 && !reduced(d)) in_dims.push_back(d);
+    bool mapped = out_dims.size() == in_dims.size();
+    for (size_t i = 0; mapped && i < out_dims.size(); ++i)
+      mapped = S[size_t(out_dims[i])] == in_shape[size_t(in_dims[i])];
+    for (size_t i = 0; mapped && i < out_dims.size(); ++i) {
+      AxisInfo& a = info.axes[size_t(out_dims[i])];
+      a.reuse = stride_count(in_dims[i], 0);
+      a.contiguous = stride_count(in_dims[i], 1) > 0;
+    }
+    for (int64_t d = 0; d < int64_t(in_shape.size()); ++d)
+      if (reduced(d) && in_shape[size_t(d)] != 1) { // an empty axis too: its loop runs no step
+        reduce_dims_.push_back(d);
+        info.axes.push_back(AxisInfo{in_shape[size_t(d)], true, stride_count(d, 0), stride_count(d, 1) > 0});
+      }
+  }
+  for (const auto& a : info.axes) {
+    AxisPlan p;
+    p.size = p.padded = a.size;
+    p.parts[0].size = a.size;
+    plan_.push_back(std::move(p));
+  }
+  return info;
+}
+
+void Lowerer::apply(const Opt& o, const KernelInfo& info) {
+  auto refuse = [&](const std::string& why) {
+    std::string axes;
+    for (const auto& a : info.axes) axes += (axes.empty() ? "" : ",") + std::to_string(a.size) + (a.reduce ? "r" : "");
+    throw OptError("optimization " + to_string(o) + " does not fit kernel with axes (" + axes + "): " + why);
+  };
+  if (o.axis < 0 || size_t(o.axis) >= plan_.size())
+    refuse("no such axis (" + std::to_string(info.output_dims) + " output axes, " +
+           std::to_string(plan_.size() - info.output_dims) + " reduce axes)");
+  if (o.amount < 2) refuse("the amount must be at least 2");
+  AxisPlan& ax = plan_[size_t(o.axis)];
+  const bool reduce_axis = size_t(o.axis) >= info.output_dims;
+  if (o.op == OptOp::PADTO) {
+    if (ax.parts.size() != 1) refuse("PADTO must come before the other optimizations of its axis");
+    if (ax.padded != ax.size) refuse("the axis is padded already");
+    if (reduce_axis && info.reduce_count != 1)
+      refuse("a reduce axis can be padded only in a kernel with one reduce (it has " +
+             std::to_string(info.reduce_count) + ")");
+    ax.padded = (ax.size + o.amount - 1) / o.amount * o.amount;
+    ax.parts[0].size = ax.padded;
+    return;
+  }
+  const bool output_op = o.op == OptOp::UPCAST || o.op == OptOp::LOCAL || o.op == OptOp::LOOP;
+  if (output_op && reduce_axis) refuse("an output-axis optimization on a reduce axis");
+  if (!output_op && !reduce_axis) refuse("a reduce-axis optimization on an output axis");
+  const size_t rest = ax.rest_index();
+  const int64_t rest_size = ax.parts[rest].size;
+  bool ragged = false;
+  if (o.amount > rest_size)
+    refuse("the amount exceeds what is left of the axis (" + std::to_string(rest_size) + ")");
+  if (rest_size % o.amount != 0) {
+    if (o.op != OptOp::LOOP || ax.parts.size() != 1 || ax.padded != ax.size)
+      refuse("the amount does not divide what is left of the axis (" + std::to_string(rest_size) +
+             "); pad it first with PADTO");
+    ragged = true; // the last work item loops over the remainder only
+  }
+  auto lanes = [](const std::vector<LanePart>& parts) {
+    int64_t n = 1;
+    for (const auto& p : parts) n *= p.size;
+    return n;
+  };
+  int local_axis = -1;
+  switch (o.op) {
+  case OptOp::UPCAST:
+    if (ax.has(OptOp::LOOP)) refuse("UPCAST and LOOP cannot share an axis");
+    if (lanes(upcasts_) * o.amount > 256) refuse("more than 256 upcast lanes");
+    break;
+  case OptOp::UNROLL:
+    if (lanes(unrolls_) * o.amount > 64) refuse("more than 64 unrolled lanes");
+    break;
+  case OptOp::LOOP:
+    if (ax.has(OptOp::LOOP) || ax.has(OptOp::UPCAST)) refuse("an axis takes one LOOP and no UPCAST with it");
+    break;
+  case OptOp::GROUP:
+  case OptOp::GROUPTOP:
+    if (options_.local_memory_bytes == 0) refuse("the device has no work-group local memory");
+    if (info.reduce_count != 1)
+      refuse("the kernel has " + std::to_string(info.reduce_count) + " reduces; GROUP needs exactly one");
+    if (group_axis_ >= 0) refuse("one GROUP per kernel");
+    [[fallthrough]];
+  case OptOp::LOCAL: {
+    if (local_axes_ == 3) refuse("a work group has at most 3 dimensions");
+    uint64_t threads = uint64_t(o.amount);
+    for (int k = 0; k < local_axes_; ++k) threads *= local_[size_t(k)];
+    if (threads > options_.max_local_threads)
+      refuse(std::to_string(threads) + " threads per work group, the device allows " +
+             std::to_string(options_.max_local_threads));
+    if (uint64_t(o.amount) > options_.max_local_size[size_t(local_axes_)])
+      refuse("work-group size " + std::to_string(o.amount) + " along local axis " + std::to_string(local_axes_) +
+             ", the device allows " + std::to_string(options_.max_local_size[size_t(local_axes_)]));
+    local_axis = local_axes_++;
+    local_[size_t(local_axis)] = uint32_t(o.amount);
+    if (o.op != OptOp::LOCAL) group_axis_ = local_axis;
+    break;
+  }
+  case OptOp::PADTO:
+    break;
+  }
+  ax.parts[rest].size = ragged ? (rest_size + o.amount - 1) / o.amount : rest_size / o.amount;
+  ax.ragged |= ragged;
+  Part part{o.op, o.amount, false, local_axis};
+  if (o.op == OptOp::UPCAST || o.op == OptOp::UNROLL) {
+    auto& list = o.op == OptOp::UPCAST ? upcasts_ : unrolls_;
+    part.lane_id = int(list.size());
+    list.push_back({size_t(o.axis), o.amount});
+  }
+  // GROUPTOP takes the top of the axis (thread t: one contiguous block); the others the bottom
+  ax.parts.insert(ax.parts.begin() + std::ptrdiff_t(o.op == OptOp::GROUPTOP ? rest : rest + 1), part);
+}
+
+// The lane digit of each upcast (or unrolled) part: the first one applied varies fastest.
+std::vector<int64_t> lane_digits(const std::vector<LanePart>& parts, int64_t lane) {
+  std::vector<int64_t> digits;
+  for (const auto& p : parts) {
+    digits.push_back(lane % p.size);
+    lane /= p.size;
+  }
+  return digits;
+}
+
+UOpRef Lowerer::output_index(size_t d, const std::vector<UOpRef>& rest_idx, int64_t lane, UOpRef& valid) {
+  const AxisPlan& ax = plan_[d];
+  const auto digits = lane_digits(upcasts_, lane);
+  UOpRef raw;
+  for (const Part& p : ax.parts) {
+    if (!p.rest && p.op == OptOp::LOOP) {
+      UOpRef start = raw ? raw * idx_const(p.size) : idx_const(0);
+      UOpRef& rng = loops_[d]; // one loop for every lane (no UPCAST shares a LOOP's axis)
+      if (!rng) {
+        UOpRef end = ax.ragged ? -maximum(start - idx_const(ax.size), idx_const(-p.size)) : idx_const(p.size);
+        rng = UOp::range(end, next_range_id_++, kIndex);
+      }
+      raw = raw ? start + rng : rng;
+      continue;
+    }
+    UOpRef pi = p.rest                   ? rest_idx[d]
+                : p.op == OptOp::UPCAST ? idx_const(digits.at(size_t(p.lane_id)))
+                                        : local_ids_.at(size_t(p.local_axis));
+    raw = raw ? raw * idx_const(p.size) + pi : pi;
+  }
+  if (ax.padded > ax.size) { // padded outputs are computed at the last real index, not stored
+    valid = valid & lt(raw, idx_const(ax.size));
+    raw = min_index(raw, ax.size - 1);
+  }
+  return raw;
+}
+
+UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
+  const Dims& out_shape = shapes_(r);
+  const Dims& in_shape = shapes_(r->src(0));
+  std::vector<UOpRef> out_idx = f.idx;
+  UOpRef valid = UOp::constant(dtypes::bool_, true);
+  if (!f.mops.empty() || f.base != out_shape) {
+    auto [flat, v] = tracker(out_shape, f.mops).to_index(f.idx);
+    out_idx = unflatten(flat, out_shape);
+    valid = v;
+  }
+  const auto& axes = r->arg_if<ReduceArg>()->axes;
+  Ops op = r->arg_if<ReduceArg>()->op;
+  // Reduces over the same space as the first one follow its plan; others run plain loops.
+  const bool planned = r == first_reduce_ || (in_shape == shapes_(first_reduce_->src(0)) &&
+                                              axes == first_reduce_->arg_if<ReduceArg>()->axes);
+  std::vector<UOpRef> in_idx = out_idx, ranges;
+  int64_t count = 1, iters = 1;
+  bool padded = false;
+  for (auto a : axes) {
+    const int64_t n = in_shape[size_t(a)];
+    count *= n;
+    in_idx[size_t(a)] = idx_const(0);
+    if (n == 1 || planned) continue;
+    UOpRef rng = range_for(r.get(), size_t(a), n);
+    ranges.push_back(rng);
+    in_idx[size_t(a)] = rng;
+    iters *= n;
+  }
+  std::vector<UOpRef> rest_range(reduce_dims_.size());
+  const size_t ndim = out_shape_.size();
+  if (planned)
+    for (size_t j = 0; j < reduce_dims_.size(); ++j) {
+      const AxisPlan& ax = plan_[ndim + j];
+      padded |= ax.padded > ax.size;
+      if (ax.rest() == 1) continue; // fully split: no loop
+      rest_range[j] = range_for(r.get(), size_t(reduce_dims_[j]), ax.rest());
+      ranges.push_back(rest_range[j]);
+      iters *= ax.rest();
+    }
+  reduce_size_ = std::max(reduce_size_, count);
+  reduce_iters_ = std::max(reduce_iters_, iters);
+  int64_t unroll_lanes = 1;
+  if (planned)
+    for (const auto& u : unrolls_) unroll_lanes *= u.size;
+  std::vector<UOpRef> partials;
+  for (int64_t lane = 0; lane < unroll_lanes; ++lane) {
+    std::vector<UOpRef> idx = in_idx;
+    UOpRef in_range = UOp::constant(dtypes::bool_, true);
+    if (planned) {
+      const auto digits = lane_digits(unrolls_, lane);
+      for (size_t j = 0; j < reduce_dims_.size(); ++j) {
+        const AxisPlan& ax = plan_[ndim + j];
+        UOpRef raw;
+        for (const Part& p : ax.parts) {
+          UOpRef pi = p.rest                   ? (rest_range[j] ? rest_range[j] : idx_const(0))
+                      : p.op == OptOp::UNROLL ? idx_const(digits.at(size_t(p.lane_id)))
+                                              : local_ids_.at(size_t(p.local_axis));
+          raw = raw ? raw * idx_const(p.size) + pi : pi;
+        }
+        if (ax.padded > ax.size) { // padded steps read the last element and add the identity
+          in_range = in_range & lt(raw, idx_const(ax.size));
+          raw = min_index(raw, ax.size - 1);
+        }
+        idx[size_t(reduce_dims_[j])] = raw;
+      }
+    }
+    ++reduce_depth_;
+    UOpRef v = value(r->src(0), Frame{idx, in_shape, {}});
+    --reduce_depth_;
+    if (!is_true(in_range)) v = where(in_range, v, reduce_identity(op, v->dtype()));
+    if (ranges.empty()) {
+      partials.push_back(v);
+      continue;
+    }
+    if (UOpRef folded = padded ? nullptr : reduce_invariant(op, v, ranges)) {
+      partials.push_back(folded);
+      continue;
+    }
+    std::vector<UOpRef> src{v};
+    src.insert(src.end(), ranges.begin(), ranges.end());
+    partials.push_back(UOp::make(Ops::REDUCE, v->dtype(), std::move(src), ReduceArg{op, {}}));
+    ++alu_inside_; // the accumulate (a MULACC counts as multiply + add, as tinygrad counts)
+  }
+  UOpRef result = partials[0];
+  for (size_t k = 1; k < partials.size(); ++k)
+    result = op == Ops::MAX   ? maximum(result, partials[k])
+             : op == Ops::MUL ? result * partials[k]
+                              : result + partials[k];
+  if (planned && group_axis_ >= 0) result = group_stage(op, result);
+  if (!is_true(valid)) result = where(valid, result, const_like(result, int64_t{0}));
+  return result;
+}
+
+// The threads of a GROUP each hold a partial: each writes it to local memory, and after a barrier
+// every thread combines the group's partials (the store is left to thread 0).
+UOpRef Lowerer::group_stage(Ops op, const UOpRef& partial) {
+  if (next_slot_ >= group_slots_) throw UOpError("codegen: more grouped reduces than local-memory slots");
+  const int64_t slot = next_slot_++;
+  UOpRef others = idx_const(0); // the other local axes (LOCAL outputs), flattened
+  int64_t threads = 1;
+  for (int k = 0; k < local_axes_; ++k) {
+    if (k == group_axis_) continue;
+    others = others * idx_const(local_[size_t(k)]) + local_ids_[size_t(k)];
+    threads *= local_[size_t(k)];
+  }
+  const auto G = int64_t(local_[size_t(group_axis_)]);
+  UOpRef base = (idx_const(slot * threads) + others) * idx_const(G);
+  UOpRef own = UOp::make(Ops::INDEX, local_buf_->dtype(), {local_buf_, base + local_ids_[size_t(group_axis_)]});
+  UOpRef barrier = UOp::make(Ops::BARRIER, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {own, partial})});
+  UOpRef g = UOp::range(G, next_range_id_++, kIndex);
+  // the barrier is a source of the read's INDEX: it orders the read after every thread's write
+  UOpRef read = UOp::make(Ops::LOAD, partial->dtype(),
+                          {UOp::make(Ops::INDEX, local_buf_->dtype(), {local_buf_, base + g, barrier})});
+  UOpRef total = UOp::make(Ops::REDUCE, partial->dtype(), {read, g}, ReduceArg{op, {}});
+  // a work group looping over tiles writes the slot again: first every thread must have read it
+  if (tile_loop_) trailing_barriers_.push_back(UOp::make(Ops::BARRIER, dtypes::void_, {total}));
+  return total;
+}
+
 std::string join_dims(const std::string& prefix, const Dims& d) {
   std::string s = prefix;
   for (auto x : d) s += "_" + std::to_string(x);
@@ -415,219 +713,138 @@ std::string join_dims(const std::string& prefix, const Dims& d) {
 
 LoweredKernel Lowerer::run() {
   LoweredKernel k;
-  const UOpRef& store = item_.ast->src(0);
-  const UOpRef& value_root = store->src(1);
+  const UOpRef& value_root = item_.ast->src(0)->src(1);
   const Dims& S = item_.shape;
-  const int64_t N = dims_prod(S);
-  bool has_reduce = false;
-  for (const auto& n : toposort(value_root)) has_reduce |= n->op() == Ops::REDUCE_AXIS;
-  const bool opt = options_.optimize;
-  const int64_t ndim = int64_t(S.size());
+  const size_t ndim = S.size();
   const int64_t max_groups = std::clamp<int64_t>(options_.max_groups, 1, INT32_MAX); // SPECIAL is int32
   IndexNarrower narrow;
-  int64_t tiles_total = 1; // reduce: output tiles (work groups, unless groups loop over tiles)
+  const KernelInfo info = analyze();
+  const bool has_reduce = first_reduce_ != nullptr;
+  k.applied = options_.opts       ? *options_.opts
+              : options_.optimize ? heuristic_opts(info, options_)
+                                  : std::vector<Opt>{};
+  for (const Opt& o : k.applied) apply(o, info);
+  for (int a = 0; a < local_axes_; ++a)
+    local_ids_.push_back(cast(UOp::make(Ops::SPECIAL, dtypes::int32,
+                                        {UOp::constant(dtypes::int32, int64_t(local_[size_t(a)]))},
+                                        std::vector<int64_t>{TG_SPECIAL_LOCAL_ID, a}),
+                              kIndex));
+  int64_t total_lanes = 1, threads = 1, loop_steps = 1;
+  for (const auto& u : upcasts_) total_lanes *= u.size;
+  for (auto l : local_) threads *= l;
+  for (size_t d = 0; d < ndim; ++d)
+    for (const Part& p : plan_[d].parts)
+      if (!p.rest && p.op == OptOp::LOOP) loop_steps *= p.size;
+  if (group_axis_ >= 0) {
+    const DType dt = first_reduce_->dtype();
+    group_slots_ = total_lanes;
+    const int64_t count = threads * total_lanes;
+    const uint64_t bytes = uint64_t(count) * uint64_t(dt.itemsize());
+    if (bytes > options_.local_memory_bytes)
+      throw OptError("optimizations " + to_string(k.applied) + " need " + std::to_string(bytes) +
+                     " bytes of local memory; the device has " + std::to_string(options_.local_memory_bytes));
+    local_buf_ = UOp::make(Ops::DEFINE_LOCAL, dt.ptr_to(true), {}, count);
+  }
+
+  // The grid: one work group per tile (the rest of every output axis). More tiles than the device
+  // has work groups: each work group loops over `per` tiles; the last group's surplus steps are
+  // clamped to the final tile, which it recomputes and stores again with the same value (one work
+  // group runs in order, so this is no race).
+  Dims tiles;
+  for (size_t d = 0; d < ndim; ++d) tiles.push_back(plan_[d].rest());
+  const int64_t tile_count = dims_prod(tiles);
+  const int64_t per = (tile_count + max_groups - 1) / max_groups;
+  const int64_t groups = (tile_count + per - 1) / per;
+  tile_loop_ = per > 1;
+  UOpRef tile_flat = group_id(groups);
+  if (per > 1) {
+    UOpRef step = tile_flat * idx_const(per) + UOp::range(per, next_range_id_++, kIndex);
+    tile_flat = min_index(step, tile_count - 1);
+  }
+  const std::vector<UOpRef> rest_idx = unflatten(tile_flat, tiles);
+
+  // Vector lanes: the leading upcast, when some input is contiguous along it, in vectors of up to
+  // two whole registers (16 floats on AVX2 are two 8-wide registers; LLVM splits them). A wider
+  // upcast is several vectors: the largest multiple of 4 that divides it and fits.
+  int64_t vector_lanes = 1;
+  bool gated = group_axis_ >= 0;
+  for (size_t d = 0; d < ndim; ++d) gated |= plan_[d].padded > plan_[d].size;
+  const int64_t width = options_.vector_bytes / std::max(1, value_root->dtype().itemsize());
+  if (!upcasts_.empty() && !gated && width >= 2 && info.axes[upcasts_.front().axis].contiguous)
+    for (int64_t v = std::min(upcasts_.front().size, 2 * width); v >= 4; --v)
+      if (v % 4 == 0 && upcasts_.front().size % v == 0) {
+        vector_lanes = v;
+        break;
+      }
 
   std::vector<UOpRef> stores;
-  UOpRef out_ptr_base = globals_[0];
-  auto emit_store = [&](const std::vector<UOpRef>& idx) {
-    UOpRef v = value(value_root, Frame{idx, S, {}});
-    UOpRef ptr = UOp::make(Ops::INDEX, out_ptr_base->dtype(), {out_ptr_base, flatten(idx, S)});
-    stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {ptr, v}));
-  };
-
-  if (!has_reduce) {
-    // Elementwise: work groups over the outer dims (and chunks of the last), a loop over the last.
-    const int64_t L = ndim ? S.back() : 1, outer = ndim ? N / L : 1;
-    const int64_t target_groups = int64_t(options_.compute_units) * 32;
-    int64_t chunk = L;
-    if (opt && outer < target_groups && L > 1024) {
-      chunk = std::max<int64_t>(1024, (L * outer + target_groups - 1) / target_groups);
-      chunk = (chunk + 15) / 16 * 16;
-    }
-    const int64_t nchunks = (L + chunk - 1) / chunk;
-    int64_t groups = outer * nchunks;
-    // the last chunk of a dim of length `len` may be short: end = min(chunk, len - start)
-    auto chunk_loop = [&](const UOpRef& start, int64_t len) {
-      UOpRef end = len % chunk == 0 ? idx_const(chunk) : -maximum(start - idx_const(len), idx_const(-chunk));
-      return UOp::range(end, next_range_id_++, kIndex);
-    };
-    std::vector<UOpRef> idx;
-    if (groups <= max_groups) {
-      UOpRef gid = group_id(groups);
-      UOpRef outer_flat = nchunks == 1 ? gid : idiv(gid, idx_const(nchunks));
-      UOpRef chunk_id = nchunks == 1 ? idx_const(0) : gid % idx_const(nchunks);
-      if (ndim) {
-        idx = unflatten(outer_flat, Dims(S.begin(), S.end() - 1));
-        UOpRef start = chunk_id * idx_const(chunk);
-        UOpRef rng = chunk_loop(start, L);
-        idx.push_back(nchunks == 1 ? rng : start + rng);
+  const UOpRef& out = globals_[0];
+  LaneVectorizer vectorizer;
+  for (int64_t lane = 0; lane < total_lanes; lane += vector_lanes) {
+    std::vector<UOpRef> values, ptrs;
+    for (int64_t v = 0; v < vector_lanes; ++v) {
+      UOpRef valid = UOp::constant(dtypes::bool_, true);
+      std::vector<UOpRef> idx;
+      for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx, lane + v, valid));
+      UOpRef v_out = value(value_root, Frame{idx, S, {}});
+      UOpRef ptr = UOp::make(Ops::INDEX, out->dtype(), {out, flatten(idx, S)});
+      if (group_axis_ >= 0) valid = valid & eq(local_ids_[size_t(group_axis_)], idx_const(0));
+      if (vector_lanes == 1) {
+        stores.push_back(is_true(valid) ? UOp::make(Ops::STORE, dtypes::void_, {ptr, v_out})
+                                        : UOp::make(Ops::STORE, dtypes::void_, {ptr, v_out, valid}));
+        continue;
       }
-    } else {
-      // More rows than the device has work groups (a long, thin shape): each work group takes
-      // a chunk of the flat index instead, and unflattens it.
-      chunk = std::max<int64_t>((N + max_groups - 1) / max_groups, 4096);
-      chunk = (chunk + 15) / 16 * 16;
-      groups = (N + chunk - 1) / chunk;
-      UOpRef start = group_id(groups) * idx_const(chunk);
-      idx = unflatten(start + chunk_loop(start, N), S);
+      // lanes in their final index width, so the vectors bundled from them are too
+      values.push_back(narrow(v_out));
+      ptrs.push_back(narrow(ptr));
     }
-    emit_store(idx);
-    k.global = {uint32_t(groups), 1, 1};
-    k.name = join_dims("E", S);
-    k.opts = "chunk=" + std::to_string(chunk) + " groups=" + std::to_string(groups);
-  } else {
-    // Reduce: each work group computes a tile of outputs (upcast lanes on the last two output
-    // dims) with all lanes sharing one reduce loop.
-    // Upcast: each work group computes a tile of outputs, with every lane sharing one reduce
-    // loop. Dims along which some input does not vary (stride 0) are upcast first, since their
-    // loads are reused by every lane (matmul: A along j, B along i); a dim along which an input
-    // is contiguous gets the wide factor, so its lanes load consecutive elements.
-    std::vector<std::pair<int64_t, int64_t>> upcasts; // (output dim, factor)
-    if (opt) {
-      UOpRef first_reduce;
-      for (const auto& n : toposort(value_root))
-        if (n->op() == Ops::REDUCE_AXIS) {
-          first_reduce = n;
-          break;
-        }
-      const Dims& in_shape = shapes_(first_reduce->src(0));
-      std::vector<Dims> strides;
-      leaf_strides(first_reduce->src(0), {}, in_shape, strides);
-      const auto& axes = first_reduce->arg_if<ReduceArg>()->axes;
-      auto stride_count = [&](int64_t dim, int64_t value) {
-        int64_t c = 0;
-        for (const auto& st : strides) c += st[size_t(dim)] == value;
-        return c;
-      };
-      // Output dims map to the reduce's kept input dims in order of their non-1 sizes (the
-      // usual case: the output is the reduce seen through elementwise ops and squeezes).
-      std::vector<int64_t> out_dims, in_dims;
-      for (int64_t d = 0; d < ndim; ++d)
-        if (S[size_t(d)] > 1) out_dims.push_back(d);
-      for (int64_t d = 0; d < int64_t(in_shape.size()); ++d)
-        if (in_shape[size_t(d)] > 1 && std::find(axes.begin(), axes.end(), d) == axes.end())
-          in_dims.push_back(d);
-      bool mapped = out_dims.size() == in_dims.size();
-      for (size_t i = 0; mapped && i < out_dims.size(); ++i)
-        mapped = S[size_t(out_dims[i])] == in_shape[size_t(in_dims[i])];
-      struct Candidate {
-        int64_t dim, reuse;
-        bool contiguous;
-        int64_t best;
-      };
-      std::vector<Candidate> cands;
-      for (size_t i = 0; mapped && i < out_dims.size(); ++i) {
-        int64_t reuse = stride_count(in_dims[i], 0);
-        bool contiguous = stride_count(in_dims[i], 1) > 0;
-        int64_t best = 1; // the largest divisor up to 16 (contiguous lanes) or 8
-        for (int64_t u = contiguous ? 16 : 8; u >= 2; --u)
-          if (S[size_t(out_dims[i])] % u == 0) {
-            best = u;
-            break;
-          }
-        if (reuse > 0 && best > 1) cands.push_back({out_dims[i], reuse, contiguous, best});
-      }
-      // Vector-width lanes (8 or 16) first — LLVM's SLP vectorizer turns them into vector FMAs,
-      // contiguous ones into vector loads too; then the most reuse, then the widest factor.
-      auto vector_width = [](const Candidate& c) { return c.best == 8 || c.best == 16; };
-      std::sort(cands.begin(), cands.end(), [&](const Candidate& a, const Candidate& b) {
-        if (vector_width(a) != vector_width(b)) return vector_width(a);
-        if (a.contiguous != b.contiguous) return a.contiguous;
-        if (a.reuse != b.reuse) return a.reuse > b.reuse;
-        if (a.best != b.best) return a.best > b.best;
-        return a.dim > b.dim;
-      });
-      int64_t lanes = 1;
-      for (const auto& c : cands) {
-        if (upcasts.size() == 2) break;
-        for (int64_t u = c.best; u >= 2; --u)
-          if (S[size_t(c.dim)] % u == 0 && lanes * u <= 64 &&
-              dims_prod(S) / (lanes * u) >= options_.compute_units) {
-            upcasts.emplace_back(c.dim, u);
-            lanes *= u;
-            break;
-          }
-      }
-      // Vector lanes: the leading upcast, when it is contiguous, in vectors of up to two whole
-      // registers (16 floats on AVX2 are two 8-wide registers; LLVM splits them). A wider upcast
-      // is several vectors: the largest multiple of 4 that divides it and fits.
-      const int64_t width = options_.vector_bytes / std::max(1, value_root->dtype().itemsize());
-      if (!upcasts.empty() && width >= 2 && !cands.empty() && cands.front().contiguous &&
-          upcasts.front().first == cands.front().dim)
-        for (int64_t v = std::min(upcasts.front().second, 2 * width); v >= 4; --v)
-          if (v % 4 == 0 && upcasts.front().second % v == 0) {
-            vector_lanes_ = v;
-            break;
-          }
-      int64_t inner_reduce = -1;
-      for (auto a : axes)
-        if (in_shape[size_t(a)] > 1) inner_reduce = std::max(inner_reduce, a);
-      // no reuse to exploit: give a contiguous reduction parallel partial sums instead
-      if (upcasts.empty() && inner_reduce >= 0 && stride_count(inner_reduce, 1) > 0) reduce_unroll_ = 8;
-    }
-    Dims tiles = S;
-    for (auto [d, u] : upcasts) tiles[size_t(d)] /= u;
-    const int64_t tile_count = dims_prod(tiles);
-    tiles_total = tile_count;
-    // More tiles than the device has work groups: each work group loops over `per` tiles; the
-    // last group's surplus steps are clamped to the final tile, which it recomputes and stores
-    // again with the same value (one work group runs in order, so this is no race).
-    const int64_t per = (tile_count + max_groups - 1) / max_groups;
-    const int64_t groups = (tile_count + per - 1) / per;
-    UOpRef tile_flat = group_id(groups);
-    if (per > 1) {
-      UOpRef step = tile_flat * idx_const(per) + UOp::range(per, next_range_id_++, kIndex);
-      tile_flat = -maximum(-step, idx_const(-(tile_count - 1)));
-    }
-    std::vector<UOpRef> tile_idx = unflatten(tile_flat, tiles);
-    int64_t total_lanes = 1;
-    for (auto [d, u] : upcasts) total_lanes *= u;
-    LaneVectorizer vectorizer;
-    for (int64_t lane = 0; lane < total_lanes; lane += vector_lanes_) {
-      std::vector<UOpRef> values, ptrs;
-      for (int64_t v = 0; v < vector_lanes_; ++v) {
-        std::vector<UOpRef> idx = tile_idx;
-        int64_t rest = lane + v;
-        // the first upcast varies fastest, so a run of vector_lanes_ lanes is consecutive along it
-        for (auto [d, u] : upcasts) {
-          idx[size_t(d)] = tile_idx[size_t(d)] * idx_const(u) + idx_const(rest % u);
-          rest /= u;
-        }
-        if (vector_lanes_ == 1) {
-          emit_store(idx);
-          continue;
-        }
-        // lanes in their final index width, so the vectors bundled from them are too
-        values.push_back(narrow(value(value_root, Frame{idx, S, {}})));
-        ptrs.push_back(narrow(UOp::make(Ops::INDEX, out_ptr_base->dtype(), {out_ptr_base, flatten(idx, S)})));
-      }
-      if (vector_lanes_ > 1)
-        for (auto& st : vectorizer.store(ptrs, vectorizer.bundle(values))) stores.push_back(st);
-    }
-    k.global = {uint32_t(groups), 1, 1};
-    k.compile_level = 3;
-    k.name = join_dims("r", S) + "_" + std::to_string(reduce_size_);
-    std::string up;
-    for (auto [d, u] : upcasts) up += (up.empty() ? "" : ",") + std::to_string(d) + ":" + std::to_string(u);
-    k.opts = "upcast=" + (up.empty() ? std::string("none") : up) +
-             (vector_lanes_ > 1 ? " vector=" + std::to_string(vector_lanes_) : std::string()) +
-             " unroll=" + std::to_string(reduce_unroll_) + " groups=" + std::to_string(groups) +
-             (per > 1 ? " tiles/group=" + std::to_string(per) : std::string());
+    if (vector_lanes > 1)
+      for (auto& st : vectorizer.store(ptrs, vectorizer.bundle(values))) stores.push_back(st);
   }
+
+  k.global = {uint32_t(groups), 1, 1};
+  k.local = local_;
+  k.compile_level = has_reduce ? 3 : 2;
+  k.name = has_reduce ? join_dims("r", S) + "_" + std::to_string(reduce_size_) : join_dims("E", S);
+  k.opts = to_string(k.applied) + " groups=" + std::to_string(groups) +
+           (threads > 1 ? " local=" + std::to_string(local_[0]) + "x" + std::to_string(local_[1]) + "x" +
+                              std::to_string(local_[2])
+                        : std::string()) +
+           (vector_lanes > 1 ? " vector=" + std::to_string(vector_lanes) : std::string()) +
+           (per > 1 ? " tiles/group=" + std::to_string(per) : std::string());
   if (k.global[0] > options_.max_groups)
     throw UOpError("codegen: " + std::to_string(k.global[0]) + " work groups exceed the device limit " +
                    std::to_string(options_.max_groups));
   // every buffer is an argument even if simplification removed all its loads (x * 0)
   std::vector<UOpRef> sink_src = stores;
   sink_src.insert(sink_src.end(), globals_.begin(), globals_.end());
+  sink_src.insert(sink_src.end(), trailing_barriers_.begin(), trailing_barriers_.end());
   k.sink = narrow(simplify(UOp::sink(sink_src)));
-  // ALU nodes were counted once per emitted lane: per tile (elementwise: per loop step).
-  k.ops = has_reduce ? tiles_total * (alu_outside_ + alu_inside_ * reduce_iters_) : alu_outside_ * N;
+  // ALU nodes were counted once per emitted lane: per work item and loop step.
+  k.ops = tile_count * threads * loop_steps * (alu_outside_ + alu_inside_ * reduce_iters_);
   for (const auto& b : item_.buffers) k.bytes += buffer_arg(b).size() * b->dtype().itemsize();
   return k;
 }
 
 } // namespace
+
+LowerOptions lower_options(const tg_device_properties& props, bool optimize) {
+  LowerOptions o;
+  o.optimize = optimize;
+  o.compute_units = std::max(1u, props.compute_units);
+  o.max_groups = props.max_global_size[0] ? props.max_global_size[0] : 0x7fffffffu;
+  o.vector_bytes = props.vector_bytes;
+  for (size_t i = 0; i < 3; ++i) o.max_local_size[i] = std::max(1u, props.max_local_size[i]);
+  o.max_local_threads = std::max(1u, props.max_local_threads);
+  o.local_memory_bytes = (props.features & TG_FEATURE_LOCAL_MEMORY) ? props.local_memory_bytes : 0;
+  o.subgroup_size = std::max(1u, props.subgroup_size);
+  return o;
+}
+
+KernelInfo analyze_kernel(const ScheduleItem& item) {
+  if (item.ast->src(0)->op() != Ops::STORE) throw UOpError("analyze_kernel: not a compute kernel");
+  return Lowerer(item, LowerOptions{}).analyze();
+}
 
 LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options) {
   if (item.ast->src(0)->op() != Ops::STORE) throw UOpError("lower_kernel: not a compute kernel");

@@ -3,21 +3,27 @@
 // index math from each input's ShapeTracker, and REDUCE nodes over RANGEs.
 #pragma once
 
+#include "kernel/codegen/heuristic.hpp"
+#include "kernel/codegen/opt.hpp"
 #include "kernel/schedule/schedule.hpp"
+
+#include <tg/abi.h>
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace tg {
 
-// What the target device offers and whether to optimize; filled from tg_device_properties.
-struct LowerOptions {
-  bool optimize = true; // false = NOOPT: one output element per loop step, no upcast/unroll
-  uint32_t compute_units = 1;
-  uint32_t max_groups = 0x7fffffffu;
-  uint32_t vector_bytes = 0; // vector register width; 0 = emit scalar lanes only
+// What the target device offers, and which optimizations to apply.
+struct LowerOptions : DeviceLimits {
+  bool optimize = true;                 // false = NOOPT: no optimizations, one output per work item
+  std::optional<std::vector<Opt>> opts; // this list instead of the heuristic's (checked; OptError)
 };
+
+LowerOptions lower_options(const tg_device_properties& props, bool optimize);
 
 struct LoweredKernel {
   UOpRef sink; // kernel-level graph, simplified
@@ -26,10 +32,13 @@ struct LoweredKernel {
   std::array<uint32_t, 3> local{1, 1, 1};
   int64_t ops = 0;            // estimated arithmetic operations
   int64_t bytes = 0;          // estimated bytes moved (each buffer once)
-  std::string opts;           // the optimizations applied, for DEBUG output
+  std::vector<Opt> applied;   // the optimizations applied
+  std::string opts;           // those and the grid, for DEBUG output
   uint32_t compile_level = 2; // ABI opt_level: 3 for compute-bound kernels, 2 (fast JIT) otherwise
 };
 
 LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options);
+// The axes an optimization list can name, and what the heuristic sees of them.
+KernelInfo analyze_kernel(const ScheduleItem& item);
 
 } // namespace tg

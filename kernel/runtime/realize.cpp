@@ -100,11 +100,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
       return it->second.kernel;
   }
   const auto& props = dev.device->properties();
-  LowerOptions options;
-  options.optimize = !config().noopt;
-  options.compute_units = std::max(1u, props.compute_units);
-  options.max_groups = props.max_global_size[0] ? props.max_global_size[0] : 0x7fffffffu;
-  options.vector_bytes = props.vector_bytes;
+  LowerOptions options = lower_options(props, !config().noopt);
   auto kernel = std::make_shared<PreparedKernel>();
   kernel->lowered = lower_kernel(item, options);
   if (config().debug >= 4)
@@ -180,7 +176,7 @@ double run_schedule(const Schedule& schedule) {
       std::cout << line << "\n";
     }
     if (debug >= 3) {
-      std::cout << kernel->linear.text;
+      std::cout << "opts " << kernel->lowered.opts << "\n" << kernel->linear.text;
       std::cout << "--- " << dev.device->plugin().name() << " source\n" << kernel->program->source << "\n";
     }
   }

@@ -62,6 +62,8 @@ BOOST_AUTO_TEST_CASE(generated_kernels_are_valid_and_cover_the_issue_list) {
 
 BOOST_AUTO_TEST_CASE(vector_code_follows_the_device_vector_width) {
   auto props = tg::conform::reference_properties();
+  props.features &= ~TG_FEATURE_LOCAL_MEMORY; // CPU-style choices: wide upcasts, which become vectors
+  props.local_memory_bytes = 0;
   auto with = tg::conform::golden_corpus(props);
   BOOST_TEST(has_vectors(find(with, "matmul")));
   props.vector_bytes = 0;

@@ -277,11 +277,7 @@ tg_device_properties reference_properties() {
 }
 
 std::vector<CorpusKernel> golden_corpus(const tg_device_properties& props) {
-  LowerOptions options;
-  options.optimize = true;
-  options.compute_units = std::max(1u, props.compute_units);
-  options.max_groups = props.max_global_size[0] ? props.max_global_size[0] : 0x7fffffffu;
-  options.vector_bytes = props.vector_bytes;
+  const LowerOptions options = lower_options(props, true);
   std::vector<CorpusKernel> out;
   for (const auto& c : codegen_cases()) add_codegen(out, c, options);
   add_hand_built(out);

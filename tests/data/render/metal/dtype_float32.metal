@@ -1,15 +1,13 @@
 #include <metal_stdlib>
 using namespace metal;
 kernel void tg_kernel_E_67(device float* b0 [[buffer(0)]], device float* b1 [[buffer(1)]], device float* b2 [[buffer(2)]], uint3 tg_group [[threadgroup_position_in_grid]], uint3 tg_local [[thread_position_in_threadgroup]]) {
-  for (int v5 = 0; v5 < 67; v5++) {
-    int v6 = v5;
-    int v7 = v5;
-    float v8 = b1[v7];
-    int v9 = v5;
-    float v10 = b2[v9];
-    float v11 = (v8 * v10);
-    float v12 = (v11 + v8);
-    float v13 = (v12 != v12 ? v12 : (v12 > v10 ? v12 : v10));
-    b0[v6] = v13;
-  }
+  int v3 = ((int)tg_local.x);
+  int v5 = ((int)tg_local.x);
+  float v6 = b1[v5];
+  int v8 = ((int)tg_local.x);
+  float v9 = b2[v8];
+  float v10 = (v6 * v9);
+  float v11 = (v10 + v6);
+  float v12 = (v11 != v11 ? v11 : (v11 > v9 ? v11 : v9));
+  b0[v3] = v12;
 }

@@ -1,16 +1,14 @@
 #include <metal_stdlib>
 using namespace metal;
 kernel void tg_kernel_E_67(device float* b0 [[buffer(0)]], device uint* b1 [[buffer(1)]], device uint* b2 [[buffer(2)]], uint3 tg_group [[threadgroup_position_in_grid]], uint3 tg_local [[thread_position_in_threadgroup]]) {
-  for (int v5 = 0; v5 < 67; v5++) {
-    int v6 = v5;
-    int v7 = v5;
-    uint v8 = b1[v7];
-    int v9 = v5;
-    uint v10 = b2[v9];
-    uint v11 = (v8 * v10);
-    uint v12 = (v11 + v8);
-    uint v13 = (v12 > v10 ? v12 : v10);
-    float v14 = ((float)(v13));
-    b0[v6] = v14;
-  }
+  int v3 = ((int)tg_local.x);
+  int v5 = ((int)tg_local.x);
+  uint v6 = b1[v5];
+  int v8 = ((int)tg_local.x);
+  uint v9 = b2[v8];
+  uint v10 = (v6 * v9);
+  uint v11 = (v10 + v6);
+  uint v12 = (v11 > v9 ? v11 : v9);
+  float v13 = ((float)(v12));
+  b0[v3] = v13;
 }

@@ -2,9 +2,9 @@
 using namespace metal;
 kernel void tg_kernel_r_16_1_50(device float* b0 [[buffer(0)]], device float* b1 [[buffer(1)]], device float* b2 [[buffer(2)]], uint3 tg_group [[threadgroup_position_in_grid]], uint3 tg_local [[thread_position_in_threadgroup]]) {
   float v13;
-  int v3 = ((int)tg_group.x);
-  int v6 = ((int)((((uint)(((int)tg_group.x))) * ((uint)(50)))));
-  int v9 = ((int)tg_group.x);
+  int v3 = ((int)tg_local.x);
+  int v6 = ((int)((((uint)(((int)tg_local.x))) * ((uint)(50)))));
+  int v9 = ((int)tg_local.x);
   float v10 = b2[v9];
   v13 = 0.0f;
   for (int v14 = 0; v14 < 50; v14++) {

@@ -1,71 +1,29 @@
 #include <metal_stdlib>
 using namespace metal;
 kernel void tg_kernel_r_4096(device float* b0 [[buffer(0)]], device float* b1 [[buffer(1)]], uint3 tg_group [[threadgroup_position_in_grid]], uint3 tg_local [[thread_position_in_threadgroup]]) {
-  float v14;
-  float v15;
-  float v16;
-  float v17;
-  float v18;
-  float v19;
-  float v20;
+  threadgroup float l3[256];
+  float v10;
   float v21;
   int v2 = 0;
-  v14 = 0.0f;
-  v15 = 0.0f;
-  v16 = 0.0f;
-  v17 = 0.0f;
-  v18 = 0.0f;
-  v19 = 0.0f;
-  v20 = 0.0f;
-  v21 = 0.0f;
-  for (int v22 = 0; v22 < 512; v22++) {
-    int v23 = ((int)((((uint)(v22)) * ((uint)(8)))));
-    int v24 = v23;
-    float v25 = b1[v24];
-    int v26 = ((int)((((uint)(v23)) + ((uint)(1)))));
-    int v27 = v26;
-    float v28 = b1[v27];
-    int v29 = ((int)((((uint)(v23)) + ((uint)(2)))));
-    int v30 = v29;
-    float v31 = b1[v30];
-    int v32 = ((int)((((uint)(v23)) + ((uint)(3)))));
-    int v33 = v32;
-    float v34 = b1[v33];
-    int v35 = ((int)((((uint)(v23)) + ((uint)(4)))));
-    int v36 = v35;
-    float v37 = b1[v36];
-    int v38 = ((int)((((uint)(v23)) + ((uint)(5)))));
-    int v39 = v38;
-    float v40 = b1[v39];
-    int v41 = ((int)((((uint)(v23)) + ((uint)(6)))));
-    int v42 = v41;
-    float v43 = b1[v42];
-    int v44 = ((int)((((uint)(v23)) + ((uint)(7)))));
-    int v45 = v44;
-    float v46 = b1[v45];
-    float v47 = (v14 + v25);
-    v14 = v47;
-    float v49 = (v15 + v28);
-    v15 = v49;
-    float v51 = (v16 + v31);
-    v16 = v51;
-    float v53 = (v17 + v34);
-    v17 = v53;
-    float v55 = (v18 + v37);
-    v18 = v55;
-    float v57 = (v19 + v40);
-    v19 = v57;
-    float v59 = (v20 + v43);
-    v20 = v59;
-    float v61 = (v21 + v46);
-    v21 = v61;
+  int v6 = ((int)tg_local.x);
+  v10 = 0.0f;
+  for (int v11 = 0; v11 < 16; v11++) {
+    int v12 = ((int)((((uint)(v11)) * ((uint)(256)))));
+    int v13 = ((int)((((uint)(v12)) + ((uint)(((int)tg_local.x))))));
+    int v14 = v13;
+    float v15 = b1[v14];
+    float v16 = (v10 + v15);
+    v10 = v16;
   }
-  float v64 = (v14 + v15);
-  float v65 = (v64 + v16);
-  float v66 = (v65 + v17);
-  float v67 = (v66 + v18);
-  float v68 = (v67 + v19);
-  float v69 = (v68 + v20);
-  float v70 = (v69 + v21);
-  b0[v2] = v70;
+  l3[v6] = v10;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  v21 = 0.0f;
+  for (int v22 = 0; v22 < 256; v22++) {
+    int v23 = v22;
+    float v24 = l3[v23];
+    float v25 = (v21 + v24);
+    v21 = v25;
+  }
+  bool v28 = (((int)tg_local.x) == 0);
+  if (v28) b0[v2] = v21;
 }

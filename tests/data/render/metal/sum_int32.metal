@@ -2,8 +2,8 @@
 using namespace metal;
 kernel void tg_kernel_r_5_31(device int* b0 [[buffer(0)]], device int* b1 [[buffer(1)]], uint3 tg_group [[threadgroup_position_in_grid]], uint3 tg_local [[thread_position_in_threadgroup]]) {
   int v8;
-  int v3 = ((int)tg_group.x);
-  int v6 = ((int)((((uint)(((int)tg_group.x))) * ((uint)(31)))));
+  int v3 = ((int)tg_local.x);
+  int v6 = ((int)((((uint)(((int)tg_local.x))) * ((uint)(31)))));
   v8 = 0;
   for (int v9 = 0; v9 < 31; v9++) {
     int v10 = ((int)((((uint)(v6)) + ((uint)(v9)))));

@@ -2,8 +2,8 @@
 using namespace metal;
 kernel void tg_kernel_r_5_31(device uint* b0 [[buffer(0)]], device ushort* b1 [[buffer(1)]], uint3 tg_group [[threadgroup_position_in_grid]], uint3 tg_local [[thread_position_in_threadgroup]]) {
   uint v9;
-  int v3 = ((int)tg_group.x);
-  int v6 = ((int)((((uint)(((int)tg_group.x))) * ((uint)(31)))));
+  int v3 = ((int)tg_local.x);
+  int v6 = ((int)((((uint)(((int)tg_local.x))) * ((uint)(31)))));
   v9 = 0u;
   for (int v10 = 0; v10 < 31; v10++) {
     int v11 = ((int)((((uint)(v6)) + ((uint)(v10)))));

@@ -1,0 +1,169 @@
+#include "kernel/codegen/heuristic.hpp"
+
+#include <algorithm>
+
+namespace tg {
+
+int64_t KernelInfo::output_count() const {
+  int64_t n = 1;
+  for (size_t a = 0; a < output_dims; ++a) n *= axes[a].size;
+  return n;
+}
+
+int64_t KernelInfo::reduce_count_elems() const {
+  int64_t n = 1;
+  for (size_t a = output_dims; a < axes.size(); ++a) n *= axes[a].size;
+  return n;
+}
+
+namespace {
+
+// The largest divisor of n that is at most cap.
+int64_t largest_divisor(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d >= 2; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+// CPU-style devices: work groups are tasks of a thread pool. An elementwise kernel loops over a
+// chunk of its last dim in each group (more chunks when there are too few rows to share); a reduce
+// computes a tile of outputs as lanes sharing one reduce loop.
+std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
+  std::vector<Opt> opts;
+  const auto ndim = int64_t(k.output_dims);
+  if (k.axes.size() == k.output_dims) {
+    if (ndim == 0) return opts;
+    const int64_t L = k.axes.back().size, outer = k.output_count() / std::max<int64_t>(L, 1);
+    const int64_t target_groups = int64_t(d.compute_units) * 32;
+    int64_t chunk = L;
+    if (outer < target_groups && L > 1024) {
+      chunk = std::max<int64_t>(1024, (L * outer + target_groups - 1) / target_groups);
+      chunk = std::min((chunk + 15) / 16 * 16, L);
+    }
+    if (chunk > 1) opts.push_back({OptOp::LOOP, int(ndim - 1), chunk});
+    return opts;
+  }
+  // Upcast dims along which some input does not vary (their loads are reused by every lane: matmul
+  // A along j, B along i); a dim along which an input is contiguous gets the wide factor, so its
+  // lanes load consecutive elements (and become vectors).
+  struct Candidate {
+    int dim;
+    int64_t reuse;
+    bool contiguous;
+    int64_t best;
+  };
+  std::vector<Candidate> cands;
+  for (int a = 0; a < ndim; ++a) {
+    const AxisInfo& x = k.axes[size_t(a)];
+    if (x.size < 2 || x.reuse == 0) continue;
+    int64_t best = 1; // the largest divisor up to 16 (contiguous lanes) or 8
+    for (int64_t u = x.contiguous ? 16 : 8; u >= 2; --u)
+      if (x.size % u == 0) {
+        best = u;
+        break;
+      }
+    if (best > 1) cands.push_back({a, x.reuse, x.contiguous, best});
+  }
+  // Vector-width lanes (8 or 16) first: LLVM's SLP vectorizer turns them into vector FMAs,
+  // contiguous ones into vector loads too; then the most reuse, then the widest factor.
+  auto vector_width = [](const Candidate& c) { return c.best == 8 || c.best == 16; };
+  std::sort(cands.begin(), cands.end(), [&](const Candidate& a, const Candidate& b) {
+    if (vector_width(a) != vector_width(b)) return vector_width(a);
+    if (a.contiguous != b.contiguous) return a.contiguous;
+    if (a.reuse != b.reuse) return a.reuse > b.reuse;
+    if (a.best != b.best) return a.best > b.best;
+    return a.dim > b.dim;
+  });
+  int64_t lanes = 1, upcasts = 0;
+  for (const auto& c : cands) {
+    if (upcasts == 2) break;
+    for (int64_t u = c.best; u >= 2; --u)
+      if (k.axes[size_t(c.dim)].size % u == 0 && lanes * u <= 64 &&
+          k.output_count() / (lanes * u) >= int64_t(d.compute_units)) {
+        opts.push_back({OptOp::UPCAST, c.dim, u});
+        lanes *= u;
+        ++upcasts;
+        break;
+      }
+  }
+  // no reuse to exploit: give a contiguous reduction parallel partial sums instead
+  const int inner = int(k.axes.size()) - 1;
+  if (upcasts == 0 && k.axes[size_t(inner)].contiguous && k.axes[size_t(inner)].size >= 8 &&
+      k.axes[size_t(inner)].size % 8 == 0)
+    opts.push_back({OptOp::UNROLL, inner, 8});
+  return opts;
+}
+
+// Add LOCAL splits over the output axes (last first: neighbouring threads touch neighbouring
+// outputs) until the work group holds up to `threads` threads; sizes must divide the axis (after
+// `done`, the splits already made); a long axis with no useful divisor is padded first.
+void fill_locals(const KernelInfo& k, const DeviceLimits& d, int64_t threads, std::vector<int64_t>& done,
+                 std::vector<Opt>& opts) {
+  int local_dims = 0;
+  for (const auto& o : opts) local_dims += o.op == OptOp::LOCAL || o.op == OptOp::GROUP || o.op == OptOp::GROUPTOP;
+  for (int a = int(k.output_dims) - 1; a >= 0 && threads >= 2 && local_dims < 3; --a) {
+    const int64_t rest = k.axes[size_t(a)].size / done[size_t(a)];
+    if (rest < 2) continue;
+    const int64_t cap = std::min<int64_t>(threads, d.max_local_size[size_t(local_dims)]);
+    int64_t l = largest_divisor(rest, cap);
+    if (l < 8 && done[size_t(a)] == 1 && rest >= 4 * cap && cap >= 16) { // a prime-ish long axis
+      opts.push_back({OptOp::PADTO, a, cap});
+      l = cap;
+    }
+    if (l < 2) continue;
+    opts.push_back({OptOp::LOCAL, a, l});
+    done[size_t(a)] *= l;
+    threads /= l;
+    ++local_dims;
+  }
+}
+
+// GPU-style devices: LOCAL threads over the outputs; a reduce whose outputs are too few to fill the
+// device shares each reduction among the threads of a work group (GROUP) through local memory.
+std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
+  std::vector<Opt> opts;
+  const int64_t threads = std::min<int64_t>(256, d.max_local_threads);
+  std::vector<int64_t> done(k.axes.size(), 1);
+  const bool has_reduce = k.axes.size() > k.output_dims;
+  if (has_reduce && k.reduce_count == 1 && k.output_count() <= 2048 && k.reduce_count_elems() >= 1024) {
+    // the longest reduced axis; group threads interleaved so neighbours read neighbours
+    int axis = int(k.output_dims);
+    for (int a = axis; a < int(k.axes.size()); ++a)
+      if (k.axes[size_t(a)].size > k.axes[size_t(axis)].size) axis = a;
+    const int64_t n = k.axes[size_t(axis)].size;
+    int64_t g = 1;
+    for (int64_t p = threads; p >= 16 && g == 1; p /= 2)
+      if (n % p == 0) g = p;
+    if (g == 1 && n >= 4 * threads) {
+      opts.push_back({OptOp::PADTO, axis, threads});
+      g = threads;
+    }
+    const uint64_t bytes = uint64_t(g) * uint64_t(k.itemsize);
+    if (g > 1 && bytes <= d.local_memory_bytes) {
+      opts.push_back({OptOp::GROUP, axis, g});
+      fill_locals(k, d, threads / g, done, opts);
+      return opts;
+    }
+  }
+  // many outputs: a small upcast tile where inputs are reused (matmul), then threads over outputs
+  if (has_reduce) {
+    int upcasts = 0;
+    for (int a = int(k.output_dims) - 1; a >= 0 && upcasts < 2; --a) {
+      const AxisInfo& x = k.axes[size_t(a)];
+      if (x.reuse == 0 || x.size % 4 != 0 || x.size < 64) continue;
+      opts.push_back({OptOp::UPCAST, a, 4});
+      done[size_t(a)] *= 4;
+      ++upcasts;
+    }
+  }
+  fill_locals(k, d, threads, done, opts);
+  return opts;
+}
+
+} // namespace
+
+std::vector<Opt> heuristic_opts(const KernelInfo& kernel, const DeviceLimits& device) {
+  return device.parallel_groups() ? gpu_opts(kernel, device) : cpu_opts(kernel, device);
+}
+
+} // namespace tg

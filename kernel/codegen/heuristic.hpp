@@ -1,0 +1,49 @@
+// The hand-coded optimization choices: one function from a kernel's shape and the device's
+// properties to an optimization list (opt.hpp). No timing, no search: BEAM will replace it where
+// asked to. NOOPT=1 skips it (an empty list).
+#pragma once
+
+#include "kernel/codegen/opt.hpp"
+#include "kernel/ir/ops.hpp"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace tg {
+
+// What the target device offers; filled from tg_device_properties (lower.hpp: lower_options).
+struct DeviceLimits {
+  uint32_t compute_units = 1;
+  uint32_t max_groups = 0x7fffffffu; // work groups along the one grid axis codegen uses
+  uint32_t vector_bytes = 0;         // vector register width; 0 = emit scalar lanes only
+  std::array<uint32_t, 3> max_local_size{1, 1, 1};
+  uint32_t max_local_threads = 1;
+  uint64_t local_memory_bytes = 0; // 0: no work-group local memory (no GROUP)
+  uint32_t subgroup_size = 1;
+  // Work groups of many threads sharing local memory: the GPU-style choices. Otherwise one
+  // thread per work group and work groups as CPU tasks.
+  bool parallel_groups() const { return local_memory_bytes > 0 && max_local_threads > 1; }
+};
+
+// One axis of a kernel as the heuristic and the validity checks see it.
+struct AxisInfo {
+  int64_t size = 1;
+  bool reduce = false;
+  int64_t reuse = 0;       // inputs whose index ignores this axis (their loads serve every lane)
+  bool contiguous = false; // some input is contiguous along it (stride 1)
+};
+
+struct KernelInfo {
+  std::vector<AxisInfo> axes; // output dims, then the first reduce's reduced dims of size > 1
+  size_t output_dims = 0;
+  int reduce_count = 0; // REDUCE_AXIS nodes in the kernel
+  Ops reduce_op = Ops::ADD;
+  int itemsize = 4; // of the output
+  int64_t output_count() const;
+  int64_t reduce_count_elems() const; // product of the reduced axes
+};
+
+std::vector<Opt> heuristic_opts(const KernelInfo& kernel, const DeviceLimits& device);
+
+} // namespace tg

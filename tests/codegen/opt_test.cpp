@@ -1,0 +1,315 @@
+// Optimization lists (kernel/codegen/opt.hpp): every list that lower_kernel accepts computes what the
+// unoptimized kernel computes. Kernels are lowered from tensor expressions over placeholder buffers
+// and run in the SDK's reference interpreter (no device), so GPU-style lists (LOCAL, GROUP, local
+// memory, barriers) are checked here on any machine; invalid lists are refused with the reason.
+#include <boost/test/unit_test.hpp>
+
+#include "kernel/codegen/linearize.hpp"
+#include "kernel/codegen/lower.hpp"
+#include "kernel/schedule/buffer.hpp"
+#include "kernel/tensor/tensor.hpp"
+
+#include <tg/sdk/interpreter.hpp>
+#include <tg/sdk/kernel_ir.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+
+using namespace tg;
+
+namespace {
+
+Tensor input(Dims shape, DType dt = dtypes::float32) {
+  UOpRef buffer = make_buffer("CPU", dt, dims_prod(shape)); // a label: nothing is opened
+  UOpRef view = UOp::make(Ops::RESHAPE, dt, {buffer}, std::vector<int64_t>(shape));
+  return Tensor(view, std::move(shape), "CPU");
+}
+
+// A GPU-like device: work groups of up to 256 threads with 32 KiB of local memory.
+LowerOptions gpu(uint32_t max_groups = 65535) {
+  LowerOptions o;
+  o.compute_units = 4;
+  o.max_groups = max_groups;
+  o.vector_bytes = 16;
+  o.max_local_size = {256, 256, 64};
+  o.max_local_threads = 256;
+  o.local_memory_bytes = 32768;
+  o.subgroup_size = 8;
+  return o;
+}
+
+// A CPU-like device: one thread per work group, no local memory.
+LowerOptions cpu() {
+  LowerOptions o;
+  o.compute_units = 8;
+  o.vector_bytes = 32;
+  return o;
+}
+
+using Memory = std::map<const UOp*, std::vector<std::byte>>;
+using Chooser = std::function<std::optional<std::vector<Opt>>(const ScheduleItem&, size_t kernel)>;
+
+// Random contents for every buffer, the same for the same seed.
+Memory fill(const std::vector<ScheduleItem>& items, uint32_t seed) {
+  Memory mem;
+  std::mt19937 rng(seed);
+  for (const auto& item : items)
+    for (const auto& b : item.buffers) {
+      if (mem.count(b.get())) continue;
+      const DType dt = b->dtype();
+      const int64_t n = buffer_arg(b).size();
+      std::vector<std::byte> bytes(size_t(n * dt.itemsize()));
+      for (int64_t i = 0; i < n; ++i) {
+        std::byte* p = bytes.data() + i * dt.itemsize();
+        if (dt == dtypes::float32) {
+          float v = std::uniform_real_distribution<float>(-1, 1)(rng);
+          std::memcpy(p, &v, 4);
+        } else if (dt == dtypes::int32) {
+          auto v = int32_t(rng() % 21) - 10;
+          std::memcpy(p, &v, 4);
+        } else if (dt == dtypes::bool_) {
+          *p = std::byte(rng() & 1);
+        } else {
+          throw std::logic_error("opt_test: no filler for " + dt.name());
+        }
+      }
+      mem[b.get()] = std::move(bytes);
+    }
+  return mem;
+}
+
+struct Ran {
+  Memory memory;
+  std::vector<std::string> opts; // per kernel, as lowered
+};
+
+// Lowers every kernel of the expression with the chosen options and interprets it.
+Ran run(const std::vector<ScheduleItem>& items, const LowerOptions& base, const Chooser& choose) {
+  Ran out{fill(items, 1234), {}};
+  for (size_t k = 0; k < items.size(); ++k) {
+    const auto& item = items[k];
+    LowerOptions options = base;
+    options.opts = choose(item, k);
+    LoweredKernel lowered = lower_kernel(item, options);
+    LinearKernel linear = linearize(lowered.sink, lowered.name);
+    auto ir = sdk::parse_kernel_ir(linear.ir);
+    std::vector<std::span<std::byte>> spans;
+    for (const auto& b : item.buffers) spans.emplace_back(out.memory.at(b.get()));
+    sdk::interpret(ir, lowered.global, lowered.local, spans, {});
+    out.opts.push_back(lowered.opts);
+  }
+  return out;
+}
+
+std::vector<ScheduleItem> compute_items(const Tensor& t) {
+  std::vector<ScheduleItem> items;
+  for (auto& item : t.schedule())
+    if (item.ast->src(0)->op() == Ops::STORE) items.push_back(std::move(item));
+  return items;
+}
+
+// The same buffers after both runs: floats within a tolerance for reordered sums, others exact.
+void check_same(const std::vector<ScheduleItem>& items, const Ran& got, const Ran& want, const std::string& what) {
+  for (const auto& [buffer, bytes] : want.memory) {
+    const auto& other = got.memory.at(buffer);
+    const DType dt = buffer->dtype();
+    size_t bad = 0;
+    for (size_t i = 0; i < bytes.size() / size_t(dt.itemsize()); ++i) {
+      if (dt == dtypes::float32) {
+        float a, b;
+        std::memcpy(&a, other.data() + 4 * i, 4);
+        std::memcpy(&b, bytes.data() + 4 * i, 4);
+        if (!(std::fabs(a - b) <= 1e-4f + 1e-4f * std::fabs(b))) {
+          if (bad++ < 3) BOOST_ERROR(what << ": element " << i << " got " << a << " want " << b);
+        }
+      } else if (std::memcmp(other.data() + i * size_t(dt.itemsize()), bytes.data() + i * size_t(dt.itemsize()),
+                             size_t(dt.itemsize())) != 0) {
+        if (bad++ < 3) BOOST_ERROR(what << ": element " << i << " differs");
+      }
+    }
+    std::string opts;
+    for (const auto& o : got.opts) opts += "\n  " + o;
+    BOOST_TEST(bad == 0u, what << ": " << bad << " elements differ; kernels ran with" << opts);
+  }
+  (void)items;
+}
+
+struct Case {
+  std::string name;
+  std::function<Tensor()> build;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"elementwise_odd", [] { return input({7, 33}) * 2.0f + input({7, 33}); }},
+      {"broadcast_add", [] { return input({64, 48}) + input({1, 48}); }},
+      {"sum_rows", [] { return input({32, 100}).sum({1}); }},
+      {"sum_all_4096", [] { return input({4096}).sum(); }},
+      {"sum_all_prime", [] { return input({1031}).sum(); }},
+      {"max_cols", [] { return input({100, 33}).max({0}); }},
+      {"matmul", [] { return input({64, 48}).matmul(input({48, 32})); }},
+      {"matmul_odd", [] { return input({33, 17}).matmul(input({17, 9})); }},
+      {"int_sum", [] { return input({24, 40}, dtypes::int32).sum({0}); }},
+      {"softmax", [] { return input({16, 70}).softmax(1); }},
+      {"sum_then_add", [] { return input({8, 256}).sum({1}) + input({8}); }},
+      {"two_reduces", [] {
+         Tensor x = input({12, 64});
+         return x.sum({1}) + x.max({1});
+       }},
+  };
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(heuristic_lists_match_noopt) {
+  for (const auto& c : cases()) {
+    BOOST_TEST_CONTEXT(c.name) {
+      auto items = compute_items(c.build());
+      Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      for (const auto& [device, options] :
+           {std::pair{"cpu", cpu()}, std::pair{"gpu", gpu()}, std::pair{"gpu, 3 work groups", gpu(3)}}) {
+        Ran got = run(items, options, [](const ScheduleItem&, size_t) { return std::nullopt; });
+        check_same(items, got, plain, c.name + " heuristic on " + device);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(gpu_heuristic_uses_work_groups) {
+  // outputs few and a long reduce: the threads of a work group share it through local memory
+  auto items = compute_items(input({4096}).sum());
+  LoweredKernel k = lower_kernel(items.at(0), gpu());
+  BOOST_TEST(k.local[0] > 1u, k.opts);
+  BOOST_TEST(std::any_of(k.applied.begin(), k.applied.end(), [](const Opt& o) { return o.op == OptOp::GROUP; }),
+             k.opts);
+  std::string ir = linearize(k.sink, k.name).text;
+  BOOST_TEST(ir.find("DEFINE_LOCAL") != std::string::npos, ir);
+  BOOST_TEST(ir.find("BARRIER") != std::string::npos, ir);
+  // many outputs: threads over them
+  auto ew = compute_items(input({64, 48}) + input({1, 48}));
+  LoweredKernel e = lower_kernel(ew.at(0), gpu());
+  BOOST_TEST(e.local[0] * e.local[1] * e.local[2] > 1u, e.opts);
+  // the CPU keeps one thread per work group
+  BOOST_TEST(lower_kernel(items.at(0), cpu()).local == (std::array<uint32_t, 3>{1, 1, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(hand_written_lists_match_noopt) {
+  struct ListCase {
+    std::string expr;
+    std::vector<Opt> opts;
+  };
+  auto matmul = [] { return input({64, 48}).matmul(input({48, 32})); };
+  std::vector<std::pair<std::function<Tensor()>, std::vector<Opt>>> lists = {
+      {matmul, {{OptOp::LOCAL, 0, 8}, {OptOp::LOCAL, 1, 8}, {OptOp::UPCAST, 1, 4}}},
+      {matmul, {{OptOp::UPCAST, 0, 4}, {OptOp::UNROLL, 2, 4}, {OptOp::GROUP, 2, 4}}},
+      {matmul, {{OptOp::GROUPTOP, 2, 16}, {OptOp::LOCAL, 1, 16}}},
+      {matmul, {{OptOp::PADTO, 2, 32}, {OptOp::GROUP, 2, 32}}},
+      {matmul, {{OptOp::PADTO, 0, 48}, {OptOp::LOCAL, 0, 48}, {OptOp::LOOP, 1, 8}}},
+      {[] { return input({1031}).sum(); }, {{OptOp::PADTO, 0, 256}, {OptOp::GROUP, 0, 64}, {OptOp::UNROLL, 0, 4}}},
+      {[] { return input({1031}).sum(); }, {{OptOp::PADTO, 0, 32}, {OptOp::GROUPTOP, 0, 32}}},
+      {[] { return input({100, 33}).max({0}); }, {{OptOp::PADTO, 0, 8}, {OptOp::LOCAL, 0, 8}, {OptOp::GROUP, 1, 4}}},
+      {[] { return input({7, 1000}) * 3.0f; }, {{OptOp::LOOP, 1, 300}}},
+      {[] { return input({7, 1000}) * 3.0f; }, {{OptOp::PADTO, 0, 4}, {OptOp::LOCAL, 0, 4}, {OptOp::UPCAST, 1, 8}}},
+      {[] { return input({24, 40}, dtypes::int32).sum({0}); }, {{OptOp::GROUP, 1, 8}, {OptOp::UPCAST, 0, 2}}},
+  };
+  for (size_t i = 0; i < lists.size(); ++i) {
+    const auto& [build, opts] = lists[i];
+    BOOST_TEST_CONTEXT("list " << i << " " << to_string(opts)) {
+      auto items = compute_items(build());
+      BOOST_TEST_REQUIRE(items.size() == 1u);
+      Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      for (uint32_t max_groups : {65535u, 2u}) { // 2: work groups loop over tiles
+        Ran got = run(items, gpu(max_groups), [&](const ScheduleItem&, size_t) { return opts; });
+        check_same(items, got, plain, to_string(opts) + " max_groups " + std::to_string(max_groups));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(random_lists_match_noopt) {
+  std::mt19937 rng(7);
+  const std::vector<OptOp> ops = {OptOp::UPCAST, OptOp::UNROLL, OptOp::LOCAL, OptOp::GROUP,
+                                  OptOp::GROUPTOP, OptOp::LOOP, OptOp::PADTO};
+  const std::vector<int64_t> amounts = {2, 3, 4, 5, 8, 16, 32};
+  int accepted = 0, refused = 0;
+  for (const auto& c : cases()) {
+    auto items = compute_items(c.build());
+    Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+    for (int trial = 0; trial < 8; ++trial) {
+      // per kernel: grow a list one random action at a time, keeping the actions lower_kernel accepts
+      std::vector<std::vector<Opt>> chosen;
+      for (const auto& item : items) {
+        const KernelInfo info = analyze_kernel(item);
+        std::vector<Opt> list;
+        for (int step = 0; step < 4; ++step) {
+          Opt o{ops[rng() % ops.size()], int(rng() % info.axes.size()), amounts[rng() % amounts.size()]};
+          std::vector<Opt> next = list;
+          next.push_back(o);
+          LowerOptions options = gpu();
+          options.opts = next;
+          try {
+            (void)lower_kernel(item, options);
+            list = next;
+            ++accepted;
+          } catch (const OptError&) {
+            ++refused;
+          }
+        }
+        chosen.push_back(list);
+      }
+      Ran got = run(items, gpu(trial % 2 ? 3 : 65535), [&](const ScheduleItem&, size_t k) { return chosen[k]; });
+      check_same(items, got, plain, c.name + " random lists");
+    }
+  }
+  BOOST_TEST_MESSAGE("random lists: " << accepted << " actions accepted, " << refused << " refused");
+  BOOST_TEST(accepted >= 100); // the search reached far into the space
+  BOOST_TEST(refused >= 20);   // and met its edges
+}
+
+BOOST_AUTO_TEST_CASE(invalid_lists_are_refused_with_the_reason) {
+  auto matmul = compute_items(input({64, 48}).matmul(input({48, 32}))).at(0);
+  auto refused = [&](const LowerOptions& base, std::vector<Opt> opts, const std::string& why) {
+    LowerOptions o = base;
+    o.opts = std::move(opts);
+    try {
+      (void)lower_kernel(matmul, o);
+      BOOST_ERROR("accepted " << to_string(*o.opts));
+    } catch (const OptError& e) {
+      BOOST_TEST(std::string(e.what()).find(why) != std::string::npos, e.what());
+    }
+  };
+  refused(cpu(), {{OptOp::GROUP, 2, 4}}, "no work-group local memory");
+  refused(gpu(), {{OptOp::LOCAL, 7, 4}}, "no such axis");
+  refused(gpu(), {{OptOp::UPCAST, 0, 5}}, "does not divide");
+  refused(gpu(), {{OptOp::UPCAST, 2, 4}}, "output-axis optimization on a reduce axis");
+  refused(gpu(), {{OptOp::UNROLL, 0, 4}}, "reduce-axis optimization on an output axis");
+  refused(gpu(), {{OptOp::LOCAL, 0, 32}, {OptOp::LOCAL, 1, 16}}, "512 threads per work group");
+  refused(gpu(), {{OptOp::UPCAST, 0, 4}, {OptOp::PADTO, 0, 8}}, "PADTO must come before");
+  refused(gpu(), {{OptOp::LOCAL, 0, 1}}, "at least 2");
+  refused(gpu(), {{OptOp::GROUP, 2, 16}, {OptOp::GROUPTOP, 2, 3}}, "one GROUP per kernel");
+  LowerOptions tiny = gpu();
+  tiny.local_memory_bytes = 64;
+  refused(tiny, {{OptOp::GROUP, 2, 16}, {OptOp::LOCAL, 0, 2}}, "bytes of local memory");
+  Tensor x = input({12, 64});
+  bool saw_two_reduces = false;
+  for (const auto& item : compute_items(x.sum({1}) + x.max({1})))
+    if (analyze_kernel(item).reduce_count > 1) {
+      saw_two_reduces = true;
+      LowerOptions o = gpu();
+      o.opts = std::vector<Opt>{{OptOp::GROUP, 1, 2}};
+      BOOST_CHECK_THROW((void)lower_kernel(item, o), OptError);
+    }
+  BOOST_TEST(saw_two_reduces);
+}
+
+BOOST_AUTO_TEST_CASE(opt_lists_print_and_parse) {
+  std::vector<Opt> opts = {{OptOp::LOCAL, 0, 16}, {OptOp::GROUPTOP, 2, 8}, {OptOp::PADTO, 1, 32}};
+  BOOST_TEST(to_string(opts) == "[LOCAL(0,16), GROUPTOP(2,8), PADTO(1,32)]");
+  BOOST_TEST((parse_opts(to_string(opts)) == opts));
+  BOOST_TEST(parse_opts("[]").empty());
+  BOOST_CHECK_THROW(parse_opts("[FOO(0,1)]"), OptError);
+  BOOST_CHECK_THROW(parse_opts("[LOCAL(0 16)]"), OptError);
+}
