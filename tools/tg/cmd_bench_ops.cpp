@@ -405,6 +405,7 @@ int bench_ops(const std::vector<std::string>& args) {
   if (g_stale)
     std::cout << "warning: " << g_stale
               << " timed realizes found their result already computed (timings too low)\n";
+  std::cout << std::flush; // the table must reach a pipe even if a plugin misbehaves at exit
   if (vm.count("json"))
     return write_json(vm["json"].as<std::string>(), device, device_name, repeat, small, peer, ws, rs);
   return 0;
