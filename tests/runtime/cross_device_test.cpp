@@ -7,6 +7,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -21,6 +24,22 @@ namespace {
   std::_Exit(77);
 }
 
+// Keeps the plugins and their driver libraries mapped until exit. The plugin host unloads plugins
+// at exit, before LeakSanitizer looks: memory that an unloaded library's globals still pointed to
+// would then be reported as leaked from "<unknown module>". Pinned, LSan sees those globals and
+// reports only real leaks, with names (without pinning: 77 bytes in 3 blocks reported, none with it).
+void pin_plugin_libraries() {
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void*) {
+        const std::string name = info->dlpi_name ? info->dlpi_name : "";
+        for (const char* driver : {"libvulkan_", "libVkLayer", "libpocl", "libLLVM", "libtg_device_"})
+          if (name.find(driver) != std::string::npos)
+            dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD); // never closed
+        return 0;
+      },
+      nullptr);
+}
+
 // Opens every device the route needs once, before any case runs.
 struct DevicesOrSkip {
   DevicesOrSkip() {
@@ -31,6 +50,7 @@ struct DevicesOrSkip {
         skip_suite(std::string(device) + " unavailable (" + e.what() + ")");
       }
     }
+    pin_plugin_libraries();
   }
 };
 
