@@ -14,6 +14,7 @@
 #include <boost/program_options.hpp>
 #include <tg/sdk/bytes.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -63,8 +64,28 @@ struct Result {
   double wall_ms = std::nan("");
   std::optional<double> kernel_ms; // the device's own timing, when it has TG_FEATURE_TIMING
   std::optional<double> peer_ms;
+  std::string check = "-"; // against the CPU: "ok" or "WRONG ..."
   std::string note;
 };
+
+// A fast wrong answer is no result: compares one realize of w on the device with the same row built
+// from the same seeds on the CPU (max |difference| relative to max |CPU value|; 1e-3 allows for the
+// devices summing in different orders).
+std::string check_against_cpu(const Workload& w, const Workload& on_cpu) {
+  const bool noopt_before = config().noopt;
+  use_noopt(w.noopt);
+  std::vector<float> got = w.build().to_vector<float>();
+  use_noopt(noopt_before);
+  std::vector<float> want = on_cpu.build().to_vector<float>();
+  if (got.size() != want.size()) return "WRONG (size " + std::to_string(got.size()) + ")";
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    err = std::max(err, std::fabs(double(got[i]) - double(want[i])));
+    scale = std::max(scale, std::fabs(double(want[i])));
+  }
+  const double rel = err / std::max(scale, 1e-30);
+  return std::isfinite(rel) && rel <= 1e-3 ? "ok" : "WRONG (rel err " + general(rel) + ")";
+}
 
 std::string shape_str(const Dims& d) {
   std::string s;
@@ -239,16 +260,16 @@ std::optional<double> ratio(const Result& r) {
 
 void print_results(const std::vector<Workload>& ws, const std::vector<Result>& rs) {
   const std::vector<std::string> head = {"workload",  "ours wall", "ours kernel", "ours rate",
-                                         "peer wall", "peer rate", "ratio"};
+                                         "peer wall", "peer rate", "ratio",       "check"};
   std::vector<std::vector<std::string>> cells;
   for (size_t i = 0; i < ws.size(); ++i) {
     auto x = ratio(rs[i]);
     cells.push_back({ws[i].name, ms_str(rs[i].wall_ms), ms_str(rs[i].kernel_ms),
                      rate_str(ws[i], rs[i].wall_ms), ms_str(rs[i].peer_ms), rate_str(ws[i], rs[i].peer_ms),
-                     x ? fixed(*x, *x < 0.1 ? 4 : 2) + "x" : "-"});
+                     x ? fixed(*x, *x < 0.1 ? 4 : 2) + "x" : "-", rs[i].check});
   }
   std::cout << "\n";
-  print_table(std::cout, head, cells, {false, true, true, true, true, true, true});
+  print_table(std::cout, head, cells, {false, true, true, true, true, true, true, false});
   std::cout << "\n";
   for (size_t i = 0; i < ws.size(); ++i)
     if (!rs[i].note.empty()) std::cout << "note: " << ws[i].name << ": " << rs[i].note << "\n";
@@ -294,6 +315,7 @@ int write_json(const std::string& path, const std::string& device, const std::st
     row["ours_rate"] = json_num(rate(w, r.wall_ms));
     row["peer_rate"] = json_num(r.peer_ms ? std::optional<double>(rate(w, *r.peer_ms)) : std::nullopt);
     row["ratio"] = json_num(ratio(r));
+    row["check"] = r.check;
     out["rows"].push_back(std::move(row));
   }
   // replace: invalid UTF-8 in a device name must not lose the results
@@ -322,6 +344,7 @@ int bench_ops(const std::vector<std::string>& args) {
                                        "device, e.g. OPENCL, VULKAN, CPU (default: $TG_DEVICE or CPU)")(
       "repeat,n", po::value<int>()->default_value(10), "timed runs per workload (after warm-up)")(
       "small", "tiny sizes (a smoke run, not a measurement)")("no-peer", "skip the tinygrad peer")(
+      "no-check", "do not compare each row's result with the CPU's (other devices than CPU)")(
       "peer-python", po::value<std::string>()->default_value(""),
       "python interpreter that can import tinygrad (default: python3, then /usr/bin/python3)")(
       "peer-device", po::value<std::string>()->default_value(""),
@@ -369,6 +392,11 @@ int bench_ops(const std::vector<std::string>& args) {
   for (const auto& w : ws) {
     std::cerr << "  running " << w.name << "...\n";
     rs.push_back(measure(w, *dev.device, repeat));
+  }
+  if (parse_device_name(device).plugin != "cpu" && !vm.count("no-check")) {
+    std::cerr << "  checking the results against the CPU...\n";
+    std::vector<Workload> on_cpu = workloads(small ? kSmall : kLarge, "CPU");
+    for (size_t i = 0; i < ws.size(); ++i) rs[i].check = check_against_cpu(ws[i], on_cpu[i]);
   }
 
   Peer peer;
