@@ -1,4 +1,4 @@
-// `tg bench ops`: times core workloads (matmul, a fused elementwise chain, a full reduce, conv2d,
+// `tg bench core`: times core workloads (matmul, a fused elementwise chain, a full reduce, conv2d,
 // cold start and per-call dispatch) on the default device and, in the same invocation, the same
 // workloads on PyTorch's CPU backend (tools/bench/peer_torch.py through /usr/bin/python3).
 // A benchmark, not a test: it prints a table and marks each row against the project's targets.
@@ -7,6 +7,7 @@
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/realize.hpp"
 #include "kernel/tensor/tensor.hpp"
+#include "tools/tg/bench_util.hpp"
 #include "tools/tg/commands.hpp"
 
 #include <boost/program_options.hpp>
@@ -42,33 +43,9 @@ namespace po = boost::program_options;
 namespace tg::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
 // Two warm-up runs: the first compiles, the second lets the allocator's cache settle (a freed output
 // can stay referenced until the next realize), so timed runs do not pay first-touch page faults.
 constexpr int kWarmup = 2;
-
-// Median ms of `repeat` calls of fn after `warmup` untimed ones.
-double median_ms(int warmup, int repeat, const std::function<void()>& fn) {
-  for (int i = 0; i < warmup; ++i) fn();
-  std::vector<double> t;
-  for (int i = 0; i < repeat; ++i) {
-    auto t0 = Clock::now();
-    fn();
-    t.push_back(ms_between(t0, Clock::now()));
-  }
-  return median(std::move(t));
-}
 
 // Median over `repeat` samples of the mean µs per call of `calls` calls of fn(k).
 double dispatch_us(int repeat, int calls, const std::function<void(int)>& fn) {
@@ -82,16 +59,6 @@ double dispatch_us(int repeat, int calls, const std::function<void(int)>& fn) {
   return median(std::move(t));
 }
 
-Tensor random_tensor(Dims shape, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(size_t(dims_prod(shape)));
-  for (auto& x : v) x = dist(gen);
-  Tensor t = Tensor::from_vector(v, std::move(shape));
-  t.realize();
-  return t;
-}
-
 // Realizes a freshly built expression; counts the times it was already realized (no kernel ran).
 int g_stale = 0;
 void realize_fresh(Tensor t) {
@@ -99,86 +66,17 @@ void realize_fresh(Tensor t) {
   t.realize();
 }
 
-// The peer prints one flat JSON object: {"key": number | "string" | ...}.
-using JsonValue = std::variant<double, std::string>;
-
-std::optional<std::map<std::string, JsonValue>> parse_flat_json(const std::string& s) {
-  nlohmann::json j = nlohmann::json::parse(s, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return std::nullopt; // also a parse error (discarded value)
-  std::map<std::string, JsonValue> out;
-  for (const auto& [key, v] : j.items()) {
-    if (v.is_number())
-      out[key] = v.get<double>();
-    else if (v.is_boolean())
-      out[key] = v.get<bool>() ? 1.0 : 0.0;
-    else if (v.is_string())
-      out[key] = v.get<std::string>();
-    else
-      out[key] = v.dump(); // null, arrays, objects: shown as text, never a number
-  }
-  return out;
-}
-
-struct Peer {
-  std::map<std::string, JsonValue> values;
-  std::string error; // non-empty: unavailable, and why
-  std::optional<double> num(const std::string& key) const {
-    auto it = values.find(key);
-    if (it == values.end() || !std::holds_alternative<double>(it->second)) return std::nullopt;
-    return std::get<double>(it->second);
-  }
-  std::string str(const std::string& key) const {
-    auto it = values.find(key);
-    if (it == values.end()) return "?";
-    if (auto* s = std::get_if<std::string>(&it->second)) return *s;
-    std::ostringstream os;
-    os << std::get<double>(it->second);
-    return os.str();
-  }
-};
-
 Peer run_peer(int repeat, unsigned threads) {
-  Peer peer;
   const std::string python = "/usr/bin/python3";
   const std::filesystem::path script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_torch.py";
-  if (!std::filesystem::exists(python)) {
+  Peer peer;
+  if (!std::filesystem::exists(python))
     peer.error = python + " not found";
-    return peer;
-  }
-  if (!std::filesystem::exists(script)) {
+  else if (!std::filesystem::exists(script))
     peer.error = script.string() + " not found";
-    return peer;
-  }
-  std::string cmd = python + " '" + script.string() + "' --repeat " + std::to_string(repeat) + " --threads " +
-                    std::to_string(threads) + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) {
-    peer.error = std::string("popen failed: ") + std::strerror(errno);
-    return peer;
-  }
-  std::string output;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
-  int status = pclose(pipe);
-  // The JSON is the last line that starts with '{'; anything else is the script's complaint.
-  std::string json;
-  std::istringstream lines(output);
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty() && line[0] == '{') json = line;
-  if (status != 0 || json.empty()) {
-    std::string last = output;
-    while (!last.empty() && last.back() == '\n') last.pop_back();
-    if (auto nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
-    peer.error = "peer script failed (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-                 (last.empty() ? std::string(")") : "): " + last);
-    return peer;
-  }
-  auto parsed = parse_flat_json(json);
-  if (!parsed) {
-    peer.error = "could not parse the peer's JSON: " + json;
-    return peer;
-  }
-  peer.values = std::move(*parsed);
+  else
+    peer = run_peer_command(python + " " + shell_quote(script.string()) + " --repeat " +
+                            std::to_string(repeat) + " --threads " + std::to_string(threads));
   return peer;
 }
 
@@ -283,17 +181,6 @@ Row make_row(std::string name, Kind kind, std::string unit) {
 
 double rate(const Row& r, double t) { return r.work / (t * 1e6); } // per ms -> G/s
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-std::string general(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 std::string time_str(double t, const std::string& unit) {
   if (std::isnan(t)) return "-";
   return (t >= 100 ? fixed(t, 1) : t >= 10 ? fixed(t, 2) : fixed(t, 3)) + " " + (unit == "us" ? "µs" : unit);
@@ -302,24 +189,6 @@ std::string time_str(double t, const std::string& unit) {
 std::string rate_str(const Row& r, double t) {
   if (r.kind == Kind::Latency || std::isnan(t)) return "-";
   return fixed(rate(r, t), 2) + (r.kind == Kind::Flops ? " GFLOPS" : " GB/s");
-}
-
-// Display width of a UTF-8 string (µ is two bytes, one column).
-size_t width(const std::string& s) {
-  size_t w = 0;
-  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
-  return w;
-}
-std::string pad(const std::string& s, size_t w, bool right = false) {
-  size_t sw = width(s);
-  if (sw >= w) return s;
-  return right ? std::string(w - sw, ' ') + s : s + std::string(w - sw, ' ');
-}
-
-// A number for --json; null where there is none (JSON has no NaN or infinity).
-nlohmann::json json_num(std::optional<double> v) {
-  if (!v || !std::isfinite(*v)) return nullptr;
-  return *v;
 }
 
 std::optional<bool> passes(const Row& r) {
@@ -333,9 +202,10 @@ std::string target_str(const Row& r) {
   return ">= " + general(*r.target) + (r.kind == Kind::Flops ? " GFLOPS" : " GB/s");
 }
 
-int bench_ops(const std::vector<std::string>& args) {
+int bench_core(const std::vector<std::string>& args) {
   po::options_description opts(
-      "tg bench ops: time core workloads on the default device ($TG_DEVICE, else CPU) against PyTorch's CPU\n"
+      "tg bench core: time core workloads on the default device ($TG_DEVICE, else CPU) against PyTorch's "
+      "CPU\n"
       "backend (tools/bench/peer_torch.py via /usr/bin/python3), run in the same invocation.\n"
       "Times are medians over --repeat runs after warm-up; ratio = our speed / peer's speed (> 1: faster).\n"
       "Options");
@@ -352,7 +222,7 @@ int bench_ops(const std::vector<std::string>& args) {
   }
   const int repeat = vm["repeat"].as<int>();
   if (repeat < 1) {
-    std::cerr << "tg bench ops: --repeat must be >= 1, got " << repeat << "\n";
+    std::cerr << "tg bench core: --repeat must be >= 1, got " << repeat << "\n";
     return 2;
   }
   // Check the --json destination now: a typo must not cost the whole run.
@@ -360,7 +230,7 @@ int bench_ops(const std::vector<std::string>& args) {
     try {
       sdk::check_writable(vm["json"].as<std::string>());
     } catch (const sdk::FileError& e) {
-      std::cerr << "tg bench ops: --json " << vm["json"].as<std::string>()
+      std::cerr << "tg bench core: --json " << vm["json"].as<std::string>()
                 << ": cannot write there: " << e.what() << "\n";
       return 2;
     }
@@ -368,7 +238,7 @@ int bench_ops(const std::vector<std::string>& args) {
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const std::string device = default_device();
   OpenDevice dev = open_device(device);
-  std::cout << "tg bench ops: device " << device << " (" << dev.device->properties().name << ", "
+  std::cout << "tg bench core: device " << device << " (" << dev.device->properties().name << ", "
             << dev.device->properties().compute_units << " compute units), repeat " << repeat << "\n"
             << std::flush;
 
@@ -592,7 +462,7 @@ int bench_ops(const std::vector<std::string>& args) {
     try {
       sdk::write_file_durably(path, std::array{std::as_bytes(std::span(text))});
     } catch (const sdk::FileError& e) {
-      std::cerr << "tg bench ops: could not write " << path << ": " << e.what() << "\n";
+      std::cerr << "tg bench core: could not write " << path << ": " << e.what() << "\n";
       return 1;
     }
     std::cout << "wrote " << path << "\n";
@@ -677,7 +547,8 @@ int bench_matmul(const std::vector<std::string>& args) {
 
 void bench_usage(std::ostream& os) {
   os << "usage: tg bench <benchmark> [options]   (tg bench <benchmark> --help for details)\n\nbenchmarks:\n"
-        "  ops    matmul, elementwise, sum, conv2d, cold start and dispatch, against PyTorch\n"
+        "  ops    elementwise, reductions, softmax, matmul, conv2d on --device D, against tinygrad\n"
+        "  core   matmul, elementwise, sum, conv2d, cold start and dispatch, against PyTorch\n"
         "  train  median beautiful_mnist training-step time, against PyTorch\n"
         "  matmul one n x n matmul on several devices (default CPU,MY,CUDA), against the first\n";
 }
@@ -695,6 +566,14 @@ int cmd_bench(const std::vector<std::string>& args) {
       return bench_ops(rest);
     } catch (const po::error& e) {
       std::cerr << "tg bench ops: " << e.what() << " (see tg bench ops --help)\n";
+      return 2;
+    }
+  }
+  if (args[0] == "core") {
+    try {
+      return bench_core(rest);
+    } catch (const po::error& e) {
+      std::cerr << "tg bench core: " << e.what() << " (see tg bench core --help)\n";
       return 2;
     }
   }

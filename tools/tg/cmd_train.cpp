@@ -176,10 +176,11 @@ int cmd_train(const std::vector<std::string>& args) {
       return 2;
     }
   }
-  std::string device = vm["device"].as<std::string>();
-  if (!device.empty()) setenv("TG_DEVICE", device.c_str(), 1); // modules create parameters there
-  device = default_device();
-  open_device(device); // fail early with the plugin's reason
+  // Modules create their parameters, and batches go, to the default device; setting it opens the
+  // device, so one that cannot be used fails here with the plugin's reason.
+  if (const std::string& asked = vm["device"].as<std::string>(); !asked.empty()) set_default_device(asked);
+  const std::string device = default_device();
+  open_device(device);
 
   const uint64_t seed = vm["seed"].as<uint64_t>();
   Tensor::manual_seed(seed);

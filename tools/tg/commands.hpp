@@ -16,6 +16,7 @@ int cmd_bench(const std::vector<std::string>& args);
 int cmd_conform(const std::vector<std::string>& args);
 int cmd_train(const std::vector<std::string>& args);
 int bench_train(const std::vector<std::string>& args); // `tg bench train`
+int bench_ops(const std::vector<std::string>& args);   // `tg bench ops`
 
 // When main() started (for `tg bench cold-child`).
 std::chrono::steady_clock::time_point main_start_time();

@@ -1,0 +1,187 @@
+#include "tools/tg/bench_util.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <random>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tg::cli {
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+double median_ms(int warmup, int repeat, const std::function<void()>& fn) {
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> t;
+  for (int i = 0; i < repeat; ++i) {
+    auto t0 = Clock::now();
+    fn();
+    t.push_back(ms_between(t0, Clock::now()));
+  }
+  return median(std::move(t));
+}
+
+Tensor random_tensor(Dims shape, uint32_t seed, const std::string& device) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(size_t(dims_prod(shape)));
+  for (auto& x : v) x = dist(gen);
+  Tensor t = Tensor::from_vector(v, std::move(shape), {}, device);
+  t.realize();
+  return t;
+}
+
+std::optional<std::map<std::string, JsonValue>> parse_flat_json(const std::string& s) {
+  nlohmann::json j = nlohmann::json::parse(s, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt; // also a parse error (discarded value)
+  std::map<std::string, JsonValue> out;
+  for (const auto& [key, v] : j.items()) {
+    if (v.is_number())
+      out[key] = v.get<double>();
+    else if (v.is_boolean())
+      out[key] = v.get<bool>() ? 1.0 : 0.0;
+    else if (v.is_string())
+      out[key] = v.get<std::string>();
+    else
+      out[key] = v.dump(); // null, arrays, objects: shown as text, never a number
+  }
+  return out;
+}
+
+std::optional<double> Peer::num(const std::string& key) const {
+  auto it = values.find(key);
+  if (it == values.end() || !std::holds_alternative<double>(it->second)) return std::nullopt;
+  return std::get<double>(it->second);
+}
+
+std::string Peer::str(const std::string& key) const {
+  auto it = values.find(key);
+  if (it == values.end()) return "?";
+  if (auto* s = std::get_if<std::string>(&it->second)) return *s;
+  std::ostringstream os;
+  os << std::get<double>(it->second);
+  return os.str();
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+namespace {
+
+std::string last_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (auto nl = text.rfind('\n'); nl != std::string::npos) text = text.substr(nl + 1);
+  return text;
+}
+
+} // namespace
+
+Peer run_peer_command(const std::string& command) {
+  Peer peer;
+  const auto err_path =
+      std::filesystem::temp_directory_path() / ("tg_bench_peer_" + std::to_string(getpid()) + ".err");
+  FILE* pipe = popen((command + " 2>" + shell_quote(err_path.string())).c_str(), "r");
+  if (!pipe) {
+    peer.error = std::string("popen failed: ") + std::strerror(errno);
+    return peer;
+  }
+  std::string output;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
+  int status = pclose(pipe);
+  std::string err;
+  {
+    std::ifstream in(err_path);
+    err.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::error_code ignored;
+  std::filesystem::remove(err_path, ignored);
+  std::string json;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] == '{') json = line;
+  if (status != 0 || json.empty()) {
+    std::string why = last_line(err.empty() ? output : err);
+    peer.error = "peer script failed (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                 (why.empty() ? std::string(")") : "): " + why);
+    return peer;
+  }
+  auto parsed = parse_flat_json(json);
+  if (!parsed) {
+    peer.error = "could not parse the peer's JSON: " + json;
+    return peer;
+  }
+  peer.values = std::move(*parsed);
+  return peer;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string general(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+size_t width(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+
+std::string pad(const std::string& s, size_t w, bool right) {
+  size_t sw = width(s);
+  if (sw >= w) return s;
+  return right ? std::string(w - sw, ' ') + s : s + std::string(w - sw, ' ');
+}
+
+void print_table(std::ostream& os, const std::vector<std::string>& head,
+                 const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+  std::vector<size_t> w(head.size());
+  for (size_t c = 0; c < head.size(); ++c) {
+    w[c] = width(head[c]);
+    for (const auto& row : rows) w[c] = std::max(w[c], width(row[c]));
+  }
+  auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c)
+      line += pad(row[c], w[c], c < right.size() && right[c]) + (c + 1 < row.size() ? "  " : "");
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    os << line << "\n";
+  };
+  print_row(head);
+  size_t total = 0;
+  for (auto x : w) total += x + 2;
+  os << std::string(total - 2, '-') << "\n";
+  for (const auto& row : rows) print_row(row);
+}
+
+nlohmann::json json_num(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+
+} // namespace tg::cli

@@ -1,0 +1,61 @@
+// Pieces the `tg bench` commands share: medians of timed runs, a peer script's flat JSON answer,
+// and a plain-text table with aligned columns.
+#pragma once
+
+#include "kernel/tensor/tensor.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tg::cli {
+
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point a, Clock::time_point b);
+
+double median(std::vector<double> v); // NaN when empty
+
+// Median ms of `repeat` calls of fn after `warmup` untimed ones.
+double median_ms(int warmup, int repeat, const std::function<void()>& fn);
+
+// A realized float32 tensor of uniform values in [-1, 1) from std::mt19937(seed), on `device`
+// ("" = the default device).
+Tensor random_tensor(Dims shape, uint32_t seed, const std::string& device = "");
+
+// A peer script prints one flat JSON object: {"key": number | "string" | ...}.
+using JsonValue = std::variant<double, std::string>;
+std::optional<std::map<std::string, JsonValue>> parse_flat_json(const std::string& s);
+
+struct Peer {
+  std::map<std::string, JsonValue> values;
+  std::string error; // non-empty: unavailable, and why
+  std::optional<double> num(const std::string& key) const;
+  std::string str(const std::string& key) const; // "?" when absent
+};
+
+// Runs `command` through the shell and reads the last stdout line that starts with '{'. Stderr
+// goes to a temporary file and only its last line is kept, for the error when the script fails.
+Peer run_peer_command(const std::string& command);
+
+// Single-quotes s for the shell.
+std::string shell_quote(const std::string& s);
+
+std::string fixed(double v, int decimals);
+std::string general(double v);
+size_t width(const std::string& s); // display columns of UTF-8 text
+std::string pad(const std::string& s, size_t w, bool right = false);
+
+// Prints head, a rule and the rows; columns in `right` are right-aligned.
+void print_table(std::ostream& os, const std::vector<std::string>& head,
+                 const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right);
+
+// A number for --json; null where there is none (JSON has no NaN or infinity).
+nlohmann::json json_num(std::optional<double> v);
+
+} // namespace tg::cli
