@@ -41,10 +41,11 @@ function(tg_register_test name target labels timeout env)
     SKIP_RETURN_CODE 77)
 endfunction()
 
-# tg_add_device_suite(plugin DEVICE): registers every DEVICE_SUITE as <suite>_<plugin>, run with
-# TG_DEVICE=DEVICE and labelled plugin-<plugin>. One line per in-tree plugin that can run here
-# (tests/CMakeLists.txt); call it after the suites are defined.
+# tg_add_device_suite(plugin DEVICE [ENV var=value ...]): registers every DEVICE_SUITE as
+# <suite>_<plugin>, run with TG_DEVICE=DEVICE (and ENV) and labelled plugin-<plugin>. One line per
+# in-tree plugin that can run here (tests/CMakeLists.txt); call it after the suites are defined.
 function(tg_add_device_suite plugin device)
+  cmake_parse_arguments(D "" "" "ENV" ${ARGN})
   get_property(suites GLOBAL PROPERTY TG_DEVICE_SUITES)
   foreach(suite ${suites})
     get_target_property(labels ${suite} TG_SUITE_LABELS)
@@ -54,6 +55,6 @@ function(tg_add_device_suite plugin device)
       set(env "")
     endif()
     list(FILTER labels EXCLUDE REGEX "^plugin-")
-    tg_register_test(${suite}_${plugin} ${suite} "${labels};plugin-${plugin}" ${timeout} "TG_DEVICE=${device};${env}")
+    tg_register_test(${suite}_${plugin} ${suite} "${labels};plugin-${plugin}" ${timeout} "TG_DEVICE=${device};${env};${D_ENV}")
   endforeach()
 endfunction()
