@@ -17,7 +17,8 @@ void Buffer::copy_from_host(uint64_t offset, const void* src, uint64_t size) {
 }
 
 void Buffer::copy_to_host(uint64_t offset, void* dst, uint64_t size) {
-  check(clEnqueueReadBuffer(queue_, mem(), CL_TRUE, offset, size, dst, 0, nullptr, nullptr), "clEnqueueReadBuffer");
+  check(clEnqueueReadBuffer(queue_, mem(), CL_TRUE, offset, size, dst, 0, nullptr, nullptr),
+        "clEnqueueReadBuffer");
 }
 
 void Buffer::copy_from(uint64_t offset, tg::sdk::Buffer& src, uint64_t src_offset, uint64_t size) {

@@ -11,7 +11,8 @@ std::string build_options(unsigned opt_level) { return opt_level == 0 ? "-cl-opt
 Compiler::Target& Compiler::find(const std::string& target) {
   std::lock_guard lock(mutex_);
   if (targets_.empty())
-    for (DeviceEntry& e : find_devices(policy_)) targets_.push_back(std::make_unique<Target>(Target{std::move(e), {}}));
+    for (DeviceEntry& e : find_devices(policy_))
+      targets_.push_back(std::make_unique<Target>(Target{std::move(e), {}}));
   Target* found = nullptr;
   std::string known;
   for (auto& t : targets_) {
@@ -22,12 +23,13 @@ Compiler::Target& Compiler::find(const std::string& target) {
     known += (known.empty() ? "\"" : ", \"") + t->entry.target + "\"";
   }
   if (!found)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT,
-                      "unknown target \"" + target + "\": no such OpenCL device here (devices: " + known + ")");
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "unknown target \"" + target +
+                                                     "\": no such OpenCL device here (devices: " + known +
+                                                     ")");
   if (!found->context) {
     cl_int status = CL_SUCCESS;
-    const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
-                                                reinterpret_cast<cl_context_properties>(found->entry.platform), 0};
+    const cl_context_properties properties[] = {
+        CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(found->entry.platform), 0};
     found->context = Context(clCreateContext(properties, 1, &found->entry.device, nullptr, nullptr, &status));
     check(status, "clCreateContext for " + found->entry.name);
   }

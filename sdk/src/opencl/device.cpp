@@ -24,7 +24,8 @@ uint32_t subgroup_size(const DeviceEntry& e) {
   if (e.has_extension("cl_intel_required_subgroup_size")) {
     size_t sizes[8] = {};
     size_t bytes = 0;
-    if (clGetDeviceInfo(e.device, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof sizes, sizes, &bytes) == CL_SUCCESS &&
+    if (clGetDeviceInfo(e.device, CL_DEVICE_SUB_GROUP_SIZES_INTEL, sizeof sizes, sizes, &bytes) ==
+            CL_SUCCESS &&
         bytes >= sizeof(size_t))
       return clamp32(*std::max_element(sizes, sizes + bytes / sizeof(size_t)));
   }
@@ -47,20 +48,43 @@ struct ScalarBytes {
 ScalarBytes scalar_bytes(const tg_scalar_arg& s) {
   ScalarBytes out;
   switch (s.dtype) {
-  case TG_DTYPE_BOOL: out.set(cl_int(s.value.i != 0)); break;
-  case TG_DTYPE_INT8: out.set(cl_char(s.value.i)); break;
-  case TG_DTYPE_UINT8: out.set(cl_uchar(s.value.u)); break;
-  case TG_DTYPE_INT16: out.set(cl_short(s.value.i)); break;
-  case TG_DTYPE_UINT16: out.set(cl_ushort(s.value.u)); break;
-  case TG_DTYPE_INT32: out.set(cl_int(s.value.i)); break;
-  case TG_DTYPE_UINT32: out.set(cl_uint(s.value.u)); break;
-  case TG_DTYPE_INT64: out.set(cl_long(s.value.i)); break;
-  case TG_DTYPE_UINT64: out.set(cl_ulong(s.value.u)); break;
+  case TG_DTYPE_BOOL:
+    out.set(cl_int(s.value.i != 0));
+    break;
+  case TG_DTYPE_INT8:
+    out.set(cl_char(s.value.i));
+    break;
+  case TG_DTYPE_UINT8:
+    out.set(cl_uchar(s.value.u));
+    break;
+  case TG_DTYPE_INT16:
+    out.set(cl_short(s.value.i));
+    break;
+  case TG_DTYPE_UINT16:
+    out.set(cl_ushort(s.value.u));
+    break;
+  case TG_DTYPE_INT32:
+    out.set(cl_int(s.value.i));
+    break;
+  case TG_DTYPE_UINT32:
+    out.set(cl_uint(s.value.u));
+    break;
+  case TG_DTYPE_INT64:
+    out.set(cl_long(s.value.i));
+    break;
+  case TG_DTYPE_UINT64:
+    out.set(cl_ulong(s.value.u));
+    break;
   case TG_DTYPE_FLOAT16:
   case TG_DTYPE_BFLOAT16:
-  case TG_DTYPE_FLOAT32: out.set(cl_float(s.value.f)); break;
-  case TG_DTYPE_FLOAT64: out.set(cl_double(s.value.f)); break;
-  default: throw PluginError(TG_ERROR_INVALID_ARGUMENT, "scalar of dtype " + std::to_string(s.dtype));
+  case TG_DTYPE_FLOAT32:
+    out.set(cl_float(s.value.f));
+    break;
+  case TG_DTYPE_FLOAT64:
+    out.set(cl_double(s.value.f));
+    break;
+  default:
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "scalar of dtype " + std::to_string(s.dtype));
   }
   return out;
 }
@@ -92,9 +116,11 @@ tg_device_properties read_properties(const DeviceEntry& e, const Policy& policy)
   const size_t parameter_bytes = device_value<size_t>(e.device, CL_DEVICE_MAX_PARAMETER_SIZE);
   p.max_buffer_args = clamp32(parameter_bytes / 2 / 16);
   p.max_scalar_args = clamp32(parameter_bytes / 2 / 8);
-  p.buffer_alignment = std::max<uint32_t>(1, device_value<cl_uint>(e.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8);
+  p.buffer_alignment =
+      std::max<uint32_t>(1, device_value<cl_uint>(e.device, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8);
   p.compute_units = device_value<cl_uint>(e.device, CL_DEVICE_MAX_COMPUTE_UNITS);
-  p.vector_bytes = 4 * std::max<cl_uint>(1, device_value<cl_uint>(e.device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
+  p.vector_bytes =
+      4 * std::max<cl_uint>(1, device_value<cl_uint>(e.device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
 
   for (tg_dtype d = TG_DTYPE_BOOL; d <= TG_DTYPE_FLOAT32; ++d) p.dtype_mask |= TG_DTYPE_BIT(d);
   // FLOAT16 without cl_khr_fp16 is stored as half and computed in float (vload_half/vstore_half).
@@ -107,7 +133,8 @@ tg_device_properties read_properties(const DeviceEntry& e, const Policy& policy)
   if (native_half) p.features |= TG_FEATURE_FP16_MATH;
   if (device_value_or<cl_bool>(e.device, CL_DEVICE_HOST_UNIFIED_MEMORY, CL_FALSE))
     p.features |= TG_FEATURE_HOST_MEMORY;
-  if (device_value_or<cl_uint>(e.device, CL_DEVICE_MAX_NUM_SUB_GROUPS, 0) > 0) p.features |= TG_FEATURE_SUBGROUPS;
+  if (device_value_or<cl_uint>(e.device, CL_DEVICE_MAX_NUM_SUB_GROUPS, 0) > 0)
+    p.features |= TG_FEATURE_SUBGROUPS;
   return p;
 }
 
@@ -129,8 +156,9 @@ std::vector<Attribute> Device::attributes() const {
           {"opencl.device_version", entry_.device_version},
           {"opencl.c_version", entry_.c_version},
           {"opencl.driver_version", entry_.driver_version},
-          {"opencl.half", native_half ? "native (cl_khr_fp16)"
-                                      : "storage only: vload_half/vstore_half, computed in float (no cl_khr_fp16)"},
+          {"opencl.half", native_half
+                              ? "native (cl_khr_fp16)"
+                              : "storage only: vload_half/vstore_half, computed in float (no cl_khr_fp16)"},
           {"opencl.extensions", entry_.extensions}};
 }
 
@@ -170,8 +198,8 @@ uint64_t Device::launch(const Launch& launch) {
   if (status == CL_INVALID_WORK_GROUP_SIZE || status == CL_INVALID_WORK_ITEM_SIZE)
     throw PluginError(TG_ERROR_INVALID_ARGUMENT,
                       "work group " + std::to_string(local[0]) + "x" + std::to_string(local[1]) + "x" +
-                          std::to_string(local[2]) + " is too large for kernel " + launch.signature.kernel_name +
-                          " on this device (" + status_name(status) + ")");
+                          std::to_string(local[2]) + " is too large for kernel " +
+                          launch.signature.kernel_name + " on this device (" + status_name(status) + ")");
   check(status, "clEnqueueNDRangeKernel(" + launch.signature.kernel_name + ")");
   if (!launch.timed) return 0;
   check(clWaitForEvents(1, &raw_event), "clWaitForEvents(" + launch.signature.kernel_name + ")");

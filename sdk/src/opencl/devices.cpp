@@ -49,7 +49,8 @@ std::vector<DeviceEntry> find_devices(const Policy& policy) {
   cl_int status = clGetPlatformIDs(0, nullptr, &count);
   if (status == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (status == CL_SUCCESS && count == 0))
     throw PluginError(TG_ERROR_UNAVAILABLE,
-                      policy.none_reason + ": the OpenCL ICD loader found no platform (no ICD in /etc/OpenCL/vendors)");
+                      policy.none_reason +
+                          ": the OpenCL ICD loader found no platform (no ICD in /etc/OpenCL/vendors)");
   check(status, "clGetPlatformIDs");
   std::vector<cl_platform_id> platforms(count);
   check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
@@ -57,7 +58,8 @@ std::vector<DeviceEntry> find_devices(const Policy& policy) {
   std::vector<DeviceEntry> found;
   std::string seen;
   for (cl_platform_id platform : platforms) {
-    PlatformInfo info{platform_string(platform, CL_PLATFORM_NAME), platform_string(platform, CL_PLATFORM_VENDOR),
+    PlatformInfo info{platform_string(platform, CL_PLATFORM_NAME),
+                      platform_string(platform, CL_PLATFORM_VENDOR),
                       platform_string(platform, CL_PLATFORM_VERSION)};
     seen += (seen.empty() ? "" : "; ") + info.name + " (" + info.vendor + ")";
     if (!policy.accepts(info)) continue;
@@ -82,7 +84,8 @@ std::vector<DeviceEntry> find_devices(const Policy& policy) {
       found.push_back(std::move(e));
     }
   }
-  if (found.empty()) throw PluginError(TG_ERROR_UNAVAILABLE, policy.none_reason + " (platforms here: " + seen + ")");
+  if (found.empty())
+    throw PluginError(TG_ERROR_UNAVAILABLE, policy.none_reason + " (platforms here: " + seen + ")");
   return found;
 }
 

@@ -9,8 +9,9 @@ namespace tg::sdk::opencl {
 namespace {
 
 [[noreturn]] void unexpected(const std::string& entry, const std::string& what) {
-  throw PluginError(TG_ERROR_INTERNAL, "kernel " + entry + ": the rendered OpenCL C has " + what +
-                                           "; the buffer-offset rewrite (kernel_source.cpp) no longer matches the renderer");
+  throw PluginError(TG_ERROR_INTERNAL,
+                    "kernel " + entry + ": the rendered OpenCL C has " + what +
+                        "; the buffer-offset rewrite (kernel_source.cpp) no longer matches the renderer");
 }
 
 } // namespace
@@ -42,8 +43,8 @@ KernelSource render_kernel(const KernelIR& ir, bool native_half) {
       const std::string type = param.substr(0, star + 1); // "__global T*"
       const std::string name = param.substr(star + 2);
       param = type + " " + name + "_base, ulong " + name + "_offset";
-      prologue += "  " + type + " " + name + " = (" + type + ")((__global uchar*)" + name + "_base + " + name +
-                  "_offset);\n";
+      prologue += "  " + type + " " + name + " = (" + type + ")((__global uchar*)" + name + "_base + " +
+                  name + "_offset);\n";
     }
     params += (params.empty() ? "" : ", ") + param;
   }

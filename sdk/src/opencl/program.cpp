@@ -8,7 +8,8 @@ namespace tg::sdk::opencl {
 
 std::string build_log(cl_program program, cl_device_id device) {
   size_t size = 0;
-  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS) return {};
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS)
+    return {};
   std::string log(size, '\0');
   if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr) != CL_SUCCESS)
     return {};
@@ -59,15 +60,18 @@ Program::Program(cl_context context, cl_device_id device, std::span<const std::b
 
   cl_int status = CL_SUCCESS;
   cl_int binary_status = CL_SUCCESS;
-  program_ = ProgramHandle(clCreateProgramWithBinary(context, 1, &device, &size, &binary, &binary_status, &status));
+  program_ =
+      ProgramHandle(clCreateProgramWithBinary(context, 1, &device, &size, &binary, &binary_status, &status));
   if (status == CL_INVALID_BINARY || binary_status == CL_INVALID_BINARY)
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "the OpenCL driver refuses the binary of program " + entry_ +
-                                                     " (CL_INVALID_BINARY): it was built for another device or driver");
+    throw PluginError(TG_ERROR_INVALID_ARGUMENT,
+                      "the OpenCL driver refuses the binary of program " + entry_ +
+                          " (CL_INVALID_BINARY): it was built for another device or driver");
   check(status, "clCreateProgramWithBinary for kernel " + entry_);
   status = clBuildProgram(program_.get(), 1, &device, "", nullptr, nullptr);
   if (status != CL_SUCCESS)
-    throw PluginError(status == CL_BUILD_PROGRAM_FAILURE || status == CL_INVALID_BINARY ? TG_ERROR_INVALID_ARGUMENT
-                                                                                         : error_code_for(status),
+    throw PluginError(status == CL_BUILD_PROGRAM_FAILURE || status == CL_INVALID_BINARY
+                          ? TG_ERROR_INVALID_ARGUMENT
+                          : error_code_for(status),
                       "loading the binary of program " + entry_ + " failed (" + status_name(status) + ")",
                       build_log(program_.get(), device));
   kernel_ = Kernel(clCreateKernel(program_.get(), entry_.c_str(), &status));

@@ -52,7 +52,8 @@ BOOST_AUTO_TEST_CASE(every_device_of_every_platform_is_enumerated_in_order) {
   BOOST_REQUIRE_EQUAL(size_t(count), devices.size());
   for (int32_t i = 0; i < count; ++i) {
     Device device(i);
-    BOOST_TEST(std::string(device.properties().name).rfind(info_string(devices[size_t(i)], CL_DEVICE_NAME), 0) == 0);
+    BOOST_TEST(
+        std::string(device.properties().name).rfind(info_string(devices[size_t(i)], CL_DEVICE_NAME), 0) == 0);
   }
   tg_device_open_args args{sizeof(args), count, 0};
   tg_device* none = nullptr;
@@ -69,7 +70,8 @@ BOOST_AUTO_TEST_CASE(properties_come_from_clGetDeviceInfo) {
   BOOST_TEST(p.compute_units == info<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS));
   BOOST_TEST(p.buffer_alignment == info<cl_uint>(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8);
   size_t items[3] = {};
-  BOOST_REQUIRE_EQUAL(clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, nullptr), CL_SUCCESS);
+  BOOST_REQUIRE_EQUAL(clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, nullptr),
+                      CL_SUCCESS);
   for (int axis = 0; axis < 3; ++axis)
     BOOST_TEST(p.max_local_size[axis] == std::min<size_t>(items[axis], p.max_local_threads));
   const std::string extensions = info_string(d, CL_DEVICE_EXTENSIONS);

@@ -66,7 +66,8 @@ BOOST_AUTO_TEST_CASE(a_blob_for_another_device_or_driver_is_refused) {
   // The right target but bytes the driver does not take as a binary.
   tg::sdk::Blob garbage = blob;
   const char text[] = "add\0not a program binary";
-  garbage.payload.assign(reinterpret_cast<const std::byte*>(text), reinterpret_cast<const std::byte*>(text) + sizeof text);
+  garbage.payload.assign(reinterpret_cast<const std::byte*>(text),
+                         reinterpret_cast<const std::byte*>(text) + sizeof text);
   sealed = tg::sdk::seal_blob(garbage);
   s = take(api().program_load(device.get(), sealed.data(), sealed.size(), &program));
   BOOST_TEST(s.code == TG_ERROR_INVALID_ARGUMENT);
@@ -148,7 +149,8 @@ BOOST_AUTO_TEST_CASE(a_timed_launch_reports_its_time) {
   Program program(device, k);
   Buffer a(device, ramp(64, 1.0f)), b(device, ramp(64, 1.0f)), out(device, std::vector<float>(64, 0.0f));
   uint64_t elapsed = 0;
-  Status s = program.try_launch({4, 1, 1}, {16, 1, 1}, {out.arg(), a.arg(), b.arg()}, {scalar_i32(16)}, &elapsed);
+  Status s =
+      program.try_launch({4, 1, 1}, {16, 1, 1}, {out.arg(), a.arg(), b.arg()}, {scalar_i32(16)}, &elapsed);
   BOOST_REQUIRE_MESSAGE(s.ok(), s.message);
   BOOST_TEST(out.download<float>(64)[63] == 126.0f); // finished when launch returned
 }
