@@ -5,6 +5,7 @@
 #include <tg/sdk/plugin.hpp>
 
 #include <cstddef>
+#include <dlfcn.h>
 
 namespace tg::sdk::opencl {
 namespace {
@@ -45,6 +46,10 @@ std::string platform_string(cl_platform_id platform, cl_platform_info what) {
 }
 
 std::vector<DeviceEntry> find_devices(const Policy& policy) {
+  // Once the ICD loader has loaded a driver, keep both for the life of the process: drivers own
+  // worker threads and exit handlers, which must not outlive their code when the host unloads us.
+  static void* const pinned = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  (void)pinned;
   cl_uint count = 0;
   cl_int status = clGetPlatformIDs(0, nullptr, &count);
   if (status == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (status == CL_SUCCESS && count == 0))
