@@ -41,19 +41,24 @@ function(tg_register_test name target labels timeout env)
     SKIP_RETURN_CODE 77)
 endfunction()
 
-# tg_add_device_suite(plugin DEVICE): registers every DEVICE_SUITE as <suite>_<plugin>, run with
-# TG_DEVICE=DEVICE and labelled plugin-<plugin>. One line per in-tree plugin that can run here
-# (tests/CMakeLists.txt); call it after the suites are defined.
+# tg_add_device_suite(plugin DEVICE [ENV var=value ...] [TIMEOUT seconds]): registers every
+# DEVICE_SUITE as <suite>_<plugin>, run with TG_DEVICE=DEVICE (and ENV) and labelled
+# plugin-<plugin>; TIMEOUT replaces the suites' own for a device whose compiler is slow. One line
+# per in-tree plugin that can run here (tests/CMakeLists.txt); call it after the suites are defined.
 function(tg_add_device_suite plugin device)
+  cmake_parse_arguments(D "" "TIMEOUT" "ENV" ${ARGN})
   get_property(suites GLOBAL PROPERTY TG_DEVICE_SUITES)
   foreach(suite ${suites})
     get_target_property(labels ${suite} TG_SUITE_LABELS)
     get_target_property(timeout ${suite} TG_SUITE_TIMEOUT)
     get_target_property(env ${suite} TG_SUITE_ENV)
+    if(D_TIMEOUT)
+      set(timeout ${D_TIMEOUT})
+    endif()
     if(NOT env)
       set(env "")
     endif()
     list(FILTER labels EXCLUDE REGEX "^plugin-")
-    tg_register_test(${suite}_${plugin} ${suite} "${labels};plugin-${plugin}" ${timeout} "TG_DEVICE=${device};${env}")
+    tg_register_test(${suite}_${plugin} ${suite} "${labels};plugin-${plugin}" ${timeout} "TG_DEVICE=${device};${env};${D_ENV}")
   endforeach()
 endfunction()
