@@ -2,6 +2,7 @@
 
 #include "buffer.hpp"
 #include "compiler.hpp"
+#include "instance.hpp"
 #include "program.hpp"
 #include "vk_error.hpp"
 
@@ -156,20 +157,15 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"max_push_constants_size", std::to_string(l.maxPushConstantsSize)},
       {"timestamp_period_ns", std::to_string(l.timestampPeriod)},
       {"codegen", "GLSL 450 (SDK renderer) -> SPIR-V (shaderc, validated)"},
+      {"validation_layer", Instance::get().validation() ? "on" : "off"},
   };
 }
 
 std::string Device::target() const { return kTarget; }
 
-std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, uint32_t) {
-  // The adaptor refuses sizes above max_buffer_bytes; say why the limit is what it is.
-  const uint64_t range = context_->caps().properties.limits.maxStorageBufferRange;
-  if (size > range)
-    throw sdk::PluginError(TG_ERROR_RESOURCE_EXHAUSTED, "cannot allocate " + std::to_string(size) +
-                                                            " bytes: larger than maxStorageBufferRange (" +
-                                                            std::to_string(range) + " bytes)");
-  // Every buffer has its own allocation, whose offset 0 meets any alignment a shader needs.
-  (void)alignment;
+std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t, uint32_t) {
+  // The adaptor has refused sizes above max_buffer_bytes (maxStorageBufferRange: a shader binds a
+  // whole buffer). Every buffer has its own allocation, whose offset 0 meets any alignment.
   return std::make_unique<Buffer>(context_, size);
 }
 

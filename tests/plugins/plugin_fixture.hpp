@@ -32,14 +32,18 @@ inline const tg_plugin_api& load_plugin(const char* path) {
   return *api;
 }
 
-#ifdef TG_CPU_PLUGIN_PATH
+// The plugin under test: TG_PLUGIN_UNDER_TEST, or TG_CPU_PLUGIN_PATH for the CPU suites.
+#if !defined(TG_PLUGIN_UNDER_TEST) && defined(TG_CPU_PLUGIN_PATH)
+#define TG_PLUGIN_UNDER_TEST TG_CPU_PLUGIN_PATH
+#endif
+#ifdef TG_PLUGIN_UNDER_TEST
 inline const tg_plugin_api& api() {
-  static const tg_plugin_api& instance = load_plugin(TG_CPU_PLUGIN_PATH);
+  static const tg_plugin_api& instance = load_plugin(TG_PLUGIN_UNDER_TEST);
   return instance;
 }
 inline tg_plugin_query_fn query_fn() {
   (void)api(); // loaded (and kept loaded) first
-  void* handle = dlopen(TG_CPU_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  void* handle = dlopen(TG_PLUGIN_UNDER_TEST, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (handle == nullptr) return nullptr;
   return reinterpret_cast<tg_plugin_query_fn>(
       dlsym(handle, TG_PLUGIN_QUERY_SYMBOL)); // one extra reference, never dropped
