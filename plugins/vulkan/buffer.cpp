@@ -26,7 +26,8 @@ void Buffer::copy_from_host(uint64_t offset, const void* src, uint64_t size) {
   }
   auto staging = context_->staging_buffer(size);
   std::memcpy(staging->mapped(), src, size);
-  context_->submit([&](VkCommandBuffer cb) { record_copy(cb, staging->handle(), 0, handle(), offset, size); });
+  context_->submit(
+      [&](VkCommandBuffer cb) { record_copy(cb, staging->handle(), 0, handle(), offset, size); });
 }
 
 void Buffer::copy_to_host(uint64_t offset, void* dst, uint64_t size) {
@@ -35,7 +36,8 @@ void Buffer::copy_to_host(uint64_t offset, void* dst, uint64_t size) {
     return;
   }
   auto staging = context_->staging_buffer(size);
-  context_->submit([&](VkCommandBuffer cb) { record_copy(cb, handle(), offset, staging->handle(), 0, size); });
+  context_->submit(
+      [&](VkCommandBuffer cb) { record_copy(cb, handle(), offset, staging->handle(), 0, size); });
   std::memcpy(dst, staging->mapped(), size);
 }
 
@@ -59,8 +61,8 @@ void Buffer::copy_from(uint64_t offset, sdk::Buffer& src_base, uint64_t src_offs
     VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier, 0,
-                         nullptr, 0, nullptr);
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier,
+                         0, nullptr, 0, nullptr);
     record_copy(cb, temp->handle(), 0, handle(), offset, size);
   });
 }

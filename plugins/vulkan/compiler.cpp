@@ -46,7 +46,8 @@ std::vector<uint32_t> compile_glsl(const std::string& source, const std::string&
 void validate_spirv(const std::vector<uint32_t>& spirv, const std::string& name) {
   if (std::string problems = spirv_problems(spirv); !problems.empty())
     throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT,
-                           "VULKAN program " + name + " holds invalid SPIR-V: " + first_line(problems), problems);
+                           "VULKAN program " + name + " holds invalid SPIR-V: " + first_line(problems),
+                           problems);
 }
 
 sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {

@@ -62,7 +62,8 @@ RawBuffer::RawBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& me
   info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  check(vkCreateBuffer(device_, &info, nullptr, &buffer_), "vkCreateBuffer of " + std::to_string(size) + " bytes");
+  check(vkCreateBuffer(device_, &info, nullptr, &buffer_),
+        "vkCreateBuffer of " + std::to_string(size) + " bytes");
   try {
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(device_, buffer_, &req);
@@ -73,7 +74,8 @@ RawBuffer::RawBuffer(VkDevice device, const VkPhysicalDeviceMemoryProperties& me
     check(vkAllocateMemory(device_, &alloc, nullptr, &memory_),
           "vkAllocateMemory of " + std::to_string(req.size) + " bytes");
     check(vkBindBufferMemory(device_, buffer_, memory_, 0), "vkBindBufferMemory");
-    const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    const VkMemoryPropertyFlags host =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     if ((memory.memoryTypes[type].propertyFlags & host) == host) {
       void* p = nullptr;
       check(vkMapMemory(device_, memory_, 0, VK_WHOLE_SIZE, 0, &p), "vkMapMemory");
@@ -180,12 +182,14 @@ std::unique_ptr<RawBuffer> Context::device_buffer(uint64_t size) const {
   const bool discrete = caps_.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
   const VkMemoryPropertyFlags preferred =
       discrete ? 0 : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  return std::make_unique<RawBuffer>(device_, caps_.memory, size, preferred, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  return std::make_unique<RawBuffer>(device_, caps_.memory, size, preferred,
+                                     VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
 }
 
 std::unique_ptr<RawBuffer> Context::staging_buffer(uint64_t size) const {
   return std::make_unique<RawBuffer>(device_, caps_.memory, size, 0,
-                                     VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+                                     VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
 }
 
 } // namespace tg::vulkan

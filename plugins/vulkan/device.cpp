@@ -64,7 +64,8 @@ uint64_t dtype_mask(const Capabilities& c) {
   if (c.storage_8bit && c.shader_int8)
     m |= TG_DTYPE_BIT(TG_DTYPE_BOOL) | TG_DTYPE_BIT(TG_DTYPE_INT8) | TG_DTYPE_BIT(TG_DTYPE_UINT8);
   const bool int16 = c.storage_16bit && c.features.shaderInt16;
-  if (int16) m |= TG_DTYPE_BIT(TG_DTYPE_INT16) | TG_DTYPE_BIT(TG_DTYPE_UINT16) | TG_DTYPE_BIT(TG_DTYPE_BFLOAT16);
+  if (int16)
+    m |= TG_DTYPE_BIT(TG_DTYPE_INT16) | TG_DTYPE_BIT(TG_DTYPE_UINT16) | TG_DTYPE_BIT(TG_DTYPE_BFLOAT16);
   if (int16 && c.shader_float16) m |= TG_DTYPE_BIT(TG_DTYPE_FLOAT16);
   if (c.features.shaderInt64) m |= TG_DTYPE_BIT(TG_DTYPE_INT64) | TG_DTYPE_BIT(TG_DTYPE_UINT64);
   if (c.features.shaderInt64 && c.features.shaderFloat64) m |= TG_DTYPE_BIT(TG_DTYPE_FLOAT64);
@@ -82,7 +83,8 @@ uint64_t device_local_bytes(const VkPhysicalDeviceMemoryProperties& memory) {
 // The largest buffer a shader can address: one storage-buffer binding, one allocation.
 uint64_t max_buffer_bytes(const Capabilities& c) {
   uint64_t limit = c.properties.limits.maxStorageBufferRange;
-  if (c.maintenance3.maxMemoryAllocationSize) limit = std::min<uint64_t>(limit, c.maintenance3.maxMemoryAllocationSize);
+  if (c.maintenance3.maxMemoryAllocationSize)
+    limit = std::min<uint64_t>(limit, c.maintenance3.maxMemoryAllocationSize);
   return limit & ~uint64_t(15); // allocations round up to 16 bytes (buffer.cpp)
 }
 
@@ -191,7 +193,8 @@ uint64_t Device::launch(const sdk::Launch& launch) {
                                  "; Vulkan binds storage buffers only at multiples of "
                                  "minStorageBufferOffsetAlignment (" +
                                  std::to_string(align) + " bytes)");
-    const uint64_t range = std::min<uint64_t>(buffer.allocated() - arg.offset, c.properties.limits.maxStorageBufferRange);
+    const uint64_t range =
+        std::min<uint64_t>(buffer.allocated() - arg.offset, c.properties.limits.maxStorageBufferRange);
     infos[k] = {buffer.handle(), arg.offset, range};
     writes[k] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[k].dstSet = program.descriptor_set();
@@ -200,7 +203,8 @@ uint64_t Device::launch(const sdk::Launch& launch) {
     writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[k].pBufferInfo = &infos[k];
   }
-  if (!writes.empty()) vkUpdateDescriptorSets(context_->device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+  if (!writes.empty())
+    vkUpdateDescriptorSets(context_->device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
 
   std::vector<std::byte> push(layout.push_constant_bytes);
   for (size_t k = 0; k < launch.scalars.size(); ++k)
@@ -216,7 +220,8 @@ uint64_t Device::launch(const sdk::Launch& launch) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     VkDescriptorSet set = program.descriptor_set();
     if (set != VK_NULL_HANDLE)
-      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, program.pipeline_layout(), 0, 1, &set, 0, nullptr);
+      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, program.pipeline_layout(), 0, 1, &set, 0,
+                              nullptr);
     if (!push.empty())
       vkCmdPushConstants(cb, program.pipeline_layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push.size()),
                          push.data());

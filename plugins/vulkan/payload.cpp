@@ -58,8 +58,9 @@ Payload decode(std::span<const std::byte> bytes) {
     p.bindings.resize(buffers);
     for (auto& b : p.bindings) b = r.get<uint32_t>("binding");
     const uint32_t words = r.get<uint32_t>("word count");
-    if (size_t(words) * 4 != r.remaining()) refuse("has " + std::to_string(r.remaining()) +
-                                                   " bytes of SPIR-V, not " + std::to_string(words) + " words");
+    if (size_t(words) * 4 != r.remaining())
+      refuse("has " + std::to_string(r.remaining()) + " bytes of SPIR-V, not " + std::to_string(words) +
+             " words");
     p.spirv.resize(words);
     if (words) std::memcpy(p.spirv.data(), r.bytes(size_t(words) * 4, "SPIR-V").data(), size_t(words) * 4);
   } catch (const sdk::TruncatedError& e) {

@@ -16,14 +16,14 @@ namespace tg::vulkan {
 
 struct PushScalar {
   uint32_t offset = 0;
-  uint32_t size = 0;        // 4 or 8
-  tg_dtype passed_as = 0;   // INT32, UINT32, INT64, UINT64, FLOAT32 or FLOAT64
+  uint32_t size = 0;      // 4 or 8
+  tg_dtype passed_as = 0; // INT32, UINT32, INT64, UINT64, FLOAT32 or FLOAT64
 };
 
 struct Payload {
   uint32_t push_constant_bytes = 0;
-  std::vector<PushScalar> scalars;  // by DEFINE_VAR index
-  std::vector<uint32_t> bindings;   // by DEFINE_GLOBAL index
+  std::vector<PushScalar> scalars; // by DEFINE_VAR index
+  std::vector<uint32_t> bindings;  // by DEFINE_GLOBAL index
   std::vector<uint32_t> spirv;
 };
 

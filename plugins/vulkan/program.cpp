@@ -12,7 +12,8 @@ Program::Program(std::shared_ptr<Context> context, const sdk::Blob& blob)
   if (payload_.bindings.size() != blob.signature.buffers.size() ||
       payload_.scalars.size() != blob.signature.scalars.size())
     throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT,
-                           "VULKAN program " + name_ + ": its payload and its signature disagree on the arguments");
+                           "VULKAN program " + name_ +
+                               ": its payload and its signature disagree on the arguments");
   validate_spirv(payload_.spirv, name_); // a blob from disk is checked like a fresh compile
   const VkDevice device = context_->device();
   try {
@@ -27,7 +28,8 @@ Program::Program(std::shared_ptr<Context> context, const sdk::Blob& blob)
     VkDescriptorSetLayoutCreateInfo set_layout{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     set_layout.bindingCount = uint32_t(bindings.size());
     set_layout.pBindings = bindings.data();
-    check(vkCreateDescriptorSetLayout(device, &set_layout, nullptr, &set_layout_), "vkCreateDescriptorSetLayout");
+    check(vkCreateDescriptorSetLayout(device, &set_layout, nullptr, &set_layout_),
+          "vkCreateDescriptorSetLayout");
 
     VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, payload_.push_constant_bytes};
     VkPipelineLayoutCreateInfo layout{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
@@ -74,8 +76,9 @@ void Program::release() {
 
 VkPipeline Program::pipeline(const std::array<uint32_t, 3>& local) {
   if (auto it = pipelines_.find(local); it != pipelines_.end()) return it->second;
-  const VkSpecializationMapEntry entries[3] = {
-      {0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(uint32_t)}, {2, 2 * sizeof(uint32_t), sizeof(uint32_t)}};
+  const VkSpecializationMapEntry entries[3] = {{0, 0, sizeof(uint32_t)},
+                                               {1, sizeof(uint32_t), sizeof(uint32_t)},
+                                               {2, 2 * sizeof(uint32_t), sizeof(uint32_t)}};
   VkSpecializationInfo specialization{3, entries, sizeof(local), local.data()};
   VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};

@@ -136,7 +136,9 @@ private:
   std::string entry_name() const override { return "main"; }
   std::string math(tg_op op, tg_dtype dt, const std::string& x) const override {
     if (dt == TG_DTYPE_FLOAT64 && (op == TG_OP_EXP2 || op == TG_OP_LOG2 || op == TG_OP_SIN))
-      return std::string(op == TG_OP_EXP2 ? "tg_exp2_f64(" : op == TG_OP_LOG2 ? "tg_log2_f64(" : "tg_sin_f64(") +
+      return std::string(op == TG_OP_EXP2   ? "tg_exp2_f64("
+                         : op == TG_OP_LOG2 ? "tg_log2_f64("
+                                            : "tg_sin_f64(") +
              x + ")";
     return CStyle::math(op, dt, x);
   }

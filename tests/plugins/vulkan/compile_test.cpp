@@ -28,7 +28,8 @@ KernelBuilder doubler() {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(a_glsl_error_carries_the_compilers_message) {
-  const std::string bad = "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undeclared_thing = 1; }\n";
+  const std::string bad =
+      "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undeclared_thing = 1; }\n";
   try {
     tg::vulkan::compile_glsl(bad, "broken");
     BOOST_ERROR("a broken shader compiled");
@@ -36,7 +37,7 @@ BOOST_AUTO_TEST_CASE(a_glsl_error_carries_the_compilers_message) {
     const std::string message = e.what();
     BOOST_TEST(message.find("broken") != std::string::npos, message);
     BOOST_TEST(message.find("undeclared_thing") != std::string::npos, message); // glslang's own words
-    BOOST_TEST(e.log().find("void main()") != std::string::npos, e.log());       // the source, for DEBUG
+    BOOST_TEST(e.log().find("void main()") != std::string::npos, e.log());      // the source, for DEBUG
   }
 }
 

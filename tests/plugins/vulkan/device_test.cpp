@@ -88,7 +88,8 @@ BOOST_AUTO_TEST_CASE(properties_are_the_drivers_limits) {
   BOOST_TEST(p.subgroup_size >= 1u);
   BOOST_TEST(std::string(p.arch) == "spirv1.3-vulkan1.1");
   BOOST_TEST(((p.features & TG_FEATURE_LOCAL_MEMORY) != 0) == (l.maxComputeSharedMemorySize > 0));
-  const uint64_t always = TG_DTYPE_BIT(TG_DTYPE_INT32) | TG_DTYPE_BIT(TG_DTYPE_UINT32) | TG_DTYPE_BIT(TG_DTYPE_FLOAT32);
+  const uint64_t always =
+      TG_DTYPE_BIT(TG_DTYPE_INT32) | TG_DTYPE_BIT(TG_DTYPE_UINT32) | TG_DTYPE_BIT(TG_DTYPE_FLOAT32);
   BOOST_TEST((p.dtype_mask & always) == always);
   if (std::string(p.name).find("llvmpipe") != std::string::npos) { // lavapipe, as ENVIRONMENT.md measured it
     BOOST_TEST(p.max_buffer_bytes == 128u << 20);
@@ -106,7 +107,8 @@ BOOST_AUTO_TEST_CASE(validation_layer_is_on_when_asked_and_installed) {
   std::vector<VkLayerProperties> layers(n);
   vkEnumerateInstanceLayerProperties(&n, layers.data());
   bool installed = false;
-  for (const auto& l : layers) installed = installed || std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0;
+  for (const auto& l : layers)
+    installed = installed || std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0;
   Device device;
   int32_t count = 0;
   check(api().device_attribute_count(device.get(), &count), "device_attribute_count");
@@ -118,5 +120,6 @@ BOOST_AUTO_TEST_CASE(validation_layer_is_on_when_asked_and_installed) {
   }
   const bool expected = asked && std::string(asked) == "1" && installed;
   BOOST_TEST(state == (expected ? "on" : "off"));
-  if (!expected) BOOST_TEST_MESSAGE("validation layer not checked: TG_VULKAN_VALIDATION unset or layer absent");
+  if (!expected)
+    BOOST_TEST_MESSAGE("validation layer not checked: TG_VULKAN_VALIDATION unset or layer absent");
 }

@@ -44,7 +44,8 @@ BOOST_AUTO_TEST_CASE(local_memory_and_a_barrier_reverse_each_group) {
   Program program(device, k);
   Buffer bin(device, std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}), bout(device, std::vector<float>(8, 0));
   program.launch({2, 1, 1}, {4, 1, 1}, {bin.arg(), bout.arg()});
-  BOOST_TEST(bout.download<float>(8) == (std::vector<float>{4, 3, 2, 1, 8, 7, 6, 5}), boost::test_tools::per_element());
+  BOOST_TEST(bout.download<float>(8) == (std::vector<float>{4, 3, 2, 1, 8, 7, 6, 5}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(scalars_travel_in_push_constants) {
@@ -84,14 +85,18 @@ BOOST_AUTO_TEST_CASE(float64_exp2_log2_sin_match_libm) {
   auto got = bout.download<double>(xs.size() * 3);
   for (size_t n = 0; n < xs.size(); ++n) {
     const double v = xs[n];
-    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity(),
+                 nan = std::numeric_limits<double>::quiet_NaN();
     const double want[3] = {std::exp2(v), v > 0 ? std::log2(v) : (v == 0 ? -inf : nan), std::sin(v)};
     for (int j = 0; j < 3; ++j) {
       const double g = got[n * 3 + size_t(j)], w = want[j];
       BOOST_TEST_CONTEXT("op " << j << " of x = " << v << ": got " << g << ", libm " << w) {
-        if (std::isnan(w)) BOOST_TEST(std::isnan(g));
-        else if (std::isinf(w)) BOOST_TEST(g == w);
-        else BOOST_TEST(std::fabs(g - w) <= 4e-16 * std::max(1.0, std::fabs(w)));
+        if (std::isnan(w))
+          BOOST_TEST(std::isnan(g));
+        else if (std::isinf(w))
+          BOOST_TEST(g == w);
+        else
+          BOOST_TEST(std::fabs(g - w) <= 4e-16 * std::max(1.0, std::fabs(w)));
       }
     }
   }
