@@ -27,6 +27,14 @@ Capabilities read_capabilities(VkPhysicalDevice device) {
   c.properties = p2.properties;
   c.subgroup.pNext = nullptr;
   c.maintenance3.pNext = nullptr;
+  if (c.properties.apiVersion >= VK_API_VERSION_1_2) {
+    VkPhysicalDeviceVulkan12Properties v12p{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+    VkPhysicalDeviceProperties2 p12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &v12p, {}};
+    vkGetPhysicalDeviceProperties2(device, &p12);
+    c.preserve_inf_nan[0] = v12p.shaderSignedZeroInfNanPreserveFloat16;
+    c.preserve_inf_nan[1] = v12p.shaderSignedZeroInfNanPreserveFloat32;
+    c.preserve_inf_nan[2] = v12p.shaderSignedZeroInfNanPreserveFloat64;
+  }
   vkGetPhysicalDeviceMemoryProperties(device, &c.memory);
 
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};

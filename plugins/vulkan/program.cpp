@@ -1,6 +1,7 @@
 #include "program.hpp"
 
 #include "compiler.hpp"
+#include "float_controls.hpp"
 #include "vk_error.hpp"
 
 #include <vector>
@@ -15,6 +16,10 @@ Program::Program(std::shared_ptr<Context> context, const sdk::Blob& blob)
                            "VULKAN program " + name_ +
                                ": its payload and its signature disagree on the arguments");
   validate_spirv(payload_.spirv, name_); // a blob from disk is checked like a fresh compile
+  std::vector<uint32_t> widths; // the float widths whose infinities and NaNs the device can keep
+  for (uint32_t k = 0; k < 3; ++k)
+    if (context_->caps().preserve_inf_nan[k]) widths.push_back(16u << k);
+  payload_.spirv = preserve_inf_nan(payload_.spirv, widths);
   const VkDevice device = context_->device();
   try {
     VkShaderModuleCreateInfo module{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};

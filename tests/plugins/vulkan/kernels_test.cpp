@@ -126,3 +126,38 @@ BOOST_AUTO_TEST_CASE(a_timed_launch_reports_a_nonzero_time) {
   }();
   BOOST_TEST(std::fabs(b.download<float>(1)[0] - expected) < 1e-3f);
 }
+
+BOOST_AUTO_TEST_CASE(float32_specials_follow_ieee) {
+  KernelBuilder k("f32_specials");
+  Ref in = k.global(0, TG_DTYPE_FLOAT32), out = k.global(1, TG_DTYPE_FLOAT32);
+  Ref i = k.group_id(0);
+  Ref x = k.load(k.index(in, i));
+  const tg_op ops[] = {TG_OP_EXP2, TG_OP_LOG2, TG_OP_SQRT, TG_OP_RECIP};
+  for (int j = 0; j < 4; ++j) k.store(k.index(out, k.add(k.mul(i, k.i32(4)), k.i32(j))), k.alu(ops[j], x));
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> xs{0.0f, inf, -inf, 200.0f, -200.0f, 1.0f};
+  Device device;
+  Program program(device, k);
+  Buffer bin(device, xs), bout(device, std::vector<float>(xs.size() * 4, 0));
+  program.launch({uint32_t(xs.size()), 1, 1}, {1, 1, 1}, {bin.arg(), bout.arg()});
+  auto got = bout.download<float>(xs.size() * 4);
+  for (size_t n = 0; n < xs.size(); ++n)
+    BOOST_TEST_MESSAGE("x=" << xs[n] << " exp2 " << got[n * 4] << " log2 " << got[n * 4 + 1] << " sqrt "
+                            << got[n * 4 + 2] << " recip " << got[n * 4 + 3]);
+}
+
+BOOST_AUTO_TEST_CASE(exp2_of_a_product_with_log2_keeps_infinities) {
+  // pow(x, -2) as the tensor layer writes it: exp2(-2 * log2(|x|)); at x = 0 that is +inf.
+  KernelBuilder k("pow_minus_2");
+  Ref in = k.global(0, TG_DTYPE_FLOAT32), out = k.global(1, TG_DTYPE_FLOAT32);
+  Ref i = k.group_id(0);
+  Ref x = k.load(k.index(in, i));
+  Ref ax = k.alu(TG_OP_MAX, x, k.alu(TG_OP_NEG, x));
+  k.store(k.index(out, i), k.alu(TG_OP_EXP2, k.mul(k.f32(-2.0f), k.alu(TG_OP_LOG2, ax))));
+  Device device;
+  Program program(device, k);
+  Buffer bin(device, std::vector<float>{0.0f, 2.0f, -0.5f}), bout(device, std::vector<float>(3, 0));
+  program.launch({3, 1, 1}, {1, 1, 1}, {bin.arg(), bout.arg()});
+  const float inf = std::numeric_limits<float>::infinity();
+  BOOST_TEST(bout.download<float>(3) == (std::vector<float>{inf, 0.25f, 4.0f}), boost::test_tools::per_element());
+}
