@@ -101,7 +101,8 @@ RawBuffer::~RawBuffer() {
   vkFreeMemory(device_, memory_, nullptr); // unmaps too
 }
 
-Context::Context(VkPhysicalDevice physical) : physical_(physical), caps_(read_capabilities(physical)) {
+Context::Context(std::shared_ptr<const Instance> instance, VkPhysicalDevice physical)
+    : instance_(std::move(instance)), physical_(physical), caps_(read_capabilities(physical)) {
   // Enable exactly the features the dtypes need (Device::properties declares the same ones).
   VkPhysicalDeviceFeatures base{};
   base.shaderInt16 = caps_.features.shaderInt16;

@@ -4,6 +4,8 @@
 // shared_ptr to it, so the VkDevice outlives everything made from it.
 #pragma once
 
+#include "instance.hpp"
+
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
@@ -50,11 +52,12 @@ private:
 
 class Context {
 public:
-  explicit Context(VkPhysicalDevice physical);
+  Context(std::shared_ptr<const Instance> instance, VkPhysicalDevice physical);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
+  const Instance& instance() const { return *instance_; }
   VkDevice device() const { return device_; }
   const Capabilities& caps() const { return caps_; }
   VkQueryPool timestamps() const { return timestamps_; } // two queries, or VK_NULL_HANDLE
@@ -69,6 +72,7 @@ public:
 
 private:
   void release();
+  std::shared_ptr<const Instance> instance_; // destroyed after the device (release())
   VkPhysicalDevice physical_;
   Capabilities caps_;
   VkDevice device_ = VK_NULL_HANDLE;

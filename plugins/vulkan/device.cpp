@@ -113,7 +113,8 @@ void put_scalar(std::byte* at, const PushScalar& slot, const tg_scalar_arg& arg)
 
 } // namespace
 
-Device::Device(VkPhysicalDevice physical) : context_(std::make_shared<Context>(physical)) {}
+Device::Device(std::shared_ptr<const Instance> instance, VkPhysicalDevice physical)
+    : context_(std::make_shared<Context>(std::move(instance), physical)) {}
 
 tg_device_properties Device::properties() const {
   const Capabilities& c = context_->caps();
@@ -159,7 +160,7 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"max_push_constants_size", std::to_string(l.maxPushConstantsSize)},
       {"timestamp_period_ns", std::to_string(l.timestampPeriod)},
       {"codegen", "GLSL 450 (SDK renderer) -> SPIR-V (shaderc, validated)"},
-      {"validation_layer", Instance::get().validation() ? "on" : "off"},
+      {"validation_layer", context_->instance().validation() ? "on" : "off"},
   };
 }
 

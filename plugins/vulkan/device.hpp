@@ -13,7 +13,7 @@ namespace tg::vulkan {
 
 class Device final : public sdk::Device {
 public:
-  explicit Device(VkPhysicalDevice physical);
+  Device(std::shared_ptr<const Instance> instance, VkPhysicalDevice physical);
 
   tg_device_properties properties() const override;
   std::vector<sdk::Attribute> attributes() const override;

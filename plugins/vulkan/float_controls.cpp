@@ -42,7 +42,8 @@ std::vector<uint32_t> preserve_inf_nan(const std::vector<uint32_t>& spirv, std::
   for (uint32_t w : widths)
     for (uint32_t u : used)
       if (u == w) {
-        modes.insert(modes.end(), {instruction(4, kOpExecutionMode), entry, kExecutionModeSignedZeroInfNanPreserve, w});
+        modes.insert(modes.end(),
+                     {instruction(4, kOpExecutionMode), entry, kExecutionModeSignedZeroInfNanPreserve, w});
         break;
       }
   if (entry == 0 || modes.empty()) return spirv;

@@ -52,9 +52,9 @@ bool usable(VkPhysicalDevice device) {
 
 } // namespace
 
-const Instance& Instance::get() {
-  static const Instance instance; // thread-safe initialization
-  if (!instance.unavailable_.empty()) throw sdk::PluginError(TG_ERROR_UNAVAILABLE, instance.unavailable_);
+std::shared_ptr<const Instance> Instance::get() {
+  static const std::shared_ptr<const Instance> instance(new Instance()); // thread-safe initialization
+  if (!instance->unavailable_.empty()) throw sdk::PluginError(TG_ERROR_UNAVAILABLE, instance->unavailable_);
   return instance;
 }
 

@@ -16,9 +16,11 @@ public:
             "tg_device_vulkan " TG_VULKAN_PLUGIN_VERSION ", Vulkan headers " +
                 std::to_string(VK_HEADER_VERSION) + ", GLSL via static shaderc"};
   }
-  int32_t device_count() override { return int32_t(Instance::get().devices().size()); }
+  int32_t device_count() override { return int32_t(Instance::get()->devices().size()); }
   std::unique_ptr<sdk::Device> open_device(int32_t index) override {
-    return std::make_unique<Device>(Instance::get().devices()[size_t(index)]);
+    auto instance = Instance::get();
+    VkPhysicalDevice physical = instance->devices()[size_t(index)];
+    return std::make_unique<Device>(std::move(instance), physical);
   }
   sdk::Compiler& compiler() override { return compiler_; }
 

@@ -16,7 +16,7 @@ Program::Program(std::shared_ptr<Context> context, const sdk::Blob& blob)
                            "VULKAN program " + name_ +
                                ": its payload and its signature disagree on the arguments");
   validate_spirv(payload_.spirv, name_); // a blob from disk is checked like a fresh compile
-  std::vector<uint32_t> widths; // the float widths whose infinities and NaNs the device can keep
+  std::vector<uint32_t> widths;          // the float widths whose infinities and NaNs the device can keep
   for (uint32_t k = 0; k < 3; ++k)
     if (context_->caps().preserve_inf_nan[k]) widths.push_back(16u << k);
   payload_.spirv = preserve_inf_nan(payload_.spirv, widths);

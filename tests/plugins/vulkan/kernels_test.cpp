@@ -159,7 +159,8 @@ BOOST_AUTO_TEST_CASE(exp2_of_a_product_with_log2_keeps_infinities) {
   Buffer bin(device, std::vector<float>{0.0f, 2.0f, -0.5f}), bout(device, std::vector<float>(3, 0));
   program.launch({3, 1, 1}, {1, 1, 1}, {bin.arg(), bout.arg()});
   const float inf = std::numeric_limits<float>::infinity();
-  BOOST_TEST(bout.download<float>(3) == (std::vector<float>{inf, 0.25f, 4.0f}), boost::test_tools::per_element());
+  BOOST_TEST(bout.download<float>(3) == (std::vector<float>{inf, 0.25f, 4.0f}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(division_by_zero_gives_infinities_and_nan) {
@@ -167,7 +168,8 @@ BOOST_AUTO_TEST_CASE(division_by_zero_gives_infinities_and_nan) {
   // lavapipe miscompiles the literal case (an infinite constant after folding: stores vanish or
   // hold garbage), so only the first half is asserted; the second is printed (docs/vulkan.md).
   KernelBuilder k("div_zero");
-  Ref in = k.global(0, TG_DTYPE_FLOAT32), zero = k.global(1, TG_DTYPE_FLOAT32), out = k.global(2, TG_DTYPE_FLOAT32);
+  Ref in = k.global(0, TG_DTYPE_FLOAT32), zero = k.global(1, TG_DTYPE_FLOAT32),
+      out = k.global(2, TG_DTYPE_FLOAT32);
   Ref i = k.group_id(0);
   Ref x = k.load(k.index(in, i));
   k.store(k.index(out, i), k.alu(TG_OP_FDIV, x, k.load(k.index(zero, i))));
@@ -183,5 +185,5 @@ BOOST_AUTO_TEST_CASE(division_by_zero_gives_infinities_and_nan) {
   BOOST_TEST(got[1] == -inf);
   BOOST_TEST(std::isnan(got[2]));
   BOOST_TEST_MESSAGE("{1, -1, 0} / literal 0: " << got[3] << ", " << got[4] << ", " << got[5]
-                                                 << " (IEEE: inf, -inf, nan)");
+                                                << " (IEEE: inf, -inf, nan)");
 }
