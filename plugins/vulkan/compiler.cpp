@@ -26,7 +26,9 @@ std::string spirv_problems(const std::vector<uint32_t>& spirv) {
 } // namespace
 
 std::vector<uint32_t> compile_glsl(const std::string& source, const std::string& name) {
-  shaderc::Compiler compiler;
+  // One compiler for the process: making one costs ~25x a small compile (glslang's start-up), and
+  // shaderc_compile_into_spv may be called from several threads at once on the same compiler.
+  static shaderc::Compiler compiler;
   shaderc::CompileOptions options;
   options.SetTargetEnvironment(shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_1);
   // No spirv-opt passes: every Vulkan driver optimizes the SPIR-V itself, and they double the time.
