@@ -2,6 +2,10 @@
 
 #include "vk_error.hpp"
 
+#include <dlfcn.h>
+#include <link.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +54,27 @@ bool usable(VkPhysicalDevice device) {
   return false;
 }
 
+std::vector<std::string> loaded_libraries() {
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name && *info->dlpi_name)
+          static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+// Keeps the drivers and layers the loader opened for the instance loaded until the process ends.
+// Drivers built on LLVM (lavapipe) do not survive being unloaded and loaded again, and memory they
+// keep in globals would show as leaks from "<unknown module>" once unloaded.
+void pin_libraries_loaded_since(const std::vector<std::string>& before) {
+  for (const std::string& name : loaded_libraries())
+    if (std::find(before.begin(), before.end(), name) == before.end())
+      dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD); // one more reference, never dropped
+}
+
 } // namespace
 
 std::shared_ptr<const Instance> Instance::get() {
@@ -77,6 +102,7 @@ Instance::Instance() {
     info.enabledExtensionCount = 1;
     info.ppEnabledExtensionNames = &extension;
   }
+  const std::vector<std::string> before = loaded_libraries();
   VkResult r = vkCreateInstance(&info, nullptr, &instance_);
   if (r != VK_SUCCESS) {
     instance_ = VK_NULL_HANDLE;
@@ -102,6 +128,7 @@ Instance::Instance() {
   vkEnumeratePhysicalDevices(instance_, &count, all.data());
   for (VkPhysicalDevice d : all)
     if (usable(d)) devices_.push_back(d);
+  pin_libraries_loaded_since(before);
   if (devices_.empty())
     unavailable_ = count == 0 ? "no Vulkan physical device (the loader found no driver with a device)"
                               : std::to_string(count) +
