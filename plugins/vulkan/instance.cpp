@@ -66,10 +66,13 @@ std::vector<std::string> loaded_libraries() {
   return names;
 }
 
-// Keeps the drivers and layers the loader opened for the instance loaded until the process ends.
-// Drivers built on LLVM (lavapipe) do not survive being unloaded and loaded again, and memory they
-// keep in globals would show as leaks from "<unknown module>" once unloaded.
+// Keeps the Vulkan loader and the drivers and layers it opened for the instance loaded until the process
+// ends. Drivers built on LLVM (lavapipe) do not survive being unloaded and loaded again, and memory they keep
+// in globals would show as leaks from "<unknown module>" once unloaded.
 void pin_libraries_loaded_since(const std::vector<std::string>& before) {
+  Dl_info loader{};
+  if (dladdr(reinterpret_cast<void*>(&vkCreateInstance), &loader) && loader.dli_fname)
+    dlopen(loader.dli_fname, RTLD_NOW | RTLD_NOLOAD); // the loader itself, which owns their state
   for (const std::string& name : loaded_libraries())
     if (std::find(before.begin(), before.end(), name) == before.end())
       dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD); // one more reference, never dropped
