@@ -77,10 +77,16 @@ BOOST_AUTO_TEST_CASE(unsupported_ops_and_dtypes_are_refused_by_name) {
   auto out = m.global(0, TG_DTYPE_FLOAT64);
   m.store(m.index(out, m.i32(0)), m.const_float(TG_DTYPE_FLOAT64, 1.0));
   check_refused(Dialect::metal, m, "float64");
+}
+
+BOOST_AUTO_TEST_CASE(glsl_float64_exp2_calls_its_own_series) { // GLSL's exp2 takes 32-bit floats only
   KernelBuilder g("exp2_double");
   auto gout = g.global(0, TG_DTYPE_FLOAT64);
   g.store(g.index(gout, g.i32(0)), g.alu(TG_OP_EXP2, g.const_float(TG_DTYPE_FLOAT64, 1.0)));
-  check_refused(Dialect::glsl, g, "(EXP2 float64)");
+  g.serialize();
+  auto src = tg::sdk::render::render(Dialect::glsl, g.ir());
+  BOOST_TEST(src.text.find("double tg_exp2_f64(double x)") != std::string::npos, src.text);
+  BOOST_TEST(src.text.find("tg_exp2_f64(") != src.text.rfind("tg_exp2_f64("), src.text); // defined and called
 }
 
 BOOST_AUTO_TEST_CASE(glsl_reports_bindings_and_push_constant_layout) {

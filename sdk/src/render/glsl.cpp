@@ -2,7 +2,8 @@
 // (binding = DEFINE_GLOBAL index), scalars one push-constant block, the work-group size three
 // specialization constants (ids 0..2). 8/16/64-bit types come from
 // GL_EXT_shader_explicit_arithmetic_types and the 8/16-bit storage extensions; glslang declares
-// only the capabilities a shader uses. float64 exp2/log2/sin do not exist in GLSL: refused.
+// only the capabilities a shader uses. GLSL has exp2/log2/sin for 32-bit floats only: float64 ones
+// call the series below (exact to a few ulp for |x| < 2^20 in sin).
 #include "cstyle.hpp"
 #include "dialects.hpp"
 
@@ -10,6 +11,46 @@
 
 namespace tg::sdk::render {
 namespace {
+
+// float64 exp2, log2 and sin: argument reduction to a small interval, then a Taylor (exp, sin,
+// cos) or atanh (log) series taken far past double precision.
+constexpr const char* kFloat64Math = R"(double tg_f64_nan() { return packDouble2x32(uvec2(0u, 0x7ff80000u)); }
+double tg_f64_inf() { return packDouble2x32(uvec2(0u, 0x7ff00000u)); }
+double tg_exp2_f64(double x) {
+  if (isnan(x)) return x;
+  if (x >= 1024.0lf) return tg_f64_inf();
+  if (x < -1080.0lf) return 0.0lf;
+  double n = floor(x + 0.5lf);
+  double f = (x - n) * 0.69314718055994530942lf;
+  double term = 1.0lf, sum = 1.0lf;
+  for (int k = 1; k < 20; ++k) { term *= f / double(k); sum += term; }
+  int e = int(n);
+  return ldexp(ldexp(sum, e / 2), e - e / 2);
+}
+double tg_log2_f64(double x) {
+  if (isnan(x) || x < 0.0lf) return tg_f64_nan();
+  if (x == 0.0lf) return -tg_f64_inf();
+  if (isinf(x)) return x;
+  int e;
+  double m = frexp(x, e);
+  if (m < 0.70710678118654752440lf) { m *= 2.0lf; e -= 1; }
+  double s = (m - 1.0lf) / (m + 1.0lf), s2 = s * s, term = s, sum = s;
+  for (int k = 3; k < 41; k += 2) { term *= s2; sum += term / double(k); }
+  return double(e) + sum * 2.88539008177792681472lf;
+}
+double tg_sin_f64(double x) {
+  if (isnan(x) || isinf(x)) return tg_f64_nan();
+  double k = floor(x * 0.63661977236758134308lf + 0.5lf);
+  double r = ((x - k * 1.57079632673412561417lf) - k * 6.07710050630396597660e-11lf) - k * 2.02226624871116645580e-21lf;
+  double r2 = r * r, s = r, t = r, c = 1.0lf, u = 1.0lf;
+  for (int i = 1; i < 13; ++i) {
+    t *= -r2 / double((2 * i) * (2 * i + 1)); s += t;
+    u *= -r2 / double((2 * i - 1) * (2 * i)); c += u;
+  }
+  int q = int(mod(k, 4.0lf));
+  return q == 0 ? s : q == 1 ? c : q == 2 ? -s : -c;
+}
+)";
 
 class GlslRenderer final : public CStyle {
 public:
@@ -93,11 +134,13 @@ private:
   }
   std::string scalar_name(uint32_t k) const override { return "tg_scalars.s" + std::to_string(k); }
   std::string entry_name() const override { return "main"; }
-  void check(uint32_t i, const Instruction& ins) const override {
-    CStyle::check(i, ins);
-    if ((ins.op == TG_OP_EXP2 || ins.op == TG_OP_LOG2 || ins.op == TG_OP_SIN) &&
-        ins.dtype == TG_DTYPE_FLOAT64)
-      refuse(i, "GLSL has exp2/log2/sin for 32-bit floats only");
+  std::string math(tg_op op, tg_dtype dt, const std::string& x) const override {
+    if (dt == TG_DTYPE_FLOAT64 && (op == TG_OP_EXP2 || op == TG_OP_LOG2 || op == TG_OP_SIN))
+      return std::string(op == TG_OP_EXP2   ? "tg_exp2_f64("
+                         : op == TG_OP_LOG2 ? "tg_log2_f64("
+                                            : "tg_sin_f64(") +
+             x + ")";
+    return CStyle::math(op, dt, x);
   }
 
   std::string assemble(const std::string& body) override {
@@ -126,6 +169,7 @@ private:
                       "float",  "uint16_t(",        "uint(",
                       "float(", "floatBitsToUint(", "uintBitsToFloat("};
     if (uses(TG_DTYPE_BFLOAT16)) s += bf16_helpers(sp);
+    if (uses(TG_DTYPE_FLOAT64)) s += kFloat64Math;
     return s + "void main() {\n" + body + "}\n";
   }
 };

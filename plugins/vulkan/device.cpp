@@ -1,0 +1,242 @@
+#include "device.hpp"
+
+#include "buffer.hpp"
+#include "compiler.hpp"
+#include "instance.hpp"
+#include "program.hpp"
+#include "vk_error.hpp"
+
+#include <tg/sdk/bytes.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+namespace tg::vulkan {
+namespace {
+
+std::string vendor_name(uint32_t id) {
+  switch (id) {
+  case 0x1002:
+    return "AMD";
+  case 0x10DE:
+    return "NVIDIA";
+  case 0x8086:
+    return "Intel";
+  case 0x13B5:
+    return "ARM";
+  case 0x5143:
+    return "Qualcomm";
+  case 0x106B:
+    return "Apple";
+  case 0x10005:
+    return "Mesa";
+  default:
+    return "vendor 0x" + sdk::hex64(id);
+  }
+}
+
+const char* device_type_name(VkPhysicalDeviceType type) {
+  switch (type) {
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+    return "integrated GPU";
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+    return "discrete GPU";
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+    return "virtual GPU";
+  case VK_PHYSICAL_DEVICE_TYPE_CPU:
+    return "CPU";
+  default:
+    return "other";
+  }
+}
+
+std::string version_string(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+         std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+// The dtypes the enabled features let a shader load, store and compute with (the glsl dialect's
+// needs: 8-bit types need 8-bit storage and Int8, 16-bit ones 16-bit storage and Int16, float16
+// also Float16, float64 also Int64 for its bit casts).
+uint64_t dtype_mask(const Capabilities& c) {
+  uint64_t m = TG_DTYPE_BIT(TG_DTYPE_INT32) | TG_DTYPE_BIT(TG_DTYPE_UINT32) | TG_DTYPE_BIT(TG_DTYPE_FLOAT32);
+  if (c.storage_8bit && c.shader_int8)
+    m |= TG_DTYPE_BIT(TG_DTYPE_BOOL) | TG_DTYPE_BIT(TG_DTYPE_INT8) | TG_DTYPE_BIT(TG_DTYPE_UINT8);
+  const bool int16 = c.storage_16bit && c.features.shaderInt16;
+  if (int16)
+    m |= TG_DTYPE_BIT(TG_DTYPE_INT16) | TG_DTYPE_BIT(TG_DTYPE_UINT16) | TG_DTYPE_BIT(TG_DTYPE_BFLOAT16);
+  if (int16 && c.shader_float16) m |= TG_DTYPE_BIT(TG_DTYPE_FLOAT16);
+  if (c.features.shaderInt64) m |= TG_DTYPE_BIT(TG_DTYPE_INT64) | TG_DTYPE_BIT(TG_DTYPE_UINT64);
+  if (c.features.shaderInt64 && c.features.shaderFloat64) m |= TG_DTYPE_BIT(TG_DTYPE_FLOAT64);
+  return m;
+}
+
+uint64_t device_local_bytes(const VkPhysicalDeviceMemoryProperties& memory) {
+  uint64_t largest = 0;
+  for (uint32_t i = 0; i < memory.memoryHeapCount; ++i)
+    if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      largest = std::max<uint64_t>(largest, memory.memoryHeaps[i].size);
+  return largest;
+}
+
+// The largest buffer a shader can address: one storage-buffer binding, one allocation.
+uint64_t max_buffer_bytes(const Capabilities& c) {
+  uint64_t limit = c.properties.limits.maxStorageBufferRange;
+  if (c.maintenance3.maxMemoryAllocationSize)
+    limit = std::min<uint64_t>(limit, c.maintenance3.maxMemoryAllocationSize);
+  return limit & ~uint64_t(15); // allocations round up to 16 bytes (buffer.cpp)
+}
+
+// A scalar argument's bytes as the push-constant block holds it (payload.hpp).
+void put_scalar(std::byte* at, const PushScalar& slot, const tg_scalar_arg& arg) {
+  switch (slot.passed_as) {
+  case TG_DTYPE_FLOAT32: {
+    float f = float(arg.value.f);
+    std::memcpy(at, &f, 4);
+    return;
+  }
+  case TG_DTYPE_FLOAT64:
+    std::memcpy(at, &arg.value.f, 8);
+    return;
+  case TG_DTYPE_INT32:
+  case TG_DTYPE_UINT32: {
+    uint32_t u = uint32_t(arg.value.u); // the low word: two's complement for signed values
+    std::memcpy(at, &u, 4);
+    return;
+  }
+  default: // INT64, UINT64
+    std::memcpy(at, &arg.value.u, 8);
+    return;
+  }
+}
+
+} // namespace
+
+Device::Device(std::shared_ptr<const Instance> instance, VkPhysicalDevice physical)
+    : context_(std::make_shared<Context>(std::move(instance), physical)) {}
+
+tg_device_properties Device::properties() const {
+  const Capabilities& c = context_->caps();
+  const VkPhysicalDeviceLimits& l = c.properties.limits;
+  tg_device_properties p{};
+  sdk::copy_name(p.name, c.properties.deviceName);
+  sdk::copy_name(p.vendor, vendor_name(c.properties.vendorID));
+  sdk::copy_name(p.arch, kTarget);
+  p.memory_bytes = device_local_bytes(c.memory);
+  p.max_buffer_bytes = max_buffer_bytes(c);
+  p.local_memory_bytes = l.maxComputeSharedMemorySize;
+  for (int k = 0; k < 3; ++k) {
+    p.max_local_size[k] = l.maxComputeWorkGroupSize[k];
+    p.max_global_size[k] = l.maxComputeWorkGroupCount[k];
+  }
+  p.max_local_threads = l.maxComputeWorkGroupInvocations;
+  p.max_buffer_args = std::min(l.maxPerStageDescriptorStorageBuffers, l.maxDescriptorSetStorageBuffers);
+  p.max_scalar_args = l.maxPushConstantsSize / 8; // a scalar takes at most 8 bytes
+  p.buffer_alignment = std::max<uint32_t>(16, uint32_t(l.minStorageBufferOffsetAlignment));
+  // Vulkan has no portable core count: a CPU device runs on the host's threads; for a GPU 1 is
+  // the honest "unknown".
+  p.compute_units = c.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                        ? std::max(1u, std::thread::hardware_concurrency())
+                        : 1;
+  p.subgroup_size = std::max(1u, c.subgroup.subgroupSize);
+  p.vector_bytes = 0; // the glsl dialect renders lane by lane
+  p.dtype_mask = dtype_mask(c);
+  if (l.maxComputeSharedMemorySize > 0) p.features |= TG_FEATURE_LOCAL_MEMORY | TG_FEATURE_BARRIER;
+  if (context_->timestamps() != VK_NULL_HANDLE) p.features |= TG_FEATURE_TIMING;
+  if (c.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) p.features |= TG_FEATURE_HOST_MEMORY;
+  return p;
+}
+
+std::vector<sdk::Attribute> Device::attributes() const {
+  const Capabilities& c = context_->caps();
+  const VkPhysicalDeviceLimits& l = c.properties.limits;
+  return {
+      {"device_type", device_type_name(c.properties.deviceType)},
+      {"vulkan_version", version_string(c.properties.apiVersion)},
+      {"driver_version", std::to_string(c.properties.driverVersion)},
+      {"max_storage_buffer_range", std::to_string(l.maxStorageBufferRange)},
+      {"min_storage_buffer_offset_alignment", std::to_string(l.minStorageBufferOffsetAlignment)},
+      {"max_push_constants_size", std::to_string(l.maxPushConstantsSize)},
+      {"timestamp_period_ns", std::to_string(l.timestampPeriod)},
+      {"codegen", "GLSL 450 (SDK renderer) -> SPIR-V (shaderc, validated)"},
+      {"validation_layer", context_->instance().validation() ? "on" : "off"},
+  };
+}
+
+std::string Device::target() const { return kTarget; }
+
+std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t, uint32_t) {
+  // The adaptor has refused sizes above max_buffer_bytes (maxStorageBufferRange: a shader binds a
+  // whole buffer). Every buffer has its own allocation, whose offset 0 meets any alignment.
+  return std::make_unique<Buffer>(context_, size);
+}
+
+std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {
+  return std::make_unique<Program>(context_, blob);
+}
+
+uint64_t Device::launch(const sdk::Launch& launch) {
+  auto& program = static_cast<Program&>(launch.program);
+  const Payload& layout = program.layout();
+  const Capabilities& c = context_->caps();
+  const VkDeviceSize align = c.properties.limits.minStorageBufferOffsetAlignment;
+
+  std::vector<VkDescriptorBufferInfo> infos(launch.buffers.size());
+  std::vector<VkWriteDescriptorSet> writes(launch.buffers.size());
+  for (size_t k = 0; k < launch.buffers.size(); ++k) {
+    const auto& arg = launch.buffers[k];
+    const auto& buffer = static_cast<const Buffer&>(*arg.buffer);
+    if (arg.offset % align != 0)
+      throw sdk::PluginError(TG_ERROR_UNIMPLEMENTED,
+                             "buffer argument " + std::to_string(k) + " of " + launch.signature.kernel_name +
+                                 " starts at byte offset " + std::to_string(arg.offset) +
+                                 "; Vulkan binds storage buffers only at multiples of "
+                                 "minStorageBufferOffsetAlignment (" +
+                                 std::to_string(align) + " bytes)");
+    const uint64_t range =
+        std::min<uint64_t>(buffer.allocated() - arg.offset, c.properties.limits.maxStorageBufferRange);
+    infos[k] = {buffer.handle(), arg.offset, range};
+    writes[k] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[k].dstSet = program.descriptor_set();
+    writes[k].dstBinding = layout.bindings[k];
+    writes[k].descriptorCount = 1;
+    writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[k].pBufferInfo = &infos[k];
+  }
+  if (!writes.empty())
+    vkUpdateDescriptorSets(context_->device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+
+  std::vector<std::byte> push(layout.push_constant_bytes);
+  for (size_t k = 0; k < launch.scalars.size(); ++k)
+    put_scalar(push.data() + layout.scalars[k].offset, layout.scalars[k], launch.scalars[k]);
+
+  const VkPipeline pipeline = program.pipeline(launch.local);
+  const VkQueryPool timestamps = launch.timed ? context_->timestamps() : VK_NULL_HANDLE;
+  context_->submit([&](VkCommandBuffer cb) {
+    if (timestamps) {
+      vkCmdResetQueryPool(cb, timestamps, 0, 2);
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps, 0);
+    }
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    VkDescriptorSet set = program.descriptor_set();
+    if (set != VK_NULL_HANDLE)
+      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, program.pipeline_layout(), 0, 1, &set, 0,
+                              nullptr);
+    if (!push.empty())
+      vkCmdPushConstants(cb, program.pipeline_layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push.size()),
+                         push.data());
+    vkCmdDispatch(cb, launch.global[0], launch.global[1], launch.global[2]);
+    if (timestamps) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps, 1);
+  });
+  if (!timestamps) return 0;
+  uint64_t ticks[2] = {0, 0};
+  check(vkGetQueryPoolResults(context_->device(), timestamps, 0, 2, sizeof ticks, ticks, sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  const uint64_t mask = c.timestamp_bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << c.timestamp_bits) - 1;
+  const double ns = double((ticks[1] - ticks[0]) & mask) * double(c.properties.limits.timestampPeriod);
+  return std::max<uint64_t>(1, uint64_t(ns)); // below the clock's resolution is still "ran", not "unmeasured"
+}
+
+} // namespace tg::vulkan
