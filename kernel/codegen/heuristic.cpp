@@ -100,7 +100,8 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
 void fill_locals(const KernelInfo& k, const DeviceLimits& d, int64_t threads, std::vector<int64_t>& done,
                  std::vector<Opt>& opts) {
   int local_dims = 0;
-  for (const auto& o : opts) local_dims += o.op == OptOp::LOCAL || o.op == OptOp::GROUP || o.op == OptOp::GROUPTOP;
+  for (const auto& o : opts)
+    local_dims += o.op == OptOp::LOCAL || o.op == OptOp::GROUP || o.op == OptOp::GROUPTOP;
   for (int a = int(k.output_dims) - 1; a >= 0 && threads >= 2 && local_dims < 3; --a) {
     const int64_t rest = k.axes[size_t(a)].size / done[size_t(a)];
     if (rest < 2) continue;

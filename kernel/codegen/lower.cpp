@@ -9,9 +9,9 @@
 
 #include <algorithm>
 #include <climits>
-#include <limits>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -462,7 +462,8 @@ KernelInfo Lowerer::analyze() {
 void Lowerer::apply(const Opt& o, const KernelInfo& info) {
   auto refuse = [&](const std::string& why) {
     std::string axes;
-    for (const auto& a : info.axes) axes += (axes.empty() ? "" : ",") + std::to_string(a.size) + (a.reduce ? "r" : "");
+    for (const auto& a : info.axes)
+      axes += (axes.empty() ? "" : ",") + std::to_string(a.size) + (a.reduce ? "r" : "");
     throw OptError("optimization " + to_string(o) + " does not fit kernel with axes (" + axes + "): " + why);
   };
   if (o.axis < 0 || size_t(o.axis) >= plan_.size())
@@ -527,8 +528,9 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
       refuse(std::to_string(threads) + " threads per work group, the device allows " +
              std::to_string(options_.max_local_threads));
     if (uint64_t(o.amount) > options_.max_local_size[size_t(local_axes_)])
-      refuse("work-group size " + std::to_string(o.amount) + " along local axis " + std::to_string(local_axes_) +
-             ", the device allows " + std::to_string(options_.max_local_size[size_t(local_axes_)]));
+      refuse("work-group size " + std::to_string(o.amount) + " along local axis " +
+             std::to_string(local_axes_) + ", the device allows " +
+             std::to_string(options_.max_local_size[size_t(local_axes_)]));
     local_axis = local_axes_++;
     local_[size_t(local_axis)] = uint32_t(o.amount);
     if (o.op != OptOp::LOCAL) group_axis_ = local_axis;
@@ -574,7 +576,7 @@ UOpRef Lowerer::output_index(size_t d, const std::vector<UOpRef>& rest_idx, int6
       raw = raw ? start + rng : rng;
       continue;
     }
-    UOpRef pi = p.rest                   ? rest_idx[d]
+    UOpRef pi = p.rest                  ? rest_idx[d]
                 : p.op == OptOp::UPCAST ? idx_const(digits.at(size_t(p.lane_id)))
                                         : local_ids_.at(size_t(p.local_axis));
     raw = raw ? raw * idx_const(p.size) + pi : pi;
@@ -640,7 +642,7 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
         const AxisPlan& ax = plan_[ndim + j];
         UOpRef raw;
         for (const Part& p : ax.parts) {
-          UOpRef pi = p.rest                   ? (rest_range[j] ? rest_range[j] : idx_const(0))
+          UOpRef pi = p.rest                  ? (rest_range[j] ? rest_range[j] : idx_const(0))
                       : p.op == OptOp::UNROLL ? idx_const(digits.at(size_t(p.lane_id)))
                                               : local_ids_.at(size_t(p.local_axis));
           raw = raw ? raw * idx_const(p.size) + pi : pi;
@@ -693,8 +695,10 @@ UOpRef Lowerer::group_stage(Ops op, const UOpRef& partial) {
   }
   const auto G = int64_t(local_[size_t(group_axis_)]);
   UOpRef base = (idx_const(slot * threads) + others) * idx_const(G);
-  UOpRef own = UOp::make(Ops::INDEX, local_buf_->dtype(), {local_buf_, base + local_ids_[size_t(group_axis_)]});
-  UOpRef barrier = UOp::make(Ops::BARRIER, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {own, partial})});
+  UOpRef own =
+      UOp::make(Ops::INDEX, local_buf_->dtype(), {local_buf_, base + local_ids_[size_t(group_axis_)]});
+  UOpRef barrier =
+      UOp::make(Ops::BARRIER, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, {own, partial})});
   UOpRef g = UOp::range(G, next_range_id_++, kIndex);
   // the barrier is a source of the read's INDEX: it orders the read after every thread's write
   UOpRef read = UOp::make(Ops::LOAD, partial->dtype(),

@@ -39,7 +39,7 @@ struct OptError : IRError {
 };
 
 const char* opt_name(OptOp op);
-std::string to_string(const Opt& o);                  // "LOCAL(0,16)"
+std::string to_string(const Opt& o);                 // "LOCAL(0,16)"
 std::string to_string(const std::vector<Opt>& opts); // "[LOCAL(0,16), UPCAST(1,4)]"
 // Parses to_string's form of one list; throws OptError on malformed text.
 std::vector<Opt> parse_opts(const std::string& text);

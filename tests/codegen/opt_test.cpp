@@ -112,7 +112,8 @@ std::vector<ScheduleItem> compute_items(const Tensor& t) {
 }
 
 // The same buffers after both runs: floats within a tolerance for reordered sums, others exact.
-void check_same(const std::vector<ScheduleItem>& items, const Ran& got, const Ran& want, const std::string& what) {
+void check_same(const std::vector<ScheduleItem>& items, const Ran& got, const Ran& want,
+                const std::string& what) {
   for (const auto& [buffer, bytes] : want.memory) {
     const auto& other = got.memory.at(buffer);
     const DType dt = buffer->dtype();
@@ -125,8 +126,8 @@ void check_same(const std::vector<ScheduleItem>& items, const Ran& got, const Ra
         if (!(std::fabs(a - b) <= 1e-4f + 1e-4f * std::fabs(b))) {
           if (bad++ < 3) BOOST_ERROR(what << ": element " << i << " got " << a << " want " << b);
         }
-      } else if (std::memcmp(other.data() + i * size_t(dt.itemsize()), bytes.data() + i * size_t(dt.itemsize()),
-                             size_t(dt.itemsize())) != 0) {
+      } else if (std::memcmp(other.data() + i * size_t(dt.itemsize()),
+                             bytes.data() + i * size_t(dt.itemsize()), size_t(dt.itemsize())) != 0) {
         if (bad++ < 3) BOOST_ERROR(what << ": element " << i << " differs");
       }
     }
@@ -144,18 +145,47 @@ struct Case {
 
 std::vector<Case> cases() {
   return {
-      {"elementwise_odd", [] { return input({7, 33}) * 2.0f + input({7, 33}); }},
-      {"broadcast_add", [] { return input({64, 48}) + input({1, 48}); }},
-      {"sum_rows", [] { return input({32, 100}).sum({1}); }},
+      {"elementwise_odd",
+       [] {
+         return input({7, 33}) * 2.0f + input({7, 33});
+       }},
+      {"broadcast_add",
+       [] {
+         return input({64, 48}) + input({1, 48});
+       }},
+      {"sum_rows",
+       [] {
+         return input({32, 100}).sum({1});
+       }},
       {"sum_all_4096", [] { return input({4096}).sum(); }},
       {"sum_all_prime", [] { return input({1031}).sum(); }},
-      {"max_cols", [] { return input({100, 33}).max({0}); }},
-      {"matmul", [] { return input({64, 48}).matmul(input({48, 32})); }},
-      {"matmul_odd", [] { return input({33, 17}).matmul(input({17, 9})); }},
-      {"int_sum", [] { return input({24, 40}, dtypes::int32).sum({0}); }},
-      {"softmax", [] { return input({16, 70}).softmax(1); }},
-      {"sum_then_add", [] { return input({8, 256}).sum({1}) + input({8}); }},
-      {"two_reduces", [] {
+      {"max_cols",
+       [] {
+         return input({100, 33}).max({0});
+       }},
+      {"matmul",
+       [] {
+         return input({64, 48}).matmul(input({48, 32}));
+       }},
+      {"matmul_odd",
+       [] {
+         return input({33, 17}).matmul(input({17, 9}));
+       }},
+      {"int_sum",
+       [] {
+         return input({24, 40}, dtypes::int32).sum({0});
+       }},
+      {"softmax",
+       [] {
+         return input({16, 70}).softmax(1);
+       }},
+      {"sum_then_add",
+       [] {
+         return input({8, 256}).sum({1}) + input({8});
+       }},
+      {"sum_of_ones_2^25", [] { return Tensor::ones({int64_t(1) << 25}, dtypes::float32, "CPU").sum(); }},
+      {"two_reduces",
+       [] {
          Tensor x = input({12, 64});
          return x.sum({1}) + x.max({1});
        }},
@@ -183,8 +213,9 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_uses_work_groups) {
   auto items = compute_items(input({4096}).sum());
   LoweredKernel k = lower_kernel(items.at(0), gpu());
   BOOST_TEST(k.local[0] > 1u, k.opts);
-  BOOST_TEST(std::any_of(k.applied.begin(), k.applied.end(), [](const Opt& o) { return o.op == OptOp::GROUP; }),
-             k.opts);
+  BOOST_TEST(
+      std::any_of(k.applied.begin(), k.applied.end(), [](const Opt& o) { return o.op == OptOp::GROUP; }),
+      k.opts);
   std::string ir = linearize(k.sink, k.name).text;
   BOOST_TEST(ir.find("DEFINE_LOCAL") != std::string::npos, ir);
   BOOST_TEST(ir.find("BARRIER") != std::string::npos, ir);
@@ -208,12 +239,25 @@ BOOST_AUTO_TEST_CASE(hand_written_lists_match_noopt) {
       {matmul, {{OptOp::GROUPTOP, 2, 16}, {OptOp::LOCAL, 1, 16}}},
       {matmul, {{OptOp::PADTO, 2, 32}, {OptOp::GROUP, 2, 32}}},
       {matmul, {{OptOp::PADTO, 0, 48}, {OptOp::LOCAL, 0, 48}, {OptOp::LOOP, 1, 8}}},
-      {[] { return input({1031}).sum(); }, {{OptOp::PADTO, 0, 256}, {OptOp::GROUP, 0, 64}, {OptOp::UNROLL, 0, 4}}},
+      {[] { return input({1031}).sum(); },
+       {{OptOp::PADTO, 0, 256}, {OptOp::GROUP, 0, 64}, {OptOp::UNROLL, 0, 4}}},
       {[] { return input({1031}).sum(); }, {{OptOp::PADTO, 0, 32}, {OptOp::GROUPTOP, 0, 32}}},
-      {[] { return input({100, 33}).max({0}); }, {{OptOp::PADTO, 0, 8}, {OptOp::LOCAL, 0, 8}, {OptOp::GROUP, 1, 4}}},
-      {[] { return input({7, 1000}) * 3.0f; }, {{OptOp::LOOP, 1, 300}}},
-      {[] { return input({7, 1000}) * 3.0f; }, {{OptOp::PADTO, 0, 4}, {OptOp::LOCAL, 0, 4}, {OptOp::UPCAST, 1, 8}}},
-      {[] { return input({24, 40}, dtypes::int32).sum({0}); }, {{OptOp::GROUP, 1, 8}, {OptOp::UPCAST, 0, 2}}},
+      {[] {
+         return input({100, 33}).max({0});
+       },
+       {{OptOp::PADTO, 0, 8}, {OptOp::LOCAL, 0, 8}, {OptOp::GROUP, 1, 4}}},
+      {[] {
+         return input({7, 1000}) * 3.0f;
+       },
+       {{OptOp::LOOP, 1, 300}}},
+      {[] {
+         return input({7, 1000}) * 3.0f;
+       },
+       {{OptOp::PADTO, 0, 4}, {OptOp::LOCAL, 0, 4}, {OptOp::UPCAST, 1, 8}}},
+      {[] {
+         return input({24, 40}, dtypes::int32).sum({0});
+       },
+       {{OptOp::GROUP, 1, 8}, {OptOp::UPCAST, 0, 2}}},
   };
   for (size_t i = 0; i < lists.size(); ++i) {
     const auto& [build, opts] = lists[i];
@@ -231,8 +275,8 @@ BOOST_AUTO_TEST_CASE(hand_written_lists_match_noopt) {
 
 BOOST_AUTO_TEST_CASE(random_lists_match_noopt) {
   std::mt19937 rng(7);
-  const std::vector<OptOp> ops = {OptOp::UPCAST, OptOp::UNROLL, OptOp::LOCAL, OptOp::GROUP,
-                                  OptOp::GROUPTOP, OptOp::LOOP, OptOp::PADTO};
+  const std::vector<OptOp> ops = {OptOp::UPCAST,   OptOp::UNROLL, OptOp::LOCAL, OptOp::GROUP,
+                                  OptOp::GROUPTOP, OptOp::LOOP,   OptOp::PADTO};
   const std::vector<int64_t> amounts = {2, 3, 4, 5, 8, 16, 32};
   int accepted = 0, refused = 0;
   for (const auto& c : cases()) {
@@ -260,7 +304,8 @@ BOOST_AUTO_TEST_CASE(random_lists_match_noopt) {
         }
         chosen.push_back(list);
       }
-      Ran got = run(items, gpu(trial % 2 ? 3 : 65535), [&](const ScheduleItem&, size_t k) { return chosen[k]; });
+      Ran got =
+          run(items, gpu(trial % 2 ? 3 : 65535), [&](const ScheduleItem&, size_t k) { return chosen[k]; });
       check_same(items, got, plain, c.name + " random lists");
     }
   }
