@@ -19,6 +19,12 @@ function(tg_add_test)
 #include <boost/test/unit_test.hpp>
 ")
   add_executable(${T_NAME} ${main} ${T_SOURCES})
+  # Tests compile as unity batches: their headers (Boost.Test, the tensor API) and template
+  # instantiations dominate each file's compile, and CI builds every test twice on 2 cores.
+  # (A fixture in an anonymous namespace is fine in a test file; GCC warns about it once the file
+  # is included into a unity source.)
+  set_target_properties(${T_NAME} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${TG_TEST_UNITY_BATCH})
+  target_compile_options(${T_NAME} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
   target_link_libraries(${T_NAME} PRIVATE Boost::unit_test_framework ${T_LIBS})
   tg_warnings(${T_NAME})
   if(NOT T_TIMEOUT)

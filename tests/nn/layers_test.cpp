@@ -13,8 +13,6 @@ namespace nn = tg::nn;
 
 namespace {
 
-bool realized(const Tensor& t) { return tg::is_buffer_view(t.uop()); }
-
 double max_abs(const std::vector<double>& v) {
   double m = 0;
   for (double x : v) m = std::max(m, std::fabs(x));

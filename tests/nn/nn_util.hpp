@@ -33,6 +33,9 @@ struct Rng {
   int64_t integer(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(gen); }
 };
 
+// Whether the tensor's value is stored (a view of a buffer), not a pending expression.
+inline bool realized(const Tensor& t) { return tg::is_buffer_view(t.uop()); }
+
 inline size_t numel(const Dims& d) {
   size_t n = 1;
   for (auto x : d) n *= size_t(x);

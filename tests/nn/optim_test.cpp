@@ -24,8 +24,6 @@ std::vector<double> quad_grad(const std::vector<double>& p) {
   return g;
 }
 
-bool realized(const Tensor& t) { return tg::is_buffer_view(t.uop()); }
-
 // Runs `steps` optimizer steps on a fresh parameter and checks it against `reference` (which
 // updates the host copy given the gradient and the 1-based step number) after each one.
 void run_against(const std::string& name,

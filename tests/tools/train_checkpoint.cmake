@@ -3,7 +3,7 @@
 # accuracy must be identical, and the training loss must have fallen.
 file(MAKE_DIRECTORY ${DIR})
 set(ckpt ${DIR}/mnist_smoke.safetensors)
-execute_process(COMMAND ${TG} train mnist --steps 8 --bs 64 --seed 7 --save ${ckpt}
+execute_process(COMMAND ${TG} train mnist --steps 8 --bs 64 --seed 7 --test-images 2000 --save ${ckpt}
   OUTPUT_VARIABLE train_out ERROR_VARIABLE train_err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "tg train failed (${rc}):\n${train_out}\n${train_err}")
@@ -18,7 +18,7 @@ string(REGEX REPLACE "loss " "" last "${last}")
 if(NOT last LESS first)
   message(FATAL_ERROR "training loss did not fall: first ${first}, last ${last}\n${train_out}")
 endif()
-execute_process(COMMAND ${TG} train mnist --steps 0 --load ${ckpt}
+execute_process(COMMAND ${TG} train mnist --steps 0 --test-images 2000 --load ${ckpt}
   OUTPUT_VARIABLE eval_out ERROR_VARIABLE eval_err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "tg train --load failed (${rc}):\n${eval_out}\n${eval_err}")

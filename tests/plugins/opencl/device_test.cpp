@@ -9,7 +9,7 @@
 
 using namespace tgtest;
 
-BOOST_TEST_GLOBAL_FIXTURE(RequireDevice);
+BOOST_TEST_GLOBAL_FIXTURE(RequireDevice); // once per executable: programs_test.cpp shares it
 
 namespace {
 

@@ -14,8 +14,6 @@
 
 using namespace tgtest;
 
-BOOST_TEST_GLOBAL_FIXTURE(RequireDevice);
-
 namespace {
 
 std::vector<float> ramp(size_t n, float step) {
