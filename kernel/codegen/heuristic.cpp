@@ -126,7 +126,11 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   const int64_t threads = std::min<int64_t>(256, d.max_local_threads);
   std::vector<int64_t> done(k.axes.size(), 1);
   const bool has_reduce = k.axes.size() > k.output_dims;
-  if (has_reduce && k.reduce_count == 1 && k.output_count() <= 2048 && k.reduce_count_elems() >= 1024) {
+  const int64_t loop_limit =
+      d.max_loop_iterations ? int64_t(std::min<uint64_t>(d.max_loop_iterations, uint64_t(1) << 62)) : 0;
+  const bool too_long = loop_limit && k.reduce_count_elems() > loop_limit; // for one thread
+  if (has_reduce && k.reduce_count == 1 &&
+      ((k.output_count() <= 2048 && k.reduce_count_elems() >= 1024) || too_long)) {
     // the longest reduced axis; group threads interleaved so neighbours read neighbours
     int axis = int(k.output_dims);
     for (int a = axis; a < int(k.axes.size()); ++a)
@@ -135,6 +139,15 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     int64_t g = 1;
     for (int64_t p = threads; p >= 16 && g == 1; p /= 2)
       if (n % p == 0) g = p;
+    // Under a loop limit: each thread's share of the reduce, unrolled u ways, must fit it (the
+    // other reduced axes still loop around it); pad so that threads * u divides the axis.
+    int64_t u = 1;
+    if (too_long) {
+      const int64_t others = k.reduce_count_elems() / n, per_thread = loop_limit / (2 * others); // margin
+      while (u < 32 && per_thread > 0 && (n + threads * u - 1) / (threads * u) > per_thread) u *= 2;
+      if (n % (threads * u) != 0) opts.push_back({OptOp::PADTO, axis, threads * u});
+      g = threads;
+    }
     if (g == 1 && n >= 4 * threads) {
       opts.push_back({OptOp::PADTO, axis, threads});
       g = threads;
@@ -142,6 +155,7 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     const uint64_t bytes = uint64_t(g) * uint64_t(k.itemsize);
     if (g > 1 && bytes <= d.local_memory_bytes) {
       opts.push_back({OptOp::GROUP, axis, g});
+      if (u > 1) opts.push_back({OptOp::UNROLL, axis, u});
       fill_locals(k, d, threads / g, done, opts);
       return opts;
     }

@@ -21,6 +21,10 @@ struct DeviceLimits {
   uint32_t max_local_threads = 1;
   uint64_t local_memory_bytes = 0; // 0: no work-group local memory (no GROUP)
   uint32_t subgroup_size = 1;
+  // Loop iterations a work item may run in all (0: no limit). lavapipe stops loops past 65535
+  // without an error, so the heuristic splits long reduces to stay below it (the Vulkan plugin's
+  // `max_loop_iterations` attribute; kernel/runtime reads it).
+  uint64_t max_loop_iterations = 0;
   // Work groups of many threads sharing local memory: the GPU-style choices. Otherwise one
   // thread per work group and work groups as CPU tasks.
   bool parallel_groups() const { return local_memory_bytes > 0 && max_local_threads > 1; }

@@ -1,5 +1,6 @@
 #include "kernel/codegen/linearize.hpp"
 
+#include "kernel/codegen/opt.hpp"
 #include "kernel/ir/errors.hpp"
 
 #include <tg/sdk/kernel_ir.hpp>
@@ -62,6 +63,8 @@ private:
   std::unordered_map<const UOp*, sdk::KernelBuilder::Ref> refs_;
   std::vector<std::string> vars_;
   std::unordered_set<const UOp*> fused_mul_; // float MULs folded into their REDUCE's MULACC
+  uint64_t trips_outside_ = 1;               // product of the enclosing loops' trip counts
+  std::optional<uint64_t> iterations_ = 0;   // LinearKernel::loop_iterations
 };
 
 void Linearizer::compute_ranges() {
@@ -221,7 +224,18 @@ void Linearizer::emit_loop(const UOp* range) {
     refs_[r] = builder_.acc(refs_.at(init.get()));
   }
   refs_[range] = builder_.range(ref(range->src(0)), ref(range->src(1)));
+  const uint64_t outside = trips_outside_;
+  if (range->src(0)->is_const() && range->src(1)->is_const()) {
+    const int64_t n = const_as_int(range->src(1)->const_value()) - const_as_int(range->src(0)->const_value());
+    const uint64_t trips = uint64_t(std::max<int64_t>(n, 0));
+    constexpr uint64_t cap = uint64_t(1) << 62; // saturate: only comparisons with a limit follow
+    trips_outside_ = trips && outside > cap / trips ? cap : outside * trips;
+    if (iterations_) iterations_ = std::min(cap, *iterations_ + trips_outside_);
+  } else {
+    iterations_.reset();
+  }
   emit_block(range);
+  trips_outside_ = outside;
   for (const UOp* r : reduces_closing_[range]) {
     Ops op = r->arg_if<ReduceArg>()->op;
     auto acc = refs_.at(r);
@@ -372,6 +386,7 @@ LinearKernel Linearizer::run() {
                   sdk::to_string(builder_.ir()));
   }
   out.buffer_count = builder_.ir().buffer_count;
+  out.loop_iterations = iterations_;
   out.text = sdk::to_string(builder_.ir());
   return out;
 }
@@ -379,5 +394,15 @@ LinearKernel Linearizer::run() {
 } // namespace
 
 LinearKernel linearize(const UOpRef& sink, const std::string& name) { return Linearizer(sink, name).run(); }
+
+void check_loop_limit(const LinearKernel& kernel, const std::string& name, const std::string& opts,
+                      uint64_t limit) {
+  if (limit == 0 || !kernel.loop_iterations || *kernel.loop_iterations <= limit) return;
+  throw OptError("kernel " + name + " with opts " + opts + " runs " +
+                 std::to_string(*kernel.loop_iterations) +
+                 " loop iterations per work item; the device allows " + std::to_string(limit) +
+                 " (its max_loop_iterations attribute). Split the reduce over threads (GROUP, UNROLL) or, "
+                 "under NOOPT=1, run without it");
+}
 
 } // namespace tg

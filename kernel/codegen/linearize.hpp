@@ -7,6 +7,8 @@
 #include "kernel/ir/uop.hpp"
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +18,17 @@ struct LinearKernel {
   std::vector<std::byte> ir; // serialized, validated kernel IR
   uint32_t buffer_count = 0;
   std::string text; // tg::sdk::to_string of the program (DEBUG=4)
+  // Loop iterations one work item runs, over all its loops (an inner loop's trips count once per
+  // outer trip); nullopt when a bound is not a constant. Some drivers cap it (DeviceLimits).
+  std::optional<uint64_t> loop_iterations;
 };
 
 LinearKernel linearize(const UOpRef& sink, const std::string& name);
+
+// Throws OptError when the kernel's loops run more than `limit` iterations per work item (0: no
+// limit), naming the kernel, its opts and both counts: a driver that caps loops (lavapipe: 65535)
+// would otherwise stop the loop early and return a wrong result without an error.
+void check_loop_limit(const LinearKernel& kernel, const std::string& name, const std::string& opts,
+                      uint64_t limit);
 
 } // namespace tg

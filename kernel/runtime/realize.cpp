@@ -3,6 +3,7 @@
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -78,6 +79,20 @@ KernelCache& kernel_cache() {
   return cache;
 }
 
+// The device's cap on loop iterations per work item (its `max_loop_iterations` attribute), 0 if none.
+uint64_t max_loop_iterations(const Device& device) {
+  for (const auto& [key, value] : device.attributes()) {
+    if (key != "max_loop_iterations") continue;
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc{} || end != value.data() + value.size() || n == 0)
+      throw Error("device " + device.plugin().name() + ":" + std::to_string(device.index()) +
+                  ": attribute max_loop_iterations is \"" + value + "\", not a count > 0");
+    return n;
+  }
+  return 0;
+}
+
 std::string gflops(double ops, double ms) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%8.2f GFLOPS", ops / (ms * 1e6));
@@ -101,6 +116,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   }
   const auto& props = dev.device->properties();
   LowerOptions options = lower_options(props, !config().noopt);
+  options.max_loop_iterations = max_loop_iterations(*dev.device);
   auto kernel = std::make_shared<PreparedKernel>();
   kernel->lowered = lower_kernel(item, options);
   if (config().debug >= 4)
@@ -108,6 +124,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
               << item.ast->str() << "\n=== lowered (" << kernel->lowered.opts << ")\n"
               << kernel->lowered.sink->str() << std::endl;
   kernel->linear = linearize(kernel->lowered.sink, kernel->lowered.name);
+  check_loop_limit(kernel->linear, kernel->lowered.name, kernel->lowered.opts, options.max_loop_iterations);
   kernel->program = get_program(dev.device, kernel->linear.ir, want_source, kernel->lowered.compile_level);
   std::lock_guard lock(kernels.mutex);
   kernels.entries[{cache_name, key.get()}] = KernelCacheEntry{key, kernel};

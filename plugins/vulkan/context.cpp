@@ -17,6 +17,10 @@ uint32_t memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32_t al
 
 } // namespace
 
+uint64_t Capabilities::max_loop_iterations() const {
+  return driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? 65535 : 0;
+}
+
 Capabilities read_capabilities(VkPhysicalDevice device) {
   Capabilities c;
   c.subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
@@ -34,6 +38,7 @@ Capabilities read_capabilities(VkPhysicalDevice device) {
     c.preserve_inf_nan[0] = v12p.shaderSignedZeroInfNanPreserveFloat16;
     c.preserve_inf_nan[1] = v12p.shaderSignedZeroInfNanPreserveFloat32;
     c.preserve_inf_nan[2] = v12p.shaderSignedZeroInfNanPreserveFloat64;
+    c.driver_id = v12p.driverID;
   }
   vkGetPhysicalDeviceMemoryProperties(device, &c.memory);
 

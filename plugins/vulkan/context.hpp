@@ -25,6 +25,10 @@ struct Capabilities {
   bool preserve_inf_nan[3] = {false, false, false}; // float controls for 16, 32, 64 bits (Vulkan 1.2)
   uint32_t queue_family = 0;
   uint32_t timestamp_bits = 0; // the compute queue's timestampValidBits (0: no timestamps)
+  VkDriverId driver_id{};      // Vulkan 1.2; 0 when older
+  // Loop iterations one shader invocation may run before the driver silently stops its loops
+  // (0: none known). llvmpipe's loop limiter: 65535 in Mesa 22.3 (docs/vulkan.md).
+  uint64_t max_loop_iterations() const;
 };
 
 Capabilities read_capabilities(VkPhysicalDevice device);

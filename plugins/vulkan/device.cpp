@@ -151,7 +151,7 @@ tg_device_properties Device::properties() const {
 std::vector<sdk::Attribute> Device::attributes() const {
   const Capabilities& c = context_->caps();
   const VkPhysicalDeviceLimits& l = c.properties.limits;
-  return {
+  std::vector<sdk::Attribute> attrs = {
       {"device_type", device_type_name(c.properties.deviceType)},
       {"vulkan_version", version_string(c.properties.apiVersion)},
       {"driver_version", std::to_string(c.properties.driverVersion)},
@@ -162,6 +162,9 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"codegen", "GLSL 450 (SDK renderer) -> SPIR-V (shaderc, validated)"},
       {"validation_layer", context_->instance().validation() ? "on" : "off"},
   };
+  // the core keeps each work item's loops below it (DeviceLimits::max_loop_iterations)
+  if (uint64_t n = c.max_loop_iterations()) attrs.push_back({"max_loop_iterations", std::to_string(n)});
+  return attrs;
 }
 
 std::string Device::target() const { return kTarget; }

@@ -95,6 +95,7 @@ Ran run(const std::vector<ScheduleItem>& items, const LowerOptions& base, const 
     options.opts = choose(item, k);
     LoweredKernel lowered = lower_kernel(item, options);
     LinearKernel linear = linearize(lowered.sink, lowered.name);
+    check_loop_limit(linear, lowered.name, lowered.opts, options.max_loop_iterations);
     auto ir = sdk::parse_kernel_ir(linear.ir);
     std::vector<std::span<std::byte>> spans;
     for (const auto& b : item.buffers) spans.emplace_back(out.memory.at(b.get()));
@@ -141,6 +142,7 @@ void check_same(const std::vector<ScheduleItem>& items, const Ran& got, const Ra
 struct Case {
   std::string name;
   std::function<Tensor()> build;
+  bool heavy = false; // too slow in the interpreter for the random lists' many runs
 };
 
 std::vector<Case> cases() {
@@ -183,7 +185,8 @@ std::vector<Case> cases() {
        [] {
          return input({8, 256}).sum({1}) + input({8});
        }},
-      {"sum_of_ones_2^25", [] { return Tensor::ones({int64_t(1) << 25}, dtypes::float32, "CPU").sum(); }},
+      {"sum_of_ones_2^25", [] { return Tensor::ones({int64_t(1) << 25}, dtypes::float32, "CPU").sum(); },
+       true},
       {"two_reduces",
        [] {
          Tensor x = input({12, 64});
@@ -280,6 +283,7 @@ BOOST_AUTO_TEST_CASE(random_lists_match_noopt) {
   const std::vector<int64_t> amounts = {2, 3, 4, 5, 8, 16, 32};
   int accepted = 0, refused = 0;
   for (const auto& c : cases()) {
+    if (c.heavy) continue;
     auto items = compute_items(c.build());
     Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
     for (int trial = 0; trial < 8; ++trial) {
@@ -357,4 +361,81 @@ BOOST_AUTO_TEST_CASE(opt_lists_print_and_parse) {
   BOOST_TEST(parse_opts("[]").empty());
   BOOST_CHECK_THROW(parse_opts("[FOO(0,1)]"), OptError);
   BOOST_CHECK_THROW(parse_opts("[LOCAL(0 16)]"), OptError);
+}
+
+// What one work item loops, counted over nested loops: NOOPT kernels here run one thread per output.
+BOOST_AUTO_TEST_CASE(loop_iterations_per_work_item) {
+  auto count = [](const Tensor& t) {
+    auto items = compute_items(t);
+    BOOST_TEST_REQUIRE(items.size() == 1u);
+    LowerOptions noopt = cpu();
+    noopt.optimize = false;
+    LoweredKernel k = lower_kernel(items[0], noopt);
+    return int64_t(linearize(k.sink, k.name).loop_iterations.value_or(~uint64_t(0))); // ~0: unknown
+  };
+  BOOST_TEST(count(input({33, 17}).matmul(input({17, 9}))) == 17);
+  BOOST_TEST(count(input({7, 33}) * 2.0f) == 0); // no loop
+  Tensor x = input({12, 64});
+  BOOST_TEST(count(x.sum({1}) + x.max({1})) == 64 + 64); // two loops in a row
+  // a reduce over two axes a permute keeps apart: 5 outer trips, each with 6 inner ones
+  BOOST_TEST(count(input({6, 4, 5}).permute({1, 2, 0}).sum({1, 2})) == 5 + 5 * 6);
+}
+
+// A device that stops loops after `limit` iterations per work item (lavapipe: 65535): the
+// heuristic splits long reduces over threads and unrolls to stay below it, with the same results;
+// NOOPT, which cannot, is refused with the counts instead of running wrong.
+BOOST_AUTO_TEST_CASE(loop_limit_is_kept_or_refused) {
+  const uint64_t limit = 1000;
+  LowerOptions limited = gpu();
+  limited.max_loop_iterations = limit;
+  int refused = 0;
+  for (int64_t n : {int64_t(1) << 17, (int64_t(1) << 18) + 1, int64_t(60000)}) {
+    BOOST_TEST_CONTEXT("sum of " << n) {
+      auto items = compute_items(input({n}).sum());
+      Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      Ran got = run(items, limited, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(items, got, plain, "heuristic under a loop limit " + got.opts.at(0));
+      LoweredKernel k = lower_kernel(items[0], limited);
+      auto iterations = linearize(k.sink, k.name).loop_iterations;
+      BOOST_TEST_REQUIRE(iterations.has_value());
+      BOOST_TEST(*iterations <= limit, k.opts);
+      LowerOptions noopt = limited;
+      noopt.optimize = false;
+      LoweredKernel plain_kernel = lower_kernel(items[0], noopt);
+      LinearKernel plain_linear = linearize(plain_kernel.sink, plain_kernel.name);
+      BOOST_TEST_REQUIRE(plain_linear.loop_iterations.has_value());
+      if (*plain_linear.loop_iterations <= limit) { // the scheduler split it short enough
+        BOOST_CHECK_NO_THROW(check_loop_limit(plain_linear, plain_kernel.name, plain_kernel.opts, limit));
+        continue;
+      }
+      ++refused;
+      BOOST_CHECK_EXCEPTION(check_loop_limit(plain_linear, plain_kernel.name, plain_kernel.opts, limit),
+                            OptError, [&](const OptError& e) {
+                              std::string m = e.what();
+                              BOOST_TEST_MESSAGE(m);
+                              return m.find(plain_kernel.name) != std::string::npos &&
+                                     m.find("runs " +
+                                            std::to_string(plain_linear.loop_iterations.value_or(0)) +
+                                            " loop iterations") != std::string::npos &&
+                                     m.find("allows 1000 ") != std::string::npos &&
+                                     m.find("max_loop_iterations") != std::string::npos;
+                            });
+    }
+  }
+  BOOST_TEST(refused == 2); // 2^18 + 1 and 60000: one kernel each over the limit under NOOPT
+  // many outputs (no GROUP without the limit), each reduce longer than the limit; small work
+  // groups keep the interpreter's thread count down
+  LowerOptions small = gpu();
+  small.max_local_size = {16, 16, 16};
+  small.max_local_threads = 16;
+  small.max_loop_iterations = 100;
+  auto long_rows = compute_items(input({2100, 150}).sum({1}));
+  Ran rows_plain = run(long_rows, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran rows_got = run(long_rows, small, [](const ScheduleItem&, size_t) { return std::nullopt; });
+  BOOST_TEST(rows_got.opts.at(0).find("GROUP") != std::string::npos, rows_got.opts.at(0));
+  check_same(long_rows, rows_got, rows_plain, "long rows under a loop limit " + rows_got.opts.at(0));
+  // a reduce over rows that each fit: untouched by the limit
+  auto rows = compute_items(input({4096, 64}).sum({1}));
+  BOOST_TEST(run(rows, limited, [](const ScheduleItem&, size_t) { return std::nullopt; }).opts.at(0) ==
+             run(rows, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; }).opts.at(0));
 }

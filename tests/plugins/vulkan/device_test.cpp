@@ -123,3 +123,22 @@ BOOST_AUTO_TEST_CASE(validation_layer_is_on_when_asked_and_installed) {
   if (!expected)
     BOOST_TEST_MESSAGE("validation layer not checked: TG_VULKAN_VALIDATION unset or layer absent");
 }
+
+// llvmpipe stops an invocation's loops after 65535 iterations without an error; the plugin says
+// so through max_loop_iterations (the core keeps kernels below it). Other drivers declare nothing.
+BOOST_AUTO_TEST_CASE(llvmpipe_declares_its_loop_limit) {
+  Reference ref;
+  for (size_t n = 0; n < ref.devices.size(); ++n) {
+    Device device(static_cast<int>(n));
+    int32_t count = 0;
+    check(api().device_attribute_count(device.get(), &count), "device_attribute_count");
+    std::string limit;
+    for (int32_t i = 0; i < count; ++i) {
+      const char *key = nullptr, *value = nullptr;
+      check(api().device_attribute(device.get(), i, &key, &value), "device_attribute");
+      if (std::string(key) == "max_loop_iterations") limit = value;
+    }
+    const std::string name = ref.devices[n].deviceName;
+    BOOST_TEST_CONTEXT(name) { BOOST_TEST(limit == (name.starts_with("llvmpipe") ? "65535" : "")); }
+  }
+}
