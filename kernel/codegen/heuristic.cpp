@@ -86,8 +86,19 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
         break;
       }
   }
-  // no reuse to exploit: give a contiguous reduction parallel partial sums instead
   const int inner = int(k.axes.size()) - 1;
+  // no reuse, a strided reduce over a contiguous output axis (a sum over rows): lanes along that
+  // axis read each row's stretch at once instead of walking one column each
+  if (upcasts == 0 && ndim > 0 && k.axes[size_t(ndim - 1)].contiguous && !k.axes[size_t(inner)].contiguous) {
+    const int64_t n = k.axes[size_t(ndim - 1)].size;
+    for (int64_t u = 16; u >= 4; --u)
+      if (n % u == 0 && k.output_count() / u >= int64_t(d.compute_units)) {
+        opts.push_back({OptOp::UPCAST, int(ndim - 1), u});
+        ++upcasts;
+        break;
+      }
+  }
+  // no reuse to exploit: give a contiguous reduction parallel partial sums instead
   if (upcasts == 0 && k.axes[size_t(inner)].contiguous && k.axes[size_t(inner)].size >= 8 &&
       k.axes[size_t(inner)].size % 8 == 0)
     opts.push_back({OptOp::UNROLL, inner, 8});

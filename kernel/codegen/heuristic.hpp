@@ -25,9 +25,15 @@ struct DeviceLimits {
   // without an error, so the heuristic splits long reduces to stay below it (the Vulkan plugin's
   // `max_loop_iterations` attribute; kernel/runtime reads it).
   uint64_t max_loop_iterations = 0;
+  // The device runs a work group's threads one after another on one core (a CPU behind OpenCL:
+  // the `work_group_execution=serial` attribute): it gets the CPU-style choices although it has
+  // local memory. Opts that use local memory stay valid (BEAM may still pick them).
+  bool serial_work_groups = false;
   // Work groups of many threads sharing local memory: the GPU-style choices. Otherwise one
   // thread per work group and work groups as CPU tasks.
-  bool parallel_groups() const { return local_memory_bytes > 0 && max_local_threads > 1; }
+  bool parallel_groups() const {
+    return local_memory_bytes > 0 && max_local_threads > 1 && !serial_work_groups;
+  }
 };
 
 // One axis of a kernel as the heuristic and the validity checks see it.

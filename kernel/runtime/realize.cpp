@@ -79,20 +79,6 @@ KernelCache& kernel_cache() {
   return cache;
 }
 
-// The device's cap on loop iterations per work item (its `max_loop_iterations` attribute), 0 if none.
-uint64_t max_loop_iterations(const Device& device) {
-  for (const auto& [key, value] : device.attributes()) {
-    if (key != "max_loop_iterations") continue;
-    uint64_t n = 0;
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc{} || end != value.data() + value.size() || n == 0)
-      throw Error("device " + device.plugin().name() + ":" + std::to_string(device.index()) +
-                  ": attribute max_loop_iterations is \"" + value + "\", not a count > 0");
-    return n;
-  }
-  return 0;
-}
-
 std::string gflops(double ops, double ms) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%8.2f GFLOPS", ops / (ms * 1e6));
@@ -100,6 +86,25 @@ std::string gflops(double ops, double ms) {
 }
 
 } // namespace
+
+LowerOptions kernel_options(const Device& device, bool optimize) {
+  LowerOptions options = lower_options(device.properties(), optimize);
+  const std::string where = "device " + device.plugin().name() + ":" + std::to_string(device.index());
+  for (const auto& [key, value] : device.attributes()) {
+    if (key == "max_loop_iterations") {
+      uint64_t n = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc{} || end != value.data() + value.size() || n == 0)
+        throw Error(where + ": attribute max_loop_iterations is \"" + value + "\", not a count > 0");
+      options.max_loop_iterations = n;
+    } else if (key == "work_group_execution") {
+      if (value != "serial" && value != "parallel")
+        throw Error(where + ": attribute work_group_execution is \"" + value + "\", not serial or parallel");
+      options.serial_work_groups = value == "serial";
+    }
+  }
+  return options;
+}
 
 std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   KernelCache& kernels = kernel_cache();
@@ -114,9 +119,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
     if (it != kernels.entries.end() && (!want_source || !it->second.kernel->program->source.empty()))
       return it->second.kernel;
   }
-  const auto& props = dev.device->properties();
-  LowerOptions options = lower_options(props, !config().noopt);
-  options.max_loop_iterations = max_loop_iterations(*dev.device);
+  LowerOptions options = kernel_options(*dev.device, !config().noopt);
   auto kernel = std::make_shared<PreparedKernel>();
   kernel->lowered = lower_kernel(item, options);
   if (config().debug >= 4)

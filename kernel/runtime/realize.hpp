@@ -19,6 +19,10 @@ struct PreparedKernel {
   std::shared_ptr<CachedProgram> program;
 };
 
+// The lowering options for `device`: its properties (lower_options) and the attributes the
+// heuristic honours (max_loop_iterations, work_group_execution); a malformed one throws Error.
+LowerOptions kernel_options(const Device& device, bool optimize);
+
 // Lowers and compiles one schedule item for the device of its output (cached by the item's
 // structure, so the same computation on other buffers reuses it).
 std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item);

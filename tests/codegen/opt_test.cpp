@@ -228,6 +228,11 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_uses_work_groups) {
   BOOST_TEST(e.local[0] * e.local[1] * e.local[2] > 1u, e.opts);
   // the CPU keeps one thread per work group
   BOOST_TEST(lower_kernel(items.at(0), cpu()).local == (std::array<uint32_t, 3>{1, 1, 1}));
+  // and so does a device with local memory whose work groups run serially (a CPU behind OpenCL)
+  LowerOptions serial = gpu();
+  serial.serial_work_groups = true;
+  BOOST_TEST(lower_kernel(items.at(0), serial).local == (std::array<uint32_t, 3>{1, 1, 1}));
+  BOOST_TEST(lower_kernel(ew.at(0), serial).local == (std::array<uint32_t, 3>{1, 1, 1}));
 }
 
 BOOST_AUTO_TEST_CASE(hand_written_lists_match_noopt) {

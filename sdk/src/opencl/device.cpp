@@ -151,15 +151,20 @@ Device::Device(DeviceEntry entry, const Policy& policy)
 
 std::vector<Attribute> Device::attributes() const {
   const bool native_half = entry_.has_extension("cl_khr_fp16");
-  return {{"opencl.platform", entry_.platform_info.name + " (" + entry_.platform_info.vendor + ")"},
-          {"opencl.platform_version", entry_.platform_info.version},
-          {"opencl.device_version", entry_.device_version},
-          {"opencl.c_version", entry_.c_version},
-          {"opencl.driver_version", entry_.driver_version},
-          {"opencl.half", native_half
-                              ? "native (cl_khr_fp16)"
-                              : "storage only: vload_half/vstore_half, computed in float (no cl_khr_fp16)"},
-          {"opencl.extensions", entry_.extensions}};
+  std::vector<Attribute> attrs = {
+      {"opencl.platform", entry_.platform_info.name + " (" + entry_.platform_info.vendor + ")"},
+      {"opencl.platform_version", entry_.platform_info.version},
+      {"opencl.device_version", entry_.device_version},
+      {"opencl.c_version", entry_.c_version},
+      {"opencl.driver_version", entry_.driver_version},
+      {"opencl.half", native_half
+                          ? "native (cl_khr_fp16)"
+                          : "storage only: vload_half/vstore_half, computed in float (no cl_khr_fp16)"},
+      {"opencl.extensions", entry_.extensions}};
+  // A CPU device (PoCL) runs a work group's items as a loop on one core: the core's CPU-style
+  // choices (one item per group, contiguous work per item) beat GPU-style ones there.
+  if (entry_.cpu) attrs.push_back({"work_group_execution", "serial"});
+  return attrs;
 }
 
 std::unique_ptr<tg::sdk::Buffer> Device::alloc(uint64_t size, uint64_t, uint32_t) {

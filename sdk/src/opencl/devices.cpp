@@ -85,6 +85,10 @@ std::vector<DeviceEntry> find_devices(const Policy& policy) {
       e.device_version = device_string(device, CL_DEVICE_VERSION);
       e.c_version = device_string(device, CL_DEVICE_OPENCL_C_VERSION);
       e.extensions = device_string(device, CL_DEVICE_EXTENSIONS);
+      cl_device_type type = 0;
+      check(clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, nullptr),
+            "clGetDeviceInfo(CL_DEVICE_TYPE)");
+      e.cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
       e.target = make_target(e);
       found.push_back(std::move(e));
     }

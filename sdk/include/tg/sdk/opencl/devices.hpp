@@ -22,6 +22,7 @@ struct DeviceEntry {
   std::string device_version; // "OpenCL 3.0 ..."
   std::string c_version;      // "OpenCL C 1.2 ..."
   std::string extensions;     // space-separated
+  bool cpu = false;           // CL_DEVICE_TYPE_CPU: work items of a group run one after another
   // "<name> (<driver>) #<hash>": a binary built for one entry loads only on an entry with the same
   // target. The hash covers platform, device and driver versions; at most 127 bytes.
   std::string target;
