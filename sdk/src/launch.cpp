@@ -75,34 +75,85 @@ void check_grid(const tg_launch_args& a, const tg_device_properties& p) {
             std::to_string(p.max_local_threads));
 }
 
+void check_timing(const tg_device_properties& p) {
+  if ((p.features & TG_FEATURE_TIMING) == 0)
+    throw PluginError(TG_ERROR_UNIMPLEMENTED,
+                      "elapsed_ns was requested, but this device does not declare TG_FEATURE_TIMING");
+}
+
+bool empty_grid(const tg_launch_args& a) {
+  return a.global_size[0] == 0 || a.global_size[1] == 0 || a.global_size[2] == 0;
+}
+
+// Checks one launch; its buffer arguments go to `buffers`.
+void check_launch(const tg_launch_args& a, std::vector<BufferArg>& buffers) {
+  tg_program* program = require(a.program, "args->program");
+  const tg_device_properties& p = program->device->properties;
+  if (a.elapsed_ns != nullptr) check_timing(p);
+  check_counts(a, program->signature, p);
+  buffers = check_buffers(a, program->signature, program->device);
+  check_scalars(a, program->signature);
+  check_grid(a, p);
+}
+
+Launch make_launch(const tg_launch_args& a, std::span<const BufferArg> buffers, bool timed) {
+  return Launch{*a.program->impl,
+                a.program->signature,
+                {a.global_size[0], a.global_size[1], a.global_size[2]},
+                {a.local_size[0], a.local_size[1], a.local_size[2]},
+                buffers,
+                {a.scalars, a.scalar_count},
+                timed};
+}
+
 } // namespace
 
 void validate_and_launch(const tg_launch_args& a) {
-  tg_program* program = require(a.program, "args->program");
-  tg_device* device = program->device;
-  const tg_device_properties& p = device->properties;
-  const Signature& sig = program->signature;
-  if (a.elapsed_ns != nullptr && (p.features & TG_FEATURE_TIMING) == 0)
-    throw PluginError(TG_ERROR_UNIMPLEMENTED,
-                      "elapsed_ns was requested, but this device does not declare TG_FEATURE_TIMING");
-  check_counts(a, sig, p);
-  std::vector<BufferArg> buffers = check_buffers(a, sig, device);
-  check_scalars(a, sig);
-  check_grid(a, p);
-
-  const bool empty = a.global_size[0] == 0 || a.global_size[1] == 0 || a.global_size[2] == 0;
+  std::vector<BufferArg> buffers;
+  check_launch(a, buffers);
   uint64_t elapsed = 0;
-  if (!empty) {
-    Launch launch{*program->impl,
-                  sig,
-                  {a.global_size[0], a.global_size[1], a.global_size[2]},
-                  {a.local_size[0], a.local_size[1], a.local_size[2]},
-                  buffers,
-                  {a.scalars, a.scalar_count},
-                  a.elapsed_ns != nullptr};
-    elapsed = device->impl->launch(launch);
-  }
+  if (!empty_grid(a)) elapsed = a.program->device->impl->launch(make_launch(a, buffers, a.elapsed_ns != nullptr));
   if (a.elapsed_ns != nullptr) *a.elapsed_ns = elapsed;
 }
 
+void validate_and_launch_batch(const tg_launch_batch_args& b) {
+  tg_device* device = require(b.device, "args->device");
+  if (b.launch_count > 0) require(b.launches, "args->launches");
+  const bool timed = b.elapsed_ns != nullptr;
+  if (timed) check_timing(device->properties);
+  std::vector<tg_launch_args> args(b.launch_count);
+  std::vector<std::vector<BufferArg>> buffers(b.launch_count);
+  for (uint32_t i = 0; i < b.launch_count; ++i) {
+    const std::string which = "launches[" + std::to_string(i) + "]";
+    try {
+      args[i] = read_args(b.launches[i], which.c_str());
+      if (args[i].elapsed_ns != nullptr) invalid("elapsed_ns must be NULL (the batch's elapsed_ns times it)");
+      check_launch(args[i], buffers[i]);
+      if (args[i].program->device != device) invalid("its program belongs to another device");
+    } catch (const PluginError& e) {
+      throw PluginError(e.code(), which + ": " + e.what(), e.log());
+    }
+  }
+  std::vector<Launch> launches;
+  launches.reserve(b.launch_count);
+  for (uint32_t i = 0; i < b.launch_count; ++i)
+    if (!empty_grid(args[i])) launches.push_back(make_launch(args[i], buffers[i], false));
+  uint64_t elapsed = launches.empty() ? 0 : device->impl->launch_batch(launches, timed);
+  if (timed) *b.elapsed_ns = elapsed;
+}
+
 } // namespace tg::sdk::detail
+
+namespace tg::sdk {
+
+uint64_t Device::launch_batch(std::span<const Launch> launches, bool timed) {
+  uint64_t total = 0;
+  for (const Launch& one : launches) {
+    Launch l = one;
+    l.timed = timed;
+    total += launch(l);
+  }
+  return total;
+}
+
+} // namespace tg::sdk
