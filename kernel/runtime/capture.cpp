@@ -7,7 +7,8 @@ thread_local CaptureScope* recording = nullptr; // per thread, like Tensor::NoGr
 } // namespace
 
 CaptureScope::CaptureScope() {
-  if (recording) throw Error("CaptureScope: a capture is already recording on this thread (JITs do not nest)");
+  if (recording)
+    throw Error("CaptureScope: a capture is already recording on this thread (JITs do not nest)");
   recording = this;
 }
 

@@ -20,7 +20,8 @@ MemoryPlan plan_memory(std::span<const BufferLifetime> buffers) {
   std::vector<size_t> busy_until; // per group: the last launch of its latest member
   for (size_t i : order) {
     const BufferLifetime& b = buffers[i];
-    if (b.first > b.last) throw Error("plan_memory: buffer " + std::to_string(i) + " has first use after last use");
+    if (b.first > b.last)
+      throw Error("plan_memory: buffer " + std::to_string(i) + " has first use after last use");
     plan.unplanned_bytes += b.bytes;
     size_t best = SIZE_MAX;
     for (size_t g = 0; g < busy_until.size(); ++g) {

@@ -18,7 +18,7 @@ struct BufferLifetime {
 };
 
 struct MemoryPlan {
-  std::vector<size_t> group_of;     // per buffer, its group
+  std::vector<size_t> group_of;      // per buffer, its group
   std::vector<uint64_t> group_bytes; // per group, the allocation size
   uint64_t unplanned_bytes = 0;      // every buffer in its own allocation
   uint64_t planned_bytes = 0;        // sum of group_bytes

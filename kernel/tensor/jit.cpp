@@ -41,10 +41,12 @@ std::shared_ptr<DeviceStorage> stored(const Tensor& t) {
 }
 
 // A tensor over `storage` (a new BUFFER node holding it).
-Tensor tensor_on(std::shared_ptr<DeviceStorage> storage, const Dims& shape, DType dtype, const std::string& device) {
+Tensor tensor_on(std::shared_ptr<DeviceStorage> storage, const Dims& shape, DType dtype,
+                 const std::string& device) {
   UOpRef buffer = make_buffer(device, dtype, dims_prod(shape));
   buffer_arg(buffer).set_storage(std::move(storage));
-  UOpRef view = shape.size() == 1 ? buffer : UOp::make(Ops::RESHAPE, dtype, {buffer}, std::vector<int64_t>(shape));
+  UOpRef view =
+      shape.size() == 1 ? buffer : UOp::make(Ops::RESHAPE, dtype, {buffer}, std::vector<int64_t>(shape));
   return Tensor(view, shape, device);
 }
 
@@ -102,10 +104,10 @@ struct TinyJit::Captured {
   std::string device_name;
   std::shared_ptr<Device> device;
   std::shared_ptr<Allocator> allocator;
-  std::vector<std::shared_ptr<PreparedKernel>> kernels;  // keep the programs loaded
-  std::vector<std::shared_ptr<DeviceStorage>> frozen;    // constants the kernels read
-  std::vector<std::shared_ptr<DeviceStorage>> groups;    // the planner's allocations
-  std::vector<std::vector<tg_buffer_arg>> args;          // per launch
+  std::vector<std::shared_ptr<PreparedKernel>> kernels; // keep the programs loaded
+  std::vector<std::shared_ptr<DeviceStorage>> frozen;   // constants the kernels read
+  std::vector<std::shared_ptr<DeviceStorage>> groups;   // the planner's allocations
+  std::vector<std::vector<tg_buffer_arg>> args;         // per launch
   std::vector<tg_launch_args> launches;
   std::vector<const tg_launch_args*> launch_list;
   std::vector<Slot> slots;
@@ -135,7 +137,9 @@ TinyJit::TinyJit(Fn fn) : fn_(std::move(fn)) {
 TinyJit::~TinyJit() = default;
 
 size_t TinyJit::kernel_count() const { return captured_ ? captured_->launches.size() : 0; }
-bool TinyJit::uses_launch_batch() const { return captured_ && captured_->device && captured_->device->has_launch_batch(); }
+bool TinyJit::uses_launch_batch() const {
+  return captured_ && captured_->device && captured_->device->has_launch_batch();
+}
 const JitMemory& TinyJit::memory() const {
   static const JitMemory none;
   return captured_ ? captured_->memory : none;
@@ -210,7 +214,8 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   for (size_t j = 0; j < assigned.size(); ++j) {
     const Tensor& t = assigned[j].tensor;
     if (!assigned[j].before)
-      throw JitError("TinyJit: " + t.str() + " is assigned in the function but was not a stored buffer before "
+      throw JitError("TinyJit: " + t.str() +
+                     " is assigned in the function but was not a stored buffer before "
                      "the captured call (realize it first; the warm-up call usually does)");
     Captured::State st{t};
     st.before = add_slot(assigned[j].before.get(), {Slot::StateBefore, j, 0});
@@ -219,7 +224,8 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   auto fresh_slot = [&](const Tensor& t, const std::string& what) {
     auto s = stored(t);
     if (!written.count(s.get()))
-      throw JitError("TinyJit: " + what + " " + t.str() + " was not computed by the function's kernels "
+      throw JitError("TinyJit: " + what + " " + t.str() +
+                     " was not computed by the function's kernels "
                      "(a replay could not produce it)");
     return add_slot(s.get(), {Slot::Fresh, 0, s->buffer().size()});
   };
@@ -285,7 +291,8 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
               << (cap->device->has_launch_batch() ? "launch_batch" : "one launch per kernel") << "); "
               << m.intermediates << " intermediates " << mb(m.intermediate_bytes) << " -> " << m.groups
               << " shared buffers " << mb(m.planned_bytes) << " (live peak " << mb(m.peak_live_bytes)
-              << "); step memory " << mb(m.unplanned_step_bytes()) << " -> " << mb(m.planned_step_bytes()) << "\n";
+              << "); step memory " << mb(m.unplanned_step_bytes()) << " -> " << mb(m.planned_step_bytes())
+              << "\n";
   captured_ = std::move(cap);
   return outs;
 }
@@ -323,7 +330,8 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
     t.assign(tensor_on(bound[st.after], t.shape(), t.dtype(), t.device()));
   }
   std::vector<Tensor> outs;
-  for (const auto& o : cap.outputs) outs.push_back(tensor_on(bound[o.slot], o.shape, o.dtype, cap.device_name));
+  for (const auto& o : cap.outputs)
+    outs.push_back(tensor_on(bound[o.slot], o.shape, o.dtype, cap.device_name));
   return outs;
 }
 

@@ -120,7 +120,9 @@ void Adam::update(size_t i, const Tensor& grad, const Tensor&, std::vector<Tenso
   m[i].assign(m[i] * b1 + g * (1 - b1));
   v[i].assign(v[i] * b2 + g * g * (1 - b2));
   // torch: p -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
-  auto on_p = [&](const Tensor& t) { return (t.device() == p.device() ? t : t.to(p.device())).cast(p.dtype()); };
+  auto on_p = [&](const Tensor& t) {
+    return (t.device() == p.device() ? t : t.to(p.device())).cast(p.dtype());
+  };
   Tensor bias1 = on_p(1.0 - b1_power_), bias2 = on_p(1.0 - b2_power_); // 1 - b^t
   Tensor denom = v[i].sqrt() / bias2.sqrt() + eps;
   p.assign(decayed - m[i] / denom * (host_scalar(lr, p) / bias1));

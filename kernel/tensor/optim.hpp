@@ -99,8 +99,8 @@ protected:
 
 private:
   bool decoupled_;
-  // b1^t and b2^t as float32 (float64 for float64 parameters) scalars on the first parameter's device, updated by each step's
-  // schedule (not on the host), so a TinyJit replay of the step sees them advance.
+  // b1^t and b2^t as float32 (float64 for float64 parameters) scalars on the first parameter's device,
+  // updated by each step's schedule (not on the host), so a TinyJit replay of the step sees them advance.
   Tensor b1_power_ = Tensor::scalar(1), b2_power_ = Tensor::scalar(1);
   bool powers_listed_ = false; // already among this step's realized state
 };

@@ -112,7 +112,8 @@ void validate_and_launch(const tg_launch_args& a) {
   std::vector<BufferArg> buffers;
   check_launch(a, buffers);
   uint64_t elapsed = 0;
-  if (!empty_grid(a)) elapsed = a.program->device->impl->launch(make_launch(a, buffers, a.elapsed_ns != nullptr));
+  if (!empty_grid(a))
+    elapsed = a.program->device->impl->launch(make_launch(a, buffers, a.elapsed_ns != nullptr));
   if (a.elapsed_ns != nullptr) *a.elapsed_ns = elapsed;
 }
 

@@ -44,8 +44,8 @@ void batch_falls_back_to_launches(const std::shared_ptr<Device>& device) {
   a.struct_size = c.struct_size = sizeof(tg_launch_args);
   a.program = first.raw();
   c.program = second.raw();
-  for (int axis = 0; axis < 3; ++axis) a.global_size[axis] = a.local_size[axis] = c.global_size[axis] =
-      c.local_size[axis] = 1;
+  for (int axis = 0; axis < 3; ++axis)
+    a.global_size[axis] = a.local_size[axis] = c.global_size[axis] = c.local_size[axis] = 1;
   a.buffers = &all;
   c.buffers = &last;
   a.buffer_count = c.buffer_count = 1;

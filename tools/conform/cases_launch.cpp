@@ -159,9 +159,9 @@ void batch(const Context& ctx) {
   if (!TG_CONFORM_HAS(launch_batch)) throw CaseSkipped("the plugin has no launch_batch (ABI 1.1, optional)");
   ScaleSetup s(ctx);
   const std::vector<tg_scalar_arg> two = {scalar_f32(2.0f)}, three = {scalar_f32(3.0f)};
-  const std::vector<tg_buffer_arg> forward = s.args();                                  // out = a * 2
-  const std::vector<tg_buffer_arg> back = {{s.out.get(), 0}, {s.a.get(), 0}};          // a = out * 3
-  const std::vector<tg_buffer_arg> one = {{s.a.get(), 0}};                              // one buffer of two
+  const std::vector<tg_buffer_arg> forward = s.args();                        // out = a * 2
+  const std::vector<tg_buffer_arg> back = {{s.out.get(), 0}, {s.a.get(), 0}}; // a = out * 3
+  const std::vector<tg_buffer_arg> one = {{s.a.get(), 0}};                    // one buffer of two
   auto launch_of = [&](const std::vector<tg_buffer_arg>& b, const std::vector<tg_scalar_arg>& sc) {
     tg_launch_args a{};
     a.struct_size = sizeof a;
@@ -189,7 +189,8 @@ void batch(const Context& ctx) {
   };
   Status st = run({&first, &bad}, nullptr);
   expect(st.code == TG_ERROR_INVALID_ARGUMENT,
-         "a batch with a bad second launch: expected INVALID_ARGUMENT, got " + (st.ok() ? "success" : st.describe()));
+         "a batch with a bad second launch: expected INVALID_ARGUMENT, got " +
+             (st.ok() ? "success" : st.describe()));
   expect_all(s.result(), 0.0f, "a refused batch must run nothing");
   const bool timed = (ctx.properties.features & TG_FEATURE_TIMING) != 0;
   uint64_t ns = 0;

@@ -121,8 +121,8 @@ int bench_train(const std::vector<std::string>& args) {
   std::cout << std::fixed << std::setprecision(1) << "tg bench train: beautiful_mnist, batch " << bs
             << ", median of " << steps << " steps (after " << (use_jit ? "warm-up and capture" : "1 warm-up")
             << ")\n"
-            << "  tinygrad.cpp" << (use_jit ? " (jit)" : "") << ": " << ours << " ms/step, peak RSS " << ours_mb
-            << " MB\n";
+            << "  tinygrad.cpp" << (use_jit ? " (jit)" : "") << ": " << ours << " ms/step, peak RSS "
+            << ours_mb << " MB\n";
   if (use_jit && jit_step.captured()) {
     const JitMemory& m = jit_step.memory();
     std::cout << std::setprecision(2) << "  jit: " << jit_step.kernel_count() << " kernels per step ("

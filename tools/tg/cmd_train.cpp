@@ -249,8 +249,8 @@ int cmd_train(const std::vector<std::string>& args) {
   if (use_jit && jit_step.captured()) {
     const JitMemory& m = jit_step.memory();
     std::cout << "jit: " << jit_step.kernel_count() << " kernels per step, " << jit_step.replays()
-              << " replayed steps (" << (jit_step.uses_launch_batch() ? "launch_batch" : "one launch per kernel")
-              << ")\n";
+              << " replayed steps ("
+              << (jit_step.uses_launch_batch() ? "launch_batch" : "one launch per kernel") << ")\n";
     if (config().debug >= 1)
       std::cout << "jit memory: intermediates " << m.intermediate_bytes << " B in " << m.intermediates
                 << " buffers -> " << m.planned_bytes << " B in " << m.groups << " shared buffers (live peak "

@@ -11,7 +11,8 @@ namespace {
 // out[i] = x[i] + y[i], one work group per element.
 KernelBuilder add_kernel() {
   KernelBuilder k("add");
-  Ref out = k.global(0, TG_DTYPE_FLOAT32), x = k.global(1, TG_DTYPE_FLOAT32), y = k.global(2, TG_DTYPE_FLOAT32);
+  Ref out = k.global(0, TG_DTYPE_FLOAT32), x = k.global(1, TG_DTYPE_FLOAT32),
+      y = k.global(2, TG_DTYPE_FLOAT32);
   Ref i = k.group_id(0);
   k.store(k.index(out, i), k.add(k.load(k.index(x, i)), k.load(k.index(y, i))));
   return k;
@@ -51,7 +52,8 @@ BOOST_AUTO_TEST_CASE(runs_in_order_and_validates_all_first) {
   Program add(device, k);
   const uint32_t n = 5;
   std::vector<float> a{1, 2, 3, 4, 5}, b{10, 20, 30, 40, 50};
-  Buffer ba(device, a), bb(device, b), bc(device, std::vector<float>(n, 0)), bd(device, std::vector<float>(n, 0));
+  Buffer ba(device, a), bb(device, b), bc(device, std::vector<float>(n, 0)),
+      bd(device, std::vector<float>(n, 0));
   std::vector<tg_buffer_arg> first{bc.arg(), ba.arg(), bb.arg()};  // c = a + b
   std::vector<tg_buffer_arg> second{bd.arg(), bc.arg(), ba.arg()}; // d = c + a: needs the first
   tg_launch_args l1 = launch_of(add, n, first), l2 = launch_of(add, n, second);

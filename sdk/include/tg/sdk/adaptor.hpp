@@ -227,15 +227,26 @@ template <class P> const tg_plugin_api* plugin_api(const tg_host_info* host) noe
   if (!detail::host_is_compatible(host)) return nullptr;
   try {
     using namespace detail;
-    static const tg_plugin_api api = make_api(
-        state<P>(),
-        {&Bind<P, &device_count>::fn, &Bind<P, &device_open>::fn, &Bind<P, &device_close>::fn,
-         &Bind<P, &device_properties>::fn, &Bind<P, &device_attribute_count>::fn,
-         &Bind<P, &device_attribute>::fn, &Bind<P, &buffer_alloc>::fn, &Bind<P, &buffer_free>::fn,
-         &Bind<P, &buffer_copy_from_host>::fn, &Bind<P, &buffer_copy_to_host>::fn, &Bind<P, &buffer_copy>::fn,
-         &Bind<P, &compile>::fn, &Bind<P, &compile_result_get>::fn, &Bind<P, &compile_result_destroy>::fn,
-         &Bind<P, &compile_cache_key>::fn, &Bind<P, &program_load>::fn, &Bind<P, &program_free>::fn,
-         &Bind<P, &launch>::fn, &Bind<P, &synchronize>::fn, &Bind<P, &launch_batch>::fn});
+    static const tg_plugin_api api = make_api(state<P>(), {&Bind<P, &device_count>::fn,
+                                                           &Bind<P, &device_open>::fn,
+                                                           &Bind<P, &device_close>::fn,
+                                                           &Bind<P, &device_properties>::fn,
+                                                           &Bind<P, &device_attribute_count>::fn,
+                                                           &Bind<P, &device_attribute>::fn,
+                                                           &Bind<P, &buffer_alloc>::fn,
+                                                           &Bind<P, &buffer_free>::fn,
+                                                           &Bind<P, &buffer_copy_from_host>::fn,
+                                                           &Bind<P, &buffer_copy_to_host>::fn,
+                                                           &Bind<P, &buffer_copy>::fn,
+                                                           &Bind<P, &compile>::fn,
+                                                           &Bind<P, &compile_result_get>::fn,
+                                                           &Bind<P, &compile_result_destroy>::fn,
+                                                           &Bind<P, &compile_cache_key>::fn,
+                                                           &Bind<P, &program_load>::fn,
+                                                           &Bind<P, &program_free>::fn,
+                                                           &Bind<P, &launch>::fn,
+                                                           &Bind<P, &synchronize>::fn,
+                                                           &Bind<P, &launch_batch>::fn});
     return &api;
   } catch (...) {
     return nullptr;
