@@ -35,15 +35,15 @@ std::vector<BufferArg> check_buffers(const tg_launch_args& a, const Signature& s
   std::vector<BufferArg> out(a.buffer_count);
   for (uint32_t i = 0; i < a.buffer_count; ++i) {
     const tg_buffer_arg& arg = a.buffers[i];
-    const std::string which = "buffers[" + std::to_string(i) + "]";
-    if (arg.buffer == nullptr) invalid(which + ".buffer is NULL");
-    if (arg.buffer->device != device) invalid(which + " belongs to another device");
+    auto which = [i] { return "buffers[" + std::to_string(i) + "]"; }; // built only on failure
+    if (arg.buffer == nullptr) invalid(which() + ".buffer is NULL");
+    if (arg.buffer->device != device) invalid(which() + " belongs to another device");
     if (arg.offset > arg.buffer->size)
-      invalid(which + ".offset " + std::to_string(arg.offset) + " is beyond the buffer's " +
+      invalid(which() + ".offset " + std::to_string(arg.offset) + " is beyond the buffer's " +
               std::to_string(arg.buffer->size) + " bytes");
     size_t element = dtype_size(sig.buffers[i]);
     if (element > 1 && arg.offset % element != 0)
-      invalid(which + ".offset " + std::to_string(arg.offset) + " is not a multiple of the " +
+      invalid(which() + ".offset " + std::to_string(arg.offset) + " is not a multiple of the " +
               std::to_string(element) + "-byte " + dtype_text(sig.buffers[i]) + " element");
     out[i] = {arg.buffer->impl.get(), arg.offset};
   }
@@ -125,14 +125,13 @@ void validate_and_launch_batch(const tg_launch_batch_args& b) {
   std::vector<tg_launch_args> args(b.launch_count);
   std::vector<std::vector<BufferArg>> buffers(b.launch_count);
   for (uint32_t i = 0; i < b.launch_count; ++i) {
-    const std::string which = "launches[" + std::to_string(i) + "]";
     try {
-      args[i] = read_args(b.launches[i], which.c_str());
+      args[i] = read_args(b.launches[i], "args->launches[i]");
       if (args[i].elapsed_ns != nullptr) invalid("elapsed_ns must be NULL (the batch's elapsed_ns times it)");
       check_launch(args[i], buffers[i]);
       if (args[i].program->device != device) invalid("its program belongs to another device");
     } catch (const PluginError& e) {
-      throw PluginError(e.code(), which + ": " + e.what(), e.log());
+      throw PluginError(e.code(), "launches[" + std::to_string(i) + "]: " + e.what(), e.log());
     }
   }
   std::vector<Launch> launches;
