@@ -257,11 +257,21 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
       }
     }
   cap->plan = plan_memory(cap->lifetimes);
-  for (uint64_t bytes : cap->plan.group_bytes) cap->groups.push_back(cap->allocator->alloc(bytes));
+  // The recorded intermediates go back to the allocator first (unless the graph still holds
+  // them), so the groups, sized like some of them, can reuse their memory.
+  struct PlannedArg {
+    size_t launch, arg, intermediate;
+  };
+  std::vector<PlannedArg> planned;
   for (size_t l = 0; l < launches.size(); ++l)
     for (size_t a = 0; a < launches[l].buffers.size(); ++a)
-      if (auto it = intermediate_of.find(launches[l].buffers[a].get()); it != intermediate_of.end())
-        cap->args[l][a].buffer = cap->groups[cap->plan.group_of[it->second]]->buffer().raw();
+      if (auto it = intermediate_of.find(launches[l].buffers[a].get()); it != intermediate_of.end()) {
+        planned.push_back({l, a, it->second});
+        launches[l].buffers[a].reset();
+      }
+  for (uint64_t bytes : cap->plan.group_bytes) cap->groups.push_back(cap->allocator->alloc(bytes));
+  for (const auto& p : planned)
+    cap->args[p.launch][p.arg].buffer = cap->groups[cap->plan.group_of[p.intermediate]]->buffer().raw();
 
   cap->launches.resize(launches.size());
   for (size_t l = 0; l < launches.size(); ++l) {
