@@ -185,4 +185,30 @@ std::optional<uint64_t> Program::launch(const LaunchDims& dims, std::span<const 
   return elapsed;
 }
 
+std::optional<uint64_t> Device::launch_batch(std::span<const tg_launch_args* const> launches, bool measure) {
+  const Plugin& p = *plugin_;
+  uint64_t total = 0;
+  if (has_launch_batch()) {
+    tg_launch_batch_args args{};
+    args.struct_size = sizeof args;
+    args.device = device_;
+    args.launches = launches.data();
+    args.launch_count = uint32_t(launches.size());
+    args.elapsed_ns = measure ? &total : nullptr;
+    auto fn = p.api().launch_batch;
+    p.check(serialized([&] { return fn(&args); }), "launch_batch");
+  } else { // a 1.0 plugin: one call per kernel
+    auto fn = p.fn(&tg_plugin_api::launch, "launch");
+    for (const tg_launch_args* one : launches) {
+      tg_launch_args a = *one;
+      uint64_t elapsed = 0;
+      a.elapsed_ns = measure ? &elapsed : nullptr;
+      p.check(serialized([&] { return fn(&a); }), "launch");
+      total += elapsed;
+    }
+  }
+  if (!measure) return std::nullopt;
+  return total;
+}
+
 } // namespace tg

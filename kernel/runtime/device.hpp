@@ -40,6 +40,13 @@ public:
   Program load(std::span<const std::byte> binary);
   void synchronize();
 
+  // ABI 1.1: whether the plugin's table has launch_batch (a 1.0 table never does).
+  bool has_launch_batch() const { return plugin_->has(&tg_plugin_api::launch_batch); }
+  // Runs `launches` (programs of this device, each elapsed_ns NULL) in order: one launch_batch
+  // call when the plugin has it, else one launch per entry. Returns the total kernel time in ns
+  // when `measure` (the device must have TG_FEATURE_TIMING).
+  std::optional<uint64_t> launch_batch(std::span<const tg_launch_args* const> launches, bool measure = false);
+
   tg_device* raw() const { return device_; }
 
   // Runs `call` (one ABI call on this device, its buffers or programs) holding the device's

@@ -1,5 +1,6 @@
 #include "kernel/runtime/realize.hpp"
 
+#include "kernel/runtime/capture.hpp"
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
 
@@ -165,6 +166,9 @@ double run_schedule(const Schedule& schedule) {
   int launched = 0;
   for (const auto& item : schedule.items) {
     if (item.ast->src(0)->op() == Ops::COPY) {
+      if (CaptureScope::active())
+        throw Error("JIT capture: a copy between devices inside a captured function is not supported "
+                    "(move the data before calling it)");
       run_copy(item);
       continue;
     }
@@ -181,6 +185,12 @@ double run_schedule(const Schedule& schedule) {
     bool measure = debug >= 1 && (dev.device->properties().features & TG_FEATURE_TIMING);
     auto t0 = std::chrono::steady_clock::now();
     auto elapsed = kernel->program->program.launch(dims, args, {}, measure);
+    if (CaptureScope* capture = CaptureScope::active()) { // the JIT records what ran
+      CapturedLaunch record{kernel, {}, dims, buffer_arg(item.buffers[0]).device()};
+      for (const auto& b : item.buffers)
+        record.buffers.push_back(std::static_pointer_cast<DeviceStorage>(buffer_arg(b).storage()));
+      capture->record(std::move(record));
+    }
     double ms =
         elapsed ? double(*elapsed) / 1e6
                 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -376,6 +376,7 @@ Tensor& Tensor::assign(const Tensor& value) {
                       dims_str(shape()));
   if (value.device() != device())
     throw TensorError("assign: value is on " + value.device() + ", the tensor on " + device());
+  detail::note_assign(*this); // a JIT capture records the tensor as state
   s_->uop = value.dtype() == dtype() ? value.uop() : value.cast(dtype()).uop();
   s_->lazy.reset(); // a new value: graphs of the old one no longer lead to this tensor
   if (s_->requires_grad) GradOrigins::instance().leaves_changed();

@@ -92,11 +92,19 @@ Adam::Adam(std::vector<Tensor> params, double lr_, double b1_, double b2_, doubl
     m.push_back(p.zeros_like());
     v.push_back(p.zeros_like());
   }
+  if (!params_.empty()) {
+    const std::string& device = params_[0].device();
+    const DType dt = params_[0].dtype() == dtypes::float64 ? dtypes::float64 : dtypes::float32; // never half
+    b1_power_ = Tensor::full({}, 1.0, dt, device);
+    b2_power_ = Tensor::full({}, 1.0, dt, device);
+  }
 }
 
 void Adam::begin_step() {
-  bias1_ = 1 - std::pow(b1, double(steps_));
-  bias2_ = 1 - std::pow(b2, double(steps_));
+  // b^t on the device, advanced by the step itself: a replayed step (TinyJit) advances it too.
+  b1_power_.assign(b1_power_ * b1);
+  b2_power_.assign(b2_power_ * b2);
+  powers_listed_ = false;
 }
 
 void Adam::update(size_t i, const Tensor& grad, const Tensor&, std::vector<Tensor>& state) {
@@ -112,10 +120,19 @@ void Adam::update(size_t i, const Tensor& grad, const Tensor&, std::vector<Tenso
   m[i].assign(m[i] * b1 + g * (1 - b1));
   v[i].assign(v[i] * b2 + g * g * (1 - b2));
   // torch: p -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
-  Tensor denom = v[i].sqrt() / host_scalar(std::sqrt(bias2_), p) + eps;
-  p.assign(decayed - m[i] / denom * host_scalar(lr / bias1_, p));
+  auto on_p = [&](const Tensor& t) {
+    return (t.device() == p.device() ? t : t.to(p.device())).cast(p.dtype());
+  };
+  Tensor bias1 = on_p(1.0 - b1_power_), bias2 = on_p(1.0 - b2_power_); // 1 - b^t
+  Tensor denom = v[i].sqrt() / bias2.sqrt() + eps;
+  p.assign(decayed - m[i] / denom * (host_scalar(lr, p) / bias1));
   state.push_back(m[i]);
   state.push_back(v[i]);
+  if (!powers_listed_) { // realized with the step once
+    state.push_back(b1_power_);
+    state.push_back(b2_power_);
+    powers_listed_ = true;
+  }
 }
 
 // ---- schedules ----

@@ -7,9 +7,10 @@
 // update together). Tensors passed without requires_grad are buffers (e.g. BatchNorm running
 // statistics, as in tinygrad): not updated, but realized in the same schedule.
 //
-// The learning rate and Adam's bias corrections enter the graph as realized scalar tensors
-// uploaded from the host each step, not as constants: changing lr (schedules) and the step count
-// reuse the compiled kernels.
+// The learning rate enters the graph as a realized scalar tensor uploaded from the host each
+// step, not as a constant, so changing lr (schedules) reuses the compiled kernels. Adam's bias
+// corrections come from b1^t, b2^t kept on the device and advanced by the step's own schedule,
+// so a TinyJit replay (which runs no host code) advances them too; lr stays as captured there.
 #pragma once
 
 #include "kernel/tensor/tensor.hpp"
@@ -98,7 +99,10 @@ protected:
 
 private:
   bool decoupled_;
-  double bias1_ = 1, bias2_ = 1; // 1 - b^t for this step
+  // b1^t and b2^t as float32 (float64 for float64 parameters) scalars on the first parameter's device,
+  // updated by each step's schedule (not on the host), so a TinyJit replay of the step sees them advance.
+  Tensor b1_power_ = Tensor::scalar(1), b2_power_ = Tensor::scalar(1);
+  bool powers_listed_ = false; // already among this step's realized state
 };
 
 class AdamW : public Adam {

@@ -20,4 +20,11 @@ void purge_realized_origins();
 // view of its stored result (tensor.cpp).
 UOpRef with_realized_values(const UOpRef& root);
 
+// The whole, contiguous BUFFER behind a view, or nullptr if the view is anything else (tensor.cpp).
+UOpRef stored_buffer(const UOpRef& view);
+
+// Called by Tensor::assign before the value changes: a JIT capturing on this thread records the
+// tensor as step state (jit.cpp).
+void note_assign(const Tensor& t);
+
 } // namespace tg::detail

@@ -99,6 +99,8 @@ UOpRef contiguous_buffer(const UOpRef& u) {
 
 } // namespace
 
+UOpRef detail::stored_buffer(const UOpRef& view) { return contiguous_buffer(view); }
+
 UOpRef detail::with_realized_values(const UOpRef& root) { return RealizedCache::instance().substitute(root); }
 
 Tensor::Tensor(UOpRef uop, Dims shape, std::string device) : s_(std::make_shared<TensorState>()) {

@@ -9,6 +9,7 @@
 #include <tg/sdk/adaptor.hpp>
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ public:
   std::unique_ptr<sdk::Buffer> alloc(uint64_t size, uint64_t alignment, uint32_t flags) override;
   std::unique_ptr<sdk::Program> load_program(const sdk::Blob& blob) override;
   uint64_t launch(const sdk::Launch& launch) override;
+  uint64_t launch_batch(std::span<const sdk::Launch> launches, bool timed) override; // ABI 1.1
 
 private:
   Jit& jit(); // created on the first program load

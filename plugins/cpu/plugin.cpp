@@ -35,6 +35,7 @@ public:
   int32_t device_count() override { return 1; }
   std::unique_ptr<sdk::Device> open_device(int32_t) override { return std::make_unique<Device>(); }
   sdk::Compiler& compiler() override { return compiler_; }
+  bool provides_launch_batch() const override { return true; }
 
 private:
   Compiler compiler_;

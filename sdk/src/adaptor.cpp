@@ -75,6 +75,7 @@ tg_plugin_api make_api(const PluginState& state, const Entries& e) {
   api.program_free = e.program_free;
   api.launch = e.launch;
   api.synchronize = e.synchronize;
+  api.launch_batch = state.plugin->provides_launch_batch() ? e.launch_batch : nullptr;
   return api;
 }
 
@@ -279,6 +280,10 @@ void program_free(PluginState&, tg_program* program) { delete program; }
 
 tg_error* launch(PluginState& s, const tg_launch_args* args) {
   return entry(s, "launch", [&] { validate_and_launch(read_args(args, "args")); });
+}
+
+tg_error* launch_batch(PluginState& s, const tg_launch_batch_args* args) {
+  return entry(s, "launch_batch", [&] { validate_and_launch_batch(read_args(args, "args")); });
 }
 
 } // namespace detail

@@ -41,5 +41,8 @@ namespace tg::sdk::detail {
 // PluginError(INVALID_ARGUMENT) naming the argument, or UNIMPLEMENTED for a timing request the
 // device cannot serve), then runs it unless the grid is empty. launch.cpp.
 void validate_and_launch(const tg_launch_args& args);
+// The same for every launch of a batch (errors name the launch's index), all before any runs;
+// then Device::launch_batch with the non-empty ones.
+void validate_and_launch_batch(const tg_launch_batch_args& args);
 
 } // namespace tg::sdk::detail

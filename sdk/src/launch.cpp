@@ -14,13 +14,13 @@ std::string dtype_text(tg_dtype d) {
 }
 
 void check_counts(const tg_launch_args& a, const Signature& sig, const tg_device_properties& p) {
-  const std::string kernel = " (kernel '" + sig.kernel_name + "')";
+  auto kernel = [&] { return " (kernel '" + sig.kernel_name + "')"; }; // built only on failure
   if (a.buffer_count != sig.buffers.size())
     invalid("buffer_count is " + std::to_string(a.buffer_count) + ", the program takes " +
-            std::to_string(sig.buffers.size()) + kernel);
+            std::to_string(sig.buffers.size()) + kernel());
   if (a.scalar_count != sig.scalars.size())
     invalid("scalar_count is " + std::to_string(a.scalar_count) + ", the program takes " +
-            std::to_string(sig.scalars.size()) + kernel);
+            std::to_string(sig.scalars.size()) + kernel());
   if (a.buffer_count > p.max_buffer_args)
     invalid("buffer_count " + std::to_string(a.buffer_count) + " exceeds the device's max_buffer_args " +
             std::to_string(p.max_buffer_args));
@@ -31,23 +31,23 @@ void check_counts(const tg_launch_args& a, const Signature& sig, const tg_device
   if (a.scalar_count > 0) require(a.scalars, "args->scalars");
 }
 
-std::vector<BufferArg> check_buffers(const tg_launch_args& a, const Signature& sig, const tg_device* device) {
-  std::vector<BufferArg> out(a.buffer_count);
+// Appends the launch's buffer arguments to `out`.
+void check_buffers(const tg_launch_args& a, const Signature& sig, const tg_device* device,
+                   std::vector<BufferArg>& out) {
   for (uint32_t i = 0; i < a.buffer_count; ++i) {
     const tg_buffer_arg& arg = a.buffers[i];
-    const std::string which = "buffers[" + std::to_string(i) + "]";
-    if (arg.buffer == nullptr) invalid(which + ".buffer is NULL");
-    if (arg.buffer->device != device) invalid(which + " belongs to another device");
+    auto which = [i] { return "buffers[" + std::to_string(i) + "]"; }; // built only on failure
+    if (arg.buffer == nullptr) invalid(which() + ".buffer is NULL");
+    if (arg.buffer->device != device) invalid(which() + " belongs to another device");
     if (arg.offset > arg.buffer->size)
-      invalid(which + ".offset " + std::to_string(arg.offset) + " is beyond the buffer's " +
+      invalid(which() + ".offset " + std::to_string(arg.offset) + " is beyond the buffer's " +
               std::to_string(arg.buffer->size) + " bytes");
     size_t element = dtype_size(sig.buffers[i]);
     if (element > 1 && arg.offset % element != 0)
-      invalid(which + ".offset " + std::to_string(arg.offset) + " is not a multiple of the " +
+      invalid(which() + ".offset " + std::to_string(arg.offset) + " is not a multiple of the " +
               std::to_string(element) + "-byte " + dtype_text(sig.buffers[i]) + " element");
-    out[i] = {arg.buffer->impl.get(), arg.offset};
+    out.push_back({arg.buffer->impl.get(), arg.offset});
   }
-  return out;
 }
 
 void check_scalars(const tg_launch_args& a, const Signature& sig) {
@@ -60,13 +60,13 @@ void check_scalars(const tg_launch_args& a, const Signature& sig) {
 void check_grid(const tg_launch_args& a, const tg_device_properties& p) {
   uint64_t threads = 1;
   for (int k = 0; k < 3; ++k) {
-    const std::string axis = "[" + std::to_string(k) + "]";
+    auto axis = [k] { return "[" + std::to_string(k) + "]"; };
     if (a.local_size[k] == 0 || a.local_size[k] > p.max_local_size[k])
-      invalid("local_size" + axis + " is " + std::to_string(a.local_size[k]) + ", must be 1.." +
+      invalid("local_size" + axis() + " is " + std::to_string(a.local_size[k]) + ", must be 1.." +
               std::to_string(p.max_local_size[k]));
     threads *= a.local_size[k];
     if (a.global_size[k] > p.max_global_size[k])
-      invalid("global_size" + axis + " is " + std::to_string(a.global_size[k]) + ", the limit is " +
+      invalid("global_size" + axis() + " is " + std::to_string(a.global_size[k]) + ", the limit is " +
               std::to_string(p.max_global_size[k]));
   }
   if (threads > p.max_local_threads)
@@ -75,34 +75,90 @@ void check_grid(const tg_launch_args& a, const tg_device_properties& p) {
             std::to_string(p.max_local_threads));
 }
 
+void check_timing(const tg_device_properties& p) {
+  if ((p.features & TG_FEATURE_TIMING) == 0)
+    throw PluginError(TG_ERROR_UNIMPLEMENTED,
+                      "elapsed_ns was requested, but this device does not declare TG_FEATURE_TIMING");
+}
+
+bool empty_grid(const tg_launch_args& a) {
+  return a.global_size[0] == 0 || a.global_size[1] == 0 || a.global_size[2] == 0;
+}
+
+// Checks one launch; its buffer arguments are appended to `buffers`.
+void check_launch(const tg_launch_args& a, std::vector<BufferArg>& buffers) {
+  tg_program* program = require(a.program, "args->program");
+  const tg_device_properties& p = program->device->properties;
+  if (a.elapsed_ns != nullptr) check_timing(p);
+  check_counts(a, program->signature, p);
+  check_buffers(a, program->signature, program->device, buffers);
+  check_scalars(a, program->signature);
+  check_grid(a, p);
+}
+
+Launch make_launch(const tg_launch_args& a, std::span<const BufferArg> buffers, bool timed) {
+  return Launch{*a.program->impl,
+                a.program->signature,
+                {a.global_size[0], a.global_size[1], a.global_size[2]},
+                {a.local_size[0], a.local_size[1], a.local_size[2]},
+                buffers,
+                {a.scalars, a.scalar_count},
+                timed};
+}
+
 } // namespace
 
 void validate_and_launch(const tg_launch_args& a) {
-  tg_program* program = require(a.program, "args->program");
-  tg_device* device = program->device;
-  const tg_device_properties& p = device->properties;
-  const Signature& sig = program->signature;
-  if (a.elapsed_ns != nullptr && (p.features & TG_FEATURE_TIMING) == 0)
-    throw PluginError(TG_ERROR_UNIMPLEMENTED,
-                      "elapsed_ns was requested, but this device does not declare TG_FEATURE_TIMING");
-  check_counts(a, sig, p);
-  std::vector<BufferArg> buffers = check_buffers(a, sig, device);
-  check_scalars(a, sig);
-  check_grid(a, p);
-
-  const bool empty = a.global_size[0] == 0 || a.global_size[1] == 0 || a.global_size[2] == 0;
+  std::vector<BufferArg> buffers;
+  check_launch(a, buffers);
   uint64_t elapsed = 0;
-  if (!empty) {
-    Launch launch{*program->impl,
-                  sig,
-                  {a.global_size[0], a.global_size[1], a.global_size[2]},
-                  {a.local_size[0], a.local_size[1], a.local_size[2]},
-                  buffers,
-                  {a.scalars, a.scalar_count},
-                  a.elapsed_ns != nullptr};
-    elapsed = device->impl->launch(launch);
-  }
+  if (!empty_grid(a))
+    elapsed = a.program->device->impl->launch(make_launch(a, buffers, a.elapsed_ns != nullptr));
   if (a.elapsed_ns != nullptr) *a.elapsed_ns = elapsed;
 }
 
+void validate_and_launch_batch(const tg_launch_batch_args& b) {
+  tg_device* device = require(b.device, "args->device");
+  if (b.launch_count > 0) require(b.launches, "args->launches");
+  const bool timed = b.elapsed_ns != nullptr;
+  if (timed) check_timing(device->properties);
+  // Few allocations however long the list: the arguments of all launches in one array.
+  std::vector<tg_launch_args> args(b.launch_count);
+  std::vector<BufferArg> buffers;
+  std::vector<size_t> first(b.launch_count + 1, 0); // launch i's buffers: [first[i], first[i + 1])
+  for (uint32_t i = 0; i < b.launch_count; ++i) {
+    try {
+      args[i] = read_args(b.launches[i], "args->launches[i]");
+      if (args[i].elapsed_ns != nullptr) invalid("elapsed_ns must be NULL (the batch's elapsed_ns times it)");
+      check_launch(args[i], buffers);
+      if (args[i].program->device != device) invalid("its program belongs to another device");
+    } catch (const PluginError& e) {
+      throw PluginError(e.code(), "launches[" + std::to_string(i) + "]: " + e.what(), e.log());
+    }
+    first[i + 1] = buffers.size();
+  }
+  std::vector<Launch> launches;
+  launches.reserve(b.launch_count);
+  for (uint32_t i = 0; i < b.launch_count; ++i)
+    if (!empty_grid(args[i]))
+      launches.push_back(
+          make_launch(args[i], std::span(buffers).subspan(first[i], first[i + 1] - first[i]), false));
+  uint64_t elapsed = launches.empty() ? 0 : device->impl->launch_batch(launches, timed);
+  if (timed) *b.elapsed_ns = elapsed;
+}
+
 } // namespace tg::sdk::detail
+
+namespace tg::sdk {
+
+uint64_t Device::launch_batch(std::span<const Launch> launches, bool timed) {
+  uint64_t total = 0;
+  for (const Launch& one : launches) {
+    Launch l = one;
+    l.timed = timed;
+    total += launch(l);
+  }
+  return total;
+}
+
+} // namespace tg::sdk

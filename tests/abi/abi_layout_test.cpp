@@ -105,8 +105,18 @@ BOOST_AUTO_TEST_CASE(tg_launch_args_layout) {
   GOLDEN(tg_launch_args, elapsed_ns, 64);
 }
 
+BOOST_AUTO_TEST_CASE(tg_launch_batch_args_layout) { // 1.1
+  GOLDEN_SIZE(tg_launch_batch_args, 40);
+  GOLDEN(tg_launch_batch_args, struct_size, 0);
+  GOLDEN(tg_launch_batch_args, device, 8);
+  GOLDEN(tg_launch_batch_args, launches, 16);
+  GOLDEN(tg_launch_batch_args, launch_count, 24);
+  GOLDEN(tg_launch_batch_args, reserved0, 28);
+  GOLDEN(tg_launch_batch_args, elapsed_ns, 32);
+}
+
 BOOST_AUTO_TEST_CASE(tg_plugin_api_layout) {
-  GOLDEN_SIZE(tg_plugin_api, 224);
+  GOLDEN_SIZE(tg_plugin_api, 232); // 224 in 1.0
   GOLDEN(tg_plugin_api, struct_size, 0);
   GOLDEN(tg_plugin_api, abi_major, 8);
   GOLDEN(tg_plugin_api, abi_minor, 12);
@@ -136,6 +146,7 @@ BOOST_AUTO_TEST_CASE(tg_plugin_api_layout) {
   GOLDEN(tg_plugin_api, program_free, 200);
   GOLDEN(tg_plugin_api, launch, 208);
   GOLDEN(tg_plugin_api, synchronize, 216);
+  GOLDEN(tg_plugin_api, launch_batch, 224); // 1.1
 }
 
 BOOST_AUTO_TEST_CASE(stable_codes) {

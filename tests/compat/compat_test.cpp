@@ -31,6 +31,32 @@ void round_trips(const std::shared_ptr<Device>& device) {
   BOOST_TEST(back == (std::vector<float>{1.5f, -2.0f, 7.0f, 7.0f}), boost::test_tools::per_element());
 }
 
+// ABI 1.1 on a 1.0 table: launch_batch is absent, and Device::launch_batch falls back to one
+// launch per entry, in order (the second launch overwrites what the first wrote in element 3).
+void batch_falls_back_to_launches(const std::shared_ptr<Device>& device) {
+  BOOST_TEST(!device->has_launch_batch());
+  Buffer b = device->alloc(4 * sizeof(float));
+  const float one = 1.0f, two = 2.0f;
+  Program first = device->load(std::as_bytes(std::span(&one, 1)));
+  Program second = device->load(std::as_bytes(std::span(&two, 1)));
+  tg_buffer_arg all{b.raw(), 0}, last{b.raw(), 3 * sizeof(float)};
+  tg_launch_args a{}, c{};
+  a.struct_size = c.struct_size = sizeof(tg_launch_args);
+  a.program = first.raw();
+  c.program = second.raw();
+  for (int axis = 0; axis < 3; ++axis)
+    a.global_size[axis] = a.local_size[axis] = c.global_size[axis] = c.local_size[axis] = 1;
+  a.buffers = &all;
+  c.buffers = &last;
+  a.buffer_count = c.buffer_count = 1;
+  const tg_launch_args* list[] = {&a, &c};
+  BOOST_TEST(!device->launch_batch(list).has_value());
+  device->synchronize();
+  std::vector<float> back(4);
+  b.copy_to_host(std::as_writable_bytes(std::span(back)));
+  BOOST_TEST(back == (std::vector<float>{1.0f, 1.0f, 1.0f, 2.0f}), boost::test_tools::per_element());
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(a_plugin_built_against_the_1_0_header_loads_and_works) {
@@ -43,6 +69,10 @@ BOOST_AUTO_TEST_CASE(a_plugin_built_against_the_1_0_header_loads_and_works) {
   BOOST_TEST(std::string(device->properties().name) == "compat device");
   BOOST_TEST(device->properties().features == uint64_t(TG_FEATURE_HOST_MEMORY));
   round_trips(device);
+  // The 1.1 host reads the 1.0 table (224 bytes) without looking past it for launch_batch.
+  BOOST_TEST(plugin->api().struct_size == offsetof(tg_plugin_api, launch_batch));
+  BOOST_TEST(!plugin->has(&tg_plugin_api::launch_batch));
+  batch_falls_back_to_launches(device);
 }
 
 BOOST_AUTO_TEST_CASE(an_older_minor_with_a_shorter_table_and_structs_loads_with_the_rest_absent) {
@@ -58,4 +88,5 @@ BOOST_AUTO_TEST_CASE(an_older_minor_with_a_shorter_table_and_structs_loads_with_
   BOOST_TEST(device->properties().features == 0u);
   BOOST_TEST(device->properties().dtype_mask == uint64_t(TG_DTYPE_BIT(TG_DTYPE_FLOAT32)));
   round_trips(device); // synchronize is absent: the host treats the plugin as synchronous
+  batch_falls_back_to_launches(device);
 }

@@ -138,6 +138,7 @@ public:
   int32_t device_count() override { return 2; }
   std::unique_ptr<tg::sdk::Device> open_device(int32_t) override { return std::make_unique<Device>(); }
   tg::sdk::Compiler& compiler() override { return compiler_; }
+  bool provides_launch_batch() const override { return true; } // Device keeps the default (one launch each)
 
 private:
   Compiler compiler_;

@@ -126,6 +126,51 @@ BOOST_FIXTURE_TEST_CASE(buffers_of_another_device_are_refused, LaunchFixture) {
   api().device_close(second);
 }
 
+// ABI 1.1 launch_batch through the adaptor's default (Device::launch for each): every launch is
+// validated before any runs, errors name the launch, empty grids are dropped, totals add up.
+BOOST_FIXTURE_TEST_CASE(a_batch_is_validated_whole_then_launched_in_order, LaunchFixture) {
+  BOOST_REQUIRE(api().launch_batch != nullptr);
+  tg_launch_args good = args(), empty = args(), bad = args();
+  empty.global_size[1] = 0;
+  bad.scalar_count = 0;
+  auto run = [&](std::vector<const tg_launch_args*> list, uint64_t* ns) {
+    tg_launch_batch_args b{};
+    b.struct_size = sizeof b;
+    b.device = device;
+    b.launches = list.data();
+    b.launch_count = uint32_t(list.size());
+    b.elapsed_ns = ns;
+    return take(api().launch_batch(&b));
+  };
+  Status s = run({&good, &good, &bad}, nullptr);
+  BOOST_CHECK_EQUAL(s.code, TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_MESSAGE(s.message.starts_with("fake.launch_batch: launches[2]: scalar_count is 0"), s.message);
+  BOOST_CHECK_EQUAL(world.launches, 0);
+  BOOST_CHECK(run({&good, &empty, &good}, nullptr).ok());
+  BOOST_CHECK_EQUAL(world.launches, 2); // the empty grid never reaches the device
+  uint64_t ns = 0;
+  BOOST_CHECK(run({&good, &good}, &ns).ok()); // the fake device times each launch as 1234 ns
+  BOOST_CHECK_EQUAL(ns, 2468u);
+  BOOST_CHECK(world.last_timed);
+  tg_launch_args own = good;
+  own.elapsed_ns = &ns;
+  s = run({&own}, nullptr);
+  BOOST_CHECK_MESSAGE(s.says("launches[0]: elapsed_ns must be NULL"), s.message);
+  tg_device* second = nullptr;
+  tg_device_open_args open{sizeof(open), 1, 0};
+  check(api().device_open(&open, &second));
+  tg_launch_batch_args other{};
+  other.struct_size = sizeof other;
+  other.device = second;
+  const tg_launch_args* list[] = {&good};
+  other.launches = list;
+  other.launch_count = 1;
+  s = take(api().launch_batch(&other));
+  BOOST_CHECK_MESSAGE(s.says("launches[0]: its program belongs to another device"), s.message);
+  api().device_close(second);
+  BOOST_CHECK_EQUAL(world.launches, 4);
+}
+
 BOOST_FIXTURE_TEST_CASE(grid_violations_name_the_axis, LaunchFixture) {
   tg_launch_args a = args();
   a.local_size[1] = 0;

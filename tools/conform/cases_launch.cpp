@@ -1,5 +1,5 @@
 // launch/*: arguments that violate the program or the device limits are refused before anything
-// runs; an empty grid runs nothing; a newer host's launch struct; synchronize; timing.
+// runs; an empty grid runs nothing; a newer host's launch struct; synchronize; timing; launch_batch.
 #include "tools/conform/cases.hpp"
 
 #include <cstring>
@@ -152,6 +152,58 @@ void timing(const Context& ctx) {
   expect_all(s.result(), 6.0f, "a timed launch completes before it returns");
 }
 
+// ABI 1.1 launch_batch: launches run in order (the second reads what the first wrote), a bad
+// launch anywhere in the list runs nothing, and a timed batch reports its total.
+void batch(const Context& ctx) {
+  need_launch();
+  if (!TG_CONFORM_HAS(launch_batch)) throw CaseSkipped("the plugin has no launch_batch (ABI 1.1, optional)");
+  ScaleSetup s(ctx);
+  const std::vector<tg_scalar_arg> two = {scalar_f32(2.0f)}, three = {scalar_f32(3.0f)};
+  const std::vector<tg_buffer_arg> forward = s.args();                        // out = a * 2
+  const std::vector<tg_buffer_arg> back = {{s.out.get(), 0}, {s.a.get(), 0}}; // a = out * 3
+  const std::vector<tg_buffer_arg> one = {{s.a.get(), 0}};                    // one buffer of two
+  auto launch_of = [&](const std::vector<tg_buffer_arg>& b, const std::vector<tg_scalar_arg>& sc) {
+    tg_launch_args a{};
+    a.struct_size = sizeof a;
+    a.program = s.program.get();
+    a.global_size[0] = 8;
+    a.global_size[1] = a.global_size[2] = 1;
+    a.local_size[0] = a.local_size[1] = a.local_size[2] = 1;
+    a.buffers = b.data();
+    a.buffer_count = uint32_t(b.size());
+    a.scalars = sc.data();
+    a.scalar_count = uint32_t(sc.size());
+    return a;
+  };
+  tg_launch_args first = launch_of(forward, two), second = launch_of(back, three), bad = launch_of(one, two);
+  auto run = [&](std::vector<const tg_launch_args*> list, uint64_t* ns) {
+    tg_launch_batch_args b{};
+    b.struct_size = sizeof b;
+    b.device = s.device.get();
+    b.launches = list.data();
+    b.launch_count = uint32_t(list.size());
+    b.elapsed_ns = ns;
+    Status st = take(api().launch_batch(&b));
+    synchronize(s.device);
+    return st;
+  };
+  Status st = run({&first, &bad}, nullptr);
+  expect(st.code == TG_ERROR_INVALID_ARGUMENT,
+         "a batch with a bad second launch: expected INVALID_ARGUMENT, got " +
+             (st.ok() ? "success" : st.describe()));
+  expect_all(s.result(), 0.0f, "a refused batch must run nothing");
+  const bool timed = (ctx.properties.features & TG_FEATURE_TIMING) != 0;
+  uint64_t ns = 0;
+  st = run({&first, &second}, timed ? &ns : nullptr);
+  expect(st.ok(), "launch_batch failed: " + st.describe());
+  expect_all(s.result(), 2.0f, "the first launch's result");
+  auto bytes = s.a.download(32);
+  std::vector<float> a(8);
+  std::memcpy(a.data(), bytes.data(), 32);
+  expect_all(a, 6.0f, "the second launch reads what the first wrote (in order)");
+  if (timed) expect(ns > 0, "a timed batch reported 0 ns");
+}
+
 } // namespace
 
 void add_launch_cases(std::vector<Case>& cases) {
@@ -160,6 +212,7 @@ void add_launch_cases(std::vector<Case>& cases) {
   cases.push_back({"launch/newer_host_launch_struct", true, newer_host_launch_struct});
   cases.push_back({"launch/synchronize", true, synchronize_case});
   cases.push_back({"launch/timing", true, timing});
+  cases.push_back({"launch/batch_runs_in_order", true, batch});
 }
 
 } // namespace tg::conform

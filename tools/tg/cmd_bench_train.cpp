@@ -1,5 +1,6 @@
 // `tg bench train`: median training-step time of beautiful_mnist (batch 512 by default) against
 // PyTorch CPU running the same model and recipe in the same invocation. A benchmark, not a test.
+#include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/optim.hpp"
 #include "tools/tg/commands.hpp"
 #include "tools/tg/mnist_model.hpp"
@@ -68,7 +69,9 @@ int bench_train(const std::vector<std::string>& args) {
                                "(same model, Adam 1e-3, random data), measured in the same run.\nOptions");
   opts.add_options()("help,h", "show this help")("bs", po::value<int>()->default_value(512), "batch size")(
       "steps", po::value<int>()->default_value(5), "timed steps (after one warm-up step)")("no-peer",
-                                                                                           "skip PyTorch");
+                                                                                           "skip PyTorch")(
+      "jit", "run the step through tg::TinyJit (warm-up and capture are the untimed steps) and report the "
+             "host time per replayed kernel and the step's memory before/after the planner");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   if (vm.count("help")) {
@@ -87,26 +90,53 @@ int bench_train(const std::vector<std::string>& args) {
   optim::Adam opt(trainable, 1e-3);
   Tensor x = Tensor::rand({bs, 1, 28, 28}).realize();
   Tensor y = Tensor::randint({bs}, 0, 10).realize();
-  std::vector<double> times;
-  for (int step = 0; step <= steps; ++step) {
-    auto t0 = std::chrono::steady_clock::now();
+  auto step_fn = [&](const std::vector<Tensor>& in) {
     opt.zero_grad();
-    Tensor loss = nn::sparse_categorical_crossentropy(model(x), y);
+    Tensor loss = nn::sparse_categorical_crossentropy(model(in[0]), in[1]);
     loss.backward();
     opt.step_and_realize({loss});
+    return std::vector<Tensor>{loss};
+  };
+  const bool use_jit = vm.count("jit") > 0;
+  TinyJit jit_step(step_fn);
+  jit_step.measure_kernels(true);
+  const int untimed = use_jit ? 2 : 1; // warm-up (+ capture)
+  std::vector<double> times, host_us_per_kernel;
+  for (int step = 0; step < steps + untimed; ++step) {
+    auto t0 = std::chrono::steady_clock::now();
+    Tensor loss = use_jit ? jit_step({x, y})[0] : step_fn({x, y})[0];
     (void)loss.item<float>();
-    if (step > 0)
-      times.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (step < untimed) continue;
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (use_jit && jit_step.last_replay_kernel_ns() > 0)
+      host_us_per_kernel.push_back(double(jit_step.last_replay_wall_ns() - jit_step.last_replay_kernel_ns()) /
+                                   1e3 / double(jit_step.kernel_count()));
   }
   std::sort(times.begin(), times.end());
+  std::sort(host_us_per_kernel.begin(), host_us_per_kernel.end());
   double ours = times[times.size() / 2];
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   double ours_mb = double(usage.ru_maxrss) / 1024.0;
   std::cout << std::fixed << std::setprecision(1) << "tg bench train: beautiful_mnist, batch " << bs
-            << ", median of " << steps << " steps (after 1 warm-up)\n"
-            << "  tinygrad.cpp: " << ours << " ms/step, peak RSS " << ours_mb << " MB\n";
+            << ", median of " << steps << " steps (after " << (use_jit ? "warm-up and capture" : "1 warm-up")
+            << ")\n"
+            << "  tinygrad.cpp" << (use_jit ? " (jit)" : "") << ": " << ours << " ms/step, peak RSS "
+            << ours_mb << " MB\n";
+  if (use_jit && jit_step.captured()) {
+    const JitMemory& m = jit_step.memory();
+    std::cout << std::setprecision(2) << "  jit: " << jit_step.kernel_count() << " kernels per step ("
+              << (jit_step.uses_launch_batch() ? "launch_batch" : "one launch per kernel") << ")";
+    if (!host_us_per_kernel.empty())
+      std::cout << ", host time per replayed kernel " << host_us_per_kernel[host_us_per_kernel.size() / 2]
+                << " us (replay wall time minus kernel time, median)";
+    std::cout << "\n  jit memory: intermediates " << double(m.intermediate_bytes) / 1e6 << " MB in "
+              << m.intermediates << " buffers -> " << double(m.planned_bytes) / 1e6 << " MB in " << m.groups
+              << " (live peak " << double(m.peak_live_bytes) / 1e6 << " MB); step "
+              << double(m.unplanned_step_bytes()) / 1e6 << " MB -> " << double(m.planned_step_bytes()) / 1e6
+              << " MB\n"
+              << std::setprecision(1);
+  }
   if (vm.count("no-peer")) return 0;
   PeerStep peer = torch_step(bs, steps);
   if (!peer.error.empty()) {

@@ -104,7 +104,9 @@ int cmd_info(const std::vector<std::string>& args) {
             << "version:     " << plugin->version() << "\n"
             << "ABI:         v" << api.abi_major << "." << api.abi_minor << " (host v" << TG_ABI_VERSION_MAJOR
             << "." << TG_ABI_VERSION_MINOR << ", table " << api.struct_size << " bytes)\n"
-            << "build:       " << plugin->build_info() << "\n";
+            << "build:       " << plugin->build_info() << "\n"
+            << "launch_batch: "
+            << (plugin->has(&tg_plugin_api::launch_batch) ? "yes" : "no (one launch per kernel)") << "\n";
   try {
     std::cout << "cache key:   " << plugin->cache_key() << "\n";
   } catch (const std::exception& e) {

@@ -1,7 +1,9 @@
 // `tg train mnist`: tinygrad's beautiful_mnist — the project's main job. Trains the conv net with
 // Adam on random batches, shows progress, reports test accuracy, saves/loads safetensors.
+#include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/tensor/datasets.hpp"
+#include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/nn.hpp"
 #include "kernel/tensor/optim.hpp"
 #include "kernel/tensor/state.hpp"
@@ -132,7 +134,10 @@ int cmd_train(const std::vector<std::string>& args) {
       "load", po::value<std::string>(), "start from a safetensors checkpoint")(
       "seed", po::value<uint64_t>()->default_value(1337), "random seed (weights, batches)")(
       "test-images", po::value<int64_t>()->default_value(-1),
-      "evaluate on the first N test images (default: all; for quick checks on slow devices)");
+      "evaluate on the first N test images (default: all; for quick checks on slow devices)")(
+      "jit", "run the training step through tg::TinyJit: step 1 warms up, step 2 captures its kernels, "
+             "later steps replay them (one launch_batch per step where the plugin has it); DEBUG=1 "
+             "prints the captured step's memory before and after the memory planner");
   po::positional_options_description pos;
   pos.add("dataset", 1);
   po::variables_map vm;
@@ -203,6 +208,16 @@ int cmd_train(const std::vector<std::string>& args) {
   for (auto& b : model.buffers()) trainable.push_back(b);
   optim::Adam opt(trainable, lr);
 
+  auto step_fn = [&](const std::vector<Tensor>& in) {
+    opt.zero_grad();
+    Tensor loss = nn::sparse_categorical_crossentropy(model(in[0]), in[1]);
+    loss.backward();
+    opt.step_and_realize({loss});
+    return std::vector<Tensor>{loss};
+  };
+  const bool use_jit = vm.count("jit") > 0;
+  TinyJit jit_step(step_fn);
+
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> pick(0, train.count - 1);
   const bool tty = isatty(STDOUT_FILENO);
@@ -213,10 +228,7 @@ int cmd_train(const std::vector<std::string>& args) {
       std::vector<int64_t> rows(static_cast<size_t>(bs));
       for (auto& r : rows) r = pick(rng);
       auto [x, y] = batch(train, rows, device);
-      opt.zero_grad();
-      Tensor loss = nn::sparse_categorical_crossentropy(model(x), y);
-      loss.backward();
-      opt.step_and_realize({loss});
+      Tensor loss = use_jit ? jit_step({x, y})[0] : step_fn({x, y})[0];
       loss_value = loss.item<float>();
     } catch (const std::bad_alloc&) {
       throw Error("out of memory in training step " + std::to_string(step) + " with --bs " +
@@ -233,6 +245,17 @@ int cmd_train(const std::vector<std::string>& args) {
     double total = std::chrono::duration<double>(Clock::now() - t0).count();
     std::cout << "trained " << steps << " steps in " << format_seconds(total) << " (" << std::fixed
               << std::setprecision(1) << total * 1000.0 / steps << " ms/step)\n";
+  }
+  if (use_jit && jit_step.captured()) {
+    const JitMemory& m = jit_step.memory();
+    std::cout << "jit: " << jit_step.kernel_count() << " kernels per step, " << jit_step.replays()
+              << " replayed steps ("
+              << (jit_step.uses_launch_batch() ? "launch_batch" : "one launch per kernel") << ")\n";
+    if (config().debug >= 1)
+      std::cout << "jit memory: intermediates " << m.intermediate_bytes << " B in " << m.intermediates
+                << " buffers -> " << m.planned_bytes << " B in " << m.groups << " shared buffers (live peak "
+                << m.peak_live_bytes << " B); step " << m.unplanned_step_bytes() << " B -> "
+                << m.planned_step_bytes() << " B\n";
   }
   double accuracy = test_accuracy(model, test, device);
   std::cout << "test accuracy: " << std::fixed << std::setprecision(2) << accuracy * 100.0 << "%\n";

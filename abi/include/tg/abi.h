@@ -26,6 +26,7 @@
  *       device, so a plugin needs no lock for per-device state.
  *     - Calls on different devices may run concurrently: state shared between a plugin's devices
  *       (globals, a driver context, a thread pool) is the plugin's to lock.
+ *       launch_batch (1.1) counts as one call on its device.
  *     - device_count, device_open, compile, compile_result_get/_destroy, compile_cache_key and the
  *       error functions take no device: they must be thread-safe, callable concurrently with
  *       anything. device_close comes after every other call on that device has returned.
@@ -47,7 +48,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1
-#define TG_ABI_VERSION_MINOR 0
+#define TG_ABI_VERSION_MINOR 1
 
 /* The entry symbol, spelled out so the host can look it up by name. */
 #define TG_PLUGIN_QUERY_SYMBOL "tg_plugin_query_v1"
@@ -314,6 +315,20 @@ typedef struct tg_launch_args {
                            fails with UNIMPLEMENTED and runs nothing */
 } tg_launch_args;
 
+/* Since 1.1: a command list, N launches on one device run in order by one call (a JIT replays a
+ * captured step this way; a GPU plugin may map it to a graph). Every launch is validated before
+ * any runs: one bad launch -> INVALID_ARGUMENT naming its index, nothing runs. Each launch's own
+ * elapsed_ns must be NULL; the list's total time goes to elapsed_ns (TG_FEATURE_TIMING rules as
+ * for launch). Launches are pointers, so tg_launch_args may keep growing within the major. */
+typedef struct tg_launch_batch_args {
+  size_t struct_size;
+  tg_device* device;                     /* every launch's program belongs to it */
+  const tg_launch_args* const* launches; /* launch_count pointers, none NULL */
+  uint32_t launch_count;                 /* 0 runs nothing */
+  uint32_t reserved0;
+  uint64_t* elapsed_ns; /* if not NULL: all launches complete before returning; total time */
+} tg_launch_batch_args;
+
 /* ------------------------------------------------------------------------------------------ */
 /* The function table                                                                          */
 /* ------------------------------------------------------------------------------------------ */
@@ -387,6 +402,11 @@ typedef struct tg_plugin_api {
   tg_error* (*launch)(const tg_launch_args* args);
   /* Waits for all work queued on the device. */
   tg_error* (*synchronize)(tg_device* device);
+
+  /* --- 1.1 --- */
+  /* Optional: runs args->launches in order (see tg_launch_batch_args). Absent (a 1.0 table, or
+   * NULL): the host calls launch once per kernel. */
+  tg_error* (*launch_batch)(const tg_launch_batch_args* args);
 } tg_plugin_api;
 
 /* The entry point. Returns the plugin's static function table, or NULL when the plugin cannot
@@ -418,7 +438,8 @@ TG_ABI_STATIC_ASSERT(sizeof(tg_compile_output) == 40, "tg_compile_output layout"
 TG_ABI_STATIC_ASSERT(sizeof(tg_buffer_arg) == 16, "tg_buffer_arg layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_scalar_arg) == 16, "tg_scalar_arg layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_launch_args) == 72, "tg_launch_args layout");
-TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 23 * sizeof(void*), "tg_plugin_api: append only");
+TG_ABI_STATIC_ASSERT(sizeof(tg_launch_batch_args) == 40, "tg_launch_batch_args layout");
+TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 24 * sizeof(void*), "tg_plugin_api: append only");
 #endif
 
 #ifdef __cplusplus

@@ -12,7 +12,8 @@
 //  - launch validation against the program's signature and the device limits before
 //    Device::launch (argument counts and dtypes, buffers of this device, offsets in range and
 //    aligned, local/global sizes, elapsed_ns only with TG_FEATURE_TIMING); a grid with a 0 runs
-//    nothing and never reaches the plugin.
+//    nothing and never reaches the plugin; the same for every launch of a launch_batch (1.1),
+//    all validated before any runs.
 // Threading follows abi.h: the host serializes calls per device; Plugin::device_count/open_device
 // and the Compiler must be thread-safe.
 #pragma once
@@ -89,6 +90,10 @@ public:
   virtual uint64_t launch(const Launch& launch) = 0;
   // Waits for queued work (devices without TG_FEATURE_ASYNC need not override it).
   virtual void synchronize() {}
+  // ABI 1.1 launch_batch: runs validated launches in order (empty grids already dropped); returns
+  // their total run time in ns when `timed`. Reached only when Plugin::provides_launch_batch();
+  // the default runs launch() for each.
+  virtual uint64_t launch_batch(std::span<const Launch> launches, bool timed);
 };
 
 struct CompileRequest {
@@ -132,6 +137,9 @@ public:
   // 0 <= index < device_count().
   virtual std::unique_ptr<Device> open_device(int32_t index) = 0;
   virtual Compiler& compiler() = 0;
+  // True puts launch_batch into the table (Device::launch_batch serves it); false (the default)
+  // leaves it NULL, and the host launches one kernel per call.
+  virtual bool provides_launch_batch() const { return false; }
 };
 
 // The plugin object behind a buffer handle, for white-box tests that load the plugin in process.
@@ -165,6 +173,7 @@ tg_error* program_load(PluginState&, tg_device*, const void*, size_t, tg_program
 void program_free(PluginState&, tg_program*);
 tg_error* launch(PluginState&, const tg_launch_args*);
 tg_error* synchronize(PluginState&, tg_device*);
+tg_error* launch_batch(PluginState&, const tg_launch_batch_args*);
 
 // The plugin's state, created once per plugin class P.
 template <class P> PluginState& state() {
@@ -203,6 +212,7 @@ struct Entries {
   decltype(tg_plugin_api::program_free) program_free;
   decltype(tg_plugin_api::launch) launch;
   decltype(tg_plugin_api::synchronize) synchronize;
+  decltype(tg_plugin_api::launch_batch) launch_batch; // set in the table only if the plugin provides it
 };
 tg_plugin_api make_api(const PluginState& state, const Entries& entries);
 
@@ -217,15 +227,26 @@ template <class P> const tg_plugin_api* plugin_api(const tg_host_info* host) noe
   if (!detail::host_is_compatible(host)) return nullptr;
   try {
     using namespace detail;
-    static const tg_plugin_api api = make_api(
-        state<P>(),
-        {&Bind<P, &device_count>::fn, &Bind<P, &device_open>::fn, &Bind<P, &device_close>::fn,
-         &Bind<P, &device_properties>::fn, &Bind<P, &device_attribute_count>::fn,
-         &Bind<P, &device_attribute>::fn, &Bind<P, &buffer_alloc>::fn, &Bind<P, &buffer_free>::fn,
-         &Bind<P, &buffer_copy_from_host>::fn, &Bind<P, &buffer_copy_to_host>::fn, &Bind<P, &buffer_copy>::fn,
-         &Bind<P, &compile>::fn, &Bind<P, &compile_result_get>::fn, &Bind<P, &compile_result_destroy>::fn,
-         &Bind<P, &compile_cache_key>::fn, &Bind<P, &program_load>::fn, &Bind<P, &program_free>::fn,
-         &Bind<P, &launch>::fn, &Bind<P, &synchronize>::fn});
+    static const tg_plugin_api api = make_api(state<P>(), {&Bind<P, &device_count>::fn,
+                                                           &Bind<P, &device_open>::fn,
+                                                           &Bind<P, &device_close>::fn,
+                                                           &Bind<P, &device_properties>::fn,
+                                                           &Bind<P, &device_attribute_count>::fn,
+                                                           &Bind<P, &device_attribute>::fn,
+                                                           &Bind<P, &buffer_alloc>::fn,
+                                                           &Bind<P, &buffer_free>::fn,
+                                                           &Bind<P, &buffer_copy_from_host>::fn,
+                                                           &Bind<P, &buffer_copy_to_host>::fn,
+                                                           &Bind<P, &buffer_copy>::fn,
+                                                           &Bind<P, &compile>::fn,
+                                                           &Bind<P, &compile_result_get>::fn,
+                                                           &Bind<P, &compile_result_destroy>::fn,
+                                                           &Bind<P, &compile_cache_key>::fn,
+                                                           &Bind<P, &program_load>::fn,
+                                                           &Bind<P, &program_free>::fn,
+                                                           &Bind<P, &launch>::fn,
+                                                           &Bind<P, &synchronize>::fn,
+                                                           &Bind<P, &launch_batch>::fn});
     return &api;
   } catch (...) {
     return nullptr;
