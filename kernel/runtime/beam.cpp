@@ -64,11 +64,21 @@ std::vector<std::byte> random_bytes(DType dt, int64_t count, std::mt19937& rng) 
     std::byte* p = out.data() + i * size;
     auto put = [&](auto v) { std::memcpy(p, &v, sizeof v); };
     switch (dt.scalar) {
-    case Scalar::Float32: put(real(rng)); break;
-    case Scalar::Float64: put(double(real(rng))); break;
-    case Scalar::Float16: put(sdk::float_to_half_bits(real(rng))); break;
-    case Scalar::BFloat16: put(sdk::float_to_bfloat16_bits(real(rng))); break;
-    case Scalar::Bool: put(uint8_t(small(rng) & 1)); break;
+    case Scalar::Float32:
+      put(real(rng));
+      break;
+    case Scalar::Float64:
+      put(double(real(rng)));
+      break;
+    case Scalar::Float16:
+      put(sdk::float_to_half_bits(real(rng)));
+      break;
+    case Scalar::BFloat16:
+      put(sdk::float_to_bfloat16_bits(real(rng)));
+      break;
+    case Scalar::Bool:
+      put(uint8_t(small(rng) & 1));
+      break;
     default: { // integers, little-endian: the low byte holds the value
       const auto v = uint64_t(small(rng));
       std::memcpy(p, &v, std::min(size, sizeof v));
@@ -84,11 +94,16 @@ double element(DType dt, const std::byte* p) {
     return v;
   };
   switch (dt.scalar) {
-  case Scalar::Float32: return get(float{});
-  case Scalar::Float64: return get(double{});
-  case Scalar::Float16: return sdk::half_bits_to_double(get(uint16_t{}));
-  case Scalar::BFloat16: return sdk::bfloat16_bits_to_double(get(uint16_t{}));
-  default: return 0;
+  case Scalar::Float32:
+    return get(float{});
+  case Scalar::Float64:
+    return get(double{});
+  case Scalar::Float16:
+    return sdk::half_bits_to_double(get(uint16_t{}));
+  case Scalar::BFloat16:
+    return sdk::bfloat16_bits_to_double(get(uint16_t{}));
+  default:
+    return 0;
   }
 }
 
@@ -105,7 +120,8 @@ std::string compare(DType dt, std::span<const std::byte> got, std::span<const st
   const double rtol = size == 2 ? 1e-2 : 1e-3;
   double scale = 0;
   for (size_t i = 0; i < n; ++i)
-    if (double w = std::fabs(element(dt, want.data() + i * size)); std::isfinite(w)) scale = std::max(scale, w);
+    if (double w = std::fabs(element(dt, want.data() + i * size)); std::isfinite(w))
+      scale = std::max(scale, w);
   for (size_t i = 0; i < n; ++i) {
     const double g = element(dt, got.data() + i * size), w = element(dt, want.data() + i * size);
     if (g == w || (std::isnan(g) && std::isnan(w))) continue;
@@ -178,7 +194,8 @@ public:
 private:
   // Sorted by time, the first `width` kept.
   void keep_best(std::vector<Candidate>& beam) const {
-    std::stable_sort(beam.begin(), beam.end(), [](const Candidate& a, const Candidate& b) { return a.ns < b.ns; });
+    std::stable_sort(beam.begin(), beam.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.ns < b.ns; });
     if (beam.size() > size_t(settings_.width)) beam.resize(size_t(settings_.width));
   }
 
@@ -186,14 +203,14 @@ private:
   // once for the reference output. False when that fails (no search: the heuristic stays).
   bool make_reference(std::span<const std::byte> noopt_ir) {
     std::mt19937 rng(12345);
-    for (const auto& b : item_.buffers) {
-      const int64_t count = std::max<int64_t>(1, buffer_arg(b).size());
-      initial_.push_back(random_bytes(b->dtype(), count, rng));
-      buffers_.push_back(device_->alloc(initial_.back().size()));
-      buffers_.back().copy_from_host(initial_.back());
-      args_.push_back({buffers_.back().raw(), 0});
-    }
     try {
+      for (const auto& b : item_.buffers) {
+        const int64_t count = std::max<int64_t>(1, buffer_arg(b).size());
+        initial_.push_back(random_bytes(b->dtype(), count, rng));
+        buffers_.push_back(device_->alloc(initial_.back().size()));
+        buffers_.back().copy_from_host(initial_.back());
+        args_.push_back({buffers_.back().raw(), 0});
+      }
       LowerOptions noopt = base_;
       noopt.optimize = false;
       noopt.opts.reset();
@@ -202,7 +219,7 @@ private:
       ref.program = compile_uncached(device_, noopt_ir, ref.lowered.compile_level);
       reference_ = output_of(ref);
       return true;
-    } catch (const std::exception&) {
+    } catch (const std::exception&) { // no memory for the scratch buffers, or no reference kernel
       return false;
     }
   }
@@ -328,8 +345,9 @@ private:
       for (size_t i = next++; i < cands.size() && Clock::now() < deadline; i = next++) {
         build(cands[i]);
         if (config().debug >= 4)
-          std::printf("beam:   built %s: state %d, lower %.0f ms, compile %.0f ms\n", to_string(cands[i].opts).c_str(),
-                      int(cands[i].state), cands[i].lower_ms, cands[i].compile_ms);
+          std::printf("beam:   built %s: state %d, lower %.0f ms, compile %.0f ms\n",
+                      to_string(cands[i].opts).c_str(), int(cands[i].state), cands[i].lower_ms,
+                      cands[i].compile_ms);
       }
     };
     const size_t n = std::min<size_t>(cands.size(), std::max(1u, std::thread::hardware_concurrency()));
@@ -382,8 +400,8 @@ std::vector<Opt> beam_actions(const KernelInfo& kernel, const DeviceLimits& devi
   return out;
 }
 
-BeamResult beam_search(const ScheduleItem& item, const std::shared_ptr<Device>& device, const LowerOptions& base,
-                       const BeamSettings& settings) {
+BeamResult beam_search(const ScheduleItem& item, const std::shared_ptr<Device>& device,
+                       const LowerOptions& base, const BeamSettings& settings) {
   const auto t0 = Clock::now();
   BeamResult result;
   const KernelInfo info = analyze_kernel(item);

@@ -36,7 +36,7 @@ struct BeamSettings {
 };
 
 struct BeamResult {
-  std::vector<Opt> opts;  // the winner (the heuristic's list when nothing could be timed)
+  std::vector<Opt> opts;   // the winner (the heuristic's list when nothing could be timed)
   bool from_cache = false; // read from the disk cache: no search ran
   double search_ms = 0;
   int rounds = 0;
@@ -53,8 +53,8 @@ struct BeamResult {
 
 // The optimization list for `item` on `device` (never the user's buffers: it allocates its own).
 // `base` is lower_options for the device. Throws only what analyze_kernel throws.
-BeamResult beam_search(const ScheduleItem& item, const std::shared_ptr<Device>& device, const LowerOptions& base,
-                       const BeamSettings& settings);
+BeamResult beam_search(const ScheduleItem& item, const std::shared_ptr<Device>& device,
+                       const LowerOptions& base, const BeamSettings& settings);
 
 // The single actions a round tries on one list, from the kernel's axes and the device's limits
 // (some are refused by lower_kernel in context: a split that does not divide, too many threads).

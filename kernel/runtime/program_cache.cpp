@@ -43,7 +43,8 @@ void write_cache_file(const fs::path& p, std::span<const std::byte> bytes) {
   fs::rename(tmp, p, ec);
 }
 
-Program compile_uncached(const std::shared_ptr<Device>& device, std::span<const std::byte> ir, uint32_t opt_level) {
+Program compile_uncached(const std::shared_ptr<Device>& device, std::span<const std::byte> ir,
+                         uint32_t opt_level) {
   const char* target = device->properties().arch;
   CompiledKernel k = device->plugin().compile(ir, 0, target, opt_level);
   return device->load(k.binary);

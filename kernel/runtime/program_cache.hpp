@@ -37,7 +37,8 @@ uint64_t program_compile_count();
 
 // Compiles and loads `ir` without caching it in memory or on disk (BEAM's candidates: most are
 // timed once and thrown away). Thread-safe like get_program.
-Program compile_uncached(const std::shared_ptr<Device>& device, std::span<const std::byte> ir, uint32_t opt_level);
+Program compile_uncached(const std::shared_ptr<Device>& device, std::span<const std::byte> ir,
+                         uint32_t opt_level);
 
 // The disk cache's files, for the other caches beside it (beam.cpp): a missing or unreadable file
 // reads as empty; a write goes through a temporary file and a rename, and a failure is no error.

@@ -102,8 +102,8 @@ std::vector<Opt> beam_opts(const ScheduleItem& item, const std::shared_ptr<Devic
       std::snprintf(line, sizeof line,
                     "beam: %s searched in %.0f ms%s: %d rounds, %d timed, dropped %d refused, %d duplicate, "
                     "%d failed, %d wrong; %.3f ms (heuristic %.3f ms): ",
-                    name.c_str(), r.search_ms, r.timed_out ? " (BEAM_TIMEOUT)" : "", r.rounds, r.timed, r.refused,
-                    r.duplicate, r.failed, r.wrong, r.best_ns / 1e6, r.heuristic_ns / 1e6);
+                    name.c_str(), r.search_ms, r.timed_out ? " (BEAM_TIMEOUT)" : "", r.rounds, r.timed,
+                    r.refused, r.duplicate, r.failed, r.wrong, r.best_ns / 1e6, r.heuristic_ns / 1e6);
       std::cout << line << to_string(r.opts) << "\n";
       if (!r.wrong_example.empty()) std::cout << "beam:   wrong, e.g. " << r.wrong_example << "\n";
     }

@@ -54,7 +54,9 @@ std::vector<float> random_values(size_t n, uint32_t seed) {
   return v;
 }
 
-Tensor input(const std::vector<float>& v, Dims shape) { return Tensor::from_vector(v, std::move(shape)).realize(); }
+Tensor input(const std::vector<float>& v, Dims shape) {
+  return Tensor::from_vector(v, std::move(shape)).realize();
+}
 
 // The same expression computed three ways: BEAM, NOOPT (fresh tensors each time: nothing cached).
 template <class F> std::pair<std::vector<float>, std::vector<float>> beam_and_noopt(F build, int width) {

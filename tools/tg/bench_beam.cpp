@@ -90,20 +90,20 @@ int bench_beam(const BeamBenchOptions& o) {
   const double timeout = o.timeout_s ? *o.timeout_s : config().beam_timeout_s;
   std::cout << "tg bench ops --beam " << o.width << ": device " << o.device << " ("
             << dev.device->properties().name << "), CPU " << cpu_model() << ", repeat " << o.repeat
-            << ", BEAM_TIMEOUT " << timeout << " s, cache " << (config().disk_cache ? config().cache_dir : "off")
-            << "\n"
+            << ", BEAM_TIMEOUT " << timeout << " s, cache "
+            << (config().disk_cache ? config().cache_dir : "off") << "\n"
             << std::flush;
 
   std::vector<Row> rows;
   for (int64_t n : {int64_t(1024), int64_t(2048)}) {
     Tensor a = random_tensor({n, n}, 1, o.device), b = random_tensor({n, n}, 2, o.device);
-    rows.push_back(make_row("matmul " + std::to_string(n) + " f32", "matmul" + std::to_string(n) + "_ms", "numpy",
-                            2.0 * double(n * n * n), [=] { return a.matmul(b); }));
+    rows.push_back(make_row("matmul " + std::to_string(n) + " f32", "matmul" + std::to_string(n) + "_ms",
+                            "numpy", 2.0 * double(n * n * n), [=] { return a.matmul(b); }));
   }
   {
     Tensor x = random_tensor({32, 32, 28, 28}, 6, o.device), w = random_tensor({64, 32, 3, 3}, 7, o.device);
-    rows.push_back(make_row("conv2d 32x32x28x28*64x32x3x3", "conv_ms", "torch", 2.0 * 32 * 64 * 26 * 26 * 32 * 9,
-                            [=] { return x.conv2d(w); }));
+    rows.push_back(make_row("conv2d 32x32x28x28*64x32x3x3", "conv_ms", "torch",
+                            2.0 * 32 * 64 * 26 * 26 * 32 * 9, [=] { return x.conv2d(w); }));
   }
 
   for (Row& r : rows) {
@@ -133,9 +133,9 @@ int bench_beam(const BeamBenchOptions& o) {
     if (p.error.empty()) r.peer_ms = p.num(r.peer_key);
   }
 
-  const std::vector<std::string> head = {"workload", "heuristic", "GFLOPS", "BEAM=" + std::to_string(o.width),
-                                         "GFLOPS",   "search",    "peer",   "GFLOPS",
-                                         "BEAM vs peer"};
+  const std::vector<std::string> head = {
+      "workload", "heuristic", "GFLOPS",      "BEAM=" + std::to_string(o.width), "GFLOPS", "search",
+      "peer",     "GFLOPS",    "BEAM vs peer"};
   std::vector<std::vector<std::string>> cells;
   for (const Row& r : rows) {
     const bool have = r.peer_ms && !std::isnan(r.beam_ms) && r.beam_ms > 0;
@@ -146,7 +146,8 @@ int bench_beam(const BeamBenchOptions& o) {
   }
   std::cout << "\n";
   print_table(std::cout, head, cells, {false, true, true, true, true, true, true, true, true});
-  std::cout << "\nBEAM vs peer = peer time / BEAM time (> 1: we are faster); wall times of realize + synchronize\n";
+  std::cout
+      << "\nBEAM vs peer = peer time / BEAM time (> 1: we are faster); wall times of realize + synchronize\n";
   for (const Row& r : rows) std::cout << "BEAM chose for " << r.name << ": " << r.opts << "\n";
   if (numpy_peer.error.empty())
     std::cout << "numpy " << numpy_peer.str("numpy_version") << ", BLAS loaded: " << numpy_peer.str("blas")

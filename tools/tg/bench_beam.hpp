@@ -9,8 +9,8 @@ namespace tg::cli {
 struct BeamBenchOptions {
   int width = 2;
   int repeat = 10;
-  std::string device;               // canonical name
-  std::optional<double> timeout_s;  // BEAM_TIMEOUT for the search (default: the environment's)
+  std::string device;                      // canonical name
+  std::optional<double> timeout_s;         // BEAM_TIMEOUT for the search (default: the environment's)
   std::string python = "/usr/bin/python3"; // runs tools/bench/peer_beam.py (numpy, torch)
   bool no_peer = false;
 };

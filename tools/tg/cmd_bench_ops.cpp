@@ -353,8 +353,9 @@ int bench_ops(const std::vector<std::string>& args) {
       "json", po::value<std::string>(), "also write the results to this file")(
       "beam", po::value<int>(),
       "instead: matmul 1024/2048 and conv2d with the heuristic and with BEAM=N against numpy (BLAS) and\n"
-      "PyTorch (oneDNN) run by --peer-python (default /usr/bin/python3); prints BEAM's choices and search time")(
-      "beam-timeout", po::value<double>(), "with --beam: BEAM_TIMEOUT seconds per kernel (default: $BEAM_TIMEOUT or 20)");
+      "PyTorch (oneDNN) run by --peer-python (default /usr/bin/python3); prints BEAM's choices and search "
+      "time")("beam-timeout", po::value<double>(),
+              "with --beam: BEAM_TIMEOUT seconds per kernel (default: $BEAM_TIMEOUT or 20)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
