@@ -22,7 +22,8 @@ namespace tg {
 
 // Test hooks (beam_test.cpp): a candidate that computes something else, a fixed timing.
 struct BeamHooks {
-  // Returns another kernel (same buffers) to compile for this candidate list, or nothing.
+  // Returns another kernel (same buffers) to compile for this candidate list, or nothing. Called
+  // from the compile threads (never for the reference kernel).
   std::function<std::optional<ScheduleItem>(const std::vector<Opt>&)> replace_item;
   // Returns the time (ns) to record for a candidate instead of the measured `ns`.
   std::function<double(const std::vector<Opt>&, double ns)> time;
