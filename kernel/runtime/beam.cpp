@@ -166,12 +166,13 @@ public:
     std::optional<Candidate> reference = make_reference(info, noopt_ir);
     if (!reference) return;
 
-    // the heuristic's list first: its time lets slower candidates stop after one run; [] itself is
-    // timed only where it is the reference (CPU-style devices: the looped reference stands for it)
+    // the heuristic's list first, always timed (BEAM keeps it unless something beats it): its time
+    // lets slower candidates stop after one run; [] itself is timed only where it is the reference
+    // (CPU-style devices: the looped reference stands for it)
     const bool time_empty = reference->opts.empty();
     std::vector<Candidate> beam = evaluate(time_empty ? std::vector<std::vector<Opt>>{default_opts, {}}
                                                       : std::vector<std::vector<Opt>>{default_opts},
-                                           deadline);
+                                           Clock::time_point::max()); // whatever the bound
     for (const auto& c : beam)
       if (c.opts == default_opts) result_.heuristic_ns = c.ns;
     if (!time_empty) beam.push_back(std::move(*reference));
