@@ -175,7 +175,12 @@ public:
                                            Clock::time_point::max()); // whatever the bound
     for (const auto& c : beam)
       if (c.opts == default_opts) result_.heuristic_ns = c.ns;
-    if (!time_empty) beam.push_back(std::move(*reference));
+    // the reference joins unless a timed candidate is the same kernel (the heuristic's list can be)
+    seen_lists_.insert(to_string(reference->opts));
+    if (!time_empty &&
+        seen_kernels_.emplace(reinterpret_cast<const char*>(reference->ir.data()), reference->ir.size())
+            .second)
+      beam.push_back(std::move(*reference));
     bool first_round = true;
     const std::vector<Opt> actions = beam_actions(info, base_);
     while (!beam.empty() && Clock::now() < deadline) {
@@ -261,8 +266,6 @@ private:
       reference_ = output_of(ref);
       ref.ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count(); // with the copies
       if (settings_.hooks && settings_.hooks->time) ref.ns = settings_.hooks->time(ref.opts, ref.ns);
-      seen_lists_.insert(to_string(ref.opts));
-      seen_kernels_.emplace(reinterpret_cast<const char*>(ref.ir.data()), ref.ir.size());
       ref.program = Program{};
       return ref;
     } catch (const std::exception&) { // no memory for the scratch buffers, or no reference kernel

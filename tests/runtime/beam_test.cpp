@@ -41,7 +41,7 @@ BOOST_TEST_GLOBAL_FIXTURE(FreshCache);
 
 // Sets BEAM for one test case (a short bound: these kernels are small) and turns it off after.
 struct BeamOn {
-  explicit BeamOn(int width) { set_beam(width, 1.5); }
+  explicit BeamOn(int width) { set_beam(width, 0.5); }
   ~BeamOn() {
     set_beam(0);
     set_noopt(false);
@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(cache_round_trip_reuses_the_stored_list) {
   BOOST_TEST(first == again, boost::test_tools::per_element());
 
   // another beam width is another entry
-  set_beam(1, 1.5);
+  set_beam(1, 0.5);
   input(a, {M, K}).matmul(input(b, {K, N})).realize();
   BOOST_TEST(beam_search_count() == searches + 2);
 }
