@@ -1,5 +1,6 @@
 #include "kernel/runtime/config.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -21,6 +22,11 @@ Config& mutable_config() {
     Config out;
     out.debug = env_int("DEBUG", 0);
     out.noopt = env_int("NOOPT", 0) != 0;
+    out.beam = std::max(0, env_int("BEAM", 0));
+    if (const char* t = std::getenv("BEAM_TIMEOUT"); t && *t) try {
+        out.beam_timeout_s = std::max(0.0, std::stod(t));
+      } catch (...) { // a malformed value keeps the default, like the other settings
+      }
     out.disk_cache = env_int("DISABLE_COMPILER_CACHE", 0) == 0;
     if (const char* dir = std::getenv("TG_CACHE_DIR"); dir && *dir)
       out.cache_dir = dir;
@@ -39,5 +45,9 @@ Config& mutable_config() {
 const Config& config() { return mutable_config(); }
 void set_debug_level(int level) { mutable_config().debug = level; }
 void set_noopt(bool noopt) { mutable_config().noopt = noopt; }
+void set_beam(int width, double timeout_s) {
+  mutable_config().beam = std::max(0, width);
+  mutable_config().beam_timeout_s = std::max(0.0, timeout_s);
+}
 
 } // namespace tg

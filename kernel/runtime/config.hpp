@@ -1,5 +1,7 @@
 // Settings read from the environment once, with tinygrad's names and meanings:
-// DEBUG=1..4, NOOPT=1, TG_CACHE_DIR (default ~/.cache/tinygrad.cpp), DISABLE_COMPILER_CACHE=1.
+// DEBUG=1..4, NOOPT=1, TG_CACHE_DIR (default ~/.cache/tinygrad.cpp), DISABLE_COMPILER_CACHE=1,
+// BEAM=N (search each kernel's optimizations, beam width N; kernel/runtime/beam.hpp) and
+// BEAM_TIMEOUT=seconds (the search's bound per kernel, default 20).
 #pragma once
 
 #include <string>
@@ -9,6 +11,8 @@ namespace tg {
 struct Config {
   int debug = 0;
   bool noopt = false;
+  int beam = 0;               // 0: the heuristic's optimizations
+  double beam_timeout_s = 20; // per kernel
   bool disk_cache = true;
   std::string cache_dir;
 };
@@ -18,5 +22,6 @@ const Config& config();
 // Tests and tools may override the environment for this process (not thread-safe with realize).
 void set_debug_level(int level);
 void set_noopt(bool noopt);
+void set_beam(int width, double timeout_s = 20);
 
 } // namespace tg

@@ -20,10 +20,8 @@ namespace fs = std::filesystem;
 
 std::string hash_hex(std::span<const std::byte> bytes) { return sdk::hex64(sdk::fnv1a64(bytes)); }
 
-namespace {
-
 // A missing or unreadable cache file is a cache miss, not an error.
-std::vector<std::byte> read_file(const fs::path& p) {
+std::vector<std::byte> read_cache_file(const fs::path& p) {
   try {
     return sdk::read_file(p);
   } catch (const sdk::FileError&) {
@@ -32,7 +30,7 @@ std::vector<std::byte> read_file(const fs::path& p) {
 }
 
 // Writes via a temporary file and rename, so a concurrent reader never sees half a blob.
-void write_file(const fs::path& p, std::span<const std::byte> bytes) {
+void write_cache_file(const fs::path& p, std::span<const std::byte> bytes) {
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
   fs::path tmp = p;
@@ -45,7 +43,12 @@ void write_file(const fs::path& p, std::span<const std::byte> bytes) {
   fs::rename(tmp, p, ec);
 }
 
-} // namespace
+Program compile_uncached(const std::shared_ptr<Device>& device, std::span<const std::byte> ir,
+                         uint32_t opt_level) {
+  const char* target = device->properties().arch;
+  CompiledKernel k = device->plugin().compile(ir, 0, target, opt_level);
+  return device->load(k.binary);
+}
 
 namespace {
 
@@ -85,7 +88,7 @@ std::shared_ptr<CachedProgram> build_program(const std::shared_ptr<Device>& devi
   auto cached = std::make_shared<CachedProgram>();
   auto t0 = std::chrono::steady_clock::now();
   if (config().disk_cache && !want_source) {
-    auto blob = read_file(disk_path);
+    auto blob = read_cache_file(disk_path);
     if (!blob.empty()) {
       try {
         cached->program = device->load(blob);
@@ -100,7 +103,7 @@ std::shared_ptr<CachedProgram> build_program(const std::shared_ptr<Device>& devi
     CompiledKernel k = plugin.compile(ir, want_source ? TG_COMPILE_WANT_SOURCE : 0, target, opt_level);
     cached->source = k.source;
     cached->program = device->load(k.binary); // Device serializes calls on one device (docs/abi.md)
-    if (config().disk_cache) write_file(disk_path, k.binary);
+    if (config().disk_cache) write_cache_file(disk_path, k.binary);
   }
   cached->compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

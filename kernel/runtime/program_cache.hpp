@@ -6,6 +6,7 @@
 #include "kernel/runtime/device.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -33,6 +34,16 @@ void forget_programs(const Device& device);
 
 // How many times get_program has called a plugin's compile in this process (for tests).
 uint64_t program_compile_count();
+
+// Compiles and loads `ir` without caching it in memory or on disk (BEAM's candidates: most are
+// timed once and thrown away). Thread-safe like get_program.
+Program compile_uncached(const std::shared_ptr<Device>& device, std::span<const std::byte> ir,
+                         uint32_t opt_level);
+
+// The disk cache's files, for the other caches beside it (beam.cpp): a missing or unreadable file
+// reads as empty; a write goes through a temporary file and a rename, and a failure is no error.
+std::vector<std::byte> read_cache_file(const std::filesystem::path& p);
+void write_cache_file(const std::filesystem::path& p, std::span<const std::byte> bytes);
 
 // FNV-1a 64 of bytes, as 16 hex digits.
 std::string hash_hex(std::span<const std::byte> bytes);

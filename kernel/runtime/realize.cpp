@@ -1,5 +1,6 @@
 #include "kernel/runtime/realize.hpp"
 
+#include "kernel/runtime/beam.hpp"
 #include "kernel/runtime/capture.hpp"
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
@@ -86,6 +87,32 @@ std::string gflops(double ops, double ms) {
   return buf;
 }
 
+// BEAM=N: the searched (or cached) list for this kernel, said at DEBUG>=2.
+std::vector<Opt> beam_opts(const ScheduleItem& item, const std::shared_ptr<Device>& device,
+                           const LowerOptions& options, int width) {
+  BeamSettings settings;
+  settings.width = width;
+  settings.timeout_s = config().beam_timeout_s;
+  BeamResult r = beam_search(item, device, options, settings);
+  if (config().debug >= 2) {
+    std::string name = "kernel";
+    for (auto d : item.shape) name += "_" + std::to_string(d);
+    if (r.from_cache)
+      std::cout << "beam: " << name << " from the BEAM cache: " << to_string(r.opts) << "\n";
+    else {
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "beam: %s searched in %.0f ms%s: %d rounds, %d timed, dropped %d refused, %d duplicate, "
+                    "%d failed, %d wrong; %.3f ms (heuristic %.3f ms): ",
+                    name.c_str(), r.search_ms, r.timed_out ? " (BEAM_TIMEOUT)" : "", r.rounds, r.timed,
+                    r.refused, r.duplicate, r.failed, r.wrong, r.best_ns / 1e6, r.heuristic_ns / 1e6);
+      std::cout << line << to_string(r.opts) << "\n";
+      if (!r.wrong_example.empty()) std::cout << "beam:   wrong, e.g. " << r.wrong_example << "\n";
+    }
+  }
+  return r.opts;
+}
+
 } // namespace
 
 LowerOptions kernel_options(const Device& device, bool optimize) {
@@ -111,7 +138,9 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   KernelCache& kernels = kernel_cache();
   const std::string device_name = buffer_arg(item.buffers[0]).device();
   OpenDevice dev = open_device(device_name);
-  const std::string cache_name = device_name + (config().noopt ? "|NOOPT" : ""); // options change the kernel
+  const int beam = config().noopt ? 0 : config().beam;
+  const std::string cache_name = device_name + (config().noopt ? "|NOOPT" : "") +
+                                 (beam ? "|BEAM=" + std::to_string(beam) : ""); // options change the kernel
   UOpRef key = normalized_ast(item);
   const bool want_source = config().debug >= 3;
   {
@@ -121,6 +150,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
       return it->second.kernel;
   }
   LowerOptions options = kernel_options(*dev.device, !config().noopt);
+  if (beam) options.opts = beam_opts(item, dev.device, options, beam);
   auto kernel = std::make_shared<PreparedKernel>();
   kernel->lowered = lower_kernel(item, options);
   if (config().debug >= 4)

@@ -8,6 +8,7 @@
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/realize.hpp"
 #include "kernel/tensor/tensor.hpp"
+#include "tools/tg/bench_beam.hpp"
 #include "tools/tg/bench_util.hpp"
 #include "tools/tg/commands.hpp"
 
@@ -349,7 +350,12 @@ int bench_ops(const std::vector<std::string>& args) {
       "python interpreter that can import tinygrad (default: python3, then /usr/bin/python3)")(
       "peer-device", po::value<std::string>()->default_value(""),
       "tinygrad device for the peer (default: CPU for --device CPU, else CL)")(
-      "json", po::value<std::string>(), "also write the results to this file");
+      "json", po::value<std::string>(), "also write the results to this file")(
+      "beam", po::value<int>(),
+      "instead: matmul 1024/2048 and conv2d with the heuristic and with BEAM=N against numpy (BLAS) and\n"
+      "PyTorch (oneDNN) run by --peer-python (default /usr/bin/python3); prints BEAM's choices and search "
+      "time")("beam-timeout", po::value<double>(),
+              "with --beam: BEAM_TIMEOUT seconds per kernel (default: $BEAM_TIMEOUT or 20)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -375,6 +381,20 @@ int bench_ops(const std::vector<std::string>& args) {
   const bool small = vm.count("small") > 0;
   std::string device = vm["device"].as<std::string>();
   device = device.empty() ? default_device() : parse_device_name(device).canonical();
+  if (vm.count("beam")) {
+    BeamBenchOptions b;
+    b.width = vm["beam"].as<int>();
+    if (b.width < 1) {
+      std::cerr << "tg bench ops: --beam must be >= 1, got " << b.width << "\n";
+      return 2;
+    }
+    b.repeat = repeat;
+    b.device = device;
+    if (vm.count("beam-timeout")) b.timeout_s = vm["beam-timeout"].as<double>();
+    if (!vm["peer-python"].as<std::string>().empty()) b.python = vm["peer-python"].as<std::string>();
+    b.no_peer = vm.count("no-peer") > 0;
+    return bench_beam(b);
+  }
   OpenDevice dev;
   try {
     dev = open_device(device);

@@ -9,7 +9,7 @@ using Ref = KernelBuilder::Ref;
 namespace {
 
 // out[i] = x[i] + y[i], one work group per element.
-KernelBuilder add_kernel() {
+KernelBuilder add_per_group_kernel() {
   KernelBuilder k("add");
   Ref out = k.global(0, TG_DTYPE_FLOAT32), x = k.global(1, TG_DTYPE_FLOAT32),
       y = k.global(2, TG_DTYPE_FLOAT32);
@@ -48,7 +48,7 @@ BOOST_AUTO_TEST_CASE(runs_in_order_and_validates_all_first) {
   BOOST_REQUIRE(api().struct_size >= offsetof(tg_plugin_api, launch_batch) + sizeof(void*));
   BOOST_REQUIRE(api().launch_batch != nullptr);
   Device device;
-  auto k = add_kernel();
+  auto k = add_per_group_kernel();
   Program add(device, k);
   const uint32_t n = 5;
   std::vector<float> a{1, 2, 3, 4, 5}, b{10, 20, 30, 40, 50};
