@@ -65,7 +65,7 @@ struct Result {
   double wall_ms = std::nan("");
   std::optional<double> kernel_ms; // the device's own timing, when it has TG_FEATURE_TIMING
   std::optional<double> peer_ms;
-  std::string check = "-"; // against the CPU: "ok" or "WRONG ..."
+  std::string check = "-"; // against the CPU: "ok" or "WRONG ..."; "REFUSED": the device cannot run it
   std::string note;
 };
 
@@ -276,7 +276,8 @@ void print_results(const std::vector<Workload>& ws, const std::vector<Result>& r
     if (!rs[i].note.empty()) std::cout << "note: " << ws[i].name << ": " << rs[i].note << "\n";
   // The heuristic against NOOPT on the same reduction: > 1 means the optimizations help.
   for (size_t i = 0; i + 1 < ws.size(); ++i)
-    if (!ws[i].noopt && ws[i + 1].noopt && ws[i + 1].id == ws[i].id + "_noopt")
+    if (!ws[i].noopt && ws[i + 1].noopt && ws[i + 1].id == ws[i].id + "_noopt" &&
+        !std::isnan(rs[i].wall_ms) && !std::isnan(rs[i + 1].wall_ms))
       std::cout << ws[i].id << ": heuristic is " << fixed(rs[i + 1].wall_ms / rs[i].wall_ms, 2)
                 << "x the speed of NOOPT (wall)"
                 << (rs[i].kernel_ms && rs[i + 1].kernel_ms
@@ -409,14 +410,24 @@ int bench_ops(const std::vector<std::string>& args) {
 
   std::vector<Workload> ws = workloads(small ? kSmall : kLarge, device);
   std::vector<Result> rs;
+  const bool noopt_before = config().noopt;
   for (const auto& w : ws) {
     std::cerr << "  running " << w.name << "...\n";
-    rs.push_back(measure(w, *dev.device, repeat));
+    try {
+      rs.push_back(measure(w, *dev.device, repeat));
+    } catch (const OptError& e) { // a kernel the device cannot run (e.g. over its loop limit)
+      use_noopt(noopt_before);
+      Result r;
+      r.check = "REFUSED";
+      r.note = e.what();
+      rs.push_back(r);
+    }
   }
   if (parse_device_name(device).plugin != "cpu" && !vm.count("no-check")) {
     std::cerr << "  checking the results against the CPU...\n";
     std::vector<Workload> on_cpu = workloads(small ? kSmall : kLarge, "CPU");
-    for (size_t i = 0; i < ws.size(); ++i) rs[i].check = check_against_cpu(ws[i], on_cpu[i]);
+    for (size_t i = 0; i < ws.size(); ++i)
+      if (rs[i].check != "REFUSED") rs[i].check = check_against_cpu(ws[i], on_cpu[i]);
   }
 
   Peer peer;
