@@ -90,13 +90,7 @@ int bench_train(const std::vector<std::string>& args) {
   optim::Adam opt(trainable, 1e-3);
   Tensor x = Tensor::rand({bs, 1, 28, 28}).realize();
   Tensor y = Tensor::randint({bs}, 0, 10).realize();
-  auto step_fn = [&](const std::vector<Tensor>& in) {
-    opt.zero_grad();
-    Tensor loss = nn::sparse_categorical_crossentropy(model(in[0]), in[1]);
-    loss.backward();
-    opt.step_and_realize({loss});
-    return std::vector<Tensor>{loss};
-  };
+  auto step_fn = mnist_step(model, opt);
   const bool use_jit = vm.count("jit") > 0;
   TinyJit jit_step(step_fn);
   jit_step.measure_kernels(true);

@@ -208,13 +208,7 @@ int cmd_train(const std::vector<std::string>& args) {
   for (auto& b : model.buffers()) trainable.push_back(b);
   optim::Adam opt(trainable, lr);
 
-  auto step_fn = [&](const std::vector<Tensor>& in) {
-    opt.zero_grad();
-    Tensor loss = nn::sparse_categorical_crossentropy(model(in[0]), in[1]);
-    loss.backward();
-    opt.step_and_realize({loss});
-    return std::vector<Tensor>{loss};
-  };
+  auto step_fn = mnist_step(model, opt);
   const bool use_jit = vm.count("jit") > 0;
   TinyJit jit_step(step_fn);
 

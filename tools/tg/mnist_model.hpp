@@ -2,6 +2,9 @@
 #pragma once
 
 #include "kernel/tensor/nn.hpp"
+#include "kernel/tensor/optim.hpp"
+
+#include <vector>
 
 namespace tg::cli {
 
@@ -26,5 +29,17 @@ struct MnistNet : nn::Module {
     return fc(h.flatten(1));
   }
 };
+
+// One training step, in the form tg::TinyJit takes: inputs {images, labels} -> {loss}, with Adam
+// stepped and the new weights realized.
+inline auto mnist_step(MnistNet& model, optim::Adam& opt) {
+  return [&model, &opt](const std::vector<Tensor>& in) {
+    opt.zero_grad();
+    Tensor loss = nn::sparse_categorical_crossentropy(model(in[0]), in[1]);
+    loss.backward();
+    opt.step_and_realize({loss});
+    return std::vector<Tensor>{loss};
+  };
+}
 
 } // namespace tg::cli
