@@ -10,19 +10,8 @@ Usable on its own: python3 tools/bench/peer_beam.py --part numpy --repeat 10
 import argparse
 import json
 import os
-import statistics
-import time
 
-
-def median_ms(fn, repeat, warmup=2):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+from peer_timing import median_ms
 
 
 def loaded_blas():

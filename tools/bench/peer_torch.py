@@ -14,16 +14,7 @@ import subprocess
 import sys
 import time
 
-
-def median_ms(fn, repeat, warmup=2):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+from peer_timing import median_ms
 
 
 COLD_CHILD = r"""

@@ -47,6 +47,18 @@ struct Reference {
   ~Reference() { vkDestroyInstance(instance, nullptr); }
 };
 
+// The device's attribute `key` through the ABI, "" when it declares none.
+std::string attribute(Device& device, const std::string& key) {
+  int32_t count = 0;
+  check(api().device_attribute_count(device.get(), &count), "device_attribute_count");
+  for (int32_t i = 0; i < count; ++i) {
+    const char *k = nullptr, *value = nullptr;
+    check(api().device_attribute(device.get(), i, &k, &value), "device_attribute");
+    if (key == k) return value;
+  }
+  return "";
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(every_compute_device_is_vulkan_n_in_loader_order) {
@@ -110,14 +122,7 @@ BOOST_AUTO_TEST_CASE(validation_layer_is_on_when_asked_and_installed) {
   for (const auto& l : layers)
     installed = installed || std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0;
   Device device;
-  int32_t count = 0;
-  check(api().device_attribute_count(device.get(), &count), "device_attribute_count");
-  std::string state;
-  for (int32_t i = 0; i < count; ++i) {
-    const char *key = nullptr, *value = nullptr;
-    check(api().device_attribute(device.get(), i, &key, &value), "device_attribute");
-    if (std::string(key) == "validation_layer") state = value;
-  }
+  const std::string state = attribute(device, "validation_layer");
   const bool expected = asked && std::string(asked) == "1" && installed;
   BOOST_TEST(state == (expected ? "on" : "off"));
   if (!expected)
@@ -130,14 +135,7 @@ BOOST_AUTO_TEST_CASE(llvmpipe_declares_its_loop_limit) {
   Reference ref;
   for (size_t n = 0; n < ref.devices.size(); ++n) {
     Device device(static_cast<int>(n));
-    int32_t count = 0;
-    check(api().device_attribute_count(device.get(), &count), "device_attribute_count");
-    std::string limit;
-    for (int32_t i = 0; i < count; ++i) {
-      const char *key = nullptr, *value = nullptr;
-      check(api().device_attribute(device.get(), i, &key, &value), "device_attribute");
-      if (std::string(key) == "max_loop_iterations") limit = value;
-    }
+    const std::string limit = attribute(device, "max_loop_iterations");
     const std::string name = ref.devices[n].deviceName;
     BOOST_TEST_CONTEXT(name) { BOOST_TEST(limit == (name.starts_with("llvmpipe") ? "65535" : "")); }
   }
