@@ -216,10 +216,10 @@ double run_schedule(const Schedule& schedule) {
     auto t0 = std::chrono::steady_clock::now();
     auto elapsed = kernel->program->program.launch(dims, args, {}, measure);
     if (CaptureScope* capture = CaptureScope::active()) { // the JIT records what ran
-      CapturedLaunch record{kernel, {}, dims, buffer_arg(item.buffers[0]).device()};
+      std::vector<std::shared_ptr<DeviceStorage>> storages;
       for (const auto& b : item.buffers)
-        record.buffers.push_back(std::static_pointer_cast<DeviceStorage>(buffer_arg(b).storage()));
-      capture->record(std::move(record));
+        storages.push_back(std::static_pointer_cast<DeviceStorage>(buffer_arg(b).storage()));
+      capture->record(kernel, storages, dims, buffer_arg(item.buffers[0]).device());
     }
     double ms =
         elapsed ? double(*elapsed) / 1e6

@@ -74,7 +74,11 @@ public:
     return o;
   }
 
+  // Set on a thread while a detail::TransientAutograd lives there: the views noted, to forget.
+  static inline thread_local std::vector<std::weak_ptr<const UOp>>* noted_here = nullptr;
+
   void note(const UOpRef& expr, const UOpRef& view) {
+    if (noted_here) noted_here->push_back(view);
     LeafNodes current = current_leaves();
     std::lock_guard lock(mutex_);
     purge(current);
@@ -107,6 +111,14 @@ public:
     LeafNodes current = current_leaves();
     std::lock_guard lock(mutex_);
     purge(current);
+  }
+
+  // Drops the entries of these views (those still recorded for them).
+  void forget(const std::vector<std::weak_ptr<const UOp>>& views) {
+    std::lock_guard lock(mutex_);
+    for (const auto& w : views)
+      if (auto view = w.lock())
+        if (find(view)) map_.erase(view.get());
   }
 
 private:
@@ -495,6 +507,24 @@ void Tensor::backward(std::optional<Tensor> seed) const {
 }
 
 void detail::purge_realized_origins() { GradOrigins::instance().purge(); }
+
+detail::TransientAutograd::TransientAutograd() : outer_(GradOrigins::noted_here) {
+  for (const auto& s : GradRegistry::instance().live()) grads_before_.push_back({s, s->grad});
+  GradOrigins::noted_here = &noted_;
+}
+
+detail::TransientAutograd::~TransientAutograd() {
+  GradOrigins::noted_here = outer_;
+  for (const auto& s : GradRegistry::instance().live()) {
+    auto before = std::find_if(grads_before_.begin(), grads_before_.end(),
+                               [&](const auto& b) { return b.first.lock() == s; });
+    const bool same = before != grads_before_.end() && !before->second.owner_before(s->grad) &&
+                      !std::weak_ptr<Tensor>(s->grad).owner_before(before->second);
+    if (s->grad && !same) s->grad.reset();
+  }
+  GradOrigins::instance().forget(noted_);
+  if (outer_) outer_->insert(outer_->end(), noted_.begin(), noted_.end());
+}
 
 void detail::note_realized(const UOpRef& expr, const UOpRef& view) {
   GradOrigins::instance().note(expr, view);

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -107,7 +109,11 @@ struct TinyJit::Captured {
   std::vector<std::shared_ptr<PreparedKernel>> kernels; // keep the programs loaded
   std::vector<std::shared_ptr<DeviceStorage>> frozen;   // constants the kernels read
   std::vector<std::shared_ptr<DeviceStorage>> groups;   // the planner's allocations
-  std::vector<std::vector<tg_buffer_arg>> args;         // per launch
+  struct PlannedArg {
+    size_t launch, arg, intermediate;
+  };
+  std::vector<PlannedArg> planned;              // the arguments that take a group's buffer
+  std::vector<std::vector<tg_buffer_arg>> args; // per launch
   std::vector<tg_launch_args> launches;
   std::vector<const tg_launch_args*> launch_list;
   std::vector<Slot> slots;
@@ -176,6 +182,7 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   {
     CaptureScope recording;
     AssignScope assigns;
+    detail::TransientAutograd transient; // see realized.hpp
     outs = fn_(in);
     std::vector<Tensor*> targets;
     for (auto& t : outs) targets.push_back(&t);
@@ -202,15 +209,18 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
 
   // Which storage is bound per call (a slot), which the kernels write (intermediates unless bound),
   // and the rest: frozen constants.
-  std::unordered_map<DeviceStorage*, size_t> slot_of;
-  auto add_slot = [&](DeviceStorage* s, Slot slot) {
+  // Buffers are named by their owner (control block): an intermediate freed during the capture
+  // may leave its address to a later, different buffer.
+  using Id = std::weak_ptr<DeviceStorage>;
+  std::map<Id, size_t, std::owner_less<>> slot_of;
+  auto add_slot = [&](const Id& s, Slot slot) {
     auto [it, fresh] = slot_of.emplace(s, cap->slots.size());
     if (fresh) cap->slots.push_back(slot);
     return it->second;
   };
-  for (size_t i = 0; i < in.size(); ++i) add_slot(stored(in[i]).get(), {Slot::Input, i, 0});
-  std::unordered_set<const DeviceStorage*> written;
-  for (const auto& l : launches) written.insert(l.buffers[0].get());
+  for (size_t i = 0; i < in.size(); ++i) add_slot(stored(in[i]), {Slot::Input, i, 0});
+  std::set<Id, std::owner_less<>> written;
+  for (const auto& l : launches) written.insert(l.buffers[0].ref);
   for (size_t j = 0; j < assigned.size(); ++j) {
     const Tensor& t = assigned[j].tensor;
     if (!assigned[j].before)
@@ -218,60 +228,46 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
                      " is assigned in the function but was not a stored buffer before "
                      "the captured call (realize it first; the warm-up call usually does)");
     Captured::State st{t};
-    st.before = add_slot(assigned[j].before.get(), {Slot::StateBefore, j, 0});
+    st.before = add_slot(assigned[j].before, {Slot::StateBefore, j, 0});
     cap->state.push_back(st);
   }
   auto fresh_slot = [&](const Tensor& t, const std::string& what) {
     auto s = stored(t);
-    if (!written.count(s.get()))
+    if (!written.count(s))
       throw JitError("TinyJit: " + what + " " + t.str() +
                      " was not computed by the function's kernels "
                      "(a replay could not produce it)");
-    return add_slot(s.get(), {Slot::Fresh, 0, s->buffer().size()});
+    return add_slot(s, {Slot::Fresh, 0, s->buffer().size()});
   };
   for (auto& st : cap->state) st.after = fresh_slot(st.tensor, "assigned tensor");
   for (const auto& t : outs) cap->outputs.push_back({fresh_slot(t, "output"), t.shape(), t.dtype()});
 
   // Arguments; intermediates get their lifetimes for the planner.
-  std::unordered_map<const DeviceStorage*, size_t> intermediate_of;
-  std::vector<const DeviceStorage*> intermediates;
-  std::unordered_set<const DeviceStorage*> frozen_seen;
+  std::map<Id, size_t, std::owner_less<>> intermediate_of;
+  std::set<Id, std::owner_less<>> frozen_seen;
+  std::vector<Captured::PlannedArg> planned;
   cap->args.resize(launches.size());
   for (size_t l = 0; l < launches.size(); ++l)
     for (size_t a = 0; a < launches[l].buffers.size(); ++a) {
-      const auto& s = launches[l].buffers[a];
-      if (auto it = slot_of.find(s.get()); it != slot_of.end()) {
+      const CapturedBuffer& b = launches[l].buffers[a];
+      if (auto it = slot_of.find(b.ref); it != slot_of.end()) {
         cap->patches.push_back({l, a, it->second});
         cap->args[l].push_back({nullptr, 0});
-      } else if (written.count(s.get())) {
-        auto [it2, fresh] = intermediate_of.emplace(s.get(), intermediates.size());
-        if (fresh) {
-          intermediates.push_back(s.get());
-          cap->lifetimes.push_back({l, l, s->buffer().size()});
-        }
+      } else if (written.count(b.ref)) {
+        auto [it2, fresh] = intermediate_of.emplace(b.ref, cap->lifetimes.size());
+        if (fresh) cap->lifetimes.push_back({l, l, b.bytes});
         cap->lifetimes[it2->second].last = l;
+        planned.push_back({l, a, it2->second});
         cap->args[l].push_back({nullptr, 0}); // the group's buffer, below
       } else {
-        if (frozen_seen.insert(s.get()).second) cap->frozen.push_back(s);
-        cap->args[l].push_back({s->buffer().raw(), 0});
+        // Read and never written by the step: held by the recording since it was first read.
+        if (!b.held) throw JitError("TinyJit: internal error: a constant buffer of the capture was not held");
+        if (frozen_seen.insert(b.ref).second) cap->frozen.push_back(b.held);
+        cap->args[l].push_back({b.held->buffer().raw(), 0});
       }
     }
   cap->plan = plan_memory(cap->lifetimes);
-  // The recorded intermediates go back to the allocator first (unless the graph still holds
-  // them), so the groups, sized like some of them, can reuse their memory.
-  struct PlannedArg {
-    size_t launch, arg, intermediate;
-  };
-  std::vector<PlannedArg> planned;
-  for (size_t l = 0; l < launches.size(); ++l)
-    for (size_t a = 0; a < launches[l].buffers.size(); ++a)
-      if (auto it = intermediate_of.find(launches[l].buffers[a].get()); it != intermediate_of.end()) {
-        planned.push_back({l, a, it->second});
-        launches[l].buffers[a].reset();
-      }
-  for (uint64_t bytes : cap->plan.group_bytes) cap->groups.push_back(cap->allocator->alloc(bytes));
-  for (const auto& p : planned)
-    cap->args[p.launch][p.arg].buffer = cap->groups[cap->plan.group_of[p.intermediate]]->buffer().raw();
+  cap->planned = std::move(planned); // the groups are allocated by the first replay
 
   cap->launches.resize(launches.size());
   for (size_t l = 0; l < launches.size(); ++l) {
@@ -292,9 +288,10 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   m.intermediate_bytes = cap->plan.unplanned_bytes;
   m.planned_bytes = cap->plan.planned_bytes;
   m.peak_live_bytes = cap->plan.peak_live_bytes;
-  m.intermediates = intermediates.size();
-  m.groups = cap->groups.size();
-  for (const auto& [s, slot] : slot_of) m.bound_bytes += s->buffer().size();
+  m.intermediates = cap->lifetimes.size();
+  m.groups = cap->plan.group_bytes.size();
+  for (const auto& [s, slot] : slot_of)
+    if (auto held = s.lock()) m.bound_bytes += held->buffer().size(); // all alive: inputs, state, results
   for (const auto& s : cap->frozen) m.bound_bytes += s->buffer().size();
   if (config().debug >= 1)
     std::cout << "jit: captured " << launches.size() << " kernels on " << cap->device_name << " ("
@@ -309,6 +306,15 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
 
 std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
   Captured& cap = *captured_;
+  if (cap.groups.empty() && !cap.plan.group_bytes.empty()) {
+    // Not at the capture: only once the capturing call's results and graph are gone can its
+    // intermediates go back to the allocator's cache, where the groups (each sized like one of
+    // them) find their memory instead of adding to the peak.
+    detail::release_dead_results();
+    for (uint64_t bytes : cap.plan.group_bytes) cap.groups.push_back(cap.allocator->alloc(bytes));
+    for (const auto& p : cap.planned)
+      cap.args[p.launch][p.arg].buffer = cap.groups[cap.plan.group_of[p.intermediate]]->buffer().raw();
+  }
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::shared_ptr<DeviceStorage>> bound(cap.slots.size());
   for (size_t k = 0; k < cap.slots.size(); ++k) {

@@ -18,7 +18,13 @@
 //    constants) is call 2's data, frozen. Host code inside the function does not run on replays:
 //    host values it computes per call (an lr schedule, the RNG counter) stay as captured.
 //  - intermediates (written and dead within the step) live in the memory planner's shared
-//    allocations (kernel/runtime/memory_planner.hpp).
+//    allocations (kernel/runtime/memory_planner.hpp), allocated by the first replay from what
+//    call 2's intermediates gave back to the allocator, so the JIT adds no peak memory.
+//  - autograd history: a replay leaves none, so call 2 leaves none either. Gradients its
+//    function set on requires_grad tensors are cleared when it returns (replays do not compute
+//    them: return them from the function to read them), and what autograd kept to differentiate
+//    through values realized inside it is dropped. Otherwise that history would keep every
+//    intermediate of call 2 alive for as long as the JIT replays.
 // Inputs of another shape, dtype or device than the capture's re-capture: that call runs eagerly
 // and records again (it is not replayed). All captured kernels must run on one device, and a
 // captured call may not copy between devices (JitError).

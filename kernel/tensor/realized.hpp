@@ -6,6 +6,9 @@
 
 #include "kernel/tensor/tensor.hpp"
 
+#include <memory>
+#include <vector>
+
 namespace tg::detail {
 
 // Called when a tensor's expression `expr` is about to be replaced by its realized `view`:
@@ -15,6 +18,29 @@ void note_realized(const UOpRef& expr, const UOpRef& view);
 // Drops what note_realized kept for views that died or whose leaves changed; called before each
 // realize so their intermediates' buffers return to the allocator first (autograd.cpp).
 void purge_realized_origins();
+
+// Returns the buffers of intermediates whose expressions died to the allocator (autograd's
+// records first, then the realized-value cache); every realize does this before it runs.
+void release_dead_results();
+
+// While one lives on a thread, autograd works as usual inside it (a backward differentiates
+// through what was realized there). When it ends, what the code inside left behind for later
+// differentiation is dropped, and with it the hold of that history on the intermediates'
+// buffers: the records of values realized there, and the gradients it set on requires_grad
+// tensors (they are cleared). The JIT's capture uses it: a replayed step leaves no autograd
+// history behind, so its capturing call leaves none either.
+class TransientAutograd {
+public:
+  TransientAutograd();
+  ~TransientAutograd();
+  TransientAutograd(const TransientAutograd&) = delete;
+  TransientAutograd& operator=(const TransientAutograd&) = delete;
+
+private:
+  std::vector<std::weak_ptr<const UOp>> noted_;
+  std::vector<std::weak_ptr<const UOp>>* outer_;
+  std::vector<std::pair<std::weak_ptr<TensorState>, std::weak_ptr<Tensor>>> grads_before_; // identity only
+};
 
 // `root` with every node that has already been computed (and is still cached) replaced by the
 // view of its stored result (tensor.cpp).

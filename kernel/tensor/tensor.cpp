@@ -103,6 +103,11 @@ UOpRef detail::stored_buffer(const UOpRef& view) { return contiguous_buffer(view
 
 UOpRef detail::with_realized_values(const UOpRef& root) { return RealizedCache::instance().substitute(root); }
 
+void detail::release_dead_results() {
+  detail::purge_realized_origins(); // first: it may release expressions the cache is keyed on
+  RealizedCache::instance().purge();
+}
+
 Tensor::Tensor(UOpRef uop, Dims shape, std::string device) : s_(std::make_shared<TensorState>()) {
   s_->uop = std::move(uop);
   s_->shape = std::move(shape);
@@ -144,8 +149,7 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
     if (!contiguous_buffer(u) || !buffer_arg(contiguous_buffer(u)).storage()) targets.push_back(u);
   }
   if (targets.empty()) return;
-  detail::purge_realized_origins(); // first: it may release expressions the cache is keyed on
-  RealizedCache::instance().purge();
+  detail::release_dead_results();
   Schedule schedule = create_schedule(targets, options);
   run_schedule(schedule);
   for (const auto& lazy : schedule.keep_alive) // targets belong to their tensors, the rest to the cache

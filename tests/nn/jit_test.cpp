@@ -1,6 +1,8 @@
 // tg::TinyJit and the memory planner on the CPU plugin: a replayed training step equals the eager
 // one (losses and weights, same seed and batches), a shape change captures again, and the
 // planner's assignment shares storage only between buffers whose lifetimes are disjoint.
+#include "kernel/runtime/allocator.hpp"
+#include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/memory_planner.hpp"
 #include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/nn.hpp"
@@ -123,6 +125,43 @@ BOOST_AUTO_TEST_CASE(replayed_training_steps_equal_eager_ones) {
   BOOST_TEST(jit.memory.planned_bytes < jit.memory.intermediate_bytes);
   BOOST_TEST(jit.memory.planned_bytes >= jit.memory.peak_live_bytes);
   check_assignment(jit.lifetimes, jit.plan);
+}
+
+// The JIT adds no memory: the capturing call leaves no autograd history (it clears the gradients
+// it set), so its intermediates go back to the allocator and the planner's buffers are made of
+// them. Before, the first replay allocated the planned buffers on top of them.
+BOOST_AUTO_TEST_CASE(replays_reuse_the_captured_calls_memory) {
+  const int64_t bs = 32;
+  auto data = batches(4, bs);
+  Tensor::manual_seed(3);
+  SmallNet model;
+  std::vector<Tensor> params = model.parameters();
+  optim::Adam opt(params, 0.01);
+  TinyJit jit_step([&](const std::vector<Tensor>& in) {
+    opt.zero_grad();
+    Tensor loss = nn::sparse_categorical_crossentropy(model(in[0]), in[1]);
+    loss.backward();
+    opt.step_and_realize({loss});
+    return std::vector<Tensor>{loss};
+  });
+  auto allocator = open_device("CPU").allocator;
+  auto held = [&] { return allocator->live_bytes() + allocator->cached_bytes(); };
+  auto call = [&](const Batch& b) {
+    (void)jit_step({Tensor::from_vector(b.x, {bs, 1, 8, 8}), Tensor::from_vector(b.y, {bs})})[0]
+        .item<float>();
+  };
+  call(data[0]); // warm-up, eager: the gradients stay on the parameters, as without a JIT
+  BOOST_TEST(params[0].grad().has_value());
+  call(data[1]); // capture
+  BOOST_TEST(!params[0].grad().has_value(), "the capturing call's gradients were cleared");
+  const uint64_t after_capture = held();
+  call(data[2]); // first replay: allocates the planned buffers
+  call(data[3]);
+  BOOST_TEST(jit_step.replays() == 2);
+  BOOST_TEST(jit_step.memory().planned_bytes > 0u);
+  BOOST_TEST(held() <= after_capture + after_capture / 50,
+             "device memory held grew from " << after_capture << " to " << held() << " bytes (planned "
+                                             << jit_step.memory().planned_bytes << ")");
 }
 
 BOOST_AUTO_TEST_CASE(a_shape_change_captures_again) {
