@@ -160,7 +160,40 @@ int bench_beam(const BeamBenchOptions& o) {
   else
     std::cout << "PyTorch peer: " << torch_peer.error << "\n";
   std::cout << std::flush;
-  return 0;
+  if (!o.json_path) return 0;
+  nlohmann::ordered_json out;
+  out["device"] = o.device;
+  out["device_name"] = dev.device->properties().name;
+  out["cpu"] = cpu_model();
+  out["beam"] = o.width;
+  out["beam_timeout_s"] = timeout;
+  out["repeat"] = o.repeat;
+  out["numpy"] = numpy_peer.error.empty()
+                     ? nlohmann::ordered_json(numpy_peer.str("numpy_version") + ", " + numpy_peer.str("blas"))
+                     : nlohmann::ordered_json(nullptr);
+  out["numpy_error"] =
+      numpy_peer.error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(numpy_peer.error);
+  out["torch"] = torch_peer.error.empty() ? nlohmann::ordered_json(torch_peer.str("torch_version"))
+                                          : nlohmann::ordered_json(nullptr);
+  out["torch_error"] =
+      torch_peer.error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(torch_peer.error);
+  out["rows"] = nlohmann::ordered_json::array();
+  auto num = [](double v) { return json_num(std::isnan(v) ? std::nullopt : std::optional(v)); };
+  for (const Row& r : rows) {
+    nlohmann::ordered_json row;
+    row["name"] = r.name;
+    row["gflop"] = r.flops / 1e9;
+    row["heuristic_ms"] = num(r.heuristic_ms);
+    row["beam_ms"] = num(r.beam_ms);
+    row["search_s"] = num(r.search_s);
+    row["peer"] = r.peer_name;
+    row["peer_ms"] = json_num(r.peer_ms);
+    row["ratio"] =
+        json_num(r.peer_ms && r.beam_ms > 0 ? std::optional(*r.peer_ms / r.beam_ms) : std::nullopt);
+    row["beam_opts"] = r.opts;
+    out["rows"].push_back(std::move(row));
+  }
+  return write_bench_json("tg bench ops --beam", *o.json_path, out);
 }
 
 } // namespace tg::cli

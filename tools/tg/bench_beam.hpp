@@ -13,6 +13,7 @@ struct BeamBenchOptions {
   std::optional<double> timeout_s;         // BEAM_TIMEOUT for the search (default: the environment's)
   std::string python = "/usr/bin/python3"; // runs tools/bench/peer_beam.py (numpy, torch)
   bool no_peer = false;
+  std::optional<std::string> json_path; // also write the results there
 };
 
 int bench_beam(const BeamBenchOptions& options);

@@ -1,14 +1,19 @@
 #include "tools/tg/bench_util.hpp"
 
+#include <tg/sdk/bytes.hpp>
+
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <ostream>
 #include <random>
+#include <span>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,6 +187,35 @@ void print_table(std::ostream& os, const std::vector<std::string>& head,
 nlohmann::json json_num(std::optional<double> v) {
   if (!v || !std::isfinite(*v)) return nullptr;
   return *v;
+}
+
+bool bench_options_ok(const std::string& command, int repeat, const std::optional<std::string>& json_path) {
+  if (repeat < 1) {
+    std::cerr << command << ": --repeat must be >= 1, got " << repeat << "\n";
+    return false;
+  }
+  if (json_path) {
+    try {
+      sdk::check_writable(*json_path);
+    } catch (const sdk::FileError& e) {
+      std::cerr << command << ": --json " << *json_path << ": cannot write there: " << e.what() << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+int write_bench_json(const std::string& command, const std::string& path,
+                     const nlohmann::ordered_json& json) {
+  std::string text = json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  try {
+    sdk::write_file_durably(path, std::array{std::as_bytes(std::span(text))});
+  } catch (const sdk::FileError& e) {
+    std::cerr << command << ": could not write " << path << ": " << e.what() << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << path << "\n";
+  return 0;
 }
 
 } // namespace tg::cli

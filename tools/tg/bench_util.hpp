@@ -58,4 +58,13 @@ void print_table(std::ostream& os, const std::vector<std::string>& head,
 // A number for --json; null where there is none (JSON has no NaN or infinity).
 nlohmann::json json_num(std::optional<double> v);
 
+// The options every `tg bench` command checks before it measures anything (a typo must not cost
+// the whole run): --repeat >= 1 and a writable --json destination. Prints why to stderr, naming
+// `command` ("tg bench ops"); false: exit with status 2.
+bool bench_options_ok(const std::string& command, int repeat, const std::optional<std::string>& json_path);
+
+// Writes `json` to `path` durably (invalid UTF-8 replaced, so no result is lost to a device name)
+// and says so; 0, or 1 with the reason on stderr.
+int write_bench_json(const std::string& command, const std::string& path, const nlohmann::ordered_json& json);
+
 } // namespace tg::cli

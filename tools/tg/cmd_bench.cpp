@@ -221,20 +221,9 @@ int bench_core(const std::vector<std::string>& args) {
     return 0;
   }
   const int repeat = vm["repeat"].as<int>();
-  if (repeat < 1) {
-    std::cerr << "tg bench core: --repeat must be >= 1, got " << repeat << "\n";
-    return 2;
-  }
-  // Check the --json destination now: a typo must not cost the whole run.
-  if (vm.count("json")) {
-    try {
-      sdk::check_writable(vm["json"].as<std::string>());
-    } catch (const sdk::FileError& e) {
-      std::cerr << "tg bench core: --json " << vm["json"].as<std::string>()
-                << ": cannot write there: " << e.what() << "\n";
-      return 2;
-    }
-  }
+  const std::optional<std::string> json_path =
+      vm.count("json") ? std::optional(vm["json"].as<std::string>()) : std::nullopt;
+  if (!bench_options_ok("tg bench core", repeat, json_path)) return 2;
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const std::string device = default_device();
   OpenDevice dev = open_device(device);
@@ -457,15 +446,7 @@ int bench_core(const std::vector<std::string>& args) {
       row["status"] = ok ? nlohmann::ordered_json(*ok ? "PASS" : "MISS") : nullptr;
       out["rows"].push_back(std::move(row));
     }
-    // replace: invalid UTF-8 in a name (e.g. a device name) must not lose the results
-    std::string text = out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    try {
-      sdk::write_file_durably(path, std::array{std::as_bytes(std::span(text))});
-    } catch (const sdk::FileError& e) {
-      std::cerr << "tg bench core: could not write " << path << ": " << e.what() << "\n";
-      return 1;
-    }
-    std::cout << "wrote " << path << "\n";
+    return write_bench_json("tg bench core", path, out);
   }
   return 0;
 }

@@ -320,16 +320,7 @@ int write_json(const std::string& path, const std::string& device, const std::st
     row["check"] = r.check;
     out["rows"].push_back(std::move(row));
   }
-  // replace: invalid UTF-8 in a device name must not lose the results
-  std::string text = out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  try {
-    sdk::write_file_durably(path, std::array{std::as_bytes(std::span(text))});
-  } catch (const sdk::FileError& e) {
-    std::cerr << "tg bench ops: could not write " << path << ": " << e.what() << "\n";
-    return 1;
-  }
-  std::cout << "wrote " << path << "\n";
-  return 0;
+  return write_bench_json("tg bench ops", path, out);
 }
 
 } // namespace
@@ -365,20 +356,9 @@ int bench_ops(const std::vector<std::string>& args) {
     return 0;
   }
   const int repeat = vm["repeat"].as<int>();
-  if (repeat < 1) {
-    std::cerr << "tg bench ops: --repeat must be >= 1, got " << repeat << "\n";
-    return 2;
-  }
-  // Check the --json destination now: a typo must not cost the whole run.
-  if (vm.count("json")) {
-    try {
-      sdk::check_writable(vm["json"].as<std::string>());
-    } catch (const sdk::FileError& e) {
-      std::cerr << "tg bench ops: --json " << vm["json"].as<std::string>()
-                << ": cannot write there: " << e.what() << "\n";
-      return 2;
-    }
-  }
+  const std::optional<std::string> json_path =
+      vm.count("json") ? std::optional(vm["json"].as<std::string>()) : std::nullopt;
+  if (!bench_options_ok("tg bench ops", repeat, json_path)) return 2;
   const bool small = vm.count("small") > 0;
   std::string device = vm["device"].as<std::string>();
   device = device.empty() ? default_device() : parse_device_name(device).canonical();
@@ -394,6 +374,7 @@ int bench_ops(const std::vector<std::string>& args) {
     if (vm.count("beam-timeout")) b.timeout_s = vm["beam-timeout"].as<double>();
     if (!vm["peer-python"].as<std::string>().empty()) b.python = vm["peer-python"].as<std::string>();
     b.no_peer = vm.count("no-peer") > 0;
+    b.json_path = json_path;
     return bench_beam(b);
   }
   OpenDevice dev;
