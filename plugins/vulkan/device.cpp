@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <thread>
 
 namespace tg::vulkan {
@@ -179,12 +180,15 @@ std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {
   return std::make_unique<Program>(context_, blob);
 }
 
-uint64_t Device::launch(const sdk::Launch& launch) {
-  auto& program = static_cast<Program&>(launch.program);
-  const Payload& layout = program.layout();
-  const Capabilities& c = context_->caps();
-  const VkDeviceSize align = c.properties.limits.minStorageBufferOffsetAlignment;
+namespace {
 
+// Writes the launch's buffer arguments into `set` (none when it is VK_NULL_HANDLE) and returns
+// its push-constant bytes.
+std::vector<std::byte> bind_arguments(const Context& context, Program& program, const sdk::Launch& launch,
+                                      VkDescriptorSet set) {
+  const Payload& layout = program.layout();
+  const Capabilities& c = context.caps();
+  const VkDeviceSize align = c.properties.limits.minStorageBufferOffsetAlignment;
   std::vector<VkDescriptorBufferInfo> infos(launch.buffers.size());
   std::vector<VkWriteDescriptorSet> writes(launch.buffers.size());
   for (size_t k = 0; k < launch.buffers.size(); ++k) {
@@ -201,19 +205,89 @@ uint64_t Device::launch(const sdk::Launch& launch) {
         std::min<uint64_t>(buffer.allocated() - arg.offset, c.properties.limits.maxStorageBufferRange);
     infos[k] = {buffer.handle(), arg.offset, range};
     writes[k] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[k].dstSet = program.descriptor_set();
+    writes[k].dstSet = set;
     writes[k].dstBinding = layout.bindings[k];
     writes[k].descriptorCount = 1;
     writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[k].pBufferInfo = &infos[k];
   }
   if (!writes.empty())
-    vkUpdateDescriptorSets(context_->device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
-
+    vkUpdateDescriptorSets(context.device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
   std::vector<std::byte> push(layout.push_constant_bytes);
   for (size_t k = 0; k < launch.scalars.size(); ++k)
     put_scalar(push.data() + layout.scalars[k].offset, layout.scalars[k], launch.scalars[k]);
+  return push;
+}
 
+void record_dispatch(VkCommandBuffer cb, Program& program, VkPipeline pipeline, VkDescriptorSet set,
+                     const std::vector<std::byte>& push, const std::array<uint32_t, 3>& global) {
+  vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  if (set != VK_NULL_HANDLE)
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, program.pipeline_layout(), 0, 1, &set, 0,
+                            nullptr);
+  if (!push.empty())
+    vkCmdPushConstants(cb, program.pipeline_layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push.size()),
+                       push.data());
+  vkCmdDispatch(cb, global[0], global[1], global[2]);
+}
+
+// Nanoseconds between the two timestamps of `queries` (after the submit has finished).
+uint64_t elapsed_ns(const Context& context, VkQueryPool queries) {
+  const Capabilities& c = context.caps();
+  uint64_t ticks[2] = {0, 0};
+  check(vkGetQueryPoolResults(context.device(), queries, 0, 2, sizeof ticks, ticks, sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  const uint64_t mask = c.timestamp_bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << c.timestamp_bits) - 1;
+  const double ns = double((ticks[1] - ticks[0]) & mask) * double(c.properties.limits.timestampPeriod);
+  return std::max<uint64_t>(1, uint64_t(ns)); // below the clock's resolution is still "ran", not "unmeasured"
+}
+
+// A descriptor pool with one set per launch of a batch: a recorded command buffer reads its sets
+// when it runs, so launches of one program in one batch cannot share the program's own set.
+class BatchSets {
+public:
+  BatchSets(VkDevice device, std::span<const sdk::Launch> launches) : device_(device) {
+    uint32_t sets = 0, buffers = 0;
+    for (const auto& l : launches)
+      if (!l.buffers.empty()) {
+        ++sets;
+        buffers += uint32_t(l.buffers.size());
+      }
+    if (sets == 0) return;
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, buffers};
+    VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    info.maxSets = sets;
+    info.poolSizeCount = 1;
+    info.pPoolSizes = &size;
+    check(vkCreateDescriptorPool(device, &info, nullptr, &pool_), "vkCreateDescriptorPool (launch_batch)");
+  }
+  ~BatchSets() {
+    if (pool_ != VK_NULL_HANDLE) vkDestroyDescriptorPool(device_, pool_, nullptr);
+  }
+  BatchSets(const BatchSets&) = delete;
+  BatchSets& operator=(const BatchSets&) = delete;
+  VkDescriptorSet allocate(VkDescriptorSetLayout layout) {
+    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    alloc.descriptorPool = pool_;
+    alloc.descriptorSetCount = 1;
+    alloc.pSetLayouts = &layout;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    check(vkAllocateDescriptorSets(device_, &alloc, &set), "vkAllocateDescriptorSets (launch_batch)");
+    return set;
+  }
+
+private:
+  VkDevice device_;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+};
+
+} // namespace
+
+uint64_t Device::launch(const sdk::Launch& launch) {
+  auto& program = static_cast<Program&>(launch.program);
+  const VkDescriptorSet set = launch.buffers.empty() ? VK_NULL_HANDLE : program.descriptor_set();
+  const std::vector<std::byte> push = bind_arguments(*context_, program, launch, set);
   const VkPipeline pipeline = program.pipeline(launch.local);
   const VkQueryPool timestamps = launch.timed ? context_->timestamps() : VK_NULL_HANDLE;
   context_->submit([&](VkCommandBuffer cb) {
@@ -221,25 +295,49 @@ uint64_t Device::launch(const sdk::Launch& launch) {
       vkCmdResetQueryPool(cb, timestamps, 0, 2);
       vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps, 0);
     }
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    VkDescriptorSet set = program.descriptor_set();
-    if (set != VK_NULL_HANDLE)
-      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, program.pipeline_layout(), 0, 1, &set, 0,
-                              nullptr);
-    if (!push.empty())
-      vkCmdPushConstants(cb, program.pipeline_layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push.size()),
-                         push.data());
-    vkCmdDispatch(cb, launch.global[0], launch.global[1], launch.global[2]);
+    record_dispatch(cb, program, pipeline, set, push, launch.global);
     if (timestamps) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps, 1);
   });
-  if (!timestamps) return 0;
-  uint64_t ticks[2] = {0, 0};
-  check(vkGetQueryPoolResults(context_->device(), timestamps, 0, 2, sizeof ticks, ticks, sizeof(uint64_t),
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-        "vkGetQueryPoolResults");
-  const uint64_t mask = c.timestamp_bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << c.timestamp_bits) - 1;
-  const double ns = double((ticks[1] - ticks[0]) & mask) * double(c.properties.limits.timestampPeriod);
-  return std::max<uint64_t>(1, uint64_t(ns)); // below the clock's resolution is still "ran", not "unmeasured"
+  return timestamps ? elapsed_ns(*context_, timestamps) : 0;
+}
+
+uint64_t Device::launch_batch(std::span<const sdk::Launch> launches, bool timed) {
+  // One command buffer, one submit and one fence wait for the whole list; a barrier between
+  // dispatches orders each kernel's writes before the next one's reads, as separate submits did.
+  BatchSets sets(context_->device(), launches);
+  struct Recorded {
+    Program* program;
+    VkPipeline pipeline;
+    VkDescriptorSet set;
+    std::vector<std::byte> push;
+  };
+  std::vector<Recorded> recorded;
+  recorded.reserve(launches.size());
+  for (const sdk::Launch& l : launches) {
+    auto& program = static_cast<Program&>(l.program);
+    const VkDescriptorSet set = l.buffers.empty() ? VK_NULL_HANDLE : sets.allocate(program.set_layout());
+    recorded.push_back({&program, program.pipeline(l.local), set, bind_arguments(*context_, program, l, set)});
+  }
+  const VkQueryPool timestamps = timed ? context_->timestamps() : VK_NULL_HANDLE;
+  context_->submit([&](VkCommandBuffer cb) {
+    if (timestamps) {
+      vkCmdResetQueryPool(cb, timestamps, 0, 2);
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps, 0);
+    }
+    for (size_t i = 0; i < recorded.size(); ++i) {
+      if (i > 0) {
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                             &barrier, 0, nullptr, 0, nullptr);
+      }
+      const Recorded& r = recorded[i];
+      record_dispatch(cb, *r.program, r.pipeline, r.set, r.push, launches[i].global);
+    }
+    if (timestamps) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps, 1);
+  });
+  return timestamps ? elapsed_ns(*context_, timestamps) : 0;
 }
 
 } // namespace tg::vulkan

@@ -23,6 +23,7 @@ public:
     return std::make_unique<Device>(std::move(instance), physical);
   }
   sdk::Compiler& compiler() override { return compiler_; }
+  bool provides_launch_batch() const override { return true; }
 
 private:
   Compiler compiler_;

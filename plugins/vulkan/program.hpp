@@ -26,6 +26,7 @@ public:
   VkPipeline pipeline(const std::array<uint32_t, 3>& local);
   VkPipelineLayout pipeline_layout() const { return pipeline_layout_; }
   VkDescriptorSet descriptor_set() const { return set_; }
+  VkDescriptorSetLayout set_layout() const { return set_layout_; }
 
 private:
   void release();
