@@ -316,7 +316,8 @@ uint64_t Device::launch_batch(std::span<const sdk::Launch> launches, bool timed)
   for (const sdk::Launch& l : launches) {
     auto& program = static_cast<Program&>(l.program);
     const VkDescriptorSet set = l.buffers.empty() ? VK_NULL_HANDLE : sets.allocate(program.set_layout());
-    recorded.push_back({&program, program.pipeline(l.local), set, bind_arguments(*context_, program, l, set)});
+    recorded.push_back(
+        {&program, program.pipeline(l.local), set, bind_arguments(*context_, program, l, set)});
   }
   const VkQueryPool timestamps = timed ? context_->timestamps() : VK_NULL_HANDLE;
   context_->submit([&](VkCommandBuffer cb) {
@@ -329,8 +330,8 @@ uint64_t Device::launch_batch(std::span<const sdk::Launch> launches, bool timed)
         VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
         barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
         barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                             &barrier, 0, nullptr, 0, nullptr);
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                             0, 1, &barrier, 0, nullptr, 0, nullptr);
       }
       const Recorded& r = recorded[i];
       record_dispatch(cb, *r.program, r.pipeline, r.set, r.push, launches[i].global);
