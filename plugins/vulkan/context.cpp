@@ -2,6 +2,7 @@
 
 #include "vk_error.hpp"
 
+#include <cstring>
 #include <vector>
 
 namespace tg::vulkan {
@@ -20,6 +21,41 @@ uint32_t memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32_t al
 uint64_t Capabilities::max_loop_iterations() const {
   return driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? 65535 : 0;
 }
+
+namespace {
+
+bool has_extension(VkPhysicalDevice device, const char* name) {
+  uint32_t count = 0;
+  vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> all(count);
+  vkEnumerateDeviceExtensionProperties(device, nullptr, &count, all.data());
+  for (const auto& e : all)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+// Core Vulkan has no core count; NVIDIA and AMD report theirs through extensions that need not
+// be enabled to be queried. The heuristic sizes its grids from it (compute_units).
+void read_core_count(VkPhysicalDevice device, Capabilities& c) {
+  if (has_extension(device, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sm, {}};
+    vkGetPhysicalDeviceProperties2(device, &p);
+    c.compute_units = sm.shaderSMCount;
+    c.compute_units_source = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
+  } else if (has_extension(device, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderCorePropertiesAMD core{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    VkPhysicalDeviceProperties2 p{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &core, {}};
+    vkGetPhysicalDeviceProperties2(device, &p);
+    c.compute_units =
+        core.shaderEngineCount * core.shaderArraysPerEngineCount * core.computeUnitsPerShaderArray;
+    c.compute_units_source = VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME;
+  }
+}
+
+} // namespace
 
 Capabilities read_capabilities(VkPhysicalDevice device) {
   Capabilities c;
@@ -41,6 +77,7 @@ Capabilities read_capabilities(VkPhysicalDevice device) {
     c.driver_id = v12p.driverID;
   }
   vkGetPhysicalDeviceMemoryProperties(device, &c.memory);
+  read_core_count(device, c);
 
   VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};

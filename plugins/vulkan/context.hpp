@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace tg::vulkan {
 
@@ -26,6 +27,9 @@ struct Capabilities {
   uint32_t queue_family = 0;
   uint32_t timestamp_bits = 0; // the compute queue's timestampValidBits (0: no timestamps)
   VkDriverId driver_id{};      // Vulkan 1.2; 0 when older
+  // Shader cores (NVIDIA SMs, AMD CUs) from a vendor extension, and which one; 0: not reported.
+  uint32_t compute_units = 0;
+  std::string compute_units_source;
   // Loop iterations one shader invocation may run before the driver silently stops its loops
   // (0: none known). llvmpipe's loop limiter: 65535 in Mesa 22.3 (docs/vulkan.md).
   uint64_t max_loop_iterations() const;

@@ -135,11 +135,11 @@ tg_device_properties Device::properties() const {
   p.max_buffer_args = std::min(l.maxPerStageDescriptorStorageBuffers, l.maxDescriptorSetStorageBuffers);
   p.max_scalar_args = l.maxPushConstantsSize / 8; // a scalar takes at most 8 bytes
   p.buffer_alignment = std::max<uint32_t>(16, uint32_t(l.minStorageBufferOffsetAlignment));
-  // Vulkan has no portable core count: a CPU device runs on the host's threads; for a GPU 1 is
-  // the honest "unknown".
+  // Vulkan has no portable core count: a CPU device runs on the host's threads; a GPU's comes
+  // from its vendor's extension where it has one (read_core_count), else 1, the honest "unknown".
   p.compute_units = c.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
                         ? std::max(1u, std::thread::hardware_concurrency())
-                        : 1;
+                        : std::max(1u, c.compute_units);
   p.subgroup_size = std::max(1u, c.subgroup.subgroupSize);
   p.vector_bytes = 0; // the glsl dialect renders lane by lane
   p.dtype_mask = dtype_mask(c);
@@ -163,6 +163,10 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"codegen", "GLSL 450 (SDK renderer) -> SPIR-V (shaderc, validated)"},
       {"validation_layer", context_->instance().validation() ? "on" : "off"},
   };
+  attrs.push_back({"compute_units_source", c.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                                               ? "host threads"
+                                           : c.compute_units ? c.compute_units_source
+                                                             : "unknown (1)"});
   // the core keeps each work item's loops below it (DeviceLimits::max_loop_iterations)
   if (uint64_t n = c.max_loop_iterations()) attrs.push_back({"max_loop_iterations", std::to_string(n)});
   return attrs;
