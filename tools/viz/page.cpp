@@ -3,6 +3,7 @@
 #include "kernel/runtime/viz_json.hpp"
 #include "tools/viz/layout.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <map>
