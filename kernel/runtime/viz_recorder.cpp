@@ -19,6 +19,18 @@ std::size_t kernel_count(const Trace& t) {
   return n;
 }
 
+// A rule step's node, for the step list: small expressions in infix form; render() expands
+// shared subtrees, so large ones show only their root.
+std::string describe(const UOpRef& u) {
+  if (toposort(u).size() <= 16) {
+    std::string s = u->render();
+    return s.size() > 200 ? s.substr(0, 197) + "..." : s;
+  }
+  std::string s = std::string(op_name(u->op())) + " " + u->dtype().name();
+  if (!std::holds_alternative<std::monostate>(u->arg())) s += " " + arg_str(u->arg());
+  return s + " (" + std::to_string(u->src().size()) + " sources)";
+}
+
 Recorder& instance() {
   static Recorder r;
   return r;
@@ -128,7 +140,7 @@ bool Recorder::wants_rewrites() const {
 
 void Recorder::on_graph_rewrite(const UOpRef& before, const UOpRef& after, std::vector<RewriteStep> steps) {
   RewriteRecord r;
-  for (const auto& s : steps) r.steps.push_back({s.rule, s.from->render(), s.to->render()});
+  for (const auto& s : steps) r.steps.push_back({s.rule, describe(s.from), describe(s.to)});
   r.before = graph_of(before);
   r.after = graph_of(after, before);
   std::lock_guard lock(mutex_);
