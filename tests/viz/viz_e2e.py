@@ -16,7 +16,7 @@ def chromium():
 
 def browser(exe, profile, url, *mode):
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-           "--user-data-dir=" + profile, "--window-size=1400,1000", *mode, url]
+           "--user-data-dir=" + profile, "--window-size=1200,800", *mode, url]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
         sys.exit("chromium failed on %s (exit %d): %s" % (url, r.returncode, r.stderr[-2000:]))
@@ -65,7 +65,8 @@ def main():
             re.search(r'href="([^"]+)"[^>]*id="kernel-%d-%d"' % (ri, ki), dom)
         check(link is not None, "the sidebar links kernel %d of realize %d" % (ki, ri))
         kernel_url = base.rstrip("/") + html.unescape(link.group(1))
-        browser(exe, profile, base + "?r=%d" % ri, "--screenshot=" + os.path.join(out, "schedule.png"))
+        widest = max(range(len(trace["realizes"])), key=lambda i: len(trace["realizes"][i]["kernels"]))
+        browser(exe, profile, base + "?r=%d" % widest, "--screenshot=" + os.path.join(out, "schedule.png"))
 
         dom = browser(exe, profile, kernel_url, "--dump-dom")
         check(html.escape(kernel["name"]) in dom, "the kernel page names the kernel " + kernel["name"])

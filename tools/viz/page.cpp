@@ -189,8 +189,9 @@ std::string kernel_view(const KernelRecord& kr, int r, int k, std::string stage,
          "\">&rarr;</a> (changed nodes highlighted)</div><ol id=\"steps\">";
   for (const auto& s : rw.steps)
     out += "<li><b class=\"rule\">" + esc(s.rule) + "</b>: " + esc(s.from) + " &rarr; " + esc(s.to) + "</li>";
-  out += "</ol><div style=\"display:flex;gap:16px\"><div><h3>before</h3><div id=\"before\">" + graph_svg(rw.before) +
-         "</div></div><div><h3>after</h3><div id=\"graph\">" + graph_svg(rw.after) + "</div></div></div>";
+  // After first: it carries the highlights; before follows for comparison.
+  out += "</ol><h3>after</h3><div id=\"graph\">" + graph_svg(rw.after) + "</div><h3>before</h3><div id=\"before\">" +
+         graph_svg(rw.before) + "</div>";
   return out;
 }
 
