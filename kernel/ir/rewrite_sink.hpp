@@ -21,7 +21,8 @@ public:
   virtual ~RewriteSink() = default;
   // Whether the calling thread is inside a scope the sink records (asked once per call).
   virtual bool wants_rewrites() const = 0;
-  virtual void on_graph_rewrite(const UOpRef& before, const UOpRef& after, std::vector<RewriteStep> steps) = 0;
+  virtual void on_graph_rewrite(const UOpRef& before, const UOpRef& after,
+                                std::vector<RewriteStep> steps) = 0;
 };
 
 // Installs the process's sink (nullptr: none). The sink must outlive every later graph_rewrite.

@@ -27,10 +27,10 @@ json kernel_json(const KernelRecord& k) {
     for (const auto& s : r.steps) steps.push_back({{"rule", s.rule}, {"from", s.from}, {"to", s.to}});
     rewrites.push_back({{"steps", steps}, {"before", graph_json(r.before)}, {"after", graph_json(r.after)}});
   }
-  return {{"name", k.name},         {"device", k.device},   {"buffers", k.buffers},
-          {"cached", k.cached},     {"ms", k.ms},           {"opts", k.opts},
+  return {{"name", k.name},           {"device", k.device},   {"buffers", k.buffers},
+          {"cached", k.cached},       {"ms", k.ms},           {"opts", k.opts},
           {"ast", graph_json(k.ast)}, {"rewrites", rewrites}, {"lowered", graph_json(k.lowered)},
-          {"linear", k.linear},     {"source", k.source}};
+          {"linear", k.linear},       {"source", k.source}};
 }
 
 // Reads a json value as the trace's types, naming the path of what is wrong.
@@ -82,7 +82,11 @@ public:
     Graph g;
     for (std::size_t i = 0; i < a.size(); ++i) {
       const std::string p = path + "." + key + "[" + std::to_string(i) + "]";
-      GraphNode n{str(a[i], p, "op"), str(a[i], p, "dtype"), str(a[i], p, "arg"), {}, flag(a[i], p, "changed", false)};
+      GraphNode n{str(a[i], p, "op"),
+                  str(a[i], p, "dtype"),
+                  str(a[i], p, "arg"),
+                  {},
+                  flag(a[i], p, "changed", false)};
       const json& src = array(a[i], p, "src");
       for (const auto& s : src) {
         // Sources come first in a graph: an index at or past this node would be a cycle.

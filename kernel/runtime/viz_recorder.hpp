@@ -64,7 +64,7 @@ private:
     bool prepared = false; // a KernelScope closed since the last on_kernel: stages are new
     std::vector<RewriteRecord> pending;
   };
-  ThreadState& state(); // mutex_ held
+  ThreadState& state();     // mutex_ held
   RealizeRecord& current(); // mutex_ held; opens a realize when the thread has none
   KernelRecord base_record(const ScheduleItem& item, double ms) const;
 

@@ -17,7 +17,8 @@ Graph graph_of(const UOpRef& root, const UOpRef& before) {
   g.reserve(order.size() - first);
   for (std::size_t i = first; i < order.size(); ++i) {
     const UOp& u = *order[i];
-    GraphNode n{std::string(op_name(u.op())), u.dtype().name(), arg_str(u.arg()), {}, before && !old.count(&u)};
+    GraphNode n{
+        std::string(op_name(u.op())), u.dtype().name(), arg_str(u.arg()), {}, before && !old.count(&u)};
     if (std::holds_alternative<std::monostate>(u.arg())) n.arg.clear();
     for (const auto& s : u.src())
       if (auto it = index.find(s.get()); it != index.end()) n.src.push_back(it->second); // cut ones drop

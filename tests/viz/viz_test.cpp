@@ -67,8 +67,8 @@ BOOST_AUTO_TEST_CASE(recorder_sees_rewrites_and_rule_names) {
     BOOST_TEST(simplify(expr)->render() == "x");
     BOOST_TEST(simplify(UOp::variable("x", 0, 10))->render() == "x"); // unchanged: not recorded
   }
-  simplify(expr); // outside a kernel scope: not recorded
-  BOOST_TEST(r.wants_rewrites() == false); // outside the scope
+  simplify(expr);                            // outside a kernel scope: not recorded
+  BOOST_TEST(r.wants_rewrites() == false);   // outside the scope
   BOOST_TEST(r.snapshot().realizes.empty()); // rewrites wait for their kernel's launch
   viz::Graph before = viz::graph_of(expr);
   BOOST_TEST(before.back().op == "MUL");

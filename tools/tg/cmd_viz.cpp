@@ -16,7 +16,8 @@ namespace po = boost::program_options;
 
 int cmd_viz(const std::vector<std::string>& args) {
   po::options_description opts(
-      "tg viz FILE: serve a saved VIZ trace (JSON, docs/viz.md) as a web page on 127.0.0.1 and print its URL.\n"
+      "tg viz FILE: serve a saved VIZ trace (JSON, docs/viz.md) as a web page on 127.0.0.1 and print its "
+      "URL.\n"
       "Record one with VIZ=1 on any program (saved to $VIZ_FILE, default <temp dir>/tg_viz_<pid>.json);\n"
       "VIZ=1 tg <command> also serves it when the command ends.\nOptions");
   opts.add_options()("help,h", "show this help")("file", po::value<std::string>(), "the trace file")(

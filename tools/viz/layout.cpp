@@ -42,14 +42,15 @@ Graphviz& graphviz() {
 } // namespace
 
 std::string graph_dot(const Graph& graph) {
-  std::string out = "digraph g {\n  rankdir=TB; node [shape=box, style=\"rounded,filled\", fontname=\"monospace\", "
-                    "fontsize=10, height=0.2];\n  edge [arrowsize=0.6];\n";
+  std::string out =
+      "digraph g {\n  rankdir=TB; node [shape=box, style=\"rounded,filled\", fontname=\"monospace\", "
+      "fontsize=10, height=0.2];\n  edge [arrowsize=0.6];\n";
   for (std::size_t i = 0; i < graph.size(); ++i) {
     const GraphNode& n = graph[i];
     std::string label = dot_escape(n.op + (n.dtype.empty() || n.dtype == "void" ? "" : " " + n.dtype));
     if (!n.arg.empty()) label += "\\n" + dot_escape(n.arg.size() > 60 ? n.arg.substr(0, 57) + "..." : n.arg);
-    out += "  n" + std::to_string(i) + " [id=\"n" + std::to_string(i) + "\", label=\"" + label + "\", fillcolor=\"" +
-           (n.changed ? "#ffd54f" : colour(n.op)) + "\"" +
+    out += "  n" + std::to_string(i) + " [id=\"n" + std::to_string(i) + "\", label=\"" + label +
+           "\", fillcolor=\"" + (n.changed ? "#ffd54f" : colour(n.op)) + "\"" +
            (n.changed ? ", class=\"changed\", penwidth=2, color=\"#e65100\"" : "") + "];\n";
   }
   for (std::size_t i = 0; i < graph.size(); ++i)

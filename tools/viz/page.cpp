@@ -53,11 +53,20 @@ const char* kScript = R"js(
 std::string esc(std::string_view s) {
   std::string out;
   for (char c : s) switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   return out;
 }
@@ -101,8 +110,9 @@ std::string link(int r, int k = -1, const std::string& stage = {}, int step = -1
 }
 
 std::string sidebar(const Trace& t, int sel_r, int sel_k) {
-  std::string out = "<nav id=\"sidebar\"><h1>tinygrad.cpp VIZ</h1><a href=\"/trace.json\" download>save trace "
-                    "(JSON)</a>";
+  std::string out =
+      "<nav id=\"sidebar\"><h1>tinygrad.cpp VIZ</h1><a href=\"/trace.json\" download>save trace "
+      "(JSON)</a>";
   for (std::size_t r = 0; r < t.realizes.size(); ++r) {
     const auto& rr = t.realizes[r];
     bool sel = int(r) == sel_r && sel_k < 0;
@@ -112,9 +122,9 @@ std::string sidebar(const Trace& t, int sel_r, int sel_k) {
     for (std::size_t k = 0; k < rr.kernels.size(); ++k) {
       const auto& kr = rr.kernels[k];
       bool ks = int(r) == sel_r && int(k) == sel_k;
-      out += "<a class=\"kernel" + std::string(ks ? " sel" : "") + "\" id=\"kernel-" + std::to_string(r) + "-" +
-             std::to_string(k) + "\" href=\"" + link(int(r), int(k)) + "\" title=\"" + esc(kr.name) + "\">" +
-             esc(kr.name) + (kr.cached ? " (cached)" : "") + "</a>";
+      out += "<a class=\"kernel" + std::string(ks ? " sel" : "") + "\" id=\"kernel-" + std::to_string(r) +
+             "-" + std::to_string(k) + "\" href=\"" + link(int(r), int(k)) + "\" title=\"" + esc(kr.name) +
+             "\">" + esc(kr.name) + (kr.cached ? " (cached)" : "") + "</a>";
     }
   }
   return out + "</nav>";
@@ -133,13 +143,13 @@ std::string timeline(const RealizeRecord& rr, int r) {
     double w = total > 0 ? width * kr.ms / total : width / double(rr.kernels.size());
     const char* fill = kr.name == "copy" ? "#9e9e9e" : (k % 2 ? "#42a5f5" : "#1e88e5");
     out += "<a href=\"" + link(r, int(k)) + "\"><rect x=\"" + std::to_string(x) + "\" y=\"0\" width=\"" +
-           std::to_string(std::max(w, 1.0)) + "\" height=\"" + std::to_string(int(height)) + "\" fill=\"" + fill +
-           "\"><title>" + esc(kr.name) + " " + fmt_ms(kr.ms) + "</title></rect></a>";
+           std::to_string(std::max(w, 1.0)) + "\" height=\"" + std::to_string(int(height)) + "\" fill=\"" +
+           fill + "\"><title>" + esc(kr.name) + " " + fmt_ms(kr.ms) + "</title></rect></a>";
     x += w;
   }
-  return out + "<text x=\"0\" y=\"" + std::to_string(int(height) + 13) + "\" font-size=\"11\">0</text><text x=\"" +
-         std::to_string(int(width) - 80) + "\" y=\"" + std::to_string(int(height) + 13) + "\" font-size=\"11\">" +
-         fmt_ms(total) + "</text></svg>";
+  return out + "<text x=\"0\" y=\"" + std::to_string(int(height) + 13) +
+         "\" font-size=\"11\">0</text><text x=\"" + std::to_string(int(width) - 80) + "\" y=\"" +
+         std::to_string(int(height) + 13) + "\" font-size=\"11\">" + fmt_ms(total) + "</text></svg>";
 }
 
 std::string realize_view(const RealizeRecord& rr, int r) {
@@ -149,7 +159,8 @@ std::string realize_view(const RealizeRecord& rr, int r) {
   for (std::size_t k = 0; k < rr.kernels.size(); ++k) {
     const auto& kr = rr.kernels[k];
     std::string bufs;
-    for (std::size_t b = 0; b < kr.buffers.size(); ++b) bufs += (b ? ", " : "<b>") + esc(kr.buffers[b]) + (b ? "" : "</b>");
+    for (std::size_t b = 0; b < kr.buffers.size(); ++b)
+      bufs += (b ? ", " : "<b>") + esc(kr.buffers[b]) + (b ? "" : "</b>");
     out += "<tr><td>" + std::to_string(k) + "</td><td><a href=\"" + link(r, int(k)) + "\">" + esc(kr.name) +
            "</a></td><td>" + esc(kr.device) + "</td><td>" + fmt_ms(kr.ms) + "</td><td>" + bufs + "</td></tr>";
   }
@@ -159,39 +170,45 @@ std::string realize_view(const RealizeRecord& rr, int r) {
 
 std::string kernel_view(const KernelRecord& kr, int r, int k, std::string stage, int step) {
   if (stage.empty()) stage = kr.rewrites.empty() ? "ast" : "rewrite";
-  std::string out = "<h2 id=\"kernel-name\">" + esc(kr.name) + "</h2><div class=\"meta\">" + esc(kr.device) + " · " +
-                    fmt_ms(kr.ms) + (kr.opts.empty() ? "" : " · opts: <code id=\"opts\">" + esc(kr.opts) + "</code>") +
-                    (kr.cached ? " · compiled by an earlier realize: see its first launch for the stages" : "") +
-                    "</div><div class=\"tabs\">";
-  const std::pair<const char*, const char*> tabs[] = {{"ast", "schedule item"}, {"rewrite", "rewrites"},
-                                                      {"lowered", "lowered"},   {"linear", "kernel IR"},
+  std::string out =
+      "<h2 id=\"kernel-name\">" + esc(kr.name) + "</h2><div class=\"meta\">" + esc(kr.device) + " · " +
+      fmt_ms(kr.ms) + (kr.opts.empty() ? "" : " · opts: <code id=\"opts\">" + esc(kr.opts) + "</code>") +
+      (kr.cached ? " · compiled by an earlier realize: see its first launch for the stages" : "") +
+      "</div><div class=\"tabs\">";
+  const std::pair<const char*, const char*> tabs[] = {{"ast", "schedule item"},
+                                                      {"rewrite", "rewrites"},
+                                                      {"lowered", "lowered"},
+                                                      {"linear", "kernel IR"},
                                                       {"source", "source"}};
   for (auto [id, title] : tabs)
     out += "<a id=\"tab-" + std::string(id) + "\" class=\"" + (stage == id ? "sel" : "") + "\" href=\"" +
-           link(r, k, id) + "\">" + title + (std::string(id) == "rewrite" ? " (" + std::to_string(kr.rewrites.size()) + ")" : "") +
-           "</a>";
+           link(r, k, id) + "\">" + title +
+           (std::string(id) == "rewrite" ? " (" + std::to_string(kr.rewrites.size()) + ")" : "") + "</a>";
   out += "</div>";
   if (stage == "ast") return out + "<div id=\"graph\">" + graph_svg(kr.ast) + "</div>";
   if (stage == "lowered") return out + "<div id=\"graph\">" + graph_svg(kr.lowered) + "</div>";
   if (stage == "linear")
-    return out + "<pre class=\"code\" id=\"linear\">" + (kr.linear.empty() ? "(none recorded)" : highlight(kr.linear)) + "</pre>";
+    return out + "<pre class=\"code\" id=\"linear\">" +
+           (kr.linear.empty() ? "(none recorded)" : highlight(kr.linear)) + "</pre>";
   if (stage == "source")
     return out + "<pre class=\"code\" id=\"source\">" +
            (kr.source.empty() ? "(this plugin renders no source)" : highlight(kr.source)) + "</pre>";
-  if (kr.rewrites.empty()) return out + "<p class=\"empty\">no graph_rewrite changed this kernel's graphs</p>";
+  if (kr.rewrites.empty())
+    return out + "<p class=\"empty\">no graph_rewrite changed this kernel's graphs</p>";
   step = std::clamp(step, 0, int(kr.rewrites.size()) - 1);
   const RewriteRecord& rw = kr.rewrites[std::size_t(step)];
   out += "<div class=\"meta\">graph_rewrite <span id=\"step-label\">" + std::to_string(step + 1) + " / " +
          std::to_string(kr.rewrites.size()) + "</span> <input type=\"range\" id=\"step\" min=\"0\" max=\"" +
          std::to_string(kr.rewrites.size() - 1) + "\" value=\"" + std::to_string(step) +
-         "\"> <a id=\"prev\" href=\"" + link(r, k, "rewrite", std::max(step - 1, 0)) + "\">&larr;</a> <a id=\"next\" href=\"" +
+         "\"> <a id=\"prev\" href=\"" + link(r, k, "rewrite", std::max(step - 1, 0)) +
+         "\">&larr;</a> <a id=\"next\" href=\"" +
          link(r, k, "rewrite", std::min(step + 1, int(kr.rewrites.size()) - 1)) +
          "\">&rarr;</a> (changed nodes highlighted)</div><ol id=\"steps\">";
   for (const auto& s : rw.steps)
     out += "<li><b class=\"rule\">" + esc(s.rule) + "</b>: " + esc(s.from) + " &rarr; " + esc(s.to) + "</li>";
   // After first: it carries the highlights; before follows for comparison.
-  out += "</ol><h3>after</h3><div id=\"graph\">" + graph_svg(rw.after) + "</div><h3>before</h3><div id=\"before\">" +
-         graph_svg(rw.before) + "</div>";
+  out += "</ol><h3>after</h3><div id=\"graph\">" + graph_svg(rw.after) +
+         "</div><h3>before</h3><div id=\"before\">" + graph_svg(rw.before) + "</div>";
   return out;
 }
 
@@ -209,7 +226,8 @@ std::string page(const Trace& t, const std::map<std::string, std::string>& q, in
   } else {
     body = kernel_view(t.realizes[std::size_t(r)].kernels[std::size_t(k)], r, k, stage, step);
   }
-  return "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tinygrad.cpp VIZ</title><link rel=\"stylesheet\" "
+  return "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tinygrad.cpp VIZ</title><link "
+         "rel=\"stylesheet\" "
          "href=\"/style.css\"></head><body>" +
          sidebar(t, r, k) + "<main>" + body + "</main><script src=\"/app.js\"></script></body></html>";
 }
@@ -218,12 +236,14 @@ std::string page(const Trace& t, const std::map<std::string, std::string>& q, in
 
 std::string highlight(std::string_view code) {
   static const std::set<std::string, std::less<>> keywords = {
-      "for", "if", "else", "while", "return", "void", "float", "double", "int", "unsigned", "char", "bool",
-      "half", "long", "short", "const", "struct", "kernel", "__kernel", "__global", "global", "__local",
-      "extern", "static", "inline", "define", "declare", "ret", "br", "i32", "i64", "i1", "ptr", "layout",
-      "uniform", "buffer", "in", "out", "uint", "vec4", "float4", "barrier", "__global__", "__shared__", "restrict",
-      "__restrict__", "typedef", "sizeof", "true", "false", "label", "phi", "load", "store", "getelementptr",
-      "fadd", "fmul", "add", "mul", "icmp", "fcmp", "select"};
+      "for",    "if",       "else",       "while",      "return",   "void",         "float",         "double",
+      "int",    "unsigned", "char",       "bool",       "half",     "long",         "short",         "const",
+      "struct", "kernel",   "__kernel",   "__global",   "global",   "__local",      "extern",        "static",
+      "inline", "define",   "declare",    "ret",        "br",       "i32",          "i64",           "i1",
+      "ptr",    "layout",   "uniform",    "buffer",     "in",       "out",          "uint",          "vec4",
+      "float4", "barrier",  "__global__", "__shared__", "restrict", "__restrict__", "typedef",       "sizeof",
+      "true",   "false",    "label",      "phi",        "load",     "store",        "getelementptr", "fadd",
+      "fmul",   "add",      "mul",        "icmp",       "fcmp",     "select"};
   std::string out;
   std::size_t i = 0;
   while (i < code.size()) {
@@ -245,15 +265,18 @@ std::string highlight(std::string_view code) {
       i = end;
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       std::size_t end = i;
-      while (end < code.size() && (std::isalnum(static_cast<unsigned char>(code[end])) || code[end] == '.')) ++end;
+      while (end < code.size() && (std::isalnum(static_cast<unsigned char>(code[end])) || code[end] == '.'))
+        ++end;
       out += "<span class=\"n\">" + esc(code.substr(i, end - i)) + "</span>";
       i = end;
     } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       std::size_t end = i;
-      while (end < code.size() && (std::isalnum(static_cast<unsigned char>(code[end])) || code[end] == '_')) ++end;
+      while (end < code.size() && (std::isalnum(static_cast<unsigned char>(code[end])) || code[end] == '_'))
+        ++end;
       std::string_view word = code.substr(i, end - i);
       bool upper = word.size() > 1 && std::all_of(word.begin(), word.end(), [](char ch) {
-                     return std::isupper(static_cast<unsigned char>(ch)) || ch == '_' || std::isdigit(static_cast<unsigned char>(ch));
+                     return std::isupper(static_cast<unsigned char>(ch)) || ch == '_' ||
+                            std::isdigit(static_cast<unsigned char>(ch));
                    });
       if (keywords.count(word))
         out += "<span class=\"k\">" + esc(word) + "</span>";

@@ -15,6 +15,7 @@ namespace tg::viz {
 unsigned short port_from_environment();
 
 // Serves `trace` forever. `on_listening` gets the URL once the socket listens (default: print it).
-[[noreturn]] void serve(Trace trace, unsigned short port, const std::function<void(const std::string&)>& on_listening = {});
+[[noreturn]] void serve(Trace trace, unsigned short port,
+                        const std::function<void(const std::string&)>& on_listening = {});
 
 } // namespace tg::viz
