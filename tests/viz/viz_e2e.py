@@ -46,8 +46,13 @@ def main():
     trace = json.load(open(trace_path))
     kernels = [(ri, ki, k) for ri, rz in enumerate(trace["realizes"]) for ki, k in enumerate(rz["kernels"])]
     check(len(kernels) >= 3, "the trace holds the step's kernels (%d)" % len(kernels))
-    ri, ki, kernel = next(((ri, ki, k) for ri, ki, k in kernels if k["rewrites"]), (None, None, None))
-    check(kernel is not None, "some kernel recorded graph_rewrite calls")
+    # The smallest rewrite (of 6 nodes or more, where there is one) that created nodes: quick to
+    # lay out, readable in the screenshot.
+    steps = [(len(rw["after"]) < 6, len(rw["after"]), ri, ki, s) for ri, ki, k in kernels for s, rw in enumerate(k["rewrites"])
+             if any(n.get("changed") for n in rw["after"])]
+    check(steps, "some kernel recorded graph_rewrite calls that created nodes")
+    _, _, ri, ki, step = min(steps)
+    kernel = trace["realizes"][ri]["kernels"][ki]
 
     env = dict(os.environ)
     env.pop("VIZ", None)
@@ -72,7 +77,6 @@ def main():
         check(html.escape(kernel["name"]) in dom, "the kernel page names the kernel " + kernel["name"])
         tab = re.search(r'id="tab-rewrite"[^>]*href="([^"]+)"', dom) or re.search(r'href="([^"]+)"[^>]*>rewrites', dom)
         check(tab is not None, "the kernel page links its rewrites")
-        step = len(kernel["rewrites"]) - 1
         step_url = base.rstrip("/") + html.unescape(tab.group(1)) + "&step=%d" % step
         dom = browser(exe, profile, step_url, "--dump-dom")
         rw = kernel["rewrites"][step]

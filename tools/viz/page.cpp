@@ -27,7 +27,7 @@ h2{font-size:17px;margin:4px 0 8px}
  text-decoration:none;color:#124}
 .tabs a.sel{background:#1565c0;color:#fff;border-color:#1565c0}
 .meta{color:#555;font-size:13px;margin:4px 0 10px}
-#graph svg{max-width:100%;height:auto}
+#graph,#before{overflow:auto}
 #graph .changed polygon,#graph .changed path{stroke:#e65100}
 pre.code{background:#1e1e24;color:#ddd;padding:10px;border-radius:4px;overflow:auto;font-size:12px;line-height:1.35}
 pre.code .k{color:#c792ea}pre.code .n{color:#f78c6c}pre.code .c{color:#7f8c98;font-style:italic}
