@@ -2,6 +2,8 @@
 
 #include <graphviz/gvc.h>
 
+#include <dlfcn.h>
+
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -29,14 +31,41 @@ const char* colour(const std::string& op) {
   return "#ffffff";
 }
 
+// Graphviz is opened at run time, not linked: `tg` must start on machines without it (the GPU test
+// machine runs a Debian-built `tg`); there the page shows each graph's DOT text instead.
 struct Graphviz {
   std::mutex mutex;
-  GVC_t* gvc = gvContext();
-  ~Graphviz() { gvFreeContext(gvc); }
+  void* gvc_lib = dlopen("libgvc.so.6", RTLD_NOW | RTLD_GLOBAL);
+  void* cgraph_lib = dlopen("libcgraph.so.6", RTLD_NOW | RTLD_GLOBAL);
+  template <class F> F* sym(void* lib, const char* name) {
+    return lib ? reinterpret_cast<F*>(dlsym(lib, name)) : nullptr;
+  }
+  decltype(&::gvContext) context = sym<decltype(::gvContext)>(gvc_lib, "gvContext");
+  decltype(&::gvFreeContext) free_context = sym<decltype(::gvFreeContext)>(gvc_lib, "gvFreeContext");
+  decltype(&::gvLayout) layout = sym<decltype(::gvLayout)>(gvc_lib, "gvLayout");
+  decltype(&::gvFreeLayout) free_layout = sym<decltype(::gvFreeLayout)>(gvc_lib, "gvFreeLayout");
+  decltype(&::gvRenderData) render = sym<decltype(::gvRenderData)>(gvc_lib, "gvRenderData");
+  decltype(&::gvFreeRenderData) free_render = sym<decltype(::gvFreeRenderData)>(gvc_lib, "gvFreeRenderData");
+  decltype(&::agmemread) read = sym<decltype(::agmemread)>(cgraph_lib, "agmemread");
+  decltype(&::agclose) close = sym<decltype(::agclose)>(cgraph_lib, "agclose");
+  GVC_t* gvc = nullptr;
+  Graphviz() {
+    if (context && free_context && layout && free_layout && render && free_render && read && close)
+      gvc = context();
+  }
+  ~Graphviz() {
+    if (gvc) free_context(gvc);
+  }
 };
 Graphviz& graphviz() {
-  static Graphviz g;
+  static Graphviz g; // a cache of the opened library, made once
   return g;
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return out;
 }
 
 } // namespace
@@ -62,16 +91,19 @@ std::string graph_svg(const Graph& graph) {
   if (graph.empty()) return "<p class=\"empty\">(no graph recorded)</p>";
   const std::string dot = graph_dot(graph);
   Graphviz& gv = graphviz();
+  if (!gv.gvc)
+    return "<p class=\"empty\">Graphviz (libgvc.so.6) is not installed here: the graph as DOT text</p><pre>" +
+           html_escape(dot) + "</pre>";
   std::lock_guard lock(gv.mutex);
-  std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> g(agmemread(dot.c_str()), agclose);
+  std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> g(gv.read(dot.c_str()), gv.close);
   if (!g) throw std::runtime_error("VIZ: Graphviz could not read the graph's DOT text");
-  if (gvLayout(gv.gvc, g.get(), "dot") != 0) throw std::runtime_error("VIZ: Graphviz's dot layout failed");
+  if (gv.layout(gv.gvc, g.get(), "dot") != 0) throw std::runtime_error("VIZ: Graphviz's dot layout failed");
   char* data = nullptr;
   unsigned int len = 0;
-  const int rc = gvRenderData(gv.gvc, g.get(), "svg", &data, &len);
+  const int rc = gv.render(gv.gvc, g.get(), "svg", &data, &len);
   std::string svg = rc == 0 && data ? std::string(data, len) : std::string();
-  if (data) gvFreeRenderData(data);
-  gvFreeLayout(gv.gvc, g.get());
+  if (data) gv.free_render(data);
+  gv.free_layout(gv.gvc, g.get());
   if (rc != 0) throw std::runtime_error("VIZ: Graphviz could not render SVG");
   auto start = svg.find("<svg"); // drop the XML prolog and doctype: the SVG goes inline
   return start == std::string::npos ? svg : svg.substr(start);
