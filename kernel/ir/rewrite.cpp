@@ -1,5 +1,7 @@
 #include "kernel/ir/rewrite.hpp"
 
+#include "kernel/ir/rewrite_sink.hpp"
+
 #include <unordered_map>
 #include <unordered_set>
 
@@ -29,7 +31,7 @@ PatternMatcher PatternMatcher::operator+(const PatternMatcher& other) const {
   return PatternMatcher(std::move(all));
 }
 
-UOpRef PatternMatcher::rewrite(const UOpRef& u, void* ctx) const {
+UOpRef PatternMatcher::rewrite(const UOpRef& u, void* ctx, const Rule** matched) const {
   if (by_op_.empty()) return nullptr;
   Captures caps;
   caps.ctx = ctx;
@@ -43,7 +45,10 @@ UOpRef PatternMatcher::rewrite(const UOpRef& u, void* ctx) const {
       result = std::move(out);
       return true;
     });
-    if (result) return result;
+    if (result) {
+      if (matched) *matched = &rule;
+      return result;
+    }
     caps.truncate(0);
   }
   return nullptr;
@@ -60,6 +65,15 @@ UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, Re
   std::unordered_map<const UOp*, std::pair<UOpRef, UOpRef>> replace;
   std::unordered_set<const UOp*> open; // visited, result pending: the current path of the walk
   std::size_t steps = 0;
+  RewriteSink* sink = rewrite_sink(); // VIZ: record this call's rule applications
+  if (sink && !sink->wants_rewrites()) sink = nullptr;
+  std::vector<RewriteStep> record;
+  auto apply = [&](const UOpRef& n) {
+    const Rule* rule = nullptr;
+    UOpRef next = pm.rewrite(n, ctx, sink ? &rule : nullptr);
+    if (next && sink) record.push_back({rule->label.empty() ? "(unnamed rule)" : rule->label, n, next});
+    return next;
+  };
   auto count_step = [&](const UOpRef& from, const UOpRef& to) {
     if (++steps > max_steps)
       throw RewriteLoopError("graph_rewrite: no fixed point after " + std::to_string(max_steps) +
@@ -68,7 +82,7 @@ UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, Re
   auto fixed_point = [&](UOpRef n) {
     std::unordered_set<const UOp*> seen{n.get()};
     std::vector<UOpRef> keep{n};
-    while (UOpRef next = pm.rewrite(n, ctx)) {
+    while (UOpRef next = apply(n)) {
       count_step(n, next);
       if (!seen.insert(next.get()).second)
         throw RewriteLoopError("graph_rewrite: rewrite loop: " + short_render(n) + " rewrote back to " +
@@ -103,7 +117,7 @@ UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, Re
       }
       UOpRef next;
       if (!changed) {
-        if (order == RewriteOrder::BottomUp) next = pm.rewrite(f.new_n, ctx);
+        if (order == RewriteOrder::BottomUp) next = apply(f.new_n);
         if (!next) {
           open.erase(f.n.get());
           replace.emplace(f.n.get(), std::make_pair(f.n, f.new_n));
@@ -124,7 +138,9 @@ UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, void* ctx, Re
       replace.emplace(f.n.get(), std::make_pair(f.n, std::move(result)));
     }
   }
-  return replace.at(root.get()).second;
+  UOpRef result = replace.at(root.get()).second;
+  if (sink && result != root) sink->on_graph_rewrite(root, result, std::move(record));
+  return result;
 }
 
 } // namespace tg

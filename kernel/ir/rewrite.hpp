@@ -26,8 +26,9 @@ class PatternMatcher {
 public:
   PatternMatcher() = default;
   PatternMatcher(std::vector<Rule> rules); // NOLINT: a rule list is a matcher
-  // The first rule (in order) that matches u and whose function returns a node other than u.
-  UOpRef rewrite(const UOpRef& u, void* ctx = nullptr) const;
+  // The first rule (in order) that matches u and whose function returns a node other than u;
+  // `matched`, when given, receives that rule (for VIZ's record of which rule fired).
+  UOpRef rewrite(const UOpRef& u, void* ctx = nullptr, const Rule** matched = nullptr) const;
   // Rules of this matcher first, then other's.
   PatternMatcher operator+(const PatternMatcher& other) const;
   std::size_t size() const { return rules_.size(); }

@@ -4,6 +4,7 @@
 #include "kernel/runtime/capture.hpp"
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
+#include "kernel/runtime/viz_recorder.hpp"
 
 #include <charconv>
 #include <chrono>
@@ -142,7 +143,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   const std::string cache_name = device_name + (config().noopt ? "|NOOPT" : "") +
                                  (beam ? "|BEAM=" + std::to_string(beam) : ""); // options change the kernel
   UOpRef key = normalized_ast(item);
-  const bool want_source = config().debug >= 3;
+  const bool want_source = config().debug >= 3 || viz::recorder();
   {
     std::lock_guard lock(kernels.mutex);
     auto it = kernels.entries.find({cache_name, key.get()});
@@ -152,6 +153,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   LowerOptions options = kernel_options(*dev.device, !config().noopt);
   if (beam) options.opts = beam_opts(item, dev.device, options, beam);
   auto kernel = std::make_shared<PreparedKernel>();
+  viz::Recorder::KernelScope viz_scope(viz::recorder()); // VIZ: this kernel's graph_rewrite calls
   kernel->lowered = lower_kernel(item, options);
   if (config().debug >= 4)
     std::cout << "=== schedule item\n"
@@ -194,12 +196,15 @@ double run_schedule(const Schedule& schedule) {
   const int debug = config().debug;
   double total_ms = 0;
   int launched = 0;
+  viz::Recorder* viz = viz::recorder();
+  if (viz) viz->on_schedule();
   for (const auto& item : schedule.items) {
     if (item.ast->src(0)->op() == Ops::COPY) {
       if (CaptureScope::active())
         throw Error("JIT capture: a copy between devices inside a captured function is not supported "
                     "(move the data before calling it)");
       run_copy(item);
+      if (viz) viz->on_copy(item, 0);
       continue;
     }
     int64_t n = dims_prod(item.shape);
@@ -212,7 +217,7 @@ double run_schedule(const Schedule& schedule) {
     dims.global = kernel->lowered.global;
     dims.local = kernel->lowered.local;
     OpenDevice dev = open_device(buffer_arg(item.buffers[0]).device());
-    bool measure = debug >= 1 && (dev.device->properties().features & TG_FEATURE_TIMING);
+    bool measure = (debug >= 1 || viz) && (dev.device->properties().features & TG_FEATURE_TIMING);
     auto t0 = std::chrono::steady_clock::now();
     auto elapsed = kernel->program->program.launch(dims, args, {}, measure);
     if (CaptureScope* capture = CaptureScope::active()) { // the JIT records what ran
@@ -226,6 +231,7 @@ double run_schedule(const Schedule& schedule) {
                 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     total_ms += ms;
     ++launched;
+    if (viz) viz->on_kernel(item, *kernel, ms);
     if (debug >= 2) {
       char line[256];
       std::snprintf(line, sizeof line, "*** %-6s %4d %-28s arg %2zu  tm %9.3f ms  %s  %8.2f GB/s%s",

@@ -4,6 +4,7 @@
 
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/realize.hpp"
+#include "kernel/runtime/viz_recorder.hpp"
 #include "kernel/schedule/buffer.hpp"
 
 #include <algorithm>
@@ -150,6 +151,7 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
   }
   if (targets.empty()) return;
   detail::release_dead_results();
+  if (viz::Recorder* viz = viz::recorder()) viz->begin_realize(targets);
   Schedule schedule = create_schedule(targets, options);
   run_schedule(schedule);
   for (const auto& lazy : schedule.keep_alive) // targets belong to their tensors, the rest to the cache

@@ -15,6 +15,9 @@ int cmd_plugin(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_conform(const std::vector<std::string>& args);
 int cmd_train(const std::vector<std::string>& args);
+int cmd_viz(const std::vector<std::string>& args);
+// VIZ=1: save the trace recorded while a command ran and serve it (does not return).
+int serve_recorded();
 int bench_train(const std::vector<std::string>& args); // `tg bench train`
 int bench_ops(const std::vector<std::string>& args);   // `tg bench ops`
 

@@ -2,6 +2,7 @@
 #include "tools/tg/commands.hpp"
 
 #include "kernel/runtime/errors.hpp"
+#include "kernel/runtime/viz_recorder.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -35,6 +36,7 @@ const std::map<std::string, Command>& commands() {
       {"plugin",
        {tg::cli::cmd_plugin,
         "plugin new NAME DIR: write an out-of-tree plugin project (skeleton + conform test)"}},
+      {"viz", {tg::cli::cmd_viz, "serve a saved VIZ trace (VIZ=1 records one) as a web page on 127.0.0.1"}},
       {"demo", {tg::cli::cmd_demo, "compile and run a vector add on a device and check it"}},
       {"bench",
        {tg::cli::cmd_bench, "time matmul, elementwise, reduce, conv, cold start and dispatch vs PyTorch"}},
@@ -72,7 +74,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return it->second.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    int rc = it->second.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    if (rc == 0 && tg::viz::viz_from_environment() && args[0] != "viz") tg::cli::serve_recorded();
+    return rc;
   } catch (const boost::program_options::error& e) {
     std::cerr << "tg " << args[0] << ": " << e.what() << " (see tg " << args[0] << " --help)\n";
     return 2;
