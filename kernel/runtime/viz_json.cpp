@@ -30,7 +30,7 @@ json kernel_json(const KernelRecord& k) {
   return {{"name", k.name},           {"device", k.device},   {"buffers", k.buffers},
           {"cached", k.cached},       {"ms", k.ms},           {"opts", k.opts},
           {"ast", graph_json(k.ast)}, {"rewrites", rewrites}, {"lowered", graph_json(k.lowered)},
-          {"linear", k.linear},       {"source", k.source}};
+          {"linear", k.linear},       {"source", k.source},   {"rewrites_dropped", k.rewrites_dropped}};
 }
 
 // Reads a json value as the trace's types, naming the path of what is wrong.
@@ -105,6 +105,11 @@ public:
     out.device = str(k, p, "device");
     out.buffers = strings(k, p, "buffers");
     out.cached = flag(k, p, "cached", false);
+    if (k.contains("rewrites_dropped")) { // absent in traces written before it existed
+      const double d = number(k, p, "rewrites_dropped");
+      if (d < 0 || d != double(std::size_t(d))) fail(p + ".rewrites_dropped", "is not a count");
+      out.rewrites_dropped = std::size_t(d);
+    }
     out.ms = number(k, p, "ms");
     out.opts = str(k, p, "opts");
     out.ast = graph(k, p, "ast");

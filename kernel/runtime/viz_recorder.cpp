@@ -49,6 +49,22 @@ bool viz_from_environment() {
   return v && *v && std::string(v) != "0";
 }
 
+std::size_t max_rewrites_per_kernel() {
+  // Read once: it bounds every kernel of the run alike.
+  static const std::size_t bound = [] {
+    const char* v = std::getenv("VIZ_MAX_REWRITES");
+    if (!v || !*v) return kDefaultMaxRewrites;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (*end != '\0' || v[0] == '-') {
+      std::cerr << "VIZ_MAX_REWRITES=" << v << " is not a count; using " << kDefaultMaxRewrites << "\n";
+      return kDefaultMaxRewrites;
+    }
+    return std::size_t(n);
+  }();
+  return bound;
+}
+
 Recorder* recorder() { return active().load(std::memory_order_relaxed); }
 
 Recorder& start_recording() {
@@ -115,6 +131,7 @@ void Recorder::on_kernel(const ScheduleItem& item, const PreparedKernel& kernel,
   if (s.prepared) { // the stages, once per compiled kernel
     k.ast = graph_of(item.ast);
     k.rewrites = std::move(s.pending);
+    k.rewrites_dropped = s.dropped;
     k.lowered = graph_of(kernel.lowered.sink);
     k.linear = kernel.linear.text;
     k.source = kernel.program->source;
@@ -135,10 +152,18 @@ void Recorder::on_copy(const ScheduleItem& item, double ms) {
 bool Recorder::wants_rewrites() const {
   std::lock_guard lock(mutex_);
   auto it = threads_.find(std::this_thread::get_id());
-  return it != threads_.end() && it->second.in_kernel && it->second.pending.size() < kMaxRewritesPerKernel;
+  return it != threads_.end() && it->second.in_kernel; // past the bound: counted, not recorded
 }
 
 void Recorder::on_graph_rewrite(const UOpRef& before, const UOpRef& after, std::vector<RewriteStep> steps) {
+  {
+    std::lock_guard lock(mutex_);
+    ThreadState& s = state();
+    if (s.pending.size() >= max_rewrites_per_kernel()) {
+      ++s.dropped;
+      return;
+    }
+  }
   RewriteRecord r;
   for (const auto& s : steps) r.steps.push_back({s.rule, describe(s.from), describe(s.to)});
   r.before = graph_of(before);
@@ -153,6 +178,7 @@ Recorder::KernelScope::KernelScope(Recorder* r) : r_(r) {
   ThreadState& s = r_->state();
   s.in_kernel = true;
   s.pending.clear();
+  s.dropped = 0;
 }
 
 Recorder::KernelScope::~KernelScope() {

@@ -63,6 +63,7 @@ private:
     bool in_kernel = false;
     bool prepared = false; // a KernelScope closed since the last on_kernel: stages are new
     std::vector<RewriteRecord> pending;
+    std::size_t dropped = 0; // changing rewrite calls past the bound
   };
   ThreadState& state();     // mutex_ held
   RealizeRecord& current(); // mutex_ held; opens a realize when the thread has none

@@ -43,6 +43,7 @@ struct KernelRecord {
   std::string opts;                 // the applied optimizations
   Graph ast;                        // the schedule item
   std::vector<RewriteRecord> rewrites;
+  std::size_t rewrites_dropped = 0; // changing calls past the bound (max_rewrites_per_kernel)
   Graph lowered;
   std::string linear; // the kernel IR that crosses the plugin boundary, as text
   std::string source; // the plugin's rendered source (empty when it renders none)
@@ -60,8 +61,10 @@ struct Trace {
   bool operator==(const Trace&) const = default;
 };
 
-// Bounds that keep a trace of a long run readable and its file small.
-inline constexpr std::size_t kMaxRewritesPerKernel = 200;
+// Bounds that keep a trace of a long run readable and its file small. The rewrite calls recorded
+// per kernel: VIZ_MAX_REWRITES, default kDefaultMaxRewrites; the calls past it are counted.
+inline constexpr std::size_t kDefaultMaxRewrites = 200;
+std::size_t max_rewrites_per_kernel();
 inline constexpr std::size_t kMaxGraphNodes = 2000; // larger graphs keep their last nodes
 
 // The graph under root. `before`, when given, marks each node absent from it as changed.

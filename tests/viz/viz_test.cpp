@@ -42,6 +42,7 @@ viz::Trace sample_trace() {
   k.ast = viz::graph_of(UOp::sink({x_plus_zero_times_one()}));
   k.rewrites.push_back({{{"x+0", "(x+0)", "x"}}, k.ast, viz::graph_of(UOp::variable("x", 0, 10), nullptr)});
   k.rewrites.back().after[0].changed = true;
+  k.rewrites_dropped = 3;
   k.linear = "r0 = LOAD buf0[gid]";
   k.source = "void E_4(float* restrict b) { b[0] = 1.5f; } // done";
   t.realizes.push_back({k.ast, {k}});
@@ -126,6 +127,10 @@ BOOST_AUTO_TEST_CASE(corrupt_traces_say_where) {
   std::string cycle = good;
   cycle.replace(cycle.find("\"src\":[2,3]"), 11, "\"src\":[2,7]");
   BOOST_TEST(error_of(cycle).find("holds 7, not the index of an earlier node") != std::string::npos);
+  std::string negative = good;
+  negative.replace(negative.find("\"rewrites_dropped\":3"), 20, "\"rewrites_dropped\":-1");
+  BOOST_TEST(error_of(negative) ==
+             "t.json: not a VIZ trace: realizes[0].kernels[0].rewrites_dropped is not a count");
   BOOST_CHECK_THROW(viz::load_trace("/nonexistent/trace.json"), Error);
 }
 
@@ -141,6 +146,7 @@ BOOST_AUTO_TEST_CASE(page_shows_the_graph_and_the_rules) {
   viz::Response rw = viz::respond(t, "/?r=0&k=0&stage=rewrite&step=0");
   BOOST_TEST(rw.body.find("<b class=\"rule\">x+0</b>") != std::string::npos);
   BOOST_TEST(rw.body.find("class=\"node changed\"") != std::string::npos);
+  BOOST_TEST(rw.body.find("3 later calls not recorded: raise VIZ_MAX_REWRITES") != std::string::npos);
   viz::Response src = viz::respond(t, "/?r=0&k=0&stage=source");
   BOOST_TEST(src.body.find("<span class=\"k\">void</span>") != std::string::npos);
   BOOST_TEST(src.body.find("<span class=\"c\">// done</span>") != std::string::npos);

@@ -203,7 +203,11 @@ std::string kernel_view(const KernelRecord& kr, int r, int k, std::string stage,
          "\"> <a id=\"prev\" href=\"" + link(r, k, "rewrite", std::max(step - 1, 0)) +
          "\">&larr;</a> <a id=\"next\" href=\"" +
          link(r, k, "rewrite", std::min(step + 1, int(kr.rewrites.size()) - 1)) +
-         "\">&rarr;</a> (changed nodes highlighted)</div><ol id=\"steps\">";
+         "\">&rarr;</a> (changed nodes highlighted)" +
+         (kr.rewrites_dropped ? " <span id=\"dropped\">" + std::to_string(kr.rewrites_dropped) +
+                                    " later calls not recorded: raise VIZ_MAX_REWRITES</span>"
+                              : std::string()) +
+         "</div><ol id=\"steps\">";
   for (const auto& s : rw.steps)
     out += "<li><b class=\"rule\">" + esc(s.rule) + "</b>: " + esc(s.from) + " &rarr; " + esc(s.to) + "</li>";
   // After first: it carries the highlights; before follows for comparison.
