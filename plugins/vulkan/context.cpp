@@ -74,6 +74,9 @@ Capabilities read_capabilities(VkPhysicalDevice device) {
     c.preserve_inf_nan[0] = v12p.shaderSignedZeroInfNanPreserveFloat16;
     c.preserve_inf_nan[1] = v12p.shaderSignedZeroInfNanPreserveFloat32;
     c.preserve_inf_nan[2] = v12p.shaderSignedZeroInfNanPreserveFloat64;
+    c.round_to_nearest_even[0] = v12p.shaderRoundingModeRTEFloat16;
+    c.round_to_nearest_even[1] = v12p.shaderRoundingModeRTEFloat32;
+    c.round_to_nearest_even[2] = v12p.shaderRoundingModeRTEFloat64;
     c.driver_id = v12p.driverID;
   }
   vkGetPhysicalDeviceMemoryProperties(device, &c.memory);

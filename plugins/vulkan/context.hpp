@@ -23,7 +23,8 @@ struct Capabilities {
   VkPhysicalDeviceMemoryProperties memory{};
   VkPhysicalDeviceFeatures features{};
   bool storage_16bit = false, storage_8bit = false, shader_int8 = false, shader_float16 = false;
-  bool preserve_inf_nan[3] = {false, false, false}; // float controls for 16, 32, 64 bits (Vulkan 1.2)
+  bool preserve_inf_nan[3] = {false, false, false};      // float controls for 16, 32, 64 bits (Vulkan 1.2)
+  bool round_to_nearest_even[3] = {false, false, false}; // shaderRoundingModeRTEFloat16/32/64
   uint32_t queue_family = 0;
   uint32_t timestamp_bits = 0; // the compute queue's timestampValidBits (0: no timestamps)
   VkDriverId driver_id{};      // Vulkan 1.2; 0 when older

@@ -1,5 +1,6 @@
 #include "float_controls.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -9,8 +10,8 @@ namespace {
 // SPIR-V numbers (the SPIR-V specification, "Binary Form").
 constexpr uint32_t kOpExtension = 10, kOpEntryPoint = 15, kOpExecutionMode = 16, kOpCapability = 17;
 constexpr uint32_t kOpTypeFloat = 22;
-constexpr uint32_t kCapabilitySignedZeroInfNanPreserve = 4466;
-constexpr uint32_t kExecutionModeSignedZeroInfNanPreserve = 4461;
+constexpr uint32_t kCapabilitySignedZeroInfNanPreserve = 4466, kCapabilityRoundingModeRTE = 4467;
+constexpr uint32_t kExecutionModeSignedZeroInfNanPreserve = 4461, kExecutionModeRoundingModeRTE = 4462;
 constexpr size_t kHeaderWords = 5;
 
 uint32_t instruction(uint32_t words, uint32_t opcode) { return words << 16 | opcode; }
@@ -25,7 +26,7 @@ std::vector<uint32_t> extension(const std::string& name) {
 
 } // namespace
 
-std::vector<uint32_t> preserve_inf_nan(const std::vector<uint32_t>& spirv, std::span<const uint32_t> widths) {
+std::vector<uint32_t> add_float_controls(const std::vector<uint32_t>& spirv, const FloatControls& widths) {
   // First pass: the entry point, the float widths in use, where the capabilities end.
   uint32_t entry = 0;
   size_t after_capabilities = kHeaderWords;
@@ -38,18 +39,22 @@ std::vector<uint32_t> preserve_inf_nan(const std::vector<uint32_t>& spirv, std::
     if (opcode == kOpTypeFloat && count > 2) used.push_back(spirv[at + 2]);
     at += count;
   }
-  std::vector<uint32_t> modes;
-  for (uint32_t w : widths)
-    for (uint32_t u : used)
-      if (u == w) {
-        modes.insert(modes.end(),
-                     {instruction(4, kOpExecutionMode), entry, kExecutionModeSignedZeroInfNanPreserve, w});
-        break;
+  std::vector<uint32_t> modes, capabilities;
+  auto add = [&](std::span<const uint32_t> mode_widths, uint32_t mode, uint32_t capability) {
+    bool any = false;
+    for (uint32_t w : mode_widths)
+      if (std::find(used.begin(), used.end(), w) != used.end()) {
+        modes.insert(modes.end(), {instruction(4, kOpExecutionMode), entry, mode, w});
+        any = true;
       }
+    if (any) capabilities.insert(capabilities.end(), {instruction(2, kOpCapability), capability});
+  };
+  add(widths.preserve_inf_nan, kExecutionModeSignedZeroInfNanPreserve, kCapabilitySignedZeroInfNanPreserve);
+  add(widths.round_to_nearest_even, kExecutionModeRoundingModeRTE, kCapabilityRoundingModeRTE);
   if (entry == 0 || modes.empty()) return spirv;
 
   std::vector<uint32_t> out(spirv.begin(), spirv.begin() + std::ptrdiff_t(after_capabilities));
-  out.insert(out.end(), {instruction(2, kOpCapability), kCapabilitySignedZeroInfNanPreserve});
+  out.insert(out.end(), capabilities.begin(), capabilities.end());
   auto ext = extension("SPV_KHR_float_controls");
   out.insert(out.end(), ext.begin(), ext.end());
   for (size_t at = after_capabilities; at < spirv.size();) {

@@ -16,10 +16,12 @@ Program::Program(std::shared_ptr<Context> context, const sdk::Blob& blob)
                            "VULKAN program " + name_ +
                                ": its payload and its signature disagree on the arguments");
   validate_spirv(payload_.spirv, name_); // a blob from disk is checked like a fresh compile
-  std::vector<uint32_t> widths;          // the float widths whose infinities and NaNs the device can keep
-  for (uint32_t k = 0; k < 3; ++k)
-    if (context_->caps().preserve_inf_nan[k]) widths.push_back(16u << k);
-  payload_.spirv = preserve_inf_nan(payload_.spirv, widths);
+  FloatControls controls; // the float widths the device can keep specials for / round to nearest even
+  for (uint32_t k = 0; k < 3; ++k) {
+    if (context_->caps().preserve_inf_nan[k]) controls.preserve_inf_nan.push_back(16u << k);
+    if (context_->caps().round_to_nearest_even[k]) controls.round_to_nearest_even.push_back(16u << k);
+  }
+  payload_.spirv = add_float_controls(payload_.spirv, controls);
   const VkDevice device = context_->device();
   try {
     VkShaderModuleCreateInfo module{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
