@@ -1,4 +1,4 @@
-// The AMD compiler (not written yet, docs/amd.md): kernel IR -> an HSACO code object. Needs no device and
+// The AMD compiler (docs/amd.md): kernel IR -> an HSACO code object (hsaco.hpp). Needs no device and
 // must be thread-safe.
 #pragma once
 
