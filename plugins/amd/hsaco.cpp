@@ -21,7 +21,6 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
-#include <optional>
 
 extern char** environ;
 
@@ -127,6 +126,7 @@ std::vector<std::byte> link_with_lld(const std::vector<char>& object) {
     throw sdk::PluginError(TG_ERROR_INTERNAL, "amd: " + lld + " failed to link the code object");
   std::ifstream f(out, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) throw sdk::PluginError(TG_ERROR_INTERNAL, "amd: " + lld + " wrote no code object");
   std::vector<std::byte> elf(bytes.size());
   std::memcpy(elf.data(), bytes.data(), bytes.size());
   return elf;
