@@ -2,6 +2,7 @@
 #include "tools/tg/commands.hpp"
 #include "tools/tg/describe.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 
 #include <filesystem>
@@ -27,6 +28,12 @@ void describe_shadowed(std::ostream& os, const std::vector<PluginEntry>& entries
          << winner.path.string() << ")\n";
 }
 } // namespace
+
+#ifdef __APPLE__
+constexpr bool kBuildsMetal = true;
+#else
+constexpr bool kBuildsMetal = false;
+#endif
 
 int cmd_devices(const std::vector<std::string>& args) {
   po::options_description opts(
@@ -71,6 +78,13 @@ int cmd_devices(const std::vector<std::string>& args) {
     describe_shadowed(std::cout, entries, entry);
     failed_devices += describe_plugin_devices(std::cout, entry.plugin, "  ");
   }
+  // Metal is built only on Apple platforms (docs/metal.md); say so instead of silently omitting it.
+  bool has_metal =
+      std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.name == "metal"; });
+  if (!has_metal && !kBuildsMetal)
+    std::cout
+        << "\nplugin metal: UNAVAILABLE: not built on this platform (needs Apple's Metal framework, macOS "
+           "only; docs/metal.md)\n";
   if (failed) std::cout << "\n" << failed << " plugin(s) failed to load\n";
   if (failed_devices) std::cout << (failed ? "" : "\n") << failed_devices << " device(s) failed to open\n";
   return failed || failed_devices ? 1 : 0;

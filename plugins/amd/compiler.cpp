@@ -1,0 +1,36 @@
+#include "compiler.hpp"
+
+#include "hsaco.hpp"
+
+#include <llvm/Config/llvm-config.h>
+
+#include <cstdlib>
+
+namespace tg::amd {
+namespace {
+
+// "" = TG_AMD_ARCH, else gfx90a (the device's gcnArchName once the runtime exists).
+std::string resolve(const std::string& target) {
+  if (!target.empty()) return target;
+  const char* env = std::getenv("TG_AMD_ARCH");
+  return env && *env ? env : "gfx90a";
+}
+
+} // namespace
+
+sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
+  sdk::CompileOutput out;
+  out.target = resolve(request.target);
+  Hsaco h = compile_hsaco(request.ir, out.target, request.opt_level, request.want_source);
+  out.payload = std::move(h.elf);
+  out.source = std::move(h.llvm_ir);
+  out.log = "amd: '" + request.ir.name + "' for " + out.target + ", " + std::to_string(out.payload.size()) +
+            " byte code object";
+  return out;
+}
+
+std::string Compiler::cache_key(const std::string& target) {
+  return "hsaco 1;llvm " LLVM_VERSION_STRING ";" + resolve(target);
+}
+
+} // namespace tg::amd
