@@ -46,9 +46,9 @@ ArchChoice choose(int arch) {
   for (int a : known)
     if (a <= arch) best = a;
   if (best == 0)
-    throw sdk::PluginError(TG_ERROR_UNIMPLEMENTED, "NVRTC cannot build for sm_" + std::to_string(arch) +
-                                                       " (oldest supported: sm_" +
-                                                       std::to_string(known.empty() ? 0 : known.front()) + ")");
+    throw sdk::PluginError(TG_ERROR_UNIMPLEMENTED,
+                           "NVRTC cannot build for sm_" + std::to_string(arch) + " (oldest supported: sm_" +
+                               std::to_string(known.empty() ? 0 : known.front()) + ")");
   return {false, best};
 }
 
@@ -85,7 +85,8 @@ std::vector<std::byte> pack_image(const std::string& entry, std::span<const std:
 Image unpack_image(std::span<const std::byte> payload) {
   const char* begin = reinterpret_cast<const char*>(payload.data());
   const void* nul = std::memchr(begin, 0, payload.size());
-  if (!nul || nul == begin) throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT, "CUDA payload has no entry name");
+  if (!nul || nul == begin)
+    throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT, "CUDA payload has no entry name");
   Image image;
   image.entry.assign(begin, static_cast<const char*>(nul));
   image.code = payload.subspan(image.entry.size() + 1);
@@ -100,8 +101,8 @@ int parse_target(const std::string& target) {
       std::all_of(target.begin() + 3, target.end(), [](char c) { return c >= '0' && c <= '9'; }))
     arch = std::atoi(target.c_str() + 3);
   if (arch < 75)
-    throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT,
-                           "unknown CUDA target \"" + target + "\": expected sm_XY with XY >= 75 (e.g. sm_90)");
+    throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT, "unknown CUDA target \"" + target +
+                                                          "\": expected sm_XY with XY >= 75 (e.g. sm_90)");
   return arch;
 }
 
@@ -126,8 +127,9 @@ sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
   sdk::render::Source source = sdk::render::render(sdk::render::Dialect::cuda, request.ir);
 
   nvrtcProgram raw = nullptr;
-  check_nvrtc(nvrtcCreateProgram(&raw, source.text.c_str(), (source.entry + ".cu").c_str(), 0, nullptr, nullptr),
-              "nvrtcCreateProgram(" + source.entry + ")");
+  check_nvrtc(
+      nvrtcCreateProgram(&raw, source.text.c_str(), (source.entry + ".cu").c_str(), 0, nullptr, nullptr),
+      "nvrtcCreateProgram(" + source.entry + ")");
   ProgramHandle program(raw);
   std::vector<std::string> options = include_options();
   options.push_back(std::string("--gpu-architecture=") + (arch.cubin ? "sm_" : "compute_") +
@@ -145,8 +147,8 @@ sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
   }
   if (built == NVRTC_ERROR_COMPILATION)
     throw sdk::PluginError(TG_ERROR_INTERNAL,
-                           "NVRTC " + nvrtc_version() + " failed to compile kernel " + source.entry + " for " +
-                               target + "; log: " + (log.empty() ? "(empty)" : log.substr(0, 2000)),
+                           "NVRTC " + nvrtc_version() + " failed to compile kernel " + source.entry +
+                               " for " + target + "; log: " + (log.empty() ? "(empty)" : log.substr(0, 2000)),
                            log + "\n--- source\n" + source.text);
   check_nvrtc(built, "nvrtcCompileProgram(" + source.entry + ")");
 

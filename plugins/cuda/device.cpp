@@ -36,7 +36,8 @@ tg_device_properties read_properties(CUdevice dev) {
   // Static __shared__ arrays are limited to 48 KiB per block (more needs dynamic shared memory).
   p.local_memory_bytes = uint64_t(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
   p.max_local_threads = uint32_t(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
-  const CUdevice_attribute block[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+  const CUdevice_attribute block[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
                                        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
   const CUdevice_attribute grid[3] = {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
                                       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
@@ -84,9 +85,10 @@ void launch_call(const KernelCall& call, CUstream stream, const std::string& nam
   std::vector<void*> params = kernel_params(call);
   check(driver().cuLaunchKernel(call.function, call.grid[0], call.grid[1], call.grid[2], call.block[0],
                                 call.block[1], call.block[2], 0, stream, params.data(), nullptr),
-        "cuLaunchKernel(" + name + ", grid " + std::to_string(call.grid[0]) + "x" + std::to_string(call.grid[1]) +
-            "x" + std::to_string(call.grid[2]) + ", block " + std::to_string(call.block[0]) + "x" +
-            std::to_string(call.block[1]) + "x" + std::to_string(call.block[2]) + ")");
+        "cuLaunchKernel(" + name + ", grid " + std::to_string(call.grid[0]) + "x" +
+            std::to_string(call.grid[1]) + "x" + std::to_string(call.grid[2]) + ", block " +
+            std::to_string(call.block[0]) + "x" + std::to_string(call.block[1]) + "x" +
+            std::to_string(call.block[2]) + ")");
 }
 
 } // namespace
@@ -136,18 +138,16 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"cuda.driver_version", std::to_string(d.version / 1000) + "." + std::to_string(d.version % 1000 / 10)},
       {"cuda.nvrtc_version", std::to_string(major) + "." + std::to_string(minor)},
       {"cuda.l2_bytes", std::to_string(attribute(device_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE))},
-      {"cuda.memory_bus_bits", std::to_string(attribute(device_, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH))},
+      {"cuda.memory_bus_bits",
+       std::to_string(attribute(device_, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH))},
       {"cuda.launch_batch", use_graphs_ ? "CUDA graphs" : "plain launches (TG_CUDA_GRAPHS=0)"},
       {"work_group_execution", "parallel"},
   };
 }
 
 std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, uint32_t) {
-  if (alignment > properties_.buffer_alignment)
-    throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT, "alignment " + std::to_string(alignment) +
-                                                          " is above the 256 bytes every CUDA buffer has");
   bind();
-  return std::make_unique<Buffer>(*memory_, size);
+  return std::make_unique<Buffer>(*memory_, size, alignment);
 }
 
 std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {
@@ -183,7 +183,8 @@ uint64_t Device::launch_batch(std::span<const sdk::Launch> launches, bool timed)
   if (use_graphs_ && calls.size() > 1)
     graphs_->launch(calls);
   else
-    for (size_t i = 0; i < calls.size(); ++i) launch_call(calls[i], stream_, launches[i].signature.kernel_name);
+    for (size_t i = 0; i < calls.size(); ++i)
+      launch_call(calls[i], stream_, launches[i].signature.kernel_name);
   return timed ? elapsed_since_start() : 0;
 }
 

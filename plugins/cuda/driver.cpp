@@ -26,14 +26,15 @@ Driver load() {
   }
   Driver d;
 #define TG_CUDA_LOAD(name)                                                                                   \
-  d.name = reinterpret_cast<decltype(d.name)>(dlsym(handle, TG_CUDA_STRINGIFY_EXPANDED(name)));               \
+  d.name = reinterpret_cast<decltype(d.name)>(dlsym(handle, TG_CUDA_STRINGIFY_EXPANDED(name)));              \
   if (!d.name)                                                                                               \
     unavailable("the NVIDIA driver " + path + " is too old: it lacks " TG_CUDA_STRINGIFY_EXPANDED(name));
   TG_CUDA_DRIVER_FUNCTIONS(TG_CUDA_LOAD)
 #undef TG_CUDA_LOAD
   const CUresult init = d.cuInit(0);
   if (init == CUDA_ERROR_STUB_LIBRARY)
-    unavailable("no NVIDIA driver: " + path + " is the CUDA toolkit's stub library (cuInit: CUDA_ERROR_STUB_LIBRARY)");
+    unavailable("no NVIDIA driver: " + path +
+                " is the CUDA toolkit's stub library (cuInit: CUDA_ERROR_STUB_LIBRARY)");
   if (init == CUDA_ERROR_NO_DEVICE)
     unavailable("NVIDIA driver present but no GPU (cuInit: CUDA_ERROR_NO_DEVICE)");
   if (init != CUDA_SUCCESS) {
@@ -71,12 +72,13 @@ std::string result_text(CUresult r) {
   const Driver& d = driver();
   d.cuGetErrorName(r, &name);
   d.cuGetErrorString(r, &text);
-  return std::string(name ? name : "CUDA error " + std::to_string(int(r))) + (text ? std::string(": ") + text : "");
+  return std::string(name ? name : "CUDA error " + std::to_string(int(r))) +
+         (text ? std::string(": ") + text : "");
 }
 
 void check(CUresult r, const std::string& what) {
   if (r == CUDA_SUCCESS) return;
-  const tg_error_code code = r == CUDA_ERROR_OUT_OF_MEMORY ? TG_ERROR_RESOURCE_EXHAUSTED
+  const tg_error_code code = r == CUDA_ERROR_OUT_OF_MEMORY   ? TG_ERROR_RESOURCE_EXHAUSTED
                              : r == CUDA_ERROR_INVALID_VALUE ? TG_ERROR_INVALID_ARGUMENT
                                                              : TG_ERROR_INTERNAL;
   throw sdk::PluginError(code, what + " failed: " + result_text(r));

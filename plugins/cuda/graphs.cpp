@@ -48,7 +48,8 @@ std::unique_ptr<Graphs::Entry> Graphs::build(std::span<const KernelCall> calls) 
       const CUDA_KERNEL_NODE_PARAMS p = node_params(call, params);
       CUgraphNode node = nullptr;
       const CUgraphNode* previous = entry->nodes.empty() ? nullptr : &entry->nodes.back();
-      check(d.cuGraphAddKernelNode(&node, entry->graph, previous, previous ? 1 : 0, &p), "cuGraphAddKernelNode");
+      check(d.cuGraphAddKernelNode(&node, entry->graph, previous, previous ? 1 : 0, &p),
+            "cuGraphAddKernelNode");
       entry->nodes.push_back(node);
       entry->args.push_back(call.args);
     }
@@ -80,7 +81,8 @@ void Graphs::launch(std::span<const KernelCall> calls) {
       if (entry.args[i] == calls[i].args) continue;
       std::vector<void*> params;
       const CUDA_KERNEL_NODE_PARAMS p = node_params(calls[i], params);
-      check(d.cuGraphExecKernelNodeSetParams(entry.exec, entry.nodes[i], &p), "cuGraphExecKernelNodeSetParams");
+      check(d.cuGraphExecKernelNodeSetParams(entry.exec, entry.nodes[i], &p),
+            "cuGraphExecKernelNodeSetParams");
       entry.args[i] = calls[i].args;
     }
   }

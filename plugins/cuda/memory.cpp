@@ -8,7 +8,8 @@ namespace tg::cuda {
 Memory::Memory(CUcontext context, CUstream stream) : context_(context), stream_(stream) {
   const Driver& d = driver();
   check(d.cuMemAllocHost(&staging_, kStagingBytes), "cuMemAllocHost(staging)");
-  for (CUevent& e : staging_done_) check(d.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate(staging)");
+  for (CUevent& e : staging_done_)
+    check(d.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate(staging)");
 }
 
 Memory::~Memory() {
@@ -84,9 +85,12 @@ void Memory::download(void* dst, CUdeviceptr src, uint64_t size) {
   }
 }
 
-Buffer::Buffer(Memory& memory, uint64_t size) : memory_(memory), size_(size), ptr_(memory.allocate(size)) {}
+Buffer::Buffer(Memory& memory, uint64_t size, uint64_t alignment)
+    : memory_(memory), size_(alignment > 256 ? size + alignment : size), block_(memory.allocate(size_)) {
+  ptr_ = alignment > 256 ? (block_ + alignment - 1) / alignment * alignment : block_;
+}
 
-Buffer::~Buffer() { memory_.release(ptr_, size_); }
+Buffer::~Buffer() { memory_.release(block_, size_); }
 
 void Buffer::copy_from_host(uint64_t offset, const void* src, uint64_t size) {
   check(driver().cuCtxSetCurrent(memory_.context()), "cuCtxSetCurrent");

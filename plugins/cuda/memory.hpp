@@ -45,7 +45,8 @@ private:
 
 class Buffer final : public sdk::Buffer {
 public:
-  Buffer(Memory& memory, uint64_t size);
+  // alignment: 0 or a power of two; above cuMemAlloc's 256 bytes the block is over-allocated.
+  Buffer(Memory& memory, uint64_t size, uint64_t alignment);
   ~Buffer() override;
   void copy_from_host(uint64_t offset, const void* src, uint64_t size) override;
   void copy_to_host(uint64_t offset, void* dst, uint64_t size) override;
@@ -54,8 +55,9 @@ public:
 
 private:
   Memory& memory_;
-  uint64_t size_;
-  CUdeviceptr ptr_ = 0;
+  uint64_t size_; // of the block (the buffer's size plus any alignment slack)
+  CUdeviceptr block_ = 0;
+  CUdeviceptr ptr_ = 0; // the buffer's start inside the block
 };
 
 } // namespace tg::cuda

@@ -3,7 +3,8 @@
 
 namespace tg::cuda {
 
-Program::Program(CUcontext context, std::span<const std::byte> payload, std::function<void(CUfunction)> on_free)
+Program::Program(CUcontext context, std::span<const std::byte> payload,
+                 std::function<void(CUfunction)> on_free)
     : context_(context), on_free_(std::move(on_free)) {
   const Image image = unpack_image(payload);
   const Driver& d = driver();
