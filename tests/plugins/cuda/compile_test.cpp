@@ -36,7 +36,8 @@ BOOST_AUTO_TEST_CASE(corpus_compiles_to_sm90_cubin) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_targets_are_refused) {
-  const auto& k = tgtest::render_test_kernels().front();
+  const auto kernels = tgtest::render_test_kernels();
+  const auto& k = kernels.front();
   tgtest::Compiled c;
   BOOST_TEST(tgtest::try_compile(k.ir, &c, 0, 2, "sm_50").code == TG_ERROR_INVALID_ARGUMENT);
   BOOST_TEST(tgtest::try_compile(k.ir, &c, 0, 2, "gfx90a").code == TG_ERROR_INVALID_ARGUMENT);
