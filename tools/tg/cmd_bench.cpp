@@ -531,7 +531,9 @@ void bench_usage(std::ostream& os) {
         "  ops    elementwise, reductions, softmax, matmul, conv2d on --device D, against tinygrad\n"
         "  core   matmul, elementwise, sum, conv2d, cold start and dispatch, against PyTorch\n"
         "  train  median beautiful_mnist training-step time, against PyTorch\n"
-        "  matmul one n x n matmul on several devices (default CPU,MY,CUDA), against the first\n";
+        "  matmul one n x n matmul on several devices (default CPU,MY,CUDA), against the first\n"
+        "  gpu    issue 13's GPU rows (64M elementwise/sum, matmul f32/f16, conv2d, tiny op), against "
+        "PyTorch CUDA\n";
 }
 
 } // namespace
@@ -571,6 +573,14 @@ int cmd_bench(const std::vector<std::string>& args) {
       return bench_matmul(rest);
     } catch (const po::error& e) {
       std::cerr << "tg bench matmul: " << e.what() << " (see tg bench matmul --help)\n";
+      return 2;
+    }
+  }
+  if (args[0] == "gpu") {
+    try {
+      return bench_gpu(rest);
+    } catch (const po::error& e) {
+      std::cerr << "tg bench gpu: " << e.what() << " (see tg bench gpu --help)\n";
       return 2;
     }
   }

@@ -1,5 +1,6 @@
 // `tg bench train`: median training-step time of beautiful_mnist (batch 512 by default) against
 // PyTorch CPU running the same model and recipe in the same invocation. A benchmark, not a test.
+#include "kernel/runtime/devices.hpp"
 #include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/optim.hpp"
 #include "tools/tg/commands.hpp"
@@ -29,15 +30,17 @@ struct PeerStep {
 };
 
 // Runs tools/bench/peer_torch_train.py and reads its one JSON line.
-PeerStep torch_step(int bs, int steps) {
+// `torch_device` is "cpu" or "cuda" (our device is CUDA:N: PyTorch runs on the GPU too).
+PeerStep torch_step(int bs, int steps, const std::string& torch_device, const std::string& python) {
   PeerStep out;
   auto script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_torch_train.py";
-  std::string cmd = "/usr/bin/python3 '" + script.string() + "' --bs " + std::to_string(bs) + " --steps " +
+  std::string cmd = "'" + python + "' '" + script.string() + "' --bs " + std::to_string(bs) + " --steps " +
                     std::to_string(steps) + " --threads " +
-                    std::to_string(std::thread::hardware_concurrency()) + " 2>&1";
+                    std::to_string(std::thread::hardware_concurrency()) + " --device " + torch_device +
+                    " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) {
-    out.error = "cannot start /usr/bin/python3";
+    out.error = "cannot start " + python;
     return out;
   }
   std::string text;
@@ -68,8 +71,9 @@ int bench_train(const std::vector<std::string>& args) {
   po::options_description opts("tg bench train: median training-step time of beautiful_mnist vs PyTorch CPU\n"
                                "(same model, Adam 1e-3, random data), measured in the same run.\nOptions");
   opts.add_options()("help,h", "show this help")("bs", po::value<int>()->default_value(512), "batch size")(
-      "steps", po::value<int>()->default_value(5), "timed steps (after one warm-up step)")("no-peer",
-                                                                                           "skip PyTorch")(
+      "steps", po::value<int>()->default_value(5), "timed steps (after one warm-up step)")(
+      "no-peer", "skip PyTorch")("peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
+                                 "the interpreter that runs the PyTorch peer")(
       "jit", "run the step through tg::TinyJit (warm-up and capture are the untimed steps) and report the "
              "host time per replayed kernel and the step's memory before/after the planner");
   po::variables_map vm;
@@ -132,12 +136,14 @@ int bench_train(const std::vector<std::string>& args) {
               << std::setprecision(1);
   }
   if (vm.count("no-peer")) return 0;
-  PeerStep peer = torch_step(bs, steps);
+  const bool on_cuda = default_device().rfind("CUDA", 0) == 0;
+  PeerStep peer = torch_step(bs, steps, on_cuda ? "cuda" : "cpu", vm["peer-python"].as<std::string>());
   if (!peer.error.empty()) {
     std::cout << "  PyTorch: " << peer.error << "\n";
     return 0;
   }
-  std::cout << "  PyTorch CPU:  " << peer.step_ms << " ms/step, peak RSS " << peer.peak_mb << " MB\n"
+  std::cout << (on_cuda ? "  PyTorch CUDA: " : "  PyTorch CPU:  ") << peer.step_ms << " ms/step, peak RSS "
+            << peer.peak_mb << " MB\n"
             << "  ratio (our time / PyTorch time): " << std::setprecision(2) << ours / peer.step_ms
             << "x   (issue 12 asks <= 0.7x with --jit and BEAM=2)\n";
   return 0;

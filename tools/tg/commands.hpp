@@ -20,6 +20,7 @@ int cmd_viz(const std::vector<std::string>& args);
 int serve_recorded();
 int bench_train(const std::vector<std::string>& args); // `tg bench train`
 int bench_ops(const std::vector<std::string>& args);   // `tg bench ops`
+int bench_gpu(const std::vector<std::string>& args);   // `tg bench gpu` (cmd_bench_gpu.cpp)
 
 // When main() started (for `tg bench cold-child`).
 std::chrono::steady_clock::time_point main_start_time();

@@ -3,10 +3,11 @@
 #include <tg/sdk/opencl/error.hpp>
 #include <tg/sdk/opencl/program.hpp>
 
+#include <tg/sdk/scalar_bytes.hpp>
+
 #include <CL/cl_ext.h>
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 namespace tg::sdk::opencl {
@@ -32,61 +33,6 @@ uint32_t subgroup_size(const DeviceEntry& e) {
   if (size_t multiple = device_value_or<size_t>(e.device, CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, 0))
     return clamp32(multiple);
   return 1;
-}
-
-// The host value of a scalar argument in the type the kernel parameter has (kernel_source.hpp:
-// BOOL travels as int, FLOAT16/BFLOAT16 as float).
-struct ScalarBytes {
-  unsigned char bytes[8] = {};
-  size_t size = 0;
-  template <class T> void set(T v) {
-    std::memcpy(bytes, &v, sizeof v);
-    size = sizeof v;
-  }
-};
-
-ScalarBytes scalar_bytes(const tg_scalar_arg& s) {
-  ScalarBytes out;
-  switch (s.dtype) {
-  case TG_DTYPE_BOOL:
-    out.set(cl_int(s.value.i != 0));
-    break;
-  case TG_DTYPE_INT8:
-    out.set(cl_char(s.value.i));
-    break;
-  case TG_DTYPE_UINT8:
-    out.set(cl_uchar(s.value.u));
-    break;
-  case TG_DTYPE_INT16:
-    out.set(cl_short(s.value.i));
-    break;
-  case TG_DTYPE_UINT16:
-    out.set(cl_ushort(s.value.u));
-    break;
-  case TG_DTYPE_INT32:
-    out.set(cl_int(s.value.i));
-    break;
-  case TG_DTYPE_UINT32:
-    out.set(cl_uint(s.value.u));
-    break;
-  case TG_DTYPE_INT64:
-    out.set(cl_long(s.value.i));
-    break;
-  case TG_DTYPE_UINT64:
-    out.set(cl_ulong(s.value.u));
-    break;
-  case TG_DTYPE_FLOAT16:
-  case TG_DTYPE_BFLOAT16:
-  case TG_DTYPE_FLOAT32:
-    out.set(cl_float(s.value.f));
-    break;
-  case TG_DTYPE_FLOAT64:
-    out.set(cl_double(s.value.f));
-    break;
-  default:
-    throw PluginError(TG_ERROR_INVALID_ARGUMENT, "scalar of dtype " + std::to_string(s.dtype));
-  }
-  return out;
 }
 
 } // namespace

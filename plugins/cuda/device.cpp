@@ -1,0 +1,196 @@
+#include "device.hpp"
+#include "compiler.hpp"
+#include "program.hpp"
+
+#include <tg/sdk/scalar_bytes.hpp>
+
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace tg::cuda {
+namespace {
+
+int attribute(CUdevice device, CUdevice_attribute which) {
+  int value = 0;
+  check(driver().cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute");
+  return value;
+}
+
+tg_device_properties read_properties(CUdevice dev) {
+  const Driver& d = driver();
+  tg_device_properties p{};
+  char name[256] = {};
+  check(d.cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
+  sdk::copy_name(p.name, name);
+  sdk::copy_name(p.vendor, "NVIDIA");
+  const int cc = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
+                 attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  sdk::copy_name(p.arch, "sm_" + std::to_string(cc));
+  size_t total = 0;
+  check(d.cuDeviceTotalMem(&total, dev), "cuDeviceTotalMem");
+  p.memory_bytes = total;
+  p.max_buffer_bytes = total;
+  // Static __shared__ arrays are limited to 48 KiB per block (more needs dynamic shared memory).
+  p.local_memory_bytes = uint64_t(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
+  p.max_local_threads = uint32_t(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
+  const CUdevice_attribute block[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
+  const CUdevice_attribute grid[3] = {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
+  for (int axis = 0; axis < 3; ++axis) {
+    p.max_local_size[axis] = std::min<uint32_t>(uint32_t(attribute(dev, block[axis])), p.max_local_threads);
+    p.max_global_size[axis] = uint32_t(attribute(dev, grid[axis]));
+  }
+  // 4 KiB of kernel parameters: half for buffers (8-byte pointers), half for scalars (<= 8 bytes).
+  p.max_buffer_args = 256;
+  p.max_scalar_args = 256;
+  p.buffer_alignment = 256; // cuMemAlloc's alignment
+  p.compute_units = uint32_t(attribute(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
+  p.subgroup_size = uint32_t(attribute(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE));
+  p.vector_bytes = 16; // 128-bit loads
+  for (tg_dtype dt = TG_DTYPE_BOOL; dt <= TG_DTYPE_FLOAT64; ++dt) p.dtype_mask |= TG_DTYPE_BIT(dt);
+  p.features = TG_FEATURE_LOCAL_MEMORY | TG_FEATURE_BARRIER | TG_FEATURE_TIMING | TG_FEATURE_ASYNC;
+  return p;
+}
+
+// Packs a launch's arguments: each buffer's device address (base + offset), then the scalars in
+// their parameter types, each at an 8-byte aligned offset.
+KernelCall kernel_call(const sdk::Launch& launch) {
+  KernelCall call;
+  call.function = static_cast<Program&>(launch.program).function();
+  call.grid = launch.global;
+  call.block = launch.local;
+  auto append = [&](const void* bytes, size_t size) {
+    const size_t at = (call.args.size() + 7) / 8 * 8;
+    call.args.resize(at + 8);
+    std::memcpy(call.args.data() + at, bytes, size);
+    call.offsets.push_back(at);
+  };
+  for (const sdk::BufferArg& b : launch.buffers) {
+    const CUdeviceptr address = static_cast<Buffer*>(b.buffer)->address() + b.offset;
+    append(&address, sizeof address);
+  }
+  for (const tg_scalar_arg& s : launch.scalars) {
+    const sdk::ScalarBytes value = sdk::scalar_bytes(s);
+    append(value.bytes, value.size);
+  }
+  return call;
+}
+
+void launch_call(const KernelCall& call, CUstream stream, const std::string& name) {
+  std::vector<void*> params = kernel_params(call);
+  check(driver().cuLaunchKernel(call.function, call.grid[0], call.grid[1], call.grid[2], call.block[0],
+                                call.block[1], call.block[2], 0, stream, params.data(), nullptr),
+        "cuLaunchKernel(" + name + ", grid " + std::to_string(call.grid[0]) + "x" +
+            std::to_string(call.grid[1]) + "x" + std::to_string(call.grid[2]) + ", block " +
+            std::to_string(call.block[0]) + "x" + std::to_string(call.block[1]) + "x" +
+            std::to_string(call.block[2]) + ")");
+}
+
+} // namespace
+
+Device::Device(int32_t index) {
+  const Driver& d = driver();
+  check(d.cuDeviceGet(&device_, index), "cuDeviceGet(" + std::to_string(index) + ")");
+  properties_ = read_properties(device_);
+  check(d.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+  try {
+    bind();
+    check(d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    check(d.cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
+    check(d.cuEventCreate(&end_, CU_EVENT_DEFAULT), "cuEventCreate");
+    memory_ = std::make_unique<Memory>(context_, stream_);
+    graphs_ = std::make_unique<Graphs>(stream_);
+  } catch (...) {
+    d.cuDevicePrimaryCtxRelease(device_);
+    throw;
+  }
+  const char* graphs = std::getenv("TG_CUDA_GRAPHS");
+  use_graphs_ = !(graphs && std::string(graphs) == "0");
+}
+
+Device::~Device() {
+  const Driver& d = driver();
+  d.cuCtxSetCurrent(context_);
+  if (stream_) d.cuStreamSynchronize(stream_);
+  graphs_.reset();
+  memory_.reset();
+  if (start_) d.cuEventDestroy(start_);
+  if (end_) d.cuEventDestroy(end_);
+  if (stream_) d.cuStreamDestroy(stream_);
+  d.cuDevicePrimaryCtxRelease(device_);
+}
+
+void Device::bind() const { check(driver().cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
+
+std::vector<sdk::Attribute> Device::attributes() const {
+  const Driver& d = driver();
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  const int cc_major = attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  const int cc_minor = attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  return {
+      {"cuda.compute_capability", std::to_string(cc_major) + "." + std::to_string(cc_minor)},
+      {"cuda.driver_version", std::to_string(d.version / 1000) + "." + std::to_string(d.version % 1000 / 10)},
+      {"cuda.nvrtc_version", std::to_string(major) + "." + std::to_string(minor)},
+      {"cuda.l2_bytes", std::to_string(attribute(device_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE))},
+      {"cuda.memory_bus_bits",
+       std::to_string(attribute(device_, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH))},
+      {"cuda.launch_batch", use_graphs_ ? "CUDA graphs" : "plain launches (TG_CUDA_GRAPHS=0)"},
+      {"work_group_execution", "parallel"},
+  };
+}
+
+std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, uint32_t) {
+  bind();
+  return std::make_unique<Buffer>(*memory_, size, alignment);
+}
+
+std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {
+  Graphs* graphs = graphs_.get();
+  return std::make_unique<Program>(context_, blob.payload, [graphs](CUfunction f) { graphs->forget(f); });
+}
+
+uint64_t Device::elapsed_since_start() {
+  const Driver& d = driver();
+  check(d.cuEventRecord(end_, stream_), "cuEventRecord(end)");
+  check(d.cuEventSynchronize(end_), "cuEventSynchronize(end)");
+  float ms = 0;
+  check(d.cuEventElapsedTime(&ms, start_, end_), "cuEventElapsedTime");
+  return uint64_t(double(ms) * 1e6);
+}
+
+uint64_t Device::launch(const sdk::Launch& launch) {
+  bind();
+  const Driver& d = driver();
+  const KernelCall call = kernel_call(launch);
+  if (launch.timed) check(d.cuEventRecord(start_, stream_), "cuEventRecord(start)");
+  launch_call(call, stream_, launch.signature.kernel_name);
+  return launch.timed ? elapsed_since_start() : 0;
+}
+
+uint64_t Device::launch_batch(std::span<const sdk::Launch> launches, bool timed) {
+  bind();
+  const Driver& d = driver();
+  std::vector<KernelCall> calls;
+  calls.reserve(launches.size());
+  for (const sdk::Launch& l : launches) calls.push_back(kernel_call(l));
+  if (timed) check(d.cuEventRecord(start_, stream_), "cuEventRecord(start)");
+  if (use_graphs_ && calls.size() > 1)
+    graphs_->launch(calls);
+  else
+    for (size_t i = 0; i < calls.size(); ++i)
+      launch_call(calls[i], stream_, launches[i].signature.kernel_name);
+  return timed ? elapsed_since_start() : 0;
+}
+
+void Device::synchronize() {
+  bind();
+  check(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
+
+} // namespace tg::cuda

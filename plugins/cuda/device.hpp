@@ -1,0 +1,45 @@
+// One GPU (CUDA:N): its primary context, one stream every launch and copy goes to
+// (TG_FEATURE_ASYNC: launches return at once; synchronize and downloads wait), events for
+// timing, the caching allocator and launch_batch's graphs. The host serializes calls per device
+// (abi.h); each call makes the device's context current on the calling thread first.
+#pragma once
+
+#include "driver.hpp"
+#include "graphs.hpp"
+#include "memory.hpp"
+
+#include <tg/sdk/adaptor.hpp>
+
+#include <memory>
+
+namespace tg::cuda {
+
+class Device final : public sdk::Device {
+public:
+  explicit Device(int32_t index);
+  ~Device() override;
+
+  tg_device_properties properties() const override { return properties_; }
+  std::vector<sdk::Attribute> attributes() const override;
+  std::unique_ptr<sdk::Buffer> alloc(uint64_t size, uint64_t alignment, uint32_t flags) override;
+  std::unique_ptr<sdk::Program> load_program(const sdk::Blob& blob) override;
+  uint64_t launch(const sdk::Launch& launch) override;
+  uint64_t launch_batch(std::span<const sdk::Launch> launches, bool timed) override;
+  void synchronize() override;
+
+private:
+  void bind() const; // makes the context current on this thread
+  uint64_t elapsed_since_start();
+
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUevent start_ = nullptr;
+  CUevent end_ = nullptr;
+  tg_device_properties properties_{};
+  std::unique_ptr<Memory> memory_;
+  std::unique_ptr<Graphs> graphs_;
+  bool use_graphs_ = true;
+};
+
+} // namespace tg::cuda

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""The PyTorch (CUDA) peer of `tg bench gpu`: the same rows and shapes, eager mode; times are wall
+medians of `op(); torch.cuda.synchronize()` in ms. Prints one flat JSON object."""
+import argparse
+import json
+
+from peer_timing import median_ms
+
+p = argparse.ArgumentParser()
+p.add_argument("--repeat", type=int, default=10)
+a = p.parse_args()
+
+import torch
+
+dev = "cuda"
+torch.manual_seed(0)
+torch.backends.cuda.matmul.allow_tf32 = False  # f32 rows are f32 on both sides
+torch.backends.cudnn.allow_tf32 = False
+
+
+def timed(fn):
+    def run():
+        fn()
+        torch.cuda.synchronize()
+    return median_ms(run, a.repeat)
+
+
+out = {"torch_version": torch.__version__, "device": torch.cuda.get_device_name()}
+n = 64 << 20
+x, y, z = (torch.rand(n, device=dev) * 2 - 1 for _ in range(3))
+out["elementwise_ms"] = timed(lambda: ((x + y) * z).relu())
+out["sum_ms"] = timed(lambda: x.sum())
+del x, y, z
+m = torch.rand(4096, 4096, device=dev)
+k = torch.rand(4096, 4096, device=dev)
+out["matmul_f32_ms"] = timed(lambda: m @ k)
+h = torch.rand(8192, 8192, device=dev, dtype=torch.float16)
+g = torch.rand(8192, 8192, device=dev, dtype=torch.float16)
+out["matmul_f16_ms"] = timed(lambda: h @ g)
+img = torch.rand(256, 32, 28, 28, device=dev)
+w = torch.rand(64, 32, 3, 3, device=dev)
+out["conv_ms"] = timed(lambda: torch.nn.functional.conv2d(img, w))
+t = torch.rand(16, device=dev)
+out["tiny_ms"] = timed(lambda: t + 1)
+print(json.dumps(out))

@@ -1,0 +1,172 @@
+// `tg bench gpu`: the GPU rows of issue 13 (elementwise and sum over 64M floats, f32 matmul 4096,
+// f16 matmul 8192, conv2d 256x32x28x28 -> 64 3x3, a tiny op including sync) on one device, with
+// PyTorch on the GPU (tools/bench/peer_torch_gpu.py) measured in the same invocation. A
+// benchmark, not a test: it prints a table with each row's ratio and the issue's target.
+#include "kernel/runtime/devices.hpp"
+#include "tools/tg/bench_util.hpp"
+#include "tools/tg/commands.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+namespace po = boost::program_options;
+
+namespace tg::cli {
+namespace {
+
+enum class Unit { GBps, TFLOPS, Micros };
+
+struct GpuRow {
+  std::string name, peer_key;
+  Unit unit = Unit::GBps;
+  double work = 0;         // bytes or flops per run
+  double ours_ms = 0;      // median wall of realize + synchronize
+  std::string target;      // the issue's target, as text
+  double target_ratio = 0; // ours/peer speed needed (0: an absolute target, see `absolute`)
+  double absolute = 0;     // GB/s or us the row must reach (0: none)
+};
+
+GpuRow make_row(std::string name, std::string peer_key, Unit unit, double work) {
+  GpuRow r;
+  r.name = std::move(name);
+  r.peer_key = std::move(peer_key);
+  r.unit = unit;
+  r.work = work;
+  return r;
+}
+
+double speed(const GpuRow& r, double ms) {
+  if (r.unit == Unit::Micros) return ms * 1e3;
+  return r.work / (ms * 1e-3) / (r.unit == Unit::GBps ? 1e9 : 1e12);
+}
+
+} // namespace
+
+int bench_gpu(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "tg bench gpu: issue 13's GPU rows on one device against PyTorch on the GPU (peer_torch_gpu.py via\n"
+      "/usr/bin/python3), measured in the same invocation. Times are medians of realize + synchronize.\n"
+      "Options");
+  opts.add_options()("help,h", "show this help")("device", po::value<std::string>()->default_value("CUDA"),
+                                                 "device")("repeat", po::value<int>()->default_value(10),
+                                                           "timed runs per row (after 2 warm-ups)")(
+      "no-peer", "skip PyTorch")("peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
+                                 "the interpreter that runs the peer");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  const std::string device = vm["device"].as<std::string>();
+  const int repeat = std::max(1, vm["repeat"].as<int>());
+  OpenDevice dev = open_device(device);
+  std::cout << "tg bench gpu: device " << device << " (" << dev.device->properties().name << "), repeat "
+            << repeat << "\n"
+            << std::flush;
+  auto run = [&](const std::function<Tensor()>& make) {
+    return median_ms(2, repeat, [&] {
+      make().realize();
+      dev.device->synchronize();
+    });
+  };
+  std::vector<GpuRow> rows;
+  auto progress = [](const std::string& what) { std::cerr << "  running " << what << "...\n"; };
+  {
+    const int64_t n = int64_t(64) << 20;
+    Tensor a = random_tensor({n}, 1, device), b = random_tensor({n}, 2, device),
+           c = random_tensor({n}, 3, device);
+    progress("elementwise");
+    GpuRow e = make_row("((a+b)*c).relu() 64M f32", "elementwise_ms", Unit::GBps, 4.0 * 4.0 * double(n));
+    e.ours_ms = run([&] { return ((a + b) * c).relu(); });
+    e.target = ">= 2600 GB/s";
+    e.absolute = 2600;
+    rows.push_back(e);
+    progress("sum");
+    GpuRow s = make_row("sum 64M f32", "sum_ms", Unit::GBps, 4.0 * double(n));
+    s.ours_ms = run([&] { return a.sum(); });
+    s.target = ">= 2500 GB/s";
+    s.absolute = 2500;
+    rows.push_back(s);
+  }
+  {
+    const int64_t n = 4096;
+    progress("matmul f32");
+    Tensor a = random_tensor({n, n}, 4, device), b = random_tensor({n, n}, 5, device);
+    GpuRow r = make_row("matmul 4096 f32", "matmul_f32_ms", Unit::TFLOPS, 2.0 * n * n * n);
+    r.ours_ms = run([&] { return a.matmul(b); });
+    r.target = ">= 0.8x PyTorch";
+    r.target_ratio = 0.8;
+    rows.push_back(r);
+  }
+  {
+    const int64_t n = 8192;
+    progress("matmul f16");
+    Tensor a = random_tensor({n, n}, 6, device).cast(dtypes::float16).realize();
+    Tensor b = random_tensor({n, n}, 7, device).cast(dtypes::float16).realize();
+    GpuRow r = make_row("matmul 8192 f16", "matmul_f16_ms", Unit::TFLOPS, 2.0 * n * n * n);
+    r.ours_ms = run([&] { return a.matmul(b); });
+    r.target = ">= 0.7x PyTorch";
+    r.target_ratio = 0.7;
+    rows.push_back(r);
+  }
+  {
+    progress("conv2d");
+    Tensor x = random_tensor({256, 32, 28, 28}, 8, device), w = random_tensor({64, 32, 3, 3}, 9, device);
+    GpuRow r =
+        make_row("conv2d 256x32x28x28 -> 64 3x3", "conv_ms", Unit::TFLOPS, 2.0 * 256 * 64 * 26 * 26 * 32 * 9);
+    r.ours_ms = run([&] { return x.conv2d(w); });
+    r.target = ">= 0.8x PyTorch";
+    r.target_ratio = 0.8;
+    rows.push_back(r);
+  }
+  {
+    progress("tiny op");
+    Tensor a = random_tensor({16}, 10, device);
+    GpuRow r = make_row("tiny op (a+1, 16 f32) incl. sync", "tiny_ms", Unit::Micros, 0);
+    r.ours_ms = run([&] { return a + 1.0f; });
+    r.target = "<= 10 us";
+    r.absolute = 10;
+    rows.push_back(r);
+  }
+
+  Peer peer;
+  if (vm.count("no-peer"))
+    peer.error = "skipped (--no-peer)";
+  else {
+    const auto script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_torch_gpu.py";
+    peer = run_peer_command(shell_quote(vm["peer-python"].as<std::string>()) + " " +
+                            shell_quote(script.string()) + " --repeat " + std::to_string(repeat));
+  }
+  std::vector<std::vector<std::string>> table;
+  for (const GpuRow& r : rows) {
+    const char* unit = r.unit == Unit::GBps ? " GB/s" : r.unit == Unit::TFLOPS ? " TFLOPS" : " us";
+    const double ours = speed(r, r.ours_ms);
+    std::optional<double> peer_ms = peer.error.empty() ? peer.num(r.peer_key) : std::nullopt;
+    const double theirs = peer_ms ? speed(r, *peer_ms) : std::nan("");
+    const double ratio = peer_ms ? *peer_ms / r.ours_ms : std::nan(""); // >1: we are faster
+    bool met = false;
+    if (r.target_ratio > 0)
+      met = peer_ms && ratio >= r.target_ratio;
+    else if (r.unit == Unit::Micros)
+      met = ours <= r.absolute;
+    else
+      met = ours >= r.absolute;
+    table.push_back({r.name, fixed(r.ours_ms, 3), fixed(ours, 1) + unit,
+                     peer_ms ? fixed(theirs, 1) + unit : "-", peer_ms ? fixed(ratio, 2) : "-", r.target,
+                     met ? "met" : "MISSED"});
+  }
+  print_table(std::cout, {"row", "ours ms", "ours", "PyTorch", "ratio", "target", ""}, table,
+              {false, true, true, true, true, false, false});
+  if (!peer.error.empty())
+    std::cout << "peer: " << peer.error << "\n";
+  else
+    std::cout << "peer: PyTorch " << peer.str("torch_version") << " on " << peer.str("device") << "\n";
+  std::cout << "ratio = PyTorch time / our time (above 1: we are faster)\n";
+  return 0;
+}
+
+} // namespace tg::cli
