@@ -7,13 +7,27 @@
 
 #include <tg/sdk/adaptor.hpp>
 
+#include <dlfcn.h>
 #include <nvrtc.h>
 
 namespace tg::cuda {
 namespace {
 
+// libnvrtc carries its own copy of the C++ runtime, which allocates its emergency exception pool
+// (72704 bytes) when it loads and never frees it. Unloaded with the plugin, that pool is reported
+// as a leak by LeakSanitizer in every host that unloads plugins. So the plugin keeps libnvrtc
+// loaded for the life of the process (RTLD_NODELETE on the copy already mapped); it is needed
+// again by any later load of the plugin anyway.
+void keep_nvrtc_loaded() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) == 0 || info.dli_fname == nullptr) return;
+  dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); // the handle is never closed, by design
+}
+
 class Plugin final : public sdk::Plugin {
 public:
+  Plugin() { keep_nvrtc_loaded(); }
+
   sdk::PluginInfo info() const override {
     int major = 0, minor = 0;
     nvrtcVersion(&major, &minor);
