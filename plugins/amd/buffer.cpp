@@ -14,7 +14,6 @@ void Buffer::copy_from_host(uint64_t, const void*, uint64_t) { unimplemented("co
 
 void Buffer::copy_to_host(uint64_t, void*, uint64_t) { unimplemented("copy_to_host"); }
 
-// one with an overlapping range.
 void Buffer::copy_from(uint64_t, sdk::Buffer&, uint64_t, uint64_t) { unimplemented("copy_from"); }
 
 } // namespace tg::amd

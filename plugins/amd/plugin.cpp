@@ -1,6 +1,7 @@
 // Entry point of the AMD plugin (docs/amd.md), built on the SDK's adaptor. device_count asks the
 // dlopen'ed HIP runtime; without ROCm it answers UNAVAILABLE with the reason, so the host lists this
-// plugin as "no hardware", not broken. Compiling (HSACO) and the runtime are not written yet.
+// plugin as "no hardware", not broken. Compiling (HSACO) is written; the runtime (devices, buffers,
+// launches) is not yet.
 #include "compiler.hpp"
 #include "device.hpp"
 #include "hip_library.hpp"
