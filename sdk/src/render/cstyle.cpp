@@ -442,6 +442,7 @@ void CStyle::emit(uint32_t i) {
     return;
   case TG_OP_RANGE: {
     std::string name = lane_name(i, 0);
+    if (std::string pragma = loop_pragma(i); !pragma.empty()) line(pragma);
     line("for (" + value_type(ins.dtype) + " " + name + " = " + lane(ins.src[0], 0) + "; " + name + " < " +
          lane(ins.src[1], 0) + "; " + name + "++) {");
     ++depth_;

@@ -63,6 +63,8 @@ protected:
   virtual tg_dtype passed_as(tg_dtype dt) const;
   virtual std::string scalar_value(uint32_t k, tg_dtype dt) const;
   virtual std::string scalar_name(uint32_t k) const { return "s" + std::to_string(k); }
+  // A line to put before the loop that RANGE instruction i opens (a pragma), or "".
+  virtual std::string loop_pragma(uint32_t /*i*/) const { return ""; }
   // Indentation level of the body's statements inside the entry function.
   virtual int body_depth() const { return 1; }
   // The whole translation unit around the body lines (already indented by one level).

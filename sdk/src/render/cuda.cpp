@@ -14,6 +14,22 @@ public:
   CudaRenderer(const KernelIR& ir, const Options& options) : CStyle(Dialect::cuda, ir, options) {}
 
 private:
+  // ptxas of CUDA 13.0 (V13.0.88, sm_80 and sm_90, -O1 and up) miscompiles an unrolled loop that
+  // takes the max of negated int32 values (how the core computes an integer min: -max(-x)): about
+  // half the results came back wrong on an H200, with the negation written any way, while the same
+  // loop not unrolled, or built with -Xptxas -O0, was right (experiment in docs/cuda.md). So a loop
+  // that accumulates an integer MAX is kept rolled.
+  std::string loop_pragma(uint32_t i) const override {
+    const auto& code = ir_.instructions;
+    for (uint32_t j = i + 1; j < code.size(); ++j) {
+      const Instruction& ins = code[j];
+      if (ins.op == TG_OP_ENDRANGE && !ins.src.empty() && ins.src[0] == i) break;
+      if (ins.op == TG_OP_MAX && !dtype_is_float(ins.dtype) && ins.dtype != TG_DTYPE_BOOL)
+        return "#pragma unroll 1 // integer max: see loop_pragma in the CUDA renderer";
+    }
+    return "";
+  }
+
   std::string type(tg_dtype dt) const override {
     static const char* names[] = {
         "void",           "bool",          "signed char",  "unsigned char", "short",
