@@ -449,6 +449,14 @@ KernelInfo Lowerer::analyze() {
         reduce_dims_.push_back(d);
         info.axes.push_back(AxisInfo{in_shape[size_t(d)], true, stride_count(d, 0), stride_count(d, 1) > 0});
       }
+  } else { // elementwise: the inputs' strides along the output dims themselves
+    std::vector<Dims> strides;
+    leaf_strides(value_root, {}, S, strides);
+    for (size_t d = 0; d < S.size(); ++d)
+      for (const auto& st : strides) {
+        info.axes[d].reuse += st[d] == 0;
+        info.axes[d].contiguous |= st[d] == 1;
+      }
   }
   for (const auto& a : info.axes) {
     AxisPlan p;
@@ -491,7 +499,10 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
   if (o.amount > rest_size)
     refuse("the amount exceeds what is left of the axis (" + std::to_string(rest_size) + ")");
   if (rest_size % o.amount != 0) {
-    if (o.op != OptOp::LOOP || ax.parts.size() != 1 || ax.padded != ax.size)
+    // a LOOP may be ragged when only UPCAST lanes (inside it) were split off the axis before
+    const bool only_upcasts = std::all_of(ax.parts.begin(), ax.parts.end(),
+                                          [](const Part& p) { return p.rest || p.op == OptOp::UPCAST; });
+    if (o.op != OptOp::LOOP || !only_upcasts || ax.padded != ax.size)
       refuse("the amount does not divide what is left of the axis (" + std::to_string(rest_size) +
              "); pad it first with PADTO");
     ragged = true; // the last work item loops over the remainder only
@@ -504,14 +515,15 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
   int local_axis = -1;
   switch (o.op) {
   case OptOp::UPCAST:
-    if (ax.has(OptOp::LOOP)) refuse("UPCAST and LOOP cannot share an axis");
+    // lanes outside a loop would be a loop's length apart: UPCAST first, then LOOP over its lanes
+    if (ax.has(OptOp::LOOP)) refuse("UPCAST after LOOP on one axis (apply the UPCAST first)");
     if (lanes(upcasts_) * o.amount > 256) refuse("more than 256 upcast lanes");
     break;
   case OptOp::UNROLL:
     if (lanes(unrolls_) * o.amount > 64) refuse("more than 64 unrolled lanes");
     break;
   case OptOp::LOOP:
-    if (ax.has(OptOp::LOOP) || ax.has(OptOp::UPCAST)) refuse("an axis takes one LOOP and no UPCAST with it");
+    if (ax.has(OptOp::LOOP)) refuse("an axis takes one LOOP");
     break;
   case OptOp::GROUP:
   case OptOp::GROUPTOP:
@@ -568,9 +580,14 @@ UOpRef Lowerer::output_index(size_t d, const std::vector<UOpRef>& rest_idx, int6
   for (const Part& p : ax.parts) {
     if (!p.rest && p.op == OptOp::LOOP) {
       UOpRef start = raw ? raw * idx_const(p.size) : idx_const(0);
-      UOpRef& rng = loops_[d]; // one loop for every lane (no UPCAST shares a LOOP's axis)
+      // One loop for every lane: UPCAST parts of this axis are inside the loop (applied before it),
+      // so a step covers `inner` adjacent outputs and the axis holds size / inner steps.
+      UOpRef& rng = loops_[d];
       if (!rng) {
-        UOpRef end = ax.ragged ? -maximum(start - idx_const(ax.size), idx_const(-p.size)) : idx_const(p.size);
+        int64_t inner = 1;
+        for (auto q = ax.parts.end() - 1; &*q != &p; --q) inner *= q->size;
+        const int64_t steps = ax.size / inner;
+        UOpRef end = ax.ragged ? -maximum(start - idx_const(steps), idx_const(-p.size)) : idx_const(p.size);
         rng = UOp::range(end, next_range_id_++, kIndex);
       }
       raw = raw ? start + rng : rng;

@@ -258,6 +258,15 @@ BOOST_AUTO_TEST_CASE(hand_written_lists_match_noopt) {
          return input({7, 1000}) * 3.0f;
        },
        {{OptOp::LOOP, 1, 300}}},
+      // a loop over vectors of adjacent outputs; the second is ragged (1000 / 8 = 125 steps, 40 each)
+      {[] {
+         return input({7, 1000}) * 3.0f;
+       },
+       {{OptOp::UPCAST, 1, 8}, {OptOp::LOOP, 1, 25}}},
+      {[] {
+         return input({7, 1000}) + input({7, 1000});
+       },
+       {{OptOp::UPCAST, 1, 8}, {OptOp::LOOP, 1, 40}}},
       {[] {
          return input({7, 1000}) * 3.0f;
        },
@@ -343,6 +352,8 @@ BOOST_AUTO_TEST_CASE(invalid_lists_are_refused_with_the_reason) {
   refused(gpu(), {{OptOp::LOCAL, 0, 32}, {OptOp::LOCAL, 1, 16}}, "512 threads per work group");
   refused(gpu(), {{OptOp::UPCAST, 0, 4}, {OptOp::PADTO, 0, 8}}, "PADTO must come before");
   refused(gpu(), {{OptOp::LOCAL, 0, 1}}, "at least 2");
+  refused(gpu(), {{OptOp::LOOP, 1, 4}, {OptOp::UPCAST, 1, 4}}, "UPCAST after LOOP");
+  refused(gpu(), {{OptOp::LOOP, 1, 4}, {OptOp::LOOP, 1, 2}}, "one LOOP");
   refused(gpu(), {{OptOp::GROUP, 2, 16}, {OptOp::GROUPTOP, 2, 3}}, "one GROUP per kernel");
   LowerOptions tiny = gpu();
   tiny.local_memory_bytes = 64;
