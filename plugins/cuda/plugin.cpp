@@ -46,7 +46,8 @@ public:
     const Driver& d = driver(); // UNAVAILABLE with the reason when there is no driver or GPU
     int count = 0;
     check(d.cuDeviceGetCount(&count), "cuDeviceGetCount");
-    if (count == 0) throw sdk::PluginError(TG_ERROR_UNAVAILABLE, "NVIDIA driver present but no GPU");
+    if (count == 0)
+      throw sdk::PluginError(TG_ERROR_UNAVAILABLE, "NVIDIA driver present but no GPU (cuDeviceGetCount: 0)");
     return count;
   }
 

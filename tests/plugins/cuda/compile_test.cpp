@@ -5,6 +5,7 @@
 
 #include <tg/sdk/blob.hpp>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace {
@@ -51,6 +52,9 @@ BOOST_AUTO_TEST_CASE(device_count_says_what_is_missing) {
   BOOST_TEST_MESSAGE(s.message);
   BOOST_TEST((s.message.find("no NVIDIA driver") != std::string::npos ||
               s.message.find("driver present but") != std::string::npos));
+  // ctest names the driver it loads (TG_CUDA_DRIVER) and the reason that driver must produce
+  if (const char* expect = std::getenv("TG_TEST_CUDA_UNAVAILABLE"))
+    BOOST_TEST(s.message.find(expect) != std::string::npos, "'" << s.message << "' should say '" << expect << "'");
 }
 
 } // namespace
