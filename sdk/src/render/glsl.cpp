@@ -106,7 +106,9 @@ private:
     if (dt == TG_DTYPE_FLOAT16) return element(base, idx, local) + " = float16_t(" + value + ");";
     return CStyle::store(dt, base, idx, local, value);
   }
-  std::string round_half(const std::string& x) const override { return "float(float16_t(" + x + "))"; }
+  // In registers, float16 rounding is integer arithmetic: NVIDIA's driver folds the round trip
+  // float(float16_t(x)) away (values one float16 ulp off; docs/vulkan.md), the integers it cannot.
+  std::string round_half(const std::string& x) const override { return "tg_h2f(uint(tg_f2h(" + x + ")))"; }
   std::string float_bits(int width, const std::string& x) const override {
     if (width == 16) return "float16BitsToUint16(float16_t(" + x + "))";
     return (width == 32 ? "floatBitsToUint(" : "doubleBitsToUint64(") + x + ")";
@@ -168,6 +170,7 @@ private:
     HelperSpelling sp{"",       "uint16_t",         "uint",
                       "float",  "uint16_t(",        "uint(",
                       "float(", "floatBitsToUint(", "uintBitsToFloat("};
+    if (uses(TG_DTYPE_FLOAT16)) s += half_helpers(sp);
     if (uses(TG_DTYPE_BFLOAT16)) s += bf16_helpers(sp);
     if (uses(TG_DTYPE_FLOAT64)) s += kFloat64Math;
     return s + "void main() {\n" + body + "}\n";
