@@ -41,6 +41,17 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       chunk = std::min((chunk + 15) / 16 * 16, L);
     }
     if (chunk > 1) opts.push_back({OptOp::LOOP, int(ndim - 1), chunk});
+    // A short last dim (a 20x20 feature map): loop over whole outer dims too, so each work group
+    // covers a few thousand elements and its index arithmetic (divisions) is paid once per group.
+    int64_t per_group = chunk, groups = k.output_count() / std::max<int64_t>(chunk, 1);
+    for (int a = int(ndim) - 2; a >= 0 && chunk == L; --a) {
+      const int64_t n = k.axes[size_t(a)].size;
+      if (n < 2) continue;
+      if (per_group * n > 4096 || groups / n < target_groups) break;
+      opts.push_back({OptOp::LOOP, a, n});
+      per_group *= n;
+      groups /= n;
+    }
     return opts;
   }
   // Upcast dims along which some input does not vary (their loads are reused by every lane: matmul
@@ -98,10 +109,12 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
         break;
       }
   }
-  // no reuse to exploit: give a contiguous reduction parallel partial sums instead
-  if (upcasts == 0 && k.axes[size_t(inner)].contiguous && k.axes[size_t(inner)].size >= 8 &&
-      k.axes[size_t(inner)].size % 8 == 0)
-    opts.push_back({OptOp::UNROLL, inner, 8});
+  // no reuse to exploit: give a contiguous reduction parallel partial sums instead (8 of them, or
+  // all of a short axis: a 20x20 map reduced per channel gets 20)
+  const int64_t n_inner = k.axes[size_t(inner)].size;
+  if (upcasts == 0 && k.axes[size_t(inner)].contiguous && n_inner >= 8)
+    if (int64_t u = n_inner % 8 == 0 ? 8 : n_inner <= 32 ? n_inner : 1; u > 1)
+      opts.push_back({OptOp::UNROLL, inner, u});
   return opts;
 }
 
