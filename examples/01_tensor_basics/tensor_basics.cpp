@@ -108,7 +108,7 @@ int main() {
   Tensor expr = (a + b).relu().sum();
   std::cout << "  expr = (a + b).relu().sum() is " << expr.str() << ", its node is "
             << tg::op_name(expr.uop()->op()) << " (nothing ran)\n";
-  std::cout << "  expr.schedule() before realize:\n" << tg::summarize(expr.schedule());
+  std::cout << "  expr.schedule() before realize:\n" << examples::indent(tg::summarize(expr.schedule()), 4);
   claims.check(!tg::is_buffer_view(expr.uop()), "before realize the tensor is an expression, not data");
   claims.equal(expr.schedule().size(), 1u, "the schedule fuses add, relu and sum into one kernel");
 
@@ -121,7 +121,7 @@ int main() {
     fused = counter.kernels();
   }
   tg::set_debug_level(0);
-  std::cout << "  expr.schedule() after realize:\n" << tg::summarize(expr.schedule());
+  std::cout << "  expr.schedule() after realize:\n" << examples::indent(tg::summarize(expr.schedule()), 4);
   std::cout << "  expr.item<float>() = " << expr.item<float>() << "\n";
   claims.equal(fused, 1u, "realizing (a + b).relu().sum() launches one kernel");
   claims.check(expr.schedule().empty(), "after realize there is nothing left to run");

@@ -63,4 +63,16 @@ template <class T> std::vector<double> doubles(const std::vector<T>& v) { return
 
 inline void section(const std::string& title) { std::cout << "\n== " << title << "\n"; }
 
+// Each line of `text` with `spaces` in front (for printing multi-line output inside a section).
+inline std::string indent(const std::string& text, size_t spaces) {
+  std::string out, pad(spaces, ' ');
+  bool at_start = true;
+  for (char c : text) {
+    if (at_start && c != '\n') out += pad;
+    out += c;
+    at_start = c == '\n';
+  }
+  return out;
+}
+
 } // namespace examples
