@@ -13,6 +13,7 @@
 #include "kernel/runtime/plugin_lifetime.hpp"
 #include "kernel/tensor/tensor.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 using tg::Tensor;
