@@ -97,7 +97,7 @@ int main() {
   Tensor in = Tensor::from_vector(std::vector<float>{0, 0, 0, 1, 1, 0, 1, 1}, {4, 2});
   Tensor target = Tensor::from_vector(std::vector<float>{0, 1, 1, 0}, {4, 1});
   double first = 0, last = 0;
-  const int steps = 60;
+  const int steps = 40;
   for (int step = 1; step <= steps; ++step) {
     opt.zero_grad();
     Tensor loss = tg::nn::binary_crossentropy_with_logits(mlp(in), target).mean();

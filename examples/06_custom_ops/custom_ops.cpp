@@ -140,15 +140,20 @@ int main(int argc, char** argv) {
   Tensor leaf = Tensor::from_vector(base, {2, 8}).requires_grad_();
   loss(leaf).backward();
   auto auto_grad = leaf.grad()->to_vector<double>();
-  std::vector<double> numeric(base.size());
+  // All 32 perturbed inputs (x + h e_i and x - h e_i) as one batch: one realize evaluates them all.
   const double h = 1e-6;
-  for (size_t i = 0; i < base.size(); ++i) {
-    auto plus = base, minus = base;
-    plus[i] += h, minus[i] -= h;
-    numeric[i] = (loss(Tensor::from_vector(plus, {2, 8})).item<double>() -
-                  loss(Tensor::from_vector(minus, {2, 8})).item<double>()) /
-                 (2 * h);
-  }
+  std::vector<double> batch;
+  for (double sign : {1.0, -1.0})
+    for (size_t i = 0; i < base.size(); ++i) {
+      auto moved = base;
+      moved[i] += sign * h;
+      batch.insert(batch.end(), moved.begin(), moved.end());
+    }
+  const int64_t n = int64_t(base.size());
+  Tensor xs = Tensor::from_vector(batch, {2 * n, 2, 8});
+  auto fx = (rms_norm(xs, w64, 1e-6) * c64).sum({1, 2}).to_vector<double>(); // broadcast over the batch
+  std::vector<double> numeric(base.size());
+  for (size_t i = 0; i < base.size(); ++i) numeric[i] = (fx[i] - fx[i + base.size()]) / (2 * h);
   std::cout << "  d/dx[0][0..3]: autograd " << auto_grad[0] << " " << auto_grad[1] << " " << auto_grad[2]
             << " " << auto_grad[3] << "\n                 numeric  " << numeric[0] << " " << numeric[1] << " "
             << numeric[2] << " " << numeric[3] << "\n";
