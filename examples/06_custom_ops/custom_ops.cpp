@@ -83,11 +83,11 @@ struct Run {
   double ms;
 };
 
-// Kernels and best-of-3 wall time of realizing fn(step) on fresh inputs (compiled before timing).
-Run measure(const std::function<Tensor(const Step&)>& fn, const Step& s) {
+// Kernels and best wall time of `repeats` realizes of fn(step) (compiled before timing).
+Run measure(const std::function<Tensor(const Step&)>& fn, const Step& s, int repeats) {
   fn(s).realize(); // compile
   Run best{0, 1e30};
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < repeats; ++i) {
     tg::LaunchCounter counter;
     auto t0 = std::chrono::steady_clock::now();
     fn(s).realize();
@@ -100,8 +100,9 @@ Run measure(const std::function<Tensor(const Step&)>& fn, const Step& s) {
 } // namespace
 
 int main(int argc, char** argv) {
-  examples::Args args(argc, argv,
-                      {{"reference", TG_EXAMPLE_DIR "/reference.txt"}, {"rows", "512"}, {"cols", "1024"}});
+  examples::Args args(
+      argc, argv,
+      {{"reference", TG_EXAMPLE_DIR "/reference.txt"}, {"rows", "512"}, {"cols", "1024"}, {"repeats", "3"}});
   examples::Claims claims;
   auto ref = read_reference(args.str("reference"));
   std::cout << "reference values: " << args.str("reference") << "\n";
@@ -180,7 +181,8 @@ int main(int argc, char** argv) {
                           {"swiglu", [&](const Step& s) { return swiglu(big, wsq, vsq, s); }, 1}};
   std::cout << "  op        fused kernels   ms     step-by-step kernels   ms\n";
   for (const auto& c : cases) {
-    Run f = measure(c.fn, fused), st = measure(c.fn, stepwise);
+    const int repeats = int(args.integer("repeats"));
+    Run f = measure(c.fn, fused, repeats), st = measure(c.fn, stepwise, repeats);
     char line[160];
     std::snprintf(line, sizeof line, "  %-9s %6zu %11.3f %14zu %15.3f\n", c.name.c_str(), f.kernels, f.ms,
                   st.kernels, st.ms);
