@@ -4,6 +4,7 @@
 #include "kernel/runtime/capture.hpp"
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
+#include "kernel/runtime/launch_counter.hpp"
 #include "kernel/runtime/viz_recorder.hpp"
 
 #include <charconv>
@@ -204,6 +205,7 @@ double run_schedule(const Schedule& schedule) {
         throw Error("JIT capture: a copy between devices inside a captured function is not supported "
                     "(move the data before calling it)");
       run_copy(item);
+      LaunchCounter::note_copy();
       if (viz) viz->on_copy(item, 0);
       continue;
     }
@@ -231,6 +233,7 @@ double run_schedule(const Schedule& schedule) {
                 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     total_ms += ms;
     ++launched;
+    LaunchCounter::note_kernel(kernel->lowered.name, buffer_arg(item.buffers[0]).device(), ms);
     if (viz) viz->on_kernel(item, *kernel, ms);
     if (debug >= 2) {
       char line[256];
