@@ -429,8 +429,9 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
     for (const auto& n : target_nodes.back()) targeted.insert(n.get());
   }
   for (const auto& u : order) {
+    // A DETACH passes no gradient to its source, but is itself a leaf when targeted
+    // (x.detach().requires_grad_()).
     bool need = targeted.count(u.get()) != 0;
-    if (u->op() == Ops::DETACH) need = false;
     for (const auto& src : u->src()) need |= needed.count(src.get()) != 0 && u->op() != Ops::DETACH;
     if (need) needed.insert(u.get());
   }

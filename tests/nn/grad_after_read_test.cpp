@@ -177,6 +177,22 @@ BOOST_AUTO_TEST_CASE(cast_detach_against_hand_values) {
   }
 }
 
+// A detached copy made a leaf is a leaf like any other: d/da sum(a*a) = 2a (it was all zeros),
+// and the tensor it was detached from gets nothing.
+BOOST_AUTO_TEST_CASE(detached_copy_as_a_leaf) {
+  for (bool read : {false, true}) {
+    BOOST_TEST_CONTEXT((read ? "realized source" : "lazy source")) {
+      Tensor x = f32({1, 2, 3}, {3});
+      if (read) (void)host(x);
+      Tensor a = x.detach().requires_grad_();
+      (a * a).sum().backward();
+      BOOST_REQUIRE(a.grad().has_value());
+      check_close(*a.grad(), {2, 4, 6}, 0, 0, "d/da of sum(a*a)");
+      BOOST_TEST(!x.grad().has_value());
+    }
+  }
+}
+
 // conv2d's custom gradient names its input and weight tensors; both realized after the call.
 BOOST_AUTO_TEST_CASE(custom_gradient_inputs_realized_later) {
   Rng r(11);
