@@ -8,8 +8,9 @@ hip::DevicePtr at(uint64_t address) { return reinterpret_cast<hip::DevicePtr>(ad
 } // namespace
 
 Memory::~Memory() {
-  bind();
-  hip_runtime().hipStreamSynchronize(stream_);
+  const HipRuntime& h = hip_runtime();
+  h.hipSetDevice(device_); // no check: a destructor must not throw
+  h.hipStreamSynchronize(stream_);
   trim();
 }
 
