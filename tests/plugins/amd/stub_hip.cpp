@@ -133,16 +133,31 @@ int hipDeviceTotalMem(size_t* bytes, int d) {
   return kSuccess;
 }
 // ROCm 5's hipDeviceProp_t: char name[256] at 0, char gcnArchName[256] at 396, 792 bytes in all.
-int hipGetDeviceProperties(void* props, int d) {
+// Built with TG_STUB_HIP_R0600 (libtg_stub_hip_r0600.so), the stub also exports ROCm 6's
+// hipGetDevicePropertiesR0600, whose struct has gcnArchName elsewhere (here at 1160), and the
+// legacy entry answers another processor: the plugin must take the newer entry when it exists.
+namespace {
+int fill_properties(void* props, int d, size_t size, size_t arch_at, const char* arch) {
   if (d < 0 || d >= kDevices) return kInvalidDevice;
   auto* p = static_cast<char*>(props);
-  std::memset(p, 0, 792);
+  std::memset(p, 0, size);
   std::snprintf(p, 256, "Stub AMD GPU %d", d);
-  const int gcn_arch = 910; // the deprecated int gcnArch just before gcnArchName
-  std::memcpy(p + 392, &gcn_arch, 4);
-  std::strcpy(p + 396, "gfx90a:sramecc+:xnack-");
+  const int gcn_arch = 910; // an int field just before the name, as in the legacy struct
+  std::memcpy(p + arch_at - 4, &gcn_arch, 4);
+  std::strcpy(p + arch_at, arch);
   return kSuccess;
 }
+} // namespace
+#ifdef TG_STUB_HIP_R0600
+int hipGetDeviceProperties(void* props, int d) { return fill_properties(props, d, 792, 396, "gfx803"); }
+int hipGetDevicePropertiesR0600(void* props, int d) {
+  return fill_properties(props, d, 1472, 1160, "gfx90a:sramecc+:xnack-");
+}
+#else
+int hipGetDeviceProperties(void* props, int d) {
+  return fill_properties(props, d, 792, 396, "gfx90a:sramecc+:xnack-");
+}
+#endif
 int hipStreamCreateWithFlags(void** stream, unsigned) {
   *stream = new int(t_device);
   return kSuccess;
