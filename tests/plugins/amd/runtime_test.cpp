@@ -3,10 +3,12 @@
 // through the caching allocator, out of memory, program loading, and launches whose kernarg bytes
 // are checked at the offsets llvm-readelf-14 reads from the code object's metadata note (an
 // independent reader of the note the plugin parses itself). Kernels do not run: the stub records.
+#include "code_object.hpp"
 #include "plugin_fixture.hpp"
 
 #include <tg/sdk/blob.hpp>
 #include <tg/sdk/kernel_ir.hpp>
+#include <tg/sdk/plugin.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -78,12 +80,12 @@ struct NoteArg {
   uint64_t offset, size;
   std::string kind;
 };
-std::vector<NoteArg> readelf_args(const std::vector<std::byte>& code) {
+std::vector<NoteArg> readelf_args(const std::vector<std::byte>& code, const std::string& tools = "14") {
   const auto file =
       std::filesystem::temp_directory_path() / ("tg_amd_runtime_" + std::to_string(getpid()) + ".hsaco");
   std::ofstream(file, std::ios::binary)
       .write(reinterpret_cast<const char*>(code.data()), std::streamsize(code.size()));
-  const std::string notes = run("llvm-readelf-14 --notes '" + file.string() + "' 2>&1");
+  const std::string notes = run("llvm-readelf-" + tools + " --notes '" + file.string() + "' 2>&1");
   std::filesystem::remove(file);
   std::vector<NoteArg> args;
   const size_t begin = notes.find(".args:");
@@ -280,4 +282,36 @@ BOOST_AUTO_TEST_CASE(launch_batch_queues_every_launch_in_order) {
   BOOST_REQUIRE_EQUAL(stub.launch_count(), before + 3);
   for (uint32_t i = 0; i < 3; ++i) BOOST_TEST(stub.launch(before + i).dims[0] == i + 1, "launch " << i);
   BOOST_TEST(elapsed == 250000u, "one pair of timing events around the batch");
+}
+
+// The plugin's own reader of the metadata note (code_object.cpp, compiled into this test) agrees
+// with llvm-readelf on every argument, for code object v4 (LLVM 14) and v5 (llc-19).
+BOOST_AUTO_TEST_CASE(metadata_reader_agrees_with_llvm_readelf) {
+  std::vector<std::pair<const char*, const char*>> targets = {{"gfx90a", "14"}};
+#if TG_TEST_AMD_LLVM19
+  targets.push_back({"gfx942", "19"});
+  targets.push_back({"gfx1100", "19"});
+#endif
+  KernelBuilder kernel = scale_kernel();
+  const std::vector<std::byte> ir = kernel.serialize();
+  for (const auto& [gfx, tools] : targets) {
+    BOOST_TEST_CONTEXT(gfx) {
+      Compiled c;
+      Status s = try_compile(ir, &c, 0, 2, gfx);
+      BOOST_REQUIRE_MESSAGE(s.ok(), s.message);
+      const std::vector<std::byte> code = tg::sdk::open_blob(c.binary, "amd", gfx).payload;
+      const tg::amd::KernelLayout layout = tg::amd::read_kernel_layout(code, kernel.ir().name);
+      const std::vector<NoteArg> note = readelf_args(code, tools);
+      BOOST_REQUIRE_EQUAL(layout.args.size(), note.size());
+      for (size_t i = 0; i < note.size(); ++i) {
+        BOOST_TEST(layout.args[i].offset == note[i].offset, "argument " << i);
+        BOOST_TEST(layout.args[i].size == note[i].size, "argument " << i);
+        BOOST_TEST(layout.args[i].value_kind == note[i].kind, "argument " << i);
+      }
+      BOOST_TEST(layout.kernarg_segment_size >= note.back().offset + note.back().size);
+      BOOST_CHECK_THROW(tg::amd::read_kernel_layout(code, "no_such_kernel"), tg::sdk::PluginError);
+      BOOST_CHECK_THROW(tg::amd::read_kernel_layout(std::span(code).first(100), kernel.ir().name),
+                        tg::sdk::PluginError);
+    }
+  }
 }
