@@ -14,12 +14,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <regex>
+#include <thread>
 
 namespace {
 
@@ -93,10 +95,23 @@ BOOST_AUTO_TEST_CASE(corpus_compiles_to_valid_code_objects) {
   int compiled = 0;
   for (const Target& target : targets()) {
     const std::string gfx = target.gfx, tools = target.tools;
+    // Compiles on a few threads (compile is thread-safe; each waits on a linker or llc process),
+    // checked afterwards on this one (Boost.Test's assertions are not thread-safe).
+    std::vector<Compiled> results(kernels.size());
+    std::vector<Status> statuses(kernels.size());
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < std::clamp(std::thread::hardware_concurrency(), 1u, 4u); ++t)
+      workers.emplace_back([&] {
+        for (size_t i; (i = next++) < kernels.size();)
+          statuses[i] = try_compile(kernels[i].ir, &results[i], 0, 2, gfx.c_str());
+      });
+    for (std::thread& w : workers) w.join();
     std::vector<std::string> files;
-    for (const auto& k : kernels) {
-      Compiled c;
-      Status s = try_compile(k.ir, &c, 0, 2, gfx.c_str());
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const auto& k = kernels[i];
+      const Compiled& c = results[i];
+      const Status& s = statuses[i];
       BOOST_REQUIRE_MESSAGE(s.ok(), k.name + " for " + gfx + ": compile failed: " + s.message + "\n" + s.log);
       // The binary is the SDK's blob envelope around the plugin's payload, the code object.
       const std::vector<std::byte> code = tg::sdk::open_blob(c.binary, "amd", gfx).payload;
