@@ -208,6 +208,7 @@ KernelLayout read_kernel_layout(std::span<const std::byte> elf, const std::strin
     layout.name = kernel;
     layout.kernarg_segment_size = unsigned_field(k, ".kernarg_segment_size", kernel);
     layout.group_segment_fixed_size = unsigned_field(k, ".group_segment_fixed_size", kernel);
+    layout.max_flat_workgroup_size = unsigned_field(k, ".max_flat_workgroup_size", kernel);
     if (const Msg* args = k.find(".args"); args && args->kind == Msg::Array) {
       for (const Msg& a : args->items) {
         const std::string where = kernel + " argument " + std::to_string(layout.args.size());

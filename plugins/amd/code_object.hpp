@@ -23,6 +23,7 @@ struct KernelLayout {
   std::vector<KernelArg> args; // in declaration order, hidden ones last
   uint64_t kernarg_segment_size = 0;
   uint64_t group_segment_fixed_size = 0; // static work-group (LDS) memory
+  uint64_t max_flat_workgroup_size = 0;  // the most work items per group the code was built for
 };
 
 // The layout of `kernel` in the code object `elf`. Throws PluginError(INVALID_ARGUMENT) naming

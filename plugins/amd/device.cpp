@@ -104,12 +104,18 @@ std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {
 
 void Device::enqueue(const sdk::Launch& launch) {
   const auto& program = static_cast<const Program&>(launch.program);
+  const auto& g = launch.global;
+  const auto& l = launch.local;
+  if (const uint64_t threads = uint64_t(l[0]) * l[1] * l[2];
+      threads > program.layout().max_flat_workgroup_size)
+    throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT,
+                           "amd: a work group of " + std::to_string(threads) + " items, but " +
+                               launch.signature.kernel_name + " was compiled for at most " +
+                               std::to_string(program.layout().max_flat_workgroup_size));
   std::vector<std::byte> args = program.kernargs(launch);
   size_t size = args.size();
   void* extra[] = {hip::kLaunchParamBufferPointer, args.data(), hip::kLaunchParamBufferSize, &size,
                    hip::kLaunchParamEnd};
-  const auto& g = launch.global;
-  const auto& l = launch.local;
   // HIP copies the kernarg buffer when the launch is queued, so `args` may go at return.
   check(hip_runtime().hipModuleLaunchKernel(program.function(), g[0], g[1], g[2], l[0], l[1], l[2], 0,
                                             stream_, nullptr, extra),

@@ -309,6 +309,7 @@ BOOST_AUTO_TEST_CASE(metadata_reader_agrees_with_llvm_readelf) {
         BOOST_TEST(layout.args[i].value_kind == note[i].kind, "argument " << i);
       }
       BOOST_TEST(layout.kernarg_segment_size >= note.back().offset + note.back().size);
+      BOOST_TEST(layout.max_flat_workgroup_size == 1024u, "LLVM's default for kernels");
       BOOST_CHECK_THROW(tg::amd::read_kernel_layout(code, "no_such_kernel"), tg::sdk::PluginError);
       BOOST_CHECK_THROW(tg::amd::read_kernel_layout(std::span(code).first(100), kernel.ir().name),
                         tg::sdk::PluginError);
