@@ -11,7 +11,7 @@ typedef signed char BOOL;
 @protocol NSObject
 @end
 __attribute__((objc_root_class))
-@interface NSObject <NSObject>
+@interface NSObject<NSObject>
 + (instancetype _Nonnull)new;
 @end
 @interface NSString : NSObject

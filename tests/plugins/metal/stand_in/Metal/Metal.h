@@ -3,8 +3,13 @@
 #pragma once
 #import <Foundation/Foundation.h>
 typedef double CFTimeInterval;
-typedef struct { NSUInteger width, height, depth; } MTLSize;
-static inline MTLSize MTLSizeMake(NSUInteger w, NSUInteger h, NSUInteger d) { MTLSize s = {w, h, d}; return s; }
+typedef struct {
+  NSUInteger width, height, depth;
+} MTLSize;
+static inline MTLSize MTLSizeMake(NSUInteger w, NSUInteger h, NSUInteger d) {
+  MTLSize s = {w, h, d};
+  return s;
+}
 typedef enum { MTLResourceStorageModeShared = 0 } MTLResourceOptions;
 typedef enum { MTLCommandBufferStatusCompleted = 4, MTLCommandBufferStatusError = 5 } MTLCommandBufferStatus;
 @interface MTLCompileOptions : NSObject
@@ -47,7 +52,9 @@ typedef enum { MTLCommandBufferStatusCompleted = 4, MTLCommandBufferStatusError 
 @property(readonly) NSUInteger maxThreadgroupMemoryLength;
 @property(readonly) MTLSize maxThreadsPerThreadgroup;
 - (id<MTLBuffer>)newBufferWithLength:(NSUInteger)length options:(MTLResourceOptions)options;
-- (id<MTLLibrary>)newLibraryWithSource:(NSString*)source options:(MTLCompileOptions*)options error:(NSError**)error;
+- (id<MTLLibrary>)newLibraryWithSource:(NSString*)source
+                               options:(MTLCompileOptions*)options
+                                 error:(NSError**)error;
 - (id<MTLComputePipelineState>)newComputePipelineStateWithFunction:(id<MTLFunction>)f error:(NSError**)error;
 - (id<MTLCommandQueue>)newCommandQueue;
 @end
