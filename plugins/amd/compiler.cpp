@@ -9,7 +9,7 @@
 namespace tg::amd {
 namespace {
 
-// "" = TG_AMD_ARCH, else gfx90a (the device's gcnArchName once the runtime exists).
+// "" = TG_AMD_ARCH, else gfx90a. The host asks for the device's target (its gcnArchName's processor).
 std::string resolve(const std::string& target) {
   if (!target.empty()) return target;
   const char* env = std::getenv("TG_AMD_ARCH");
@@ -30,7 +30,9 @@ sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
 }
 
 std::string Compiler::cache_key(const std::string& target) {
-  return "hsaco 1;llvm " LLVM_VERSION_STRING ";" + resolve(target);
+  const std::string gfx = resolve(target);
+  // Code for processors LLVM 14 lacks comes from the newer llc: its name is part of the key.
+  return "hsaco 1;llvm " LLVM_VERSION_STRING ";" + (needs_newer_llvm(gfx) ? newer_llc() + ";" : "") + gfx;
 }
 
 } // namespace tg::amd

@@ -1,10 +1,9 @@
 // Entry point of the AMD plugin (docs/amd.md), built on the SDK's adaptor. device_count asks the
 // dlopen'ed HIP runtime; without ROCm it answers UNAVAILABLE with the reason, so the host lists this
-// plugin as "no hardware", not broken. Compiling (HSACO) is written; the runtime (devices, buffers,
-// launches) is not yet.
+// plugin as "no hardware", not broken. Kernels compile to HSACO code objects without a GPU.
 #include "compiler.hpp"
 #include "device.hpp"
-#include "hip_library.hpp"
+#include "hip.hpp"
 
 #include <tg/sdk/adaptor.hpp>
 
@@ -22,6 +21,7 @@ public:
   std::unique_ptr<sdk::Device> open_device(int32_t index) override { return std::make_unique<Device>(index); }
 
   sdk::Compiler& compiler() override { return compiler_; }
+  bool provides_launch_batch() const override { return true; }
 
 private:
   Compiler compiler_;

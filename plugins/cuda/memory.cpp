@@ -21,22 +21,15 @@ Memory::~Memory() {
   if (staging_) d.cuMemFreeHost(staging_);
 }
 
-uint64_t Memory::rounded(uint64_t size) {
-  const uint64_t step = size > (1ull << 20) ? (2ull << 20) : 512;
-  return std::max<uint64_t>(step, (size + step - 1) / step * step);
-}
+uint64_t Memory::rounded(uint64_t size) { return sdk::BlockCache<CUdeviceptr>::rounded(size); }
 
 CUdeviceptr Memory::allocate(uint64_t size) {
   const uint64_t bytes = rounded(size);
-  if (auto it = free_.find(bytes); it != free_.end()) {
-    CUdeviceptr ptr = it->second;
-    free_.erase(it);
-    return ptr;
-  }
+  if (auto cached = cache_.take(bytes)) return *cached;
   const Driver& d = driver();
   CUdeviceptr ptr = 0;
   CUresult r = d.cuMemAlloc(&ptr, bytes);
-  if (r == CUDA_ERROR_OUT_OF_MEMORY && !free_.empty()) { // the cache holds what we need: give it back
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && !cache_.empty()) { // the cache holds what we need: give it back
     d.cuStreamSynchronize(stream_);
     trim();
     r = d.cuMemAlloc(&ptr, bytes);
@@ -48,13 +41,12 @@ CUdeviceptr Memory::allocate(uint64_t size) {
 void Memory::release(CUdeviceptr ptr, uint64_t size) {
   // Stream order keeps this safe: work queued before the release finishes before any later
   // allocation's work on the same (single) stream can touch the block.
-  free_.emplace(rounded(size), ptr);
+  cache_.give(rounded(size), ptr);
 }
 
 void Memory::trim() {
   const Driver& d = driver();
-  for (const auto& [size, ptr] : free_) d.cuMemFree(ptr);
-  free_.clear();
+  for (CUdeviceptr ptr : cache_.drain()) d.cuMemFree(ptr);
 }
 
 void Memory::upload(CUdeviceptr dst, const void* src, uint64_t size) {

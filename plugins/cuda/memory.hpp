@@ -7,9 +7,9 @@
 #include "driver.hpp"
 
 #include <tg/sdk/adaptor.hpp>
+#include <tg/sdk/block_cache.hpp>
 
 #include <cstdint>
-#include <map>
 #include <vector>
 
 namespace tg::cuda {
@@ -21,7 +21,8 @@ public:
   Memory(const Memory&) = delete;
   Memory& operator=(const Memory&) = delete;
 
-  // Blocks are rounded up (to 512 bytes, or to 2 MiB above 1 MiB) so near sizes share a list.
+  // Blocks are rounded up (sdk::BlockCache::rounded: to 512 bytes, or to 2 MiB above 1 MiB) so
+  // near sizes share a list.
   CUdeviceptr allocate(uint64_t size);
   void release(CUdeviceptr ptr, uint64_t size); // back to the cache; the stream may still use it
   void trim();                                  // frees every cached block
@@ -38,7 +39,7 @@ private:
   static constexpr uint64_t kStagingBytes = 8ull << 20; // two halves, used in turn
   CUcontext context_;
   CUstream stream_;
-  std::multimap<uint64_t, CUdeviceptr> free_; // rounded size -> block
+  sdk::BlockCache<CUdeviceptr> cache_; // freed blocks by rounded size
   void* staging_ = nullptr;
   CUevent staging_done_[2] = {nullptr, nullptr};
 };

@@ -16,7 +16,11 @@ function(tg_add_plugin)
   set_target_properties(${target} PROPERTIES PREFIX "lib" OUTPUT_NAME tg_device_${P_NAME}
     C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
     LINK_DEPENDS ${map})
-  target_link_options(${target} PRIVATE "LINKER:--version-script=${map}" "LINKER:--no-undefined" "LINKER:-z,defs")
+  if(APPLE) # ld64 has no version scripts: export the entry point by name (never run: docs/metal.md)
+    target_link_options(${target} PRIVATE "LINKER:-exported_symbol,_tg_plugin_query_v1" "LINKER:-undefined,error")
+  else()
+    target_link_options(${target} PRIVATE "LINKER:--version-script=${map}" "LINKER:--no-undefined" "LINKER:-z,defs")
+  endif()
   if(TARGET tg::sdk) # inside the tinygrad.cpp tree
     target_link_libraries(${target} PRIVATE tg::sdk ${P_LIBS})
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${TG_PLUGIN_OUTPUT_DIR})

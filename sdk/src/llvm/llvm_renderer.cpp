@@ -210,14 +210,6 @@ private:
 };
 
 void Renderer::render(const std::string& fn_name) {
-  for (const auto& ins : ir_.instructions) {
-    if (ins.op == TG_OP_BARRIER)
-      unimplemented("BARRIER needs work-group synchronization, which this device does not provide "
-                    "(it does not declare TG_FEATURE_BARRIER)");
-    if (ins.op == TG_OP_DEFINE_LOCAL)
-      unimplemented("DEFINE_LOCAL needs work-group local memory, which this device does not provide "
-                    "(it does not declare TG_FEATURE_LOCAL_MEMORY)");
-  }
   // A value defined inside a RANGE or IF and used after it closes does not dominate the use in
   // LLVM IR: such values live in an alloca (mem2reg turns them back into registers/phis).
   spill_ = values_used_outside_scope(ir_);
@@ -235,6 +227,10 @@ void Renderer::render(const std::string& fn_name) {
     const auto& ins = ins_list[i];
     if (ins.op == TG_OP_DEFINE_GLOBAL) {
       V raw = shape_.buffer_pointer(b_, uint32_t(ins.arg0));
+      vals_[i] = b_.CreateBitCast(raw, mem_scalar_type(ins.dtype)->getPointerTo());
+    } else if (ins.op == TG_OP_DEFINE_LOCAL) {
+      V raw = shape_.local_memory(b_, mem_scalar_type(ins.dtype), uint64_t(ins.arg0),
+                                  "local" + std::to_string(i));
       vals_[i] = b_.CreateBitCast(raw, mem_scalar_type(ins.dtype)->getPointerTo());
     } else if (ins.op == TG_OP_DEFINE_VAR) {
       V raw = shape_.scalar_bits(b_, uint32_t(ins.arg0));
@@ -265,8 +261,12 @@ void Renderer::emit(uint32_t i) {
   auto src_ins = [&](size_t k) -> const Instruction& { return ir_.instructions[ins.src[k]]; };
   switch (ins.op) {
   case TG_OP_DEFINE_GLOBAL:
+  case TG_OP_DEFINE_LOCAL:
   case TG_OP_DEFINE_VAR:
     return; // done in the entry block
+  case TG_OP_BARRIER:
+    shape_.barrier(b_);
+    return;
   case TG_OP_SPECIAL:
     vals_[i] = shape_.special(b_, int(ins.arg0), int(ins.arg1));
     return;
@@ -554,6 +554,16 @@ void close_llvm_loop(llvm::IRBuilder<>& b, const LlvmLoop& loop) {
   b.CreateBr(loop.header);
   loop.exit->insertInto(b.GetInsertBlock()->getParent());
   b.SetInsertPoint(loop.exit);
+}
+
+llvm::Value* LlvmKernelShape::local_memory(llvm::IRBuilder<>&, llvm::Type*, uint64_t, const std::string&) {
+  unimplemented("DEFINE_LOCAL needs work-group local memory, which this device does not provide "
+                "(it does not declare TG_FEATURE_LOCAL_MEMORY)");
+}
+
+void LlvmKernelShape::barrier(llvm::IRBuilder<>&) {
+  unimplemented("BARRIER needs work-group synchronization, which this device does not provide "
+                "(it does not declare TG_FEATURE_BARRIER)");
 }
 
 void render_llvm_kernel(const KernelIR& ir, llvm::Module& module, LlvmKernelShape& shape,

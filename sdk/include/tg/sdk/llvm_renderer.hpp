@@ -9,7 +9,8 @@
 // The renderer's semantics for every op and dtype: bfloat16 is computed in float and rounded after
 // each operation; bool is i1 in registers and a byte in memory; integer division and modulo by 0
 // give 0 (INT_MIN / -1 wraps); shifts use the amount modulo the bit width; MAX propagates NaN;
-// float16 EXP2/LOG2/SIN are computed in float. BARRIER and DEFINE_LOCAL are not rendered.
+// float16 EXP2/LOG2/SIN are computed in float. BARRIER and DEFINE_LOCAL are rendered through the
+// shape (local_memory, barrier); shapes without work-group memory refuse them.
 #pragma once
 
 #include <tg/sdk/kernel_ir.hpp>
@@ -42,6 +43,14 @@ public:
   virtual llvm::Value* special(llvm::IRBuilder<>& b, int kind, int axis) = 0;
   // Closes what begin_work_items opened.
   virtual void end_work_items(llvm::IRBuilder<>& b) = 0;
+  // DEFINE_LOCAL: `count` elements of `element` shared by the work items of one group, as a
+  // generic pointer (called in the entry block, before begin_work_items). The default throws
+  // PluginError(UNIMPLEMENTED): the device has no TG_FEATURE_LOCAL_MEMORY.
+  virtual llvm::Value* local_memory(llvm::IRBuilder<>& b, llvm::Type* element, uint64_t count,
+                                    const std::string& name);
+  // BARRIER: every work item of the group waits here, and local memory written before it is
+  // visible after it. The default throws PluginError(UNIMPLEMENTED) (no TG_FEATURE_BARRIER).
+  virtual void barrier(llvm::IRBuilder<>& b);
 };
 
 struct LlvmRenderOptions {
@@ -51,8 +60,8 @@ struct LlvmRenderOptions {
 };
 
 // Appends the kernel as function `fn_name` to `module` (whose context, triple and data layout the
-// caller set). Throws PluginError(UNIMPLEMENTED) for what it cannot render: BARRIER, DEFINE_LOCAL,
-// vector gates, gathers, ops on dtypes they do not apply to.
+// caller set). Throws PluginError(UNIMPLEMENTED) for what it cannot render: BARRIER and
+// DEFINE_LOCAL where the shape refuses them, vector gates, gathers, ops on dtypes they do not apply to.
 void render_llvm_kernel(const KernelIR& ir, llvm::Module& module, LlvmKernelShape& shape,
                         const std::string& fn_name, const LlvmRenderOptions& options = {});
 

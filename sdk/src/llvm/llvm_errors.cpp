@@ -1,12 +1,13 @@
-#include "llvm_errors.hpp"
+#include <tg/sdk/llvm_errors.hpp>
 
 #include <llvm/Support/ErrorHandling.h>
 
 #include <csetjmp>
 #include <mutex>
 #include <unistd.h>
+#include <vector>
 
-namespace tg::cpu {
+namespace tg::sdk {
 namespace {
 
 // Why a handler and a jump, not llvm::CrashRecoveryContext or a child process: LLVM reports
@@ -31,17 +32,29 @@ void on_fatal_error(void*, const char* reason, bool) {
   [[maybe_unused]] ssize_t written = ::write(2, line.data(), line.size());
 }
 
-// Installed for the plugin's lifetime; removed when it is unloaded, so libLLVM (which outlives
-// the plugin) never calls into unmapped code.
-struct Handler {
-  Handler() { llvm::install_fatal_error_handler(&on_fatal_error, nullptr); }
-  ~Handler() { llvm::remove_fatal_error_handler(); }
+// The handler is in libLLVM only while some call runs on some thread of this plugin: installed by
+// the first, removed by the last, so an unloaded plugin never leaves it behind and another plugin
+// with LLVM (its own copy of this file) gets the slot between our compiles.
+std::mutex g_install_mutex;
+int g_running = 0; // calls of run_catching_fatal_errors in progress, all threads
+
+struct Installed {
+  Installed() {
+    std::lock_guard lock(g_install_mutex);
+    if (g_running++ == 0) llvm::install_fatal_error_handler(&on_fatal_error, nullptr);
+  }
+  ~Installed() {
+    std::lock_guard lock(g_install_mutex);
+    if (--g_running == 0) llvm::remove_fatal_error_handler();
+  }
+  Installed(const Installed&) = delete;
+  Installed& operator=(const Installed&) = delete;
 };
 
 } // namespace
 
 std::optional<std::string> run_catching_fatal_errors(llvm::function_ref<void()> fn) {
-  static Handler handler;
+  Installed installed; // declared before the jump point: destroyed on both ways out
   RecoveryPoint point;
   RecoveryPoint* const outer = t_point;
   if (sigsetjmp(point.jump, 0) != 0) {
@@ -59,4 +72,11 @@ std::optional<std::string> run_catching_fatal_errors(llvm::function_ref<void()> 
   return std::nullopt;
 }
 
-} // namespace tg::cpu
+void abandon_after_fatal_error(std::shared_ptr<void> state) {
+  static std::mutex mutex;
+  static std::vector<std::shared_ptr<void>> abandoned;
+  std::lock_guard lock(mutex);
+  abandoned.push_back(std::move(state));
+}
+
+} // namespace tg::sdk
