@@ -481,7 +481,7 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   // recomputed; one walk over all the gradients, which share most of their graph
   std::vector<UOpRef> roots;
   for (const auto& g : out) roots.push_back(g.uop());
-  UOpRef stored = detail::with_realized_values(UOp::sink(roots));
+  UOpRef stored = detail::with_realized_values(UOp::sink(roots), device());
   for (size_t i = 0; i < out.size(); ++i) out[i] = out[i].with(stored->src(i), out[i].shape());
   return out;
 }

@@ -7,6 +7,7 @@
 #include "kernel/tensor/tensor.hpp"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tg::detail {
@@ -42,9 +43,9 @@ private:
   std::vector<std::pair<std::weak_ptr<TensorState>, std::weak_ptr<Tensor>>> grads_before_; // identity only
 };
 
-// `root` with every node that has already been computed (and is still cached) replaced by the
-// view of its stored result (tensor.cpp).
-UOpRef with_realized_values(const UOpRef& root);
+// `root` with every node that has already been computed on `device` (and is still cached)
+// replaced by the view of its stored result (tensor.cpp).
+UOpRef with_realized_values(const UOpRef& root, const std::string& device);
 
 // The whole, contiguous BUFFER behind a view, or nullptr if the view is anything else (tensor.cpp).
 UOpRef stored_buffer(const UOpRef& view);
