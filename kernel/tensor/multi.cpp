@@ -395,38 +395,71 @@ std::optional<MultiTensor> MultiTensor::grad() const {
   const auto& parts = shards();
   if (std::none_of(parts.begin(), parts.end(), [](const Tensor& t) { return t.grad().has_value(); }))
     return std::nullopt;
+  if (replicated()) sync_grads({*this}); // partial gradients -> their sum on every shard (once)
   std::vector<Tensor> g;
   for (const auto& t : parts) g.push_back(t.grad() ? *t.grad() : t.zeros_like());
-  if (!replicated()) return MultiTensor(std::move(g), axis());
-  const bool summed = s_->summed_grads.size() == g.size() &&
-                      std::equal(g.begin(), g.end(), s_->summed_grads.begin(),
-                                 [](const Tensor& a, const Tensor& b) { return a.is(b); });
-  if (summed) return MultiTensor(std::move(g), std::nullopt);
-  std::vector<Tensor> total = detail::all_reduce_values(g, CollectiveReduce::sum, false);
-  for (size_t i = 0; i < parts.size(); ++i) {
-    Tensor shard = parts[i];
-    shard.set_grad(total[i]);
-    total[i] = *shard.grad(); // the handle the shard holds, so the next call recognizes it
-  }
-  s_->summed_grads = total;
-  return MultiTensor(std::move(total), std::nullopt);
+  return MultiTensor(std::move(g), axis());
 }
 
-void sync_grads(const std::vector<MultiTensor>& params) {
-  // each device's gradients in one schedule first: one backward pass per device, not one per
-  // parameter (and on asynchronous devices the passes overlap)
-  std::map<std::string, std::vector<Tensor>> by_device;
-  for (const auto& p : params)
-    if (p.replicated())
-      for (const auto& t : p.shards())
-        if (auto g = t.grad()) by_device[t.device()].push_back(*g);
-  for (auto& [device, grads] : by_device) {
-    std::vector<Tensor*> targets;
-    for (auto& g : grads) targets.push_back(&g);
-    Tensor::realize_all(targets);
+void sync_grads(const std::vector<MultiTensor>& params, const std::vector<Tensor>& also) {
+  // the parameters whose shards hold partial gradients, bucketed by dtype
+  std::map<std::string, std::vector<const MultiTensor*>> buckets;
+  for (const auto& p : params) {
+    if (!p.replicated()) continue;
+    const auto& shards = p.shards();
+    if (std::none_of(shards.begin(), shards.end(), [](const Tensor& t) { return t.grad().has_value(); }))
+      continue;
+    const auto& summed = p.s_->summed_grads;
+    bool done = summed.size() == shards.size();
+    for (size_t i = 0; done && i < shards.size(); ++i)
+      done = shards[i].grad() && shards[i].grad()->is(summed[i]);
+    if (!done) buckets[p.dtype().name()].push_back(&p);
   }
-  for (const auto& p : params)
-    if (p.replicated()) (void)p.grad();
+  // each device's gradients and `also` in one schedule: one backward pass per device (on
+  // asynchronous devices the passes overlap); then one flat copy of them per device and dtype
+  std::map<std::string, std::vector<Tensor>> by_device;
+  for (const auto& t : also) by_device[t.device()].push_back(t);
+  for (auto& [dtype, group] : buckets)
+    for (const MultiTensor* p : group) {
+      if (p->devices() != group[0]->devices())
+        throw MultiTensorError("sync_grads: " + p->str() + " is not on the devices of " + group[0]->str());
+      for (const auto& t : p->shards())
+        if (auto g = t.grad()) by_device[t.device()].push_back(*g);
+    }
+  auto realize_per_device = [](std::map<std::string, std::vector<Tensor>>& tensors) {
+    for (auto& [device, list] : tensors) {
+      std::vector<Tensor*> targets;
+      for (auto& t : list) targets.push_back(&t);
+      Tensor::realize_all(targets);
+    }
+  };
+  realize_per_device(by_device);
+  std::map<std::string, std::vector<Tensor>> flat; // bucket -> one flat gradient per device
+  for (auto& [dtype, group] : buckets) {
+    for (size_t d = 0; d < group[0]->shards().size(); ++d) {
+      std::vector<Tensor> parts;
+      for (const MultiTensor* p : group) {
+        const Tensor& t = p->shards()[d];
+        parts.push_back((t.grad() ? *t.grad() : t.zeros_like()).reshape({t.numel()}));
+      }
+      flat[dtype].push_back(parts.size() == 1 ? parts[0] : Tensor::cat(parts, 0));
+    }
+  }
+  for (auto& [dtype, group] : buckets) {
+    std::vector<Tensor> total = detail::all_reduce_values(flat[dtype], CollectiveReduce::sum, false);
+    int64_t offset = 0;
+    for (const MultiTensor* p : group) {
+      const int64_t n = p->numel();
+      std::vector<Tensor> summed;
+      for (size_t d = 0; d < total.size(); ++d) {
+        Tensor shard = p->shards()[d];
+        shard.set_grad(total[d].shrink({{offset, offset + n}}).reshape(shard.shape()));
+        summed.push_back(*shard.grad()); // the handle the shard holds, so grad() recognizes it
+      }
+      p->s_->summed_grads = std::move(summed);
+      offset += n;
+    }
+  }
 }
 
 } // namespace tg

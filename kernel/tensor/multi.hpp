@@ -114,6 +114,7 @@ public:
   std::optional<MultiTensor> grad() const;
 
 private:
+  friend void sync_grads(const std::vector<MultiTensor>& params, const std::vector<Tensor>& also);
   struct State {
     std::vector<Tensor> shards;
     std::optional<int64_t> axis;
@@ -136,8 +137,10 @@ std::vector<std::string> check_devices(const std::vector<std::string>& devices);
 // device, same shape): all-reduce, differentiable.
 MultiTensor all_reduce(const std::vector<Tensor>& per_device, CollectiveReduce op = CollectiveReduce::sum);
 
-// Calls grad() on each replicated parameter, so every shard holds the summed gradient before
-// per-device optimizers step (data-parallel training).
-void sync_grads(const std::vector<MultiTensor>& params);
+// The gradient all-reduce of data-parallel training: afterwards every shard of each replicated
+// parameter holds the summed gradient (as grad() leaves it), so per-device optimizers can step.
+// Each device's gradients (with `also`, e.g. its loss) are realized in one schedule, then
+// all-reduced as one flat buffer per device (one collective for all parameters of one dtype).
+void sync_grads(const std::vector<MultiTensor>& params, const std::vector<Tensor>& also = {});
 
 } // namespace tg

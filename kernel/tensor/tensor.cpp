@@ -42,7 +42,7 @@ public:
       map_.erase(it);
       return std::nullopt;
     }
-    if (stored_device(view) != device) return std::nullopt;
+    if (!on_device(view, device)) return std::nullopt;
     return view;
   }
   // `owned`: the cache keeps the result alive (an intermediate); else only the tensors do.
@@ -60,7 +60,7 @@ public:
     for (const auto& u : order) {
       auto it = map_.find(u.get());
       if (it != map_.end())
-        if (UOpRef view = it->second.get(); view && stored_device(view) == device) {
+        if (UOpRef view = it->second.get(); view && on_device(view, device)) {
           out.emplace(u.get(), std::move(view));
           continue;
         }
@@ -83,11 +83,12 @@ public:
   }
 
 private:
-  // The device of the BUFFER under a realized view (views are movement ops over one BUFFER).
-  static std::string stored_device(const UOpRef& view) {
-    UOpRef u = view;
-    while (!is_buffer(u) && !u->src().empty()) u = u->src(0);
-    return is_buffer(u) ? buffer_arg(u).device() : std::string();
+  // Whether the BUFFER under a realized view (movement ops over one BUFFER) is on `device`; a
+  // view without one (a constant) is on every device.
+  static bool on_device(const UOpRef& view, const std::string& device) {
+    const UOpRef* u = &view;
+    while (!is_buffer(*u) && !(*u)->src().empty()) u = &(*u)->src(0);
+    return !is_buffer(*u) || buffer_arg(*u).device() == device;
   }
   struct Entry {
     std::weak_ptr<const UOp> lazy;

@@ -81,12 +81,14 @@ public:
       const Tensor& xd = x.shards()[d];
       double share = double(xd.shape()[0]) / global; // the local mean, weighted to the global mean
       partial.push_back(nn::sparse_categorical_crossentropy((*replicas_[d])(xd), y.shards()[d]) * share);
+      // The loss is the sum of the partials (an all-reduce), whose backward hands every partial
+      // the seed 1: each device's pass starts at its own partial, lazily, so forward, backward
+      // and the partial loss run in one schedule per device (sync_grads), before any collective.
+      partial.back().backward();
     }
-    MultiTensor loss = all_reduce(partial);
-    loss.backward();
-    sync_grads(params_);
+    sync_grads(params_, partial);
     for (auto& o : opts_) o->step();
-    return loss;
+    return all_reduce(partial);
   }
 
 private:
