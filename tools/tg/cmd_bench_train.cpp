@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <numeric>
 #include <sstream>
 #include <sys/resource.h>
 #include <thread>
@@ -113,15 +114,23 @@ double data_parallel_step_ms(int bs, int steps, const std::vector<std::string>& 
   }
   MultiTensor x(xs, 0), y(ys, 0);
   std::vector<double> times;
+  std::vector<std::vector<std::pair<std::string, double>>> phases;
   for (int step = 0; step < steps + 1; ++step) { // one warm-up step
     auto t0 = std::chrono::steady_clock::now();
     (void)dp.step(x, y).item<float>();
-    if (step > 0)
-      times.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (step == 0) continue;
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    phases.push_back(dp.phase_ms);
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  std::vector<size_t> order(times.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return times[a] < times[b]; });
+  std::cout << std::fixed << std::setprecision(1) << "  (" << devices.size()
+            << " device(s), host time of the median step:";
+  for (const auto& [what, ms] : phases[order[order.size() / 2]])
+    std::cout << " " << what << " " << ms << " ms,";
+  std::cout << ")\n";
+  return times[order[order.size() / 2]];
 }
 
 // Median step time (ms) of the plain one-device step (mnist_step) on `device` at batch `bs`.

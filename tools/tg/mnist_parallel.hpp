@@ -12,6 +12,7 @@
 #include "kernel/tensor/optim.hpp"
 #include "tools/tg/mnist_model.hpp"
 
+#include <chrono>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -44,17 +45,19 @@ public:
       replicas_.push_back(replica);
     }
     set_default_device(saved_default);
-    // every replica starts from the first one's weights and statistics (detached copies: the
-    // copies themselves are not part of any step's gradient)
+    // every replica starts from the first one's weights and statistics, copied through the host
+    // once: plain buffers, with no collective (and so no gradient record) behind them
     auto copy_from_first = [&](std::vector<Tensor> (nn::Module::*list)(), std::vector<MultiTensor>* groups) {
       std::vector<Tensor> firsts = (replicas_[0]->*list)();
       std::vector<std::vector<Tensor>> per_device;
       for (auto* r : replicas_) per_device.push_back((r->*list)());
       for (size_t p = 0; p < firsts.size(); ++p) {
-        MultiTensor copies = firsts[p].detach().to(devices_);
+        const std::vector<std::byte> bytes = firsts[p].to_bytes();
         std::vector<Tensor> shards;
         for (size_t d = 0; d < replicas_.size(); ++d) {
-          if (d > 0) per_device[d][p].assign(copies.shards()[d].detach().contiguous());
+          if (d > 0)
+            per_device[d][p].assign(
+                Tensor::from_bytes(bytes, firsts[p].shape(), firsts[p].dtype(), devices_[d]));
           shards.push_back(per_device[d][p]);
         }
         if (groups) groups->emplace_back(shards, std::nullopt);
@@ -74,6 +77,14 @@ public:
   // One step on the global batch (x: (n, 1, 28, 28) float, y: (n,) int; both sharded along axis
   // 0 over devices()). Returns the global mean loss (replicated).
   MultiTensor step(const MultiTensor& x, const MultiTensor& y) {
+    using Clock = std::chrono::steady_clock;
+    auto t = Clock::now();
+    auto lap = [&](std::string what) { // host time since the last lap (`tg bench train --devices`)
+      auto now = Clock::now();
+      phase_ms.emplace_back(std::move(what), std::chrono::duration<double, std::milli>(now - t).count());
+      t = now;
+    };
+    phase_ms.clear();
     for (auto& o : opts_) o->zero_grad();
     const double global = double(x.shape()[0]);
     std::vector<Tensor> partial;
@@ -83,13 +94,31 @@ public:
       partial.push_back(nn::sparse_categorical_crossentropy((*replicas_[d])(xd), y.shards()[d]) * share);
       // The loss is the sum of the partials (an all-reduce), whose backward hands every partial
       // the seed 1: each device's pass starts at its own partial, lazily, so forward, backward
-      // and the partial loss run in one schedule per device (sync_grads), before any collective.
+      // and the partial loss run in one schedule per device, before any collective.
       partial.back().backward();
     }
-    sync_grads(params_, partial);
+    lap("graphs");
+    for (size_t d = 0; d < replicas_.size(); ++d) {
+      std::vector<Tensor> work{partial[d]};
+      for (auto& p : replicas_[d]->parameters())
+        if (auto g = p.grad()) work.push_back(*g);
+      std::vector<Tensor*> targets;
+      for (auto& w : work) targets.push_back(&w);
+      Tensor::realize_all(targets);
+      lap("forward+backward " + devices_[d]);
+    }
+    sync_grads(params_);
+    lap("gradient all-reduce");
     for (auto& o : opts_) o->step();
-    return all_reduce(partial);
+    lap("optimizers");
+    MultiTensor loss = all_reduce(partial);
+    lap("loss all-reduce");
+    return loss;
   }
+
+  // Host time of the last step's phases in ms (launches return before the device finishes: a
+  // phase that waits for a device shows it).
+  std::vector<std::pair<std::string, double>> phase_ms;
 
 private:
   std::vector<std::string> devices_;
