@@ -95,7 +95,9 @@ void check_group(const std::vector<Tensor>& inputs, const char* what) {
 
 // The outputs as returned: float outputs carry a gradient node that hands their gradient to `r`.
 std::vector<Tensor> finish(std::shared_ptr<Record> r, bool record) {
-  if (!record || !r->results[0].dtype().is_float()) return r->results;
+  // only where a gradient can flow back: a recorded output's buffer stays a requires_grad leaf
+  // while the output lives, so a value assigned from it would keep its history for autograd
+  if (!record || !r->results[0].dtype().is_float() || !reaches_grad_leaf(r->inputs)) return r->results;
   r->pending.resize(r->results.size());
   std::vector<Tensor> out;
   for (size_t i = 0; i < r->results.size(); ++i) {

@@ -50,6 +50,10 @@ UOpRef with_realized_values(const UOpRef& root, const std::string& device);
 // The whole, contiguous BUFFER behind a view, or nullptr if the view is anything else (tensor.cpp).
 UOpRef stored_buffer(const UOpRef& view);
 
+// Whether a gradient could flow from `roots` to a requires_grad tensor (outside Tensor::NoGrad,
+// not through DETACH); MultiTensor's collectives record themselves for backward only then.
+bool reaches_grad_leaf(const std::vector<Tensor>& roots);
+
 // Called by Tensor::assign before the value changes: a JIT capturing on this thread records the
 // tensor as step state (jit.cpp).
 void note_assign(const Tensor& t);

@@ -127,8 +127,11 @@ double data_parallel_step_ms(int bs, int steps, const std::vector<std::string>& 
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return times[a] < times[b]; });
   std::cout << std::fixed << std::setprecision(1) << "  (" << devices.size()
             << " device(s), host time of the median step:";
-  for (const auto& [what, ms] : phases[order[order.size() / 2]])
-    std::cout << " " << what << " " << ms << " ms,";
+  const char* separator = " ";
+  for (const auto& [what, ms] : phases[order[order.size() / 2]]) {
+    std::cout << separator << what << " " << ms << " ms";
+    separator = ", ";
+  }
   std::cout << ")\n";
   return times[order[order.size() / 2]];
 }
