@@ -78,6 +78,27 @@ BOOST_AUTO_TEST_CASE(constants_realize_on_each_device) {
   check_close(total.to_vector<float>(), {5, 5, 5}, 0);
 }
 
+// A collective records itself for backward only where a gradient can flow back: a replica of a
+// detached value, or one made under NoGrad, is a plain buffer (no gradient node to keep alive).
+BOOST_AUTO_TEST_CASE(collectives_record_only_where_gradients_flow) {
+  Tensor w = numbers({2, 3}).contiguous().realize();
+  w.requires_grad_();
+  auto is_plain = [](const MultiTensor& m) {
+    for (const auto& s : m.shards())
+      if (s.requires_grad() || !s.schedule().empty() || s.uop()->op() == Ops::NOOP) return false;
+    return true;
+  };
+  BOOST_CHECK(is_plain(w.detach().to(kTwo)));
+  {
+    Tensor::NoGrad no_grad;
+    BOOST_CHECK(is_plain(w.to(kTwo)));
+  }
+  MultiTensor recorded = w.to(kTwo);
+  BOOST_CHECK(!is_plain(recorded));
+  recorded.sum().backward();
+  check_close(w.grad()->to_vector<float>(), std::vector<float>(6, 1.0f), 1e-6f);
+}
+
 BOOST_AUTO_TEST_CASE(bad_layouts_give_typed_errors) {
   Tensor t = numbers({3, 4});
   BOOST_CHECK_THROW(t.shard(kTwo, 0), MultiTensorError);               // 3 rows over 2 devices
