@@ -78,6 +78,7 @@ public:
 
   uint64_t size() const { return size_; }
   tg_buffer* raw() const { return buffer_; }
+  const std::shared_ptr<Device>& device() const { return device_; } // null for an empty Buffer
   void copy_from_host(std::span<const std::byte> src, uint64_t offset = 0);
   void copy_to_host(std::span<std::byte> dst, uint64_t offset = 0) const;
   void copy_from(const Buffer& src, uint64_t size, uint64_t dst_offset = 0, uint64_t src_offset = 0);

@@ -482,7 +482,7 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   // recomputed; one walk over all the gradients, which share most of their graph
   std::vector<UOpRef> roots;
   for (const auto& g : out) roots.push_back(g.uop());
-  UOpRef stored = detail::with_realized_values(UOp::sink(roots));
+  UOpRef stored = detail::with_realized_values(UOp::sink(roots), device());
   for (size_t i = 0; i < out.size(); ++i) out[i] = out[i].with(stored->src(i), out[i].shape());
   return out;
 }
@@ -505,6 +505,26 @@ void Tensor::backward(std::optional<Tensor> seed) const {
     auto old = leaves[i].grad();
     leaves[i].set_grad(old ? *old + grads[i] : grads[i]);
   }
+}
+
+bool detail::reaches_grad_leaf(const std::vector<Tensor>& roots) {
+  if (no_grad_depth > 0) return false;
+  Unrealize unrealize;
+  std::unordered_set<const UOp*> seen;
+  std::vector<UOpRef> stack;
+  for (const auto& r : roots) stack.push_back(unrealize(r.uop()));
+  while (!stack.empty()) { // the graph above DETACH: no gradient crosses it
+    UOpRef u = std::move(stack.back());
+    stack.pop_back();
+    if (!seen.insert(u.get()).second || u->op() == Ops::DETACH) continue;
+    for (const auto& s : u->src()) stack.push_back(s);
+  }
+  for (const auto& state : GradRegistry::instance().live()) {
+    Tensor t(state);
+    if (seen.count(unrealize(t.uop()).get())) return true;
+    if (auto lazy = state->lazy.lock(); lazy && seen.count(unrealize(lazy).get())) return true;
+  }
+  return false;
 }
 
 void detail::purge_realized_origins() { GradOrigins::instance().purge(); }

@@ -7,6 +7,7 @@
 #include "kernel/tensor/tensor.hpp"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tg::detail {
@@ -42,12 +43,16 @@ private:
   std::vector<std::pair<std::weak_ptr<TensorState>, std::weak_ptr<Tensor>>> grads_before_; // identity only
 };
 
-// `root` with every node that has already been computed (and is still cached) replaced by the
-// view of its stored result (tensor.cpp).
-UOpRef with_realized_values(const UOpRef& root);
+// `root` with every node that has already been computed on `device` (and is still cached)
+// replaced by the view of its stored result (tensor.cpp).
+UOpRef with_realized_values(const UOpRef& root, const std::string& device);
 
 // The whole, contiguous BUFFER behind a view, or nullptr if the view is anything else (tensor.cpp).
 UOpRef stored_buffer(const UOpRef& view);
+
+// Whether a gradient could flow from `roots` to a requires_grad tensor (outside Tensor::NoGrad,
+// not through DETACH); MultiTensor's collectives record themselves for backward only then.
+bool reaches_grad_leaf(const std::vector<Tensor>& roots);
 
 // Called by Tensor::assign before the value changes: a JIT capturing on this thread records the
 // tensor as step state (jit.cpp).

@@ -31,7 +31,9 @@ public:
     static RealizedCache cache;
     return cache;
   }
-  std::optional<UOpRef> find(const UOpRef& lazy) {
+  // The stored result of `lazy` on `device`. A constant-only expression has no device in its
+  // nodes, so the same node may be realized on several devices: only a result there counts.
+  std::optional<UOpRef> find(const UOpRef& lazy, const std::string& device) {
     std::lock_guard lock(mutex_);
     auto it = map_.find(lazy.get());
     if (it == map_.end()) return std::nullopt;
@@ -40,6 +42,7 @@ public:
       map_.erase(it);
       return std::nullopt;
     }
+    if (!on_device(view, device)) return std::nullopt;
     return view;
   }
   // `owned`: the cache keeps the result alive (an intermediate); else only the tensors do.
@@ -47,8 +50,9 @@ public:
     std::lock_guard lock(mutex_);
     map_[lazy.get()] = Entry{lazy, realized, owned ? realized : nullptr};
   }
-  // root with every cached node replaced by its realized view (one lock for the whole walk).
-  UOpRef substitute(const UOpRef& root) {
+  // root with every cached node replaced by its realized view on `device` (one lock for the
+  // whole walk).
+  UOpRef substitute(const UOpRef& root, const std::string& device) {
     std::vector<UOpRef> order = toposort(root);
     std::lock_guard lock(mutex_);
     if (map_.empty()) return root;
@@ -56,7 +60,7 @@ public:
     for (const auto& u : order) {
       auto it = map_.find(u.get());
       if (it != map_.end())
-        if (UOpRef view = it->second.get()) {
+        if (UOpRef view = it->second.get(); view && on_device(view, device)) {
           out.emplace(u.get(), std::move(view));
           continue;
         }
@@ -79,6 +83,13 @@ public:
   }
 
 private:
+  // Whether the BUFFER under a realized view (movement ops over one BUFFER) is on `device`; a
+  // view without one (a constant) is on every device.
+  static bool on_device(const UOpRef& view, const std::string& device) {
+    const UOpRef* u = &view;
+    while (!is_buffer(*u) && !(*u)->src().empty()) u = &(*u)->src(0);
+    return !is_buffer(*u) || buffer_arg(*u).device() == device;
+  }
   struct Entry {
     std::weak_ptr<const UOp> lazy;
     std::weak_ptr<const UOp> view;
@@ -102,7 +113,9 @@ UOpRef contiguous_buffer(const UOpRef& u) {
 
 UOpRef detail::stored_buffer(const UOpRef& view) { return contiguous_buffer(view); }
 
-UOpRef detail::with_realized_values(const UOpRef& root) { return RealizedCache::instance().substitute(root); }
+UOpRef detail::with_realized_values(const UOpRef& root, const std::string& device) {
+  return RealizedCache::instance().substitute(root, device);
+}
 
 void detail::release_dead_results() {
   detail::purge_realized_origins(); // first: it may release expressions the cache is keyed on
@@ -129,7 +142,7 @@ Tensor::Tensor(UOpRef uop, Dims shape, std::string device) : s_(std::make_shared
 }
 
 const UOpRef& Tensor::uop() const {
-  if (auto r = RealizedCache::instance().find(s_->uop); r && *r != s_->uop) {
+  if (auto r = RealizedCache::instance().find(s_->uop, s_->device); r && *r != s_->uop) {
     detail::note_realized(s_->uop, *r); // autograd still differentiates the expression
     s_->lazy = s_->uop;
     s_->uop = *r;

@@ -42,6 +42,7 @@ struct Slice {
 };
 
 class Tensor;
+class MultiTensor; // several devices: kernel/tensor/multi.hpp
 
 // What a Tensor handle points to; copies of a Tensor share it (like torch tensors), operations
 // make new ones.
@@ -120,6 +121,9 @@ public:
   template <class Elem> Elem item() const;
   std::vector<std::byte> to_bytes() const; // contiguous, little-endian
   Tensor to(const std::string& device) const;
+  // Several devices (kernel/tensor/multi.hpp): split evenly along `axis`, or a copy on each.
+  MultiTensor shard(const std::vector<std::string>& devices, int64_t axis) const;
+  MultiTensor to(const std::vector<std::string>& devices) const;
   Tensor contiguous() const;
   Tensor detach() const;
   Tensor cast(DType dtype) const;    // throws TensorError for void, vector or pointer dtypes

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 namespace tg::cpu {
 namespace {
@@ -47,14 +48,14 @@ uint64_t physical_memory_bytes() {
 
 } // namespace
 
-Device::Device() = default;
+Device::Device(std::shared_ptr<ThreadPool> pool) : pool_(std::move(pool)) {}
 
 tg_device_properties Device::properties() const {
   const HostTarget& host = host_target();
   std::string model = cpuinfo_field("model name");
   if (model.empty()) model = host.cpu;
   tg_device_properties p{};
-  sdk::copy_name(p.name, model + " (" + std::to_string(pool_.size()) + " threads)");
+  sdk::copy_name(p.name, model + " (" + std::to_string(pool_->size()) + " threads)");
   sdk::copy_name(p.vendor, vendor_name(cpuinfo_field("vendor_id")));
   sdk::copy_name(p.arch, host.cpu);
   p.memory_bytes = physical_memory_bytes();
@@ -68,7 +69,7 @@ tg_device_properties Device::properties() const {
   p.max_buffer_args = kMaxArgs;
   p.max_scalar_args = kMaxArgs;
   p.buffer_alignment = kBufferAlignment;
-  p.compute_units = pool_.size();
+  p.compute_units = pool_->size();
   p.subgroup_size = 1;
   p.vector_bytes = host.vector_bytes;
   for (tg_dtype d = TG_DTYPE_BOOL; d < TG_DTYPE_COUNT; ++d) p.dtype_mask |= TG_DTYPE_BIT(d);
@@ -83,7 +84,7 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"target_triple", host.triple},
       {"cpu_name", host.cpu},
       {"cpu_features", host.features},
-      {"threads", std::to_string(pool_.size())},
+      {"threads", std::to_string(pool_->size())},
       {"plugin_version", TG_CPU_PLUGIN_VERSION},
       {"codegen", "LLVM IR -> ORC LLJIT (in process)"},
   };
@@ -125,7 +126,7 @@ uint64_t Device::launch(const sdk::Launch& launch) {
   marshal(launch, buffers, scalars);
   auto start = std::chrono::steady_clock::now();
   static_cast<const Program&>(launch.program)
-      .run(pool_, buffers.data(), scalars.data(), launch.global, launch.local);
+      .run(*pool_, buffers.data(), scalars.data(), launch.global, launch.local);
   return since(start);
 }
 
@@ -151,7 +152,7 @@ uint64_t Device::launch_batch(std::span<const sdk::Launch> launches, bool timed)
   for (size_t i = 0; i < launches.size(); ++i) {
     auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     static_cast<const Program&>(launches[i].program)
-        .run(pool_, buffers.data() + first[i].first, scalars.data() + first[i].second, launches[i].global,
+        .run(*pool_, buffers.data() + first[i].first, scalars.data() + first[i].second, launches[i].global,
              launches[i].local);
     if (timed) total += since(start);
   }

@@ -1,6 +1,7 @@
-// The CPU device: the host CPU, its properties and attributes, the thread pool that runs work
-// groups and the JIT that holds loaded programs. The host serializes calls on one device
-// (abi.h), so nothing here is locked.
+// A CPU device: the host CPU, its properties and attributes, the thread pool that runs work
+// groups and the JIT that holds loaded programs. The plugin's logical devices (CPU:0 .. CPU:N-1,
+// logical_devices.hpp) share one pool and each keep their own JIT. The host serializes calls on
+// one device (abi.h), so nothing here is locked; the pool locks itself.
 #pragma once
 
 #include "program.hpp"
@@ -17,7 +18,8 @@ namespace tg::cpu {
 
 class Device final : public sdk::Device {
 public:
-  Device();
+  // pool: shared with the plugin's other logical devices; a pool of its own by default.
+  explicit Device(std::shared_ptr<ThreadPool> pool = std::make_shared<ThreadPool>());
 
   tg_device_properties properties() const override;
   std::vector<sdk::Attribute> attributes() const override;
@@ -30,7 +32,7 @@ public:
 private:
   Jit& jit(); // created on the first program load
 
-  ThreadPool pool_;
+  std::shared_ptr<ThreadPool> pool_; // never null
   std::unique_ptr<Jit> jit_;
 };
 

@@ -1,7 +1,9 @@
-// Entry point of the CPU plugin: one device (the host CPU) and an LLVM compiler; the SDK's
-// adaptor turns them into the tg_plugin_api table behind tg_plugin_query_v1.
+// Entry point of the CPU plugin: N logical devices of the host CPU (logical_devices.hpp) and an
+// LLVM compiler; the SDK's adaptor turns them into the tg_plugin_api table behind
+// tg_plugin_query_v1.
 #include "compiler.hpp"
 #include "device.hpp"
+#include "logical_devices.hpp"
 
 #include <tg/sdk/adaptor.hpp>
 
@@ -32,13 +34,14 @@ public:
     };
 #endif
   }
-  int32_t device_count() override { return 1; }
-  std::unique_ptr<sdk::Device> open_device(int32_t) override { return std::make_unique<Device>(); }
+  int32_t device_count() override { return logical_device_count_from_env(); }
+  std::unique_ptr<sdk::Device> open_device(int32_t) override { return std::make_unique<Device>(pool_.get()); }
   sdk::Compiler& compiler() override { return compiler_; }
   bool provides_launch_batch() const override { return true; }
 
 private:
   Compiler compiler_;
+  SharedPool pool_;
 };
 
 } // namespace

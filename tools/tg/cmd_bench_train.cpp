@@ -5,6 +5,7 @@
 #include "kernel/tensor/optim.hpp"
 #include "tools/tg/commands.hpp"
 #include "tools/tg/mnist_model.hpp"
+#include "tools/tg/mnist_parallel.hpp"
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <numeric>
 #include <sstream>
 #include <sys/resource.h>
 #include <thread>
@@ -65,6 +67,135 @@ PeerStep torch_step(int bs, int steps, const std::string& torch_device, const st
   return out;
 }
 
+// Runs tools/bench/peer_torch_ddp.py under torchrun (one process per GPU, NCCL) and reads its
+// JSON line: the same model and recipe, the global batch split across the GPUs.
+PeerStep torch_ddp_step(int bs, int steps, int gpus, const std::string& python) {
+  PeerStep out;
+  auto script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_torch_ddp.py";
+  std::string cmd = "NCCL_NVLS_ENABLE=0 '" + python +
+                    "' -m torch.distributed.run --standalone --nproc_per_node " + std::to_string(gpus) +
+                    " '" + script.string() + "' --bs " + std::to_string(bs) + " --steps " +
+                    std::to_string(steps) + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) {
+    out.error = "cannot start " + python;
+    return out;
+  }
+  std::string text;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
+  int status = pclose(pipe);
+  std::string json;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] == '{') json = line;
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (status == 0 && j.is_object() && j.contains("step_ms") && j["step_ms"].is_number()) {
+    out.step_ms = j["step_ms"].get<double>();
+  } else {
+    out.error = "peer unavailable (" + text.substr(text.size() > 300 ? text.size() - 300 : 0) + ")";
+  }
+  return out;
+}
+
+// Median step time (ms) of data-parallel training over `devices` at global batch `bs`.
+double data_parallel_step_ms(int bs, int steps, const std::vector<std::string>& devices) {
+  const std::string saved = default_device();
+  set_default_device(devices[0]);
+  Tensor::manual_seed(0);
+  MnistNet model;
+  set_default_device(saved);
+  DataParallelMnist dp(model, devices, 1e-3);
+  std::vector<Tensor> xs, ys;
+  const int64_t share = bs / int64_t(devices.size());
+  for (const auto& d : devices) {
+    xs.push_back(Tensor::rand({share, 1, 28, 28}, dtypes::float32, d).realize());
+    ys.push_back(Tensor::randint({share}, 0, 10, dtypes::int32, d).realize());
+  }
+  MultiTensor x(xs, 0), y(ys, 0);
+  std::vector<double> times;
+  std::vector<std::vector<std::pair<std::string, double>>> phases;
+  for (int step = 0; step < steps + 1; ++step) { // one warm-up step
+    auto t0 = std::chrono::steady_clock::now();
+    (void)dp.step(x, y).item<float>();
+    if (step == 0) continue;
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    phases.push_back(dp.phase_ms);
+  }
+  std::vector<size_t> order(times.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return times[a] < times[b]; });
+  std::cout << std::fixed << std::setprecision(1) << "  (" << devices.size()
+            << " device(s), host time of the median step:";
+  const char* separator = " ";
+  for (const auto& [what, ms] : phases[order[order.size() / 2]]) {
+    std::cout << separator << what << " " << ms << " ms";
+    separator = ", ";
+  }
+  std::cout << ")\n";
+  return times[order[order.size() / 2]];
+}
+
+// Median step time (ms) of the plain one-device step (mnist_step) on `device` at batch `bs`.
+double one_device_step_ms(int bs, int steps, const std::string& device) {
+  Tensor::manual_seed(0);
+  const std::string saved = default_device();
+  set_default_device(device);
+  MnistNet model;
+  set_default_device(saved);
+  std::vector<Tensor> trainable = model.parameters();
+  for (auto& b : model.buffers()) trainable.push_back(b);
+  optim::Adam opt(trainable, 1e-3);
+  Tensor x = Tensor::rand({bs, 1, 28, 28}, dtypes::float32, device).realize();
+  Tensor y = Tensor::randint({bs}, 0, 10, dtypes::int32, device).realize();
+  auto step_fn = mnist_step(model, opt);
+  std::vector<double> times;
+  for (int step = 0; step < steps + 1; ++step) {
+    auto t0 = std::chrono::steady_clock::now();
+    (void)step_fn({x, y})[0].item<float>();
+    if (step > 0)
+      times.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// `tg bench train --devices A,B`: one device (A) vs all of them, data-parallel, and PyTorch DDP.
+int bench_train_parallel(int bs, int steps, const std::vector<std::string>& devices, bool peer,
+                         const std::string& python) {
+  if (bs % int(devices.size()) != 0) {
+    std::cerr << "tg bench train: --bs " << bs << " does not split evenly over " << devices.size()
+              << " devices\n";
+    return 2;
+  }
+  double plain = one_device_step_ms(bs, steps, devices[0]);
+  double one = data_parallel_step_ms(bs, steps, {devices[0]});
+  double all = data_parallel_step_ms(bs, steps, devices);
+  std::string names;
+  for (const auto& d : devices) names += (names.empty() ? "" : ",") + d;
+  std::cout << std::fixed << std::setprecision(1)
+            << "tg bench train: beautiful_mnist data-parallel, global batch " << bs << ", median of " << steps
+            << " steps (after 1 warm-up)\n"
+            << "  tinygrad.cpp " << devices[0] << " (plain step): " << plain << " ms/step\n"
+            << "  tinygrad.cpp " << devices[0] << " (data-parallel code, 1 device): " << one << " ms/step\n"
+            << "  tinygrad.cpp " << names << ": " << all << " ms/step, speedup " << std::setprecision(2)
+            << plain / all << "x over the plain step (issue 16 asks >= 1.6x and >= PyTorch DDP's)\n"
+            << std::setprecision(1);
+  const bool on_cuda = devices[0].rfind("CUDA", 0) == 0;
+  if (!peer || !on_cuda) return 0;
+  PeerStep single = torch_step(bs, steps, "cuda", python);
+  PeerStep ddp = torch_ddp_step(bs, steps, int(devices.size()), python);
+  if (!single.error.empty() || !ddp.error.empty()) {
+    std::cout << "  PyTorch: " << (single.error.empty() ? ddp.error : single.error) << "\n";
+    return 0;
+  }
+  std::cout << "  PyTorch 1 GPU: " << single.step_ms << " ms/step\n"
+            << "  PyTorch DDP " << devices.size() << " GPUs (torchrun, NCCL): " << ddp.step_ms
+            << " ms/step, speedup " << std::setprecision(2) << single.step_ms / ddp.step_ms << "x\n";
+  return 0;
+}
+
 } // namespace
 
 int bench_train(const std::vector<std::string>& args) {
@@ -75,7 +206,10 @@ int bench_train(const std::vector<std::string>& args) {
       "no-peer", "skip PyTorch")("peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
                                  "the interpreter that runs the PyTorch peer")(
       "jit", "run the step through tg::TinyJit (warm-up and capture are the untimed steps) and report the "
-             "host time per replayed kernel and the step's memory before/after the planner");
+             "host time per replayed kernel and the step's memory before/after the planner")(
+      "devices", po::value<std::string>(),
+      "data-parallel over these devices (e.g. CUDA:0,CUDA:1; --bs is the global batch): the first device "
+      "alone vs all of them, and PyTorch DDP (torchrun, NCCL) on as many GPUs for CUDA devices");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   if (vm.count("help")) {
@@ -87,6 +221,9 @@ int bench_train(const std::vector<std::string>& args) {
     std::cerr << "tg bench train: --bs and --steps must be positive\n";
     return 2;
   }
+  if (vm.count("devices"))
+    return bench_train_parallel(bs, steps, parse_device_list(vm["devices"].as<std::string>()),
+                                !vm.count("no-peer"), vm["peer-python"].as<std::string>());
   Tensor::manual_seed(0);
   MnistNet model;
   std::vector<Tensor> trainable = model.parameters();

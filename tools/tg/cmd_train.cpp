@@ -9,6 +9,7 @@
 #include "kernel/tensor/state.hpp"
 #include "tools/tg/commands.hpp"
 #include "tools/tg/mnist_model.hpp"
+#include "tools/tg/mnist_parallel.hpp"
 
 #include <boost/program_options.hpp>
 #include <tg/sdk/bytes.hpp>
@@ -137,7 +138,11 @@ int cmd_train(const std::vector<std::string>& args) {
       "evaluate on the first N test images (default: all; for quick checks on slow devices)")(
       "jit", "run the training step through tg::TinyJit: step 1 warms up, step 2 captures its kernels, "
              "later steps replay them (one launch_batch per step where the plugin has it); DEBUG=1 "
-             "prints the captured step's memory before and after the memory planner");
+             "prints the captured step's memory before and after the memory planner")(
+      "devices", po::value<std::string>(),
+      "data-parallel over several devices, e.g. CPU:0,CPU:1 or CUDA:0,CUDA:1: one model replica per "
+      "device, the batch (--bs, global) split evenly across them, gradients all-reduced, one Adam per "
+      "device; BatchNorm statistics stay per device (as DDP's default); not with --jit or --device");
   po::positional_options_description pos;
   pos.add("dataset", 1);
   po::variables_map vm;
@@ -183,6 +188,21 @@ int cmd_train(const std::vector<std::string>& args) {
   }
   // Modules create their parameters, and batches go, to the default device; setting it opens the
   // device, so one that cannot be used fails here with the plugin's reason.
+  std::vector<std::string> parallel; // --devices
+  if (vm.count("devices")) {
+    if (vm.count("jit") || !vm["device"].as<std::string>().empty()) {
+      std::cerr << "tg train: --devices does not combine with --jit (a captured step runs on one device) "
+                   "or --device\n";
+      return 2;
+    }
+    parallel = parse_device_list(vm["devices"].as<std::string>());
+    if (bs % int(parallel.size()) != 0) {
+      std::cerr << "tg train: --bs " << bs << " does not split evenly over " << parallel.size()
+                << " devices\n";
+      return 2;
+    }
+    set_default_device(parallel[0]);
+  }
   if (const std::string& asked = vm["device"].as<std::string>(); !asked.empty()) set_default_device(asked);
   const std::string device = default_device();
   open_device(device);
@@ -202,11 +222,13 @@ int cmd_train(const std::vector<std::string>& args) {
   if (test_images > 0) test.count = std::min(test.count, test_images);
   std::cout << "data: " << dir.string() << " (" << train.count << " train, " << test.count
             << " test images)\n";
-  std::cout << "device: " << device << ", batch " << bs << ", Adam lr " << lr << ", " << steps
-            << " steps, seed " << seed << "\n";
+  std::cout << "device: " << (parallel.empty() ? device : vm["devices"].as<std::string>()) << ", batch " << bs
+            << ", Adam lr " << lr << ", " << steps << " steps, seed " << seed << "\n";
   std::vector<Tensor> trainable = model.parameters();
   for (auto& b : model.buffers()) trainable.push_back(b);
   optim::Adam opt(trainable, lr);
+  std::unique_ptr<DataParallelMnist> data_parallel;
+  if (!parallel.empty()) data_parallel = std::make_unique<DataParallelMnist>(model, parallel, lr);
 
   auto step_fn = mnist_step(model, opt);
   const bool use_jit = vm.count("jit") > 0;
@@ -221,9 +243,21 @@ int cmd_train(const std::vector<std::string>& args) {
     try {
       std::vector<int64_t> rows(static_cast<size_t>(bs));
       for (auto& r : rows) r = pick(rng);
-      auto [x, y] = batch(train, rows, device);
-      Tensor loss = use_jit ? jit_step({x, y})[0] : step_fn({x, y})[0];
-      loss_value = loss.item<float>();
+      if (data_parallel) { // each device's share of the rows goes straight to it
+        std::vector<Tensor> xs, ys;
+        const size_t share = rows.size() / parallel.size();
+        for (size_t d = 0; d < parallel.size(); ++d) {
+          std::vector<int64_t> part(rows.begin() + long(d * share), rows.begin() + long((d + 1) * share));
+          auto [x, y] = batch(train, part, parallel[d]);
+          xs.push_back(x);
+          ys.push_back(y);
+        }
+        loss_value = data_parallel->step(MultiTensor(xs, 0), MultiTensor(ys, 0)).item<float>();
+      } else {
+        auto [x, y] = batch(train, rows, device);
+        Tensor loss = use_jit ? jit_step({x, y})[0] : step_fn({x, y})[0];
+        loss_value = loss.item<float>();
+      }
     } catch (const std::bad_alloc&) {
       throw Error("out of memory in training step " + std::to_string(step) + " with --bs " +
                   std::to_string(bs) + "; try a smaller batch");

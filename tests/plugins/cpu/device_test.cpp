@@ -1,6 +1,8 @@
 #include "plugin_fixture.hpp"
 
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 
 using namespace tgtest;
@@ -25,10 +27,11 @@ BOOST_AUTO_TEST_CASE(query_rejects_bad_hosts) {
   BOOST_CHECK_EQUAL(std::string(table->plugin_name), "cpu");
 }
 
-BOOST_AUTO_TEST_CASE(one_device_with_sane_properties) {
+BOOST_AUTO_TEST_CASE(logical_devices_with_sane_properties) {
   int32_t count = -1;
   check(api().device_count(&count));
-  BOOST_CHECK_EQUAL(count, 1);
+  const char* env = std::getenv("TG_CPU_DEVICES"); // CPU:0 .. CPU:N-1, N = 4 unless set
+  BOOST_CHECK_EQUAL(count, env != nullptr && *env != '\0' ? std::atoi(env) : 4);
   Device device;
   tg_device_properties p = device.properties();
   BOOST_CHECK_EQUAL(p.struct_size, sizeof(tg_device_properties));
@@ -71,3 +74,18 @@ BOOST_AUTO_TEST_CASE(attributes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The bad count names the variable (device_count fails; nothing else reads it).
+BOOST_AUTO_TEST_CASE(a_bad_device_count_names_the_variable) {
+  const char* old = std::getenv("TG_CPU_DEVICES");
+  std::string saved = old != nullptr ? old : "";
+  setenv("TG_CPU_DEVICES", "0", 1);
+  int32_t count = -1;
+  Status s = take(api().device_count(&count));
+  if (old != nullptr)
+    setenv("TG_CPU_DEVICES", saved.c_str(), 1);
+  else
+    unsetenv("TG_CPU_DEVICES");
+  BOOST_CHECK_EQUAL(s.code, TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK(s.message.find("TG_CPU_DEVICES") != std::string::npos);
+}
