@@ -1,7 +1,10 @@
 // The collectives of collective.hpp. Every call checks its group first (one buffer per device,
-// ranges inside the buffers), then runs on the host: each buffer read to host memory, combined
-// there (tg::sdk::reduce_into, every dtype), written back. Correct for any mix of plugins, and
-// slow: one round trip through host memory per buffer.
+// ranges inside the buffers). Then, when every buffer is on a device of one plugin whose table
+// has the ABI 1.2 entry (peer_copy, collective), that one call does it, holding every device's
+// call lock. Otherwise, or when the plugin answers UNIMPLEMENTED/UNAVAILABLE for the call, it
+// runs on the host: each buffer read to host memory, combined there (tg::sdk::reduce_into, every
+// dtype), written back. Correct for any mix of plugins, and slow. TG_COLLECTIVE_HOST=1 forces the
+// host path (tests compare both; `tg bench collective` measures both).
 #include "kernel/runtime/collective.hpp"
 
 #include "kernel/runtime/errors.hpp"
@@ -9,8 +12,10 @@
 #include <tg/sdk/reduce.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tg {
@@ -66,6 +71,68 @@ sdk::ReduceOp reduce_op(CollectiveReduce op) {
   return op == CollectiveReduce::sum ? sdk::ReduceOp::sum : sdk::ReduceOp::max;
 }
 
+bool host_only() {
+  const char* env = std::getenv("TG_COLLECTIVE_HOST");
+  return env != nullptr && std::string_view(env) == "1";
+}
+
+// The plugin every buffer's device belongs to, when it is one plugin whose table has `entry`
+// (and TG_COLLECTIVE_HOST does not force the host path).
+template <class F> const Plugin* common_plugin(std::span<const GroupBuffer> group, F tg_plugin_api::*entry) {
+  if (host_only()) return nullptr;
+  const Plugin* plugin = &group[0].buffer->device()->plugin();
+  for (const GroupBuffer& b : group)
+    if (&b.buffer->device()->plugin() != plugin) return nullptr;
+  return plugin->has(entry) ? plugin : nullptr;
+}
+
+// Makes the plugin's call holding the lock of every device; false when the plugin declined this
+// call (UNIMPLEMENTED: the group, dtype or op; UNAVAILABLE: a library it needs is missing), so
+// the caller goes through the host instead.
+template <class Call>
+bool plugin_call(const Plugin& plugin, std::span<const GroupBuffer> group, const char* name, Call&& call) {
+  std::vector<const Device*> devices;
+  for (const GroupBuffer& b : group) devices.push_back(b.buffer->device().get());
+  try {
+    plugin.check(Device::serialized_all(devices, std::forward<Call>(call)), name);
+    return true;
+  } catch (const UnimplementedError&) {
+    return false;
+  } catch (const DeviceUnavailableError&) {
+    return false;
+  }
+}
+
+std::vector<tg_buffer_arg> abi_args(std::span<const GroupBuffer> group) {
+  std::vector<tg_buffer_arg> args;
+  for (const GroupBuffer& b : group) args.push_back({b.buffer->raw(), b.offset});
+  return args;
+}
+
+// The ABI 1.2 collective over `inputs` -> `outputs` (one group); false when there is none or the
+// plugin declined.
+bool plugin_collective(int32_t op, int32_t reduce, std::span<const GroupBuffer> inputs,
+                       std::span<const GroupBuffer> outputs, DType dtype, uint64_t count, int root = 0) {
+  const Plugin* plugin = common_plugin(inputs, &tg_plugin_api::collective);
+  if (plugin == nullptr || common_plugin(outputs, &tg_plugin_api::collective) != plugin) return false;
+  std::vector<tg_device*> devices;
+  for (const GroupBuffer& b : inputs) devices.push_back(b.buffer->device()->raw());
+  std::vector<tg_buffer_arg> in = abi_args(inputs), out = abi_args(outputs);
+  tg_collective_args args{};
+  args.struct_size = sizeof args;
+  args.op = op;
+  args.reduce = reduce;
+  args.dtype = to_abi(dtype);
+  args.root = root;
+  args.count = count;
+  args.device_count = uint32_t(devices.size());
+  args.devices = devices.data();
+  args.inputs = in.data();
+  args.outputs = out.data();
+  auto fn = plugin->api().collective;
+  return plugin_call(*plugin, inputs, "collective", [&] { return fn(&args); });
+}
+
 } // namespace
 
 void all_reduce(std::span<const GroupBuffer> buffers, DType dtype, uint64_t count, CollectiveReduce op) {
@@ -73,6 +140,8 @@ void all_reduce(std::span<const GroupBuffer> buffers, DType dtype, uint64_t coun
   uint64_t bytes = bytes_of(call, dtype, count);
   check_group(call, buffers, bytes, "buffers");
   if (count == 0) return;
+  int32_t reduce = op == CollectiveReduce::sum ? TG_REDUCE_SUM : TG_REDUCE_MAX;
+  if (plugin_collective(TG_COLLECTIVE_ALL_REDUCE, reduce, buffers, buffers, dtype, count)) return;
   std::vector<std::byte> acc = read(buffers[0], bytes);
   for (size_t i = 1; i < buffers.size(); ++i) {
     std::vector<std::byte> in = read(buffers[i], bytes);
@@ -95,6 +164,7 @@ void all_gather(std::span<const GroupBuffer> inputs, std::span<const GroupBuffer
       invalid(call,
               "outputs[" + std::to_string(i) + "] is not on the device of inputs[" + std::to_string(i) + "]");
   if (count == 0) return;
+  if (plugin_collective(TG_COLLECTIVE_ALL_GATHER, 0, inputs, outputs, dtype, count)) return;
   std::vector<std::byte> all;
   all.reserve(bytes * inputs.size());
   for (const GroupBuffer& in : inputs) {
@@ -112,6 +182,7 @@ void broadcast(std::span<const GroupBuffer> buffers, int root, DType dtype, uint
     invalid(call,
             "root " + std::to_string(root) + " is not in the group of " + std::to_string(buffers.size()));
   if (count == 0) return;
+  if (plugin_collective(TG_COLLECTIVE_BROADCAST, 0, buffers, buffers, dtype, count, root)) return;
   std::vector<std::byte> data = read(buffers[size_t(root)], bytes);
   for (size_t i = 0; i < buffers.size(); ++i)
     if (i != size_t(root)) write(buffers[i], data);
@@ -125,6 +196,18 @@ void copy_between_devices(const GroupBuffer& dst, const GroupBuffer& src, uint64
   if (dst.buffer->device() == src.buffer->device()) { // one device: the plugin's own copy
     dst.buffer->copy_from(*src.buffer, bytes, dst.offset, src.offset);
     return;
+  }
+  const GroupBuffer pair[] = {dst, src};
+  if (const Plugin* plugin = common_plugin(pair, &tg_plugin_api::peer_copy)) {
+    tg_peer_copy_args args{};
+    args.struct_size = sizeof args;
+    args.dst = dst.buffer->raw();
+    args.dst_offset = dst.offset;
+    args.src = src.buffer->raw();
+    args.src_offset = src.offset;
+    args.size = bytes;
+    auto fn = plugin->api().peer_copy;
+    if (plugin_call(*plugin, pair, "peer_copy", [&] { return fn(&args); })) return;
   }
   write(dst, read(src, bytes));
 }

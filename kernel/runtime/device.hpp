@@ -7,8 +7,10 @@
 
 #include "kernel/runtime/plugin.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -53,6 +55,17 @@ public:
   // call lock. `call` must not call back into this Device: the lock is not recursive.
   template <class F> decltype(auto) serialized(F&& call) const {
     std::lock_guard lock(calls_);
+    return std::forward<F>(call)();
+  }
+  // Runs `call` (one ABI call naming several devices of one plugin: 1.2 peer_copy, collective)
+  // holding the call lock of each device (repeats allowed), taken in address order so two such
+  // calls never deadlock. The same rule as serialized: `call` must not call back into them.
+  template <class F> static decltype(auto) serialized_all(std::vector<const Device*> devices, F&& call) {
+    std::sort(devices.begin(), devices.end(), std::less<const Device*>());
+    devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+    std::vector<std::unique_lock<std::mutex>> locks;
+    locks.reserve(devices.size());
+    for (const Device* d : devices) locks.emplace_back(d->calls_);
     return std::forward<F>(call)();
   }
 

@@ -1,6 +1,7 @@
 // Entry point of the CPU plugin: N logical devices of the host CPU (logical_devices.hpp) and an
 // LLVM compiler; the SDK's adaptor turns them into the tg_plugin_api table behind
 // tg_plugin_query_v1.
+#include "collectives.hpp"
 #include "compiler.hpp"
 #include "device.hpp"
 #include "logical_devices.hpp"
@@ -38,6 +39,11 @@ public:
   std::unique_ptr<sdk::Device> open_device(int32_t) override { return std::make_unique<Device>(pool_.get()); }
   sdk::Compiler& compiler() override { return compiler_; }
   bool provides_launch_batch() const override { return true; }
+  // ABI 1.2 between the logical devices (collectives.hpp).
+  bool provides_peer_copy() const override { return true; }
+  void peer_copy(const sdk::PeerCopy& copy) override { cpu::peer_copy(copy); }
+  bool provides_collective() const override { return true; }
+  void collective(const sdk::Collective& collective) override { run_collective(collective, *pool_.get()); }
 
 private:
   Compiler compiler_;

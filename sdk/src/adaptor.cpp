@@ -76,6 +76,8 @@ tg_plugin_api make_api(const PluginState& state, const Entries& e) {
   api.launch = e.launch;
   api.synchronize = e.synchronize;
   api.launch_batch = state.plugin->provides_launch_batch() ? e.launch_batch : nullptr;
+  api.peer_copy = state.plugin->provides_peer_copy() ? e.peer_copy : nullptr;
+  api.collective = state.plugin->provides_collective() ? e.collective : nullptr;
   return api;
 }
 
@@ -284,6 +286,16 @@ tg_error* launch(PluginState& s, const tg_launch_args* args) {
 
 tg_error* launch_batch(PluginState& s, const tg_launch_batch_args* args) {
   return entry(s, "launch_batch", [&] { validate_and_launch_batch(read_args(args, "args")); });
+}
+
+// --- several devices (1.2; validation in multi_device.cpp) ---
+
+tg_error* peer_copy(PluginState& s, const tg_peer_copy_args* args) {
+  return entry(s, "peer_copy", [&] { validate_and_peer_copy(s, read_args(args, "args")); });
+}
+
+tg_error* collective(PluginState& s, const tg_collective_args* args) {
+  return entry(s, "collective", [&] { validate_and_run_collective(s, read_args(args, "args")); });
 }
 
 } // namespace detail

@@ -44,5 +44,10 @@ void validate_and_launch(const tg_launch_args& args);
 // The same for every launch of a batch (errors name the launch's index), all before any runs;
 // then Device::launch_batch with the non-empty ones.
 void validate_and_launch_batch(const tg_launch_batch_args& args);
+// ABI 1.2: checks the buffers and ranges (and, for a collective, the group, op, reduce, dtype and
+// root), then calls the plugin's peer_copy / collective unless there is nothing to do.
+// multi_device.cpp.
+void validate_and_peer_copy(PluginState& s, const tg_peer_copy_args& args);
+void validate_and_run_collective(PluginState& s, const tg_collective_args& args);
 
 } // namespace tg::sdk::detail

@@ -1,6 +1,6 @@
 # cmake -DCURRENT=abi/include/tg/abi.h -DFROZEN=tests/abi/v1_0/tg/abi.h -P abi_frozen_copy.cmake
-# tests/abi/v1_0/tg/abi.h is the 1.0 header, frozen: plugins built against it must keep loading.
-# The current header (1.1) must be an append-only extension of it: every line of the copy appears
+# tests/abi/v1_0/tg/abi.h is the 1.0 header, frozen (v1_1 likewise the 1.1 one): plugins built
+# against it must keep loading. The current header must be an append-only extension of it: every line of the copy appears
 # in the current header, in the same order (new lines may only be inserted), except the two lines
 # a minor bump must change (the minor number and the table's size guard). The golden offsets in
 # abi_layout_test.cpp check that insertions only appended to structs and to tg_plugin_api.
@@ -42,8 +42,8 @@ foreach(line IN LISTS old)
   endwhile()
   if(NOT found)
     string(REPLACE "<semi>" ";" line "${line}")
-    message(FATAL_ERROR "${CURRENT} (ABI 1.${minor}) is not an append-only extension of the frozen 1.0 "
-                        "copy ${FROZEN}: this 1.0 line is missing or out of order:\n${line}")
+    message(FATAL_ERROR "${CURRENT} (ABI 1.${minor}) is not an append-only extension of the frozen "
+                        "copy ${FROZEN}: this frozen line is missing or out of order:\n${line}")
   endif()
 endforeach()
-message(STATUS "${CURRENT} (ABI 1.${minor}) extends the frozen 1.0 header append-only")
+message(STATUS "${CURRENT} (ABI 1.${minor}) extends the frozen header ${FROZEN} append-only")

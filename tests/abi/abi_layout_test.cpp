@@ -115,8 +115,33 @@ BOOST_AUTO_TEST_CASE(tg_launch_batch_args_layout) { // 1.1
   GOLDEN(tg_launch_batch_args, elapsed_ns, 32);
 }
 
+BOOST_AUTO_TEST_CASE(tg_peer_copy_args_layout) { // 1.2
+  GOLDEN_SIZE(tg_peer_copy_args, 48);
+  GOLDEN(tg_peer_copy_args, struct_size, 0);
+  GOLDEN(tg_peer_copy_args, dst, 8);
+  GOLDEN(tg_peer_copy_args, dst_offset, 16);
+  GOLDEN(tg_peer_copy_args, src, 24);
+  GOLDEN(tg_peer_copy_args, src_offset, 32);
+  GOLDEN(tg_peer_copy_args, size, 40);
+}
+
+BOOST_AUTO_TEST_CASE(tg_collective_args_layout) { // 1.2
+  GOLDEN_SIZE(tg_collective_args, 64);
+  GOLDEN(tg_collective_args, struct_size, 0);
+  GOLDEN(tg_collective_args, op, 8);
+  GOLDEN(tg_collective_args, reduce, 12);
+  GOLDEN(tg_collective_args, dtype, 16);
+  GOLDEN(tg_collective_args, root, 20);
+  GOLDEN(tg_collective_args, count, 24);
+  GOLDEN(tg_collective_args, device_count, 32);
+  GOLDEN(tg_collective_args, reserved0, 36);
+  GOLDEN(tg_collective_args, devices, 40);
+  GOLDEN(tg_collective_args, inputs, 48);
+  GOLDEN(tg_collective_args, outputs, 56);
+}
+
 BOOST_AUTO_TEST_CASE(tg_plugin_api_layout) {
-  GOLDEN_SIZE(tg_plugin_api, 232); // 224 in 1.0
+  GOLDEN_SIZE(tg_plugin_api, 248); // 224 in 1.0, 232 in 1.1
   GOLDEN(tg_plugin_api, struct_size, 0);
   GOLDEN(tg_plugin_api, abi_major, 8);
   GOLDEN(tg_plugin_api, abi_minor, 12);
@@ -147,6 +172,8 @@ BOOST_AUTO_TEST_CASE(tg_plugin_api_layout) {
   GOLDEN(tg_plugin_api, launch, 208);
   GOLDEN(tg_plugin_api, synchronize, 216);
   GOLDEN(tg_plugin_api, launch_batch, 224); // 1.1
+  GOLDEN(tg_plugin_api, peer_copy, 232);    // 1.2
+  GOLDEN(tg_plugin_api, collective, 240);   // 1.2
 }
 
 BOOST_AUTO_TEST_CASE(stable_codes) {
@@ -158,6 +185,11 @@ BOOST_AUTO_TEST_CASE(stable_codes) {
   BOOST_TEST(TG_DTYPE_BOOL == 1);
   BOOST_TEST(TG_DTYPE_FLOAT16 == 10);
   BOOST_TEST(TG_DTYPE_FLOAT32 == 12);
+  BOOST_TEST(TG_COLLECTIVE_ALL_REDUCE == 0); // 1.2
+  BOOST_TEST(TG_COLLECTIVE_ALL_GATHER == 1);
+  BOOST_TEST(TG_COLLECTIVE_BROADCAST == 2);
+  BOOST_TEST(TG_REDUCE_SUM == 0);
+  BOOST_TEST(TG_REDUCE_MAX == 1);
   BOOST_TEST(TG_DTYPE_COUNT == 14);
   BOOST_TEST(TG_OP_DEFINE_GLOBAL == 1);
   BOOST_TEST(TG_OP_RANGE == 10);

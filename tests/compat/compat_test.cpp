@@ -1,5 +1,6 @@
 // Plugins shipped separately keep working: one built only against the frozen ABI 1.0 header, and
 // one from an "older minor" whose function table and properties struct are shorter.
+#include "kernel/runtime/collective.hpp"
 #include "kernel/runtime/device.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -89,4 +90,26 @@ BOOST_AUTO_TEST_CASE(an_older_minor_with_a_shorter_table_and_structs_loads_with_
   BOOST_TEST(device->properties().dtype_mask == uint64_t(TG_DTYPE_BIT(TG_DTYPE_FLOAT32)));
   round_trips(device); // synchronize is absent: the host treats the plugin as synchronous
   batch_falls_back_to_launches(device);
+}
+
+// ABI 1.2 on a 1.1 table: peer_copy and collective are absent, and the collectives run through
+// host memory (a group of one device: all-reduce leaves the values, all-gather copies them).
+BOOST_AUTO_TEST_CASE(a_plugin_built_against_the_1_1_header_loads_without_the_1_2_entries) {
+  auto plugin = Plugin::load(TG_COMPAT_V1_1_PLUGIN);
+  BOOST_TEST(plugin->api().abi_minor == 1u);
+  BOOST_TEST(plugin->api().struct_size == offsetof(tg_plugin_api, peer_copy));
+  BOOST_TEST(!plugin->has(&tg_plugin_api::peer_copy));
+  BOOST_TEST(!plugin->has(&tg_plugin_api::collective));
+  auto device = Device::open(plugin, 0);
+  round_trips(device);
+  const std::vector<float> data{1.5f, -2.0f};
+  Buffer in = device->alloc(8), out = device->alloc(8);
+  in.copy_from_host(std::as_bytes(std::span(data)));
+  GroupBuffer one{&in, 0};
+  all_reduce(std::span(&one, 1), dtypes::float32, 2, CollectiveReduce::sum);
+  GroupBuffer gathered{&out, 0};
+  all_gather(std::span(&one, 1), std::span(&gathered, 1), dtypes::float32, 2);
+  std::vector<float> back(2);
+  out.copy_to_host(std::as_writable_bytes(std::span(back)));
+  BOOST_TEST(back == data, boost::test_tools::per_element());
 }

@@ -33,6 +33,7 @@ void add_memory_cases(std::vector<Case>& cases);
 void add_compile_cases(std::vector<Case>& cases);
 void add_program_cases(std::vector<Case>& cases);
 void add_launch_cases(std::vector<Case>& cases);
+void add_multi_device_cases(std::vector<Case>& cases); // ABI 1.2: peer_copy, collective
 // One case per kernel: "kernels/<group>/<name>".
 void add_kernel_cases(std::vector<Case>& cases, const std::string& group, std::vector<KernelCase> kernels);
 

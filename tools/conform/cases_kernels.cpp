@@ -147,6 +147,7 @@ std::vector<Case> all_cases(const tg_device_properties& properties) {
   add_compile_cases(cases);
   add_program_cases(cases);
   add_launch_cases(cases);
+  add_multi_device_cases(cases);
   add_golden_cases(cases, properties);
   add_kernel_cases(cases, "builtin", builtin_kernels());
   return cases;

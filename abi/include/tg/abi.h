@@ -27,6 +27,9 @@
  *     - Calls on different devices may run concurrently: state shared between a plugin's devices
  *       (globals, a driver context, a thread pool) is the plugin's to lock.
  *       launch_batch (1.1) counts as one call on its device.
+ *     - peer_copy and collective (1.2) take several devices of the plugin: the host holds the
+ *       call lock of every device they name (taken in one fixed order, so two such calls never
+ *       deadlock), so they count as one call on each of those devices.
  *     - device_count, device_open, compile, compile_result_get/_destroy, compile_cache_key and the
  *       error functions take no device: they must be thread-safe, callable concurrently with
  *       anything. device_close comes after every other call on that device has returned.
@@ -48,7 +51,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1
-#define TG_ABI_VERSION_MINOR 1
+#define TG_ABI_VERSION_MINOR 2
 
 /* The entry symbol, spelled out so the host can look it up by name. */
 #define TG_PLUGIN_QUERY_SYMBOL "tg_plugin_query_v1"
@@ -330,6 +333,57 @@ typedef struct tg_launch_batch_args {
 } tg_launch_batch_args;
 
 /* ------------------------------------------------------------------------------------------ */
+/* Several devices of one plugin (since 1.2)                                                   */
+/* ------------------------------------------------------------------------------------------ */
+/*
+ * Ordering: a peer copy or collective runs after all work queued before it on each device it
+ * names, and work queued after it on any of those devices sees its result (as if it were a
+ * launch on every one of them). With TG_FEATURE_ASYNC it may return before it completes;
+ * synchronize on a device waits for it there.
+ */
+
+/* Copies size bytes from src (on one device) to dst (on another device of the same plugin, or the
+ * same device). Ranges outside either buffer -> INVALID_ARGUMENT. */
+typedef struct tg_peer_copy_args {
+  size_t struct_size;
+  tg_buffer* dst;
+  uint64_t dst_offset;
+  tg_buffer* src;
+  uint64_t src_offset;
+  uint64_t size; /* bytes; 0 copies nothing */
+} tg_peer_copy_args;
+
+/* Collective operations (tg_collective_args.op). */
+#define TG_COLLECTIVE_ALL_REDUCE 0 /* outputs[i] = reduce over j of inputs[j] (count elements) */
+#define TG_COLLECTIVE_ALL_GATHER 1 /* outputs[i] = inputs[0] ++ ... ++ inputs[n-1] (n * count) */
+#define TG_COLLECTIVE_BROADCAST 2  /* outputs[i] = inputs[root]; other inputs are not read */
+/* Reductions (tg_collective_args.reduce, ALL_REDUCE only). Integer sums wrap; for BOOL both are
+ * logical OR; float sums may combine the ranks in any order. */
+#define TG_REDUCE_SUM 0
+#define TG_REDUCE_MAX 1
+
+/* A group is devices[0..device_count): distinct devices of this plugin, opened by the caller; a
+ * device's place in the array is its rank. inputs[i] and outputs[i] are on devices[i]; an output
+ * may be its input (same buffer and offset: in place; for ALL_GATHER the input must then be the
+ * output's rank-th part). Every range must lie in its buffer; offsets are multiples of the
+ * element size. The plugin may keep per-group state (a communicator) keyed by the devices. A
+ * group, op, reduce or dtype the plugin cannot serve -> UNIMPLEMENTED (or UNAVAILABLE when a
+ * library it needs is missing); the host then falls back to copies through host memory. */
+typedef struct tg_collective_args {
+  size_t struct_size;
+  int32_t op;     /* TG_COLLECTIVE_* */
+  int32_t reduce; /* TG_REDUCE_* (ALL_REDUCE), else 0 */
+  tg_dtype dtype; /* element type; not VOID */
+  int32_t root;   /* BROADCAST: the rank whose input is sent, 0 <= root < device_count */
+  uint64_t count; /* elements of each input; 0 runs nothing */
+  uint32_t device_count; /* >= 1 */
+  uint32_t reserved0;
+  tg_device* const* devices;    /* device_count devices */
+  const tg_buffer_arg* inputs;  /* device_count entries */
+  const tg_buffer_arg* outputs; /* device_count entries */
+} tg_collective_args;
+
+/* ------------------------------------------------------------------------------------------ */
 /* The function table                                                                          */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -407,6 +461,14 @@ typedef struct tg_plugin_api {
   /* Optional: runs args->launches in order (see tg_launch_batch_args). Absent (a 1.0 table, or
    * NULL): the host calls launch once per kernel. */
   tg_error* (*launch_batch)(const tg_launch_batch_args* args);
+
+  /* --- 1.2 --- */
+  /* Optional: copies between two devices of this plugin (see tg_peer_copy_args). Absent: the
+   * host copies through host memory. */
+  tg_error* (*peer_copy)(const tg_peer_copy_args* args);
+  /* Optional: one collective over a group of this plugin's devices (see tg_collective_args).
+   * Absent, or UNIMPLEMENTED/UNAVAILABLE for a call: the host runs it through host memory. */
+  tg_error* (*collective)(const tg_collective_args* args);
 } tg_plugin_api;
 
 /* The entry point. Returns the plugin's static function table, or NULL when the plugin cannot
@@ -439,7 +501,9 @@ TG_ABI_STATIC_ASSERT(sizeof(tg_buffer_arg) == 16, "tg_buffer_arg layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_scalar_arg) == 16, "tg_scalar_arg layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_launch_args) == 72, "tg_launch_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_launch_batch_args) == 40, "tg_launch_batch_args layout");
-TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 24 * sizeof(void*), "tg_plugin_api: append only");
+TG_ABI_STATIC_ASSERT(sizeof(tg_peer_copy_args) == 48, "tg_peer_copy_args layout");
+TG_ABI_STATIC_ASSERT(sizeof(tg_collective_args) == 64, "tg_collective_args layout");
+TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 26 * sizeof(void*), "tg_plugin_api: append only");
 #endif
 
 #ifdef __cplusplus

@@ -13,7 +13,10 @@
 //    Device::launch (argument counts and dtypes, buffers of this device, offsets in range and
 //    aligned, local/global sizes, elapsed_ns only with TG_FEATURE_TIMING); a grid with a 0 runs
 //    nothing and never reaches the plugin; the same for every launch of a launch_batch (1.1),
-//    all validated before any runs.
+//    all validated before any runs;
+//  - the 1.2 entries between devices (peer_copy, collective): devices of this plugin, distinct,
+//    buffers on their devices, ranges inside, element-aligned offsets, known op/reduce/dtype,
+//    root in the group; an empty copy or collective never reaches the plugin.
 // Threading follows abi.h: the host serializes calls per device; Plugin::device_count/open_device
 // and the Compiler must be thread-safe.
 #pragma once
@@ -22,6 +25,7 @@
 #include <tg/sdk/blob.hpp>
 #include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/plugin.hpp>
+#include <tg/sdk/reduce.hpp>
 
 #include <array>
 #include <cstddef>
@@ -96,6 +100,40 @@ public:
   virtual uint64_t launch_batch(std::span<const Launch> launches, bool timed);
 };
 
+// ABI 1.2 peer_copy, validated: ranges inside the buffers, size > 0. The devices may be one.
+struct PeerCopy {
+  Device* dst_device; // never NULL, dst's device
+  Buffer* dst;        // never NULL
+  uint64_t dst_offset;
+  Device* src_device; // never NULL, src's device
+  Buffer* src;        // never NULL
+  uint64_t src_offset;
+  uint64_t size;
+};
+
+enum class CollectiveOp { all_reduce, all_gather, broadcast };
+
+// One rank of a collective: its device and that device's input and output (never NULL).
+struct CollectiveMember {
+  Device* device;
+  Buffer* input;
+  uint64_t input_offset;
+  Buffer* output;
+  uint64_t output_offset;
+};
+
+// ABI 1.2 collective, validated (tg_collective_args has the semantics): distinct devices of this
+// plugin, ranges inside, offsets element-aligned, count > 0, an output overlapping its input
+// only in place (same offset; for all_gather the rank's part).
+struct Collective {
+  CollectiveOp op;
+  ReduceOp reduce;                           // all_reduce only
+  tg_dtype dtype;                            // not VOID
+  int32_t root;                              // broadcast only: 0 <= root < members.size()
+  uint64_t count;                            // elements of each input
+  std::span<const CollectiveMember> members; // rank order
+};
+
 struct CompileRequest {
   const KernelIR& ir; // parsed and validated
   std::string target; // "" = the plugin's default target
@@ -140,6 +178,14 @@ public:
   // True puts launch_batch into the table (Device::launch_batch serves it); false (the default)
   // leaves it NULL, and the host launches one kernel per call.
   virtual bool provides_launch_batch() const { return false; }
+  // ABI 1.2. True puts peer_copy into the table (served by peer_copy below); false (the default)
+  // leaves it NULL and the host copies through host memory.
+  virtual bool provides_peer_copy() const { return false; }
+  virtual void peer_copy(const PeerCopy& copy);
+  // True puts collective into the table (served by collective below). A call the plugin cannot
+  // serve throws PluginError(UNIMPLEMENTED or UNAVAILABLE): the host then goes through host memory.
+  virtual bool provides_collective() const { return false; }
+  virtual void collective(const Collective& collective);
 };
 
 // The plugin object behind a buffer handle, for white-box tests that load the plugin in process.
@@ -174,6 +220,8 @@ void program_free(PluginState&, tg_program*);
 tg_error* launch(PluginState&, const tg_launch_args*);
 tg_error* synchronize(PluginState&, tg_device*);
 tg_error* launch_batch(PluginState&, const tg_launch_batch_args*);
+tg_error* peer_copy(PluginState&, const tg_peer_copy_args*);
+tg_error* collective(PluginState&, const tg_collective_args*);
 
 // The plugin's state, created once per plugin class P.
 template <class P> PluginState& state() {
@@ -213,6 +261,8 @@ struct Entries {
   decltype(tg_plugin_api::launch) launch;
   decltype(tg_plugin_api::synchronize) synchronize;
   decltype(tg_plugin_api::launch_batch) launch_batch; // set in the table only if the plugin provides it
+  decltype(tg_plugin_api::peer_copy) peer_copy;       // the same
+  decltype(tg_plugin_api::collective) collective;     // the same
 };
 tg_plugin_api make_api(const PluginState& state, const Entries& entries);
 
@@ -246,7 +296,9 @@ template <class P> const tg_plugin_api* plugin_api(const tg_host_info* host) noe
                                                            &Bind<P, &program_free>::fn,
                                                            &Bind<P, &launch>::fn,
                                                            &Bind<P, &synchronize>::fn,
-                                                           &Bind<P, &launch_batch>::fn});
+                                                           &Bind<P, &launch_batch>::fn,
+                                                           &Bind<P, &peer_copy>::fn,
+                                                           &Bind<P, &collective>::fn});
     return &api;
   } catch (...) {
     return nullptr;
