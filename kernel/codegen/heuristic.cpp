@@ -143,9 +143,35 @@ void fill_locals(const KernelInfo& k, const DeviceLimits& d, int64_t threads, st
   }
 }
 
+// A matmul-shaped float16/bfloat16 reduce on a device with tensor cores: TC, then a register tile
+// of fragments per warp (A fragments serve every n fragment, B every m) and 4 warps per block.
+std::vector<Opt> tc_opts(const KernelInfo& k) {
+  const MatmulAxes mm = *k.matmul;
+  int64_t mr = k.axes[size_t(mm.m)].size, nr = k.axes[size_t(mm.n)].size;
+  if (mr % 16 != 0 || nr % 8 != 0 || k.axes[size_t(mm.k)].size % 16 != 0) return {};
+  mr /= 16;
+  nr /= 8;
+  std::vector<Opt> opts{{OptOp::TC, mm.k, 16}};
+  for (int64_t u : {4, 2})
+    if (nr % u == 0) {
+      opts.push_back({OptOp::UPCAST, mm.n, u});
+      nr /= u;
+      break;
+    }
+  if (mr % 2 == 0) {
+    opts.push_back({OptOp::UPCAST, mm.m, 2});
+    mr /= 2;
+  }
+  if (mr % 2 == 0) opts.push_back({OptOp::LOCAL, mm.m, 2});
+  if (nr % 2 == 0) opts.push_back({OptOp::LOCAL, mm.n, 2});
+  return opts;
+}
+
 // GPU-style devices: LOCAL threads over the outputs; a reduce whose outputs are too few to fill the
 // device shares each reduction among the threads of a work group (GROUP) through local memory.
 std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
+  if (d.tensor_cores && k.matmul && d.max_local_threads >= 128)
+    if (auto tc = tc_opts(k); !tc.empty()) return tc;
   std::vector<Opt> opts;
   const int64_t threads = std::min<int64_t>(256, d.max_local_threads);
   std::vector<int64_t> done(k.axes.size(), 1);

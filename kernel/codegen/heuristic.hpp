@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace tg {
@@ -29,6 +30,9 @@ struct DeviceLimits {
   // the `work_group_execution=serial` attribute): it gets the CPU-style choices although it has
   // local memory. Opts that use local memory stay valid (BEAM may still pick them).
   bool serial_work_groups = false;
+  // The device runs kernel IR 1.1 WMMA m16n8k16 with float16/bfloat16 inputs
+  // (TG_FEATURE_TENSOR_CORES and its `tensor_cores` attribute): the TC opt is valid.
+  bool tensor_cores = false;
   // Work groups of many threads sharing local memory: the GPU-style choices. Otherwise one
   // thread per work group and work groups as CPU tasks.
   bool parallel_groups() const {
@@ -44,12 +48,19 @@ struct AxisInfo {
   bool contiguous = false; // some input is contiguous along it (stride 1)
 };
 
+// A reduce the TC opt can run on a matrix unit: the sum over k of a[m, k] * b[k, n] with a and b
+// float16 or bfloat16 (or those cast to float), m and n output axes, k the reduce axis.
+struct MatmulAxes {
+  int m = -1, n = -1, k = -1; // axis numbers as Opt names them
+};
+
 struct KernelInfo {
   std::vector<AxisInfo> axes; // output dims, then the first reduce's reduced dims of size > 1
   size_t output_dims = 0;
   int reduce_count = 0; // REDUCE_AXIS nodes in the kernel
   Ops reduce_op = Ops::ADD;
-  int itemsize = 4; // of the output
+  int itemsize = 4;                 // of the output
+  std::optional<MatmulAxes> matmul; // set when the kernel is such a reduce
   int64_t output_count() const;
   int64_t reduce_count_elems() const; // product of the reduced axes
 };

@@ -62,7 +62,7 @@ private:
   std::unordered_map<const UOp*, std::vector<const UOp*>> reduces_closing_; // inner own range -> REDUCEs
   std::unordered_map<const UOp*, sdk::KernelBuilder::Ref> refs_;
   std::vector<std::string> vars_;
-  std::unordered_set<const UOp*> fused_mul_; // float MULs folded into their REDUCE's MULACC
+  std::unordered_set<const UOp*> fused_mul_; // float MULs (WMMAs) folded into their REDUCE's MULACC (WMMA)
   uint64_t trips_outside_ = 1;               // product of the enclosing loops' trip counts
   std::optional<uint64_t> iterations_ = 0;   // LinearKernel::loop_iterations
 };
@@ -241,7 +241,9 @@ void Linearizer::emit_loop(const UOp* range) {
     auto acc = refs_.at(r);
     if (fused_mul_.count(r->src(0).get())) {
       const UOpRef& m = r->src(0);
-      builder_.assign(acc, builder_.alu(TG_OP_MULACC, ref(m->src(0)), ref(m->src(1)), acc));
+      builder_.assign(acc, m->op() == Ops::WMMA
+                               ? builder_.wmma(ref(m->src(0)), ref(m->src(1)), acc, m->arg_int())
+                               : builder_.alu(TG_OP_MULACC, ref(m->src(0)), ref(m->src(1)), acc));
       continue;
     }
     auto val = ref(r->src(0));
@@ -334,6 +336,9 @@ void Linearizer::emit_node(const UOp* u) {
   case Ops::CAST:
     out = b.cast(src(0), dt);
     break;
+  case Ops::WMMA:
+    out = b.wmma(src(0), src(1), src(2), u->arg_int());
+    break;
   case Ops::BITCAST:
     out = b.bitcast(src(0), dt);
     break;
@@ -369,6 +374,11 @@ LinearKernel Linearizer::run() {
   for (const auto& u : order_)
     if (u->op() == Ops::REDUCE && u->arg_if<ReduceArg>()->op == Ops::ADD && u->dtype().is_float() &&
         u->src(0)->op() == Ops::MUL && users[u->src(0).get()] == 1)
+      fused_mul_.insert(u->src(0).get());
+  // acc + WMMA(a, b, 0) becomes acc = WMMA(a, b, acc): the matrix unit accumulates in place
+  for (const auto& u : order_)
+    if (u->op() == Ops::REDUCE && u->arg_if<ReduceArg>()->op == Ops::ADD && u->src(0)->op() == Ops::WMMA &&
+        u->src(0)->src(2)->op() == Ops::CONST && users[u->src(0).get()] == 1)
       fused_mul_.insert(u->src(0).get());
   for (const auto& u : order_) {
     if (fused_mul_.count(u.get())) continue;

@@ -7,10 +7,13 @@
 #include "kernel/schedule/buffer.hpp"
 #include "kernel/shape/shapetracker.hpp"
 
+#include <tg/sdk/wmma.hpp>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -214,6 +217,12 @@ private:
   };
 
   void apply(const Opt& o, const KernelInfo& info);
+  void apply_tc(const Opt& o, const KernelInfo& info, const std::function<void(const std::string&)>& refuse);
+  UOpRef tc_index(size_t axis) const;
+  std::optional<MatmulAxes> matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
+                                        const std::vector<int64_t>& in_dims);
+  UOpRef tc_reduce(const UOpRef& r, const Frame& f);
+  UOpRef reduce_index(size_t j, const UOpRef& rest_range, int64_t lane);
   UOpRef output_index(size_t axis, const std::vector<UOpRef>& rest_idx, int64_t lane, UOpRef& valid);
   UOpRef value(const UOpRef& u, const Frame& f);
   UOpRef load(const UOpRef& buffer, const Frame& f);
@@ -255,6 +264,15 @@ private:
   int64_t group_slots_ = 0, next_slot_ = 0;
   std::vector<UOpRef> trailing_barriers_;
   bool tile_loop_ = false;
+  // TC: the operands of the matmul-shaped reduce (analyze), the axes the opt took, and while the
+  // output lanes are built: the tile, the lane, its C fragment position and the WMMA results.
+  UOpRef tc_a_, tc_b_;
+  std::optional<MatmulAxes> tc_;
+  std::vector<UOpRef> rest_idx_;
+  int64_t cur_lane_ = 0; // the upcast lane being built
+  int tc_digit_ = 0;     // its position in the C fragment
+  std::map<size_t, UOpRef> tc_override_;
+  std::map<int64_t, UOpRef> tc_acc_; // upcast lane -> accumulated WMMA result
 };
 
 // The tracker of a node of shape `start` seen from the base, through `ops` applied bottom-up.
@@ -449,6 +467,8 @@ KernelInfo Lowerer::analyze() {
         reduce_dims_.push_back(d);
         info.axes.push_back(AxisInfo{in_shape[size_t(d)], true, stride_count(d, 0), stride_count(d, 1) > 0});
       }
+    if (mapped && info.reduce_count == 1 && info.reduce_op == Ops::ADD)
+      info.matmul = matmul_axes(in_shape, out_dims, in_dims);
   } else { // elementwise: the inputs' strides along the output dims themselves
     std::vector<Dims> strides;
     leaf_strides(value_root, {}, S, strides);
@@ -467,6 +487,83 @@ KernelInfo Lowerer::analyze() {
   return info;
 }
 
+// A float16/bfloat16 operand of the product (or one cast to float), else nullptr.
+UOpRef half_operand(UOpRef x) {
+  if (x->op() == Ops::CAST && x->dtype().is_float()) x = x->src(0);
+  return x->dtype() == dtypes::float16 || x->dtype() == dtypes::bfloat16 ? x : nullptr;
+}
+
+std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
+                                               const std::vector<int64_t>& in_dims) {
+  UOpRef v = first_reduce_->src(0);
+  if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0); // a half product summed in float
+  if (v->op() != Ops::MUL) return std::nullopt;
+  UOpRef a = half_operand(v->src(0)), b = half_operand(v->src(1));
+  if (!a || !b || a->dtype() != b->dtype()) return std::nullopt;
+  auto operand_strides = [&](const UOpRef& x) {
+    std::vector<Dims> st;
+    strides_seen_.clear();
+    leaf_strides(x, {}, in_shape, st);
+    strides_seen_.clear();
+    return st;
+  };
+  const std::vector<Dims> sa = operand_strides(a), sb = operand_strides(b);
+  auto varies = [](const std::vector<Dims>& st, int64_t dim) {
+    return std::any_of(st.begin(), st.end(), [&](const Dims& d) { return d[size_t(dim)] != 0; });
+  };
+  MatmulAxes mm; // m: only a varies along it, n: only b; k: a reduce axis both vary along
+  for (size_t i = 0; i < out_dims.size(); ++i) {
+    const bool va = varies(sa, in_dims[i]), vb = varies(sb, in_dims[i]);
+    if (va && !vb) mm.m = int(out_dims[i]);
+    if (vb && !va) mm.n = int(out_dims[i]);
+  }
+  for (size_t j = 0; j < reduce_dims_.size(); ++j)
+    if (varies(sa, reduce_dims_[j]) && varies(sb, reduce_dims_[j])) mm.k = int(out_shape_.size() + j);
+  if (mm.m < 0 || mm.n < 0 || mm.k < 0) return std::nullopt;
+  tc_a_ = a;
+  tc_b_ = b;
+  return mm;
+}
+
+// TC splits m by 16, n by 8 and k by 16 (innermost parts) and makes the warp LOCAL_ID 0.
+void Lowerer::apply_tc(const Opt& o, const KernelInfo& info,
+                       const std::function<void(const std::string&)>& refuse) {
+  if (!options_.tensor_cores) refuse("the device has no tensor cores (TG_FEATURE_TENSOR_CORES)");
+  if (!info.matmul)
+    refuse("the kernel is not a sum over k of a[m,k] * b[k,n] with float16 or bfloat16 a and b");
+  const MatmulAxes mm = *info.matmul;
+  if (o.axis != mm.k) refuse("TC names the reduce axis k of the matmul, axis " + std::to_string(mm.k));
+  if (o.amount != 16) refuse("TC's amount is the tensor core's k: 16 (m16n8k16)");
+  if (local_axes_ > 0 || !upcasts_.empty() || !unrolls_.empty() ||
+      std::any_of(plan_.begin(), plan_.end(), [](const AxisPlan& a) { return a.parts.size() != 1; }))
+    refuse("TC must be the first optimization");
+  if (options_.max_local_threads < 32 || options_.max_local_size[0] < 32)
+    refuse("a warp of 32 threads does not fit the device's work group");
+  const std::array<std::pair<int, int64_t>, 3> splits{{{mm.m, 16}, {mm.n, 8}, {mm.k, 16}}};
+  for (auto [axis, size] : splits)
+    if (plan_[size_t(axis)].size % size != 0)
+      refuse("axis " + std::to_string(axis) + " (" + std::to_string(plan_[size_t(axis)].size) +
+             ") is not a multiple of " + std::to_string(size));
+  for (auto [axis, size] : splits) {
+    AxisPlan& ax = plan_[size_t(axis)];
+    ax.parts[0].size /= size;
+    ax.parts.push_back(Part{OptOp::TC, size, false});
+  }
+  local_axes_ = 1;
+  local_[0] = 32;
+  tc_ = mm;
+}
+
+// The index within its TC part of axis m, n or k: a fragment position being loaded
+// (tc_override_), else the C position of the output lane being built.
+UOpRef Lowerer::tc_index(size_t axis) const {
+  if (auto it = tc_override_.find(axis); it != tc_override_.end()) return it->second;
+  const UOpRef& lane = local_ids_.at(0);
+  if (int(axis) == tc_->m) return idiv(lane, idx_const(4)) + idx_const(8 * (tc_digit_ / 2));
+  if (int(axis) == tc_->n) return (lane % idx_const(4)) * idx_const(2) + idx_const(tc_digit_ % 2);
+  throw UOpError("codegen: the TC part of axis " + std::to_string(axis) + " has no fragment position");
+}
+
 void Lowerer::apply(const Opt& o, const KernelInfo& info) {
   auto refuse = [&](const std::string& why) {
     std::string axes;
@@ -477,7 +574,9 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
   if (o.axis < 0 || size_t(o.axis) >= plan_.size())
     refuse("no such axis (" + std::to_string(info.output_dims) + " output axes, " +
            std::to_string(plan_.size() - info.output_dims) + " reduce axes)");
+  if (o.op == OptOp::TC) return apply_tc(o, info, refuse);
   if (o.amount < 2) refuse("the amount must be at least 2");
+  if (tc_ && o.op != OptOp::UPCAST && o.op != OptOp::LOCAL) refuse("only UPCAST and LOCAL may follow TC");
   AxisPlan& ax = plan_[size_t(o.axis)];
   const bool reduce_axis = size_t(o.axis) >= info.output_dims;
   if (o.op == OptOp::PADTO) {
@@ -549,6 +648,7 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
     break;
   }
   case OptOp::PADTO:
+  case OptOp::TC:
     break;
   }
   ax.parts[rest].size = ragged ? (rest_size + o.amount - 1) / o.amount : rest_size / o.amount;
@@ -595,6 +695,7 @@ UOpRef Lowerer::output_index(size_t d, const std::vector<UOpRef>& rest_idx, int6
     }
     UOpRef pi = p.rest                  ? rest_idx[d]
                 : p.op == OptOp::UPCAST ? idx_const(digits.at(size_t(p.lane_id)))
+                : p.op == OptOp::TC     ? tc_index(d)
                                         : local_ids_.at(size_t(p.local_axis));
     raw = raw ? raw * idx_const(p.size) + pi : pi;
   }
@@ -620,6 +721,7 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
   // Reduces over the same space as the first one follow its plan; others run plain loops.
   const bool planned = r == first_reduce_ || (in_shape == shapes_(first_reduce_->src(0)) &&
                                               axes == first_reduce_->arg_if<ReduceArg>()->axes);
+  if (tc_ && r == first_reduce_) return tc_reduce(r, f);
   std::vector<UOpRef> in_idx = out_idx, ranges;
   int64_t count = 1, iters = 1;
   bool padded = false;
@@ -654,16 +756,9 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
     std::vector<UOpRef> idx = in_idx;
     UOpRef in_range = UOp::constant(dtypes::bool_, true);
     if (planned) {
-      const auto digits = lane_digits(unrolls_, lane);
       for (size_t j = 0; j < reduce_dims_.size(); ++j) {
         const AxisPlan& ax = plan_[ndim + j];
-        UOpRef raw;
-        for (const Part& p : ax.parts) {
-          UOpRef pi = p.rest                  ? (rest_range[j] ? rest_range[j] : idx_const(0))
-                      : p.op == OptOp::UNROLL ? idx_const(digits.at(size_t(p.lane_id)))
-                                              : local_ids_.at(size_t(p.local_axis));
-          raw = raw ? raw * idx_const(p.size) + pi : pi;
-        }
+        UOpRef raw = reduce_index(j, rest_range[j], lane);
         if (ax.padded > ax.size) { // padded steps read the last element and add the identity
           in_range = in_range & lt(raw, idx_const(ax.size));
           raw = min_index(raw, ax.size - 1);
@@ -696,6 +791,97 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
   if (planned && group_axis_ >= 0) result = group_stage(op, result);
   if (!is_true(valid)) result = where(valid, result, const_like(result, int64_t{0}));
   return result;
+}
+
+// The index along reduce axis j (before padding is clamped) of unrolled lane `lane`.
+UOpRef Lowerer::reduce_index(size_t j, const UOpRef& rest_range, int64_t lane) {
+  const size_t axis = out_shape_.size() + j;
+  const auto digits = lane_digits(unrolls_, lane);
+  UOpRef raw;
+  for (const Part& p : plan_[axis].parts) {
+    UOpRef pi = p.rest                  ? (rest_range ? rest_range : idx_const(0))
+                : p.op == OptOp::UNROLL ? idx_const(digits.at(size_t(p.lane_id)))
+                : p.op == OptOp::TC     ? tc_index(axis)
+                                        : local_ids_.at(size_t(p.local_axis));
+    raw = raw ? raw * idx_const(p.size) + pi : pi;
+  }
+  return raw;
+}
+
+// The first reduce under TC: every output lane of one upcast lane shares a chain of WMMAs over
+// the k loop; each takes its C fragment position from the result. A and B fragments load the
+// operands at the positions the shape's layout gives this thread (tg/sdk/wmma.hpp).
+UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
+  const Dims& out_shape = shapes_(r);
+  const Dims& in_shape = shapes_(r->src(0));
+  if (f.base != out_shape_)
+    throw OptError("optimization TC: the kernel's reduce is not read in the output's index space");
+  UOpRef& acc = tc_acc_[cur_lane_];
+  if (!acc) {
+    const size_t ndim = out_shape_.size();
+    const auto shape = *sdk::wmma_shape(TG_WMMA_M16N8K16);
+    std::vector<UOpRef> rest_range(reduce_dims_.size()), ranges;
+    for (size_t j = 0; j < reduce_dims_.size(); ++j) {
+      const AxisPlan& ax = plan_[ndim + j];
+      if (ax.rest() == 1) continue;
+      rest_range[j] = range_for(r.get(), size_t(reduce_dims_[j]), ax.rest());
+      ranges.push_back(rest_range[j]);
+    }
+    // the operand at matrix position (row, col) of its fragment: `over` gives the TC parts
+    auto operand = [&](const UOpRef& x, std::map<size_t, UOpRef> over) {
+      tc_override_ = std::move(over);
+      UOpRef valid = UOp::constant(dtypes::bool_, true);
+      std::vector<UOpRef> idx;
+      for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx_, cur_lane_, valid));
+      std::vector<UOpRef> in_idx = idx;
+      if (!f.mops.empty() || f.base != out_shape) {
+        auto [flat, v] = tracker(out_shape, f.mops).to_index(idx);
+        (void)v;
+        in_idx = unflatten(flat, out_shape);
+      }
+      for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
+      for (size_t j = 0; j < reduce_dims_.size(); ++j)
+        in_idx[size_t(reduce_dims_[j])] = reduce_index(j, rest_range[j], 0);
+      tc_override_.clear();
+      ++reduce_depth_;
+      UOpRef out = value(x, Frame{in_idx, in_shape, {}});
+      --reduce_depth_;
+      return out;
+    };
+    const UOpRef& lane = local_ids_.at(0);
+    const UOpRef g = idiv(lane, idx_const(4)), t = lane % idx_const(4);
+    const auto m = size_t(tc_->m), n = size_t(tc_->n), k = size_t(tc_->k);
+    std::vector<UOpRef> a_lanes, b_lanes;
+    for (int i = 0; i < shape.a_lanes; ++i) // rows g (+8), columns 2t, 2t+1 (+8): see wmma.hpp
+      a_lanes.push_back(operand(tc_a_, {{m, g + idx_const(8 * (i / 2 % 2))},
+                                        {k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 4))}}));
+    for (int i = 0; i < shape.b_lanes; ++i)
+      b_lanes.push_back(operand(tc_b_, {{k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 2))}, {n, g}}));
+    const DType in = tc_a_->dtype();
+    UOpRef A = UOp::make(Ops::VECTORIZE, in.vec(uint16_t(shape.a_lanes)), std::move(a_lanes));
+    UOpRef B = UOp::make(Ops::VECTORIZE, in.vec(uint16_t(shape.b_lanes)), std::move(b_lanes));
+    const DType cd = dtypes::float32.vec(uint16_t(shape.c_lanes));
+    UOpRef mma = UOp::make(Ops::WMMA, cd, {A, B, UOp::constant(cd, 0.0)}, int64_t(TG_WMMA_M16N8K16));
+    alu_inside_ += 2 * shape.m * shape.n * shape.k / shape.warp; // per thread
+    if (ranges.empty()) {
+      acc = mma;
+    } else {
+      std::vector<UOpRef> src{mma};
+      src.insert(src.end(), ranges.begin(), ranges.end());
+      acc = UOp::make(Ops::REDUCE, cd, std::move(src), ReduceArg{Ops::ADD, {}});
+    }
+    int64_t iters = 1;
+    for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
+    reduce_iters_ = std::max(reduce_iters_, iters);
+    int64_t count = 1;
+    for (auto a : r->arg_if<ReduceArg>()->axes) count *= in_shape[size_t(a)];
+    reduce_size_ = std::max(reduce_size_, count);
+  }
+  UOpRef out = UOp::make(Ops::GEP, dtypes::float32, {acc}, int64_t(tc_digit_));
+  if (out->dtype() != r->dtype()) out = cast(out, r->dtype());
+  UOpRef valid = UOp::constant(dtypes::bool_, true);
+  if (!f.mops.empty() || f.base != out_shape) valid = tracker(out_shape, f.mops).to_index(f.idx).second;
+  return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
 }
 
 // The threads of a GROUP each hold a partial: each writes it to local memory, and after a barrier
@@ -783,6 +969,7 @@ LoweredKernel Lowerer::run() {
     tile_flat = min_index(step, tile_count - 1);
   }
   const std::vector<UOpRef> rest_idx = unflatten(tile_flat, tiles);
+  rest_idx_ = rest_idx;
 
   // Vector lanes: the leading upcast, when some input is contiguous along it, in vectors of up to
   // two whole registers (16 floats on AVX2 are two 8-wide registers; LLVM splits them). A wider
@@ -791,7 +978,7 @@ LoweredKernel Lowerer::run() {
   bool gated = group_axis_ >= 0;
   for (size_t d = 0; d < ndim; ++d) gated |= plan_[d].padded > plan_[d].size;
   const int64_t width = options_.vector_bytes / std::max(1, value_root->dtype().itemsize());
-  if (!upcasts_.empty() && !gated && width >= 2 && info.axes[upcasts_.front().axis].contiguous)
+  if (!upcasts_.empty() && !gated && !tc_ && width >= 2 && info.axes[upcasts_.front().axis].contiguous)
     for (int64_t v = std::min(upcasts_.front().size, 2 * width); v >= 4; --v)
       if (v % 4 == 0 && upcasts_.front().size % v == 0) {
         vector_lanes = v;
@@ -801,12 +988,15 @@ LoweredKernel Lowerer::run() {
   std::vector<UOpRef> stores;
   const UOpRef& out = globals_[0];
   LaneVectorizer vectorizer;
-  for (int64_t lane = 0; lane < total_lanes; lane += vector_lanes) {
+  const int64_t tc_lanes = tc_ ? sdk::wmma_shape(TG_WMMA_M16N8K16)->c_lanes : 1; // C positions per lane
+  for (int64_t lane = 0; lane < total_lanes * tc_lanes; lane += vector_lanes) {
     std::vector<UOpRef> values, ptrs;
     for (int64_t v = 0; v < vector_lanes; ++v) {
       UOpRef valid = UOp::constant(dtypes::bool_, true);
       std::vector<UOpRef> idx;
-      for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx, lane + v, valid));
+      cur_lane_ = (lane + v) / tc_lanes;
+      tc_digit_ = int((lane + v) % tc_lanes);
+      for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx, cur_lane_, valid));
       UOpRef v_out = value(value_root, Frame{idx, S, {}});
       UOpRef ptr = UOp::make(Ops::INDEX, out->dtype(), {out, flatten(idx, S)});
       if (group_axis_ >= 0) valid = valid & eq(local_ids_[size_t(group_axis_)], idx_const(0));
@@ -859,6 +1049,7 @@ LowerOptions lower_options(const tg_device_properties& props, bool optimize) {
   o.max_local_threads = std::max(1u, props.max_local_threads);
   o.local_memory_bytes = (props.features & TG_FEATURE_LOCAL_MEMORY) ? props.local_memory_bytes : 0;
   o.subgroup_size = std::max(1u, props.subgroup_size);
+  o.tensor_cores = (props.features & TG_FEATURE_TENSOR_CORES) != 0;
   return o;
 }
 
@@ -869,7 +1060,15 @@ KernelInfo analyze_kernel(const ScheduleItem& item) {
 
 LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options) {
   if (item.ast->src(0)->op() != Ops::STORE) throw UOpError("lower_kernel: not a compute kernel");
-  return Lowerer(item, options).run();
+  if (options.opts || !options.optimize || !options.tensor_cores) return Lowerer(item, options).run();
+  try { // the heuristic's TC may meet a reduce it cannot take (read through a reshape of its index
+        // space): then the choices without tensor cores
+    return Lowerer(item, options).run();
+  } catch (const OptError&) {
+    LowerOptions plain = options;
+    plain.tensor_cores = false;
+    return Lowerer(item, plain).run();
+  }
 }
 
 } // namespace tg

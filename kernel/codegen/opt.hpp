@@ -24,6 +24,9 @@ enum class OptOp : uint8_t {
   LOOP,     // output axis: `amount` outputs per work item as a serial loop (CPU work groups)
   PADTO,    // any axis: pad its size up to a multiple of `amount`; padded outputs are not
             // stored, padded reduce steps add the reduce's identity. First op on its axis.
+  TC,       // reduce axis of a matmul-shaped sum of float16/bfloat16 products: a warp (LOCAL_ID
+            // 0, 32 threads) computes 16x8 outputs with the device's matrix unit, `amount` (16, the
+            // K of m16n8k16) reduce steps per WMMA. Needs TG_FEATURE_TENSOR_CORES; the first opt.
 };
 
 struct Opt {

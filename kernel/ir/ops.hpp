@@ -98,7 +98,9 @@ inline constexpr tg_op kNoAbiOp = 0;
   X(EXPAND, Movement, 1, 0, kNoAbiOp)                                                                        \
   X(PAD, Movement, 1, 0, kNoAbiOp)                                                                           \
   X(SHRINK, Movement, 1, 0, kNoAbiOp)                                                                        \
-  X(FLIP, Movement, 1, 0, kNoAbiOp)
+  X(FLIP, Movement, 1, 0, kNoAbiOp)                                                                          \
+  /* kernel level, IR 1.1: a warp-wide matrix multiply-accumulate (arg = TG_WMMA_* shape) */                 \
+  X(WMMA, Meta, 3, 0, TG_OP_WMMA)
 
 enum class Ops : std::uint8_t {
 #define TG_OP_ENUM(name, cat, arity, traits, abi) name,

@@ -120,6 +120,7 @@ std::vector<Opt> beam_opts(const ScheduleItem& item, const std::shared_ptr<Devic
 LowerOptions kernel_options(const Device& device, bool optimize) {
   LowerOptions options = lower_options(device.properties(), optimize);
   const std::string where = "device " + device.plugin().name() + ":" + std::to_string(device.index());
+  bool tc_shape = false;
   for (const auto& [key, value] : device.attributes()) {
     if (key == "max_loop_iterations") {
       uint64_t n = 0;
@@ -131,8 +132,11 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
       if (value != "serial" && value != "parallel")
         throw Error(where + ": attribute work_group_execution is \"" + value + "\", not serial or parallel");
       options.serial_work_groups = value == "serial";
+    } else if (key == "tensor_cores") { // the WMMA shapes, e.g. "m16n8k16:f16,bf16->f32"
+      tc_shape = value.find("m16n8k16") != std::string::npos;
     }
   }
+  options.tensor_cores = options.tensor_cores && tc_shape; // the feature and the shape codegen emits
   return options;
 }
 

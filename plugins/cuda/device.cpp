@@ -9,9 +9,17 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace tg::cuda {
 namespace {
+
+// mma.sync m16n8k16 with float16 and bfloat16 inputs exists from sm_80 on (the kernel IR's WMMA).
+// TG_CUDA_TENSOR_CORES=0 hides it (to compare against the kernels without it).
+bool tensor_cores(int cc) {
+  const char* env = std::getenv("TG_CUDA_TENSOR_CORES");
+  return cc >= 80 && !(env && std::string(env) == "0");
+}
 
 int attribute(CUdevice device, CUdevice_attribute which) {
   int value = 0;
@@ -54,6 +62,7 @@ tg_device_properties read_properties(CUdevice dev) {
   p.vector_bytes = 16; // 128-bit loads
   for (tg_dtype dt = TG_DTYPE_BOOL; dt <= TG_DTYPE_FLOAT64; ++dt) p.dtype_mask |= TG_DTYPE_BIT(dt);
   p.features = TG_FEATURE_LOCAL_MEMORY | TG_FEATURE_BARRIER | TG_FEATURE_TIMING | TG_FEATURE_ASYNC;
+  if (tensor_cores(cc)) p.features |= TG_FEATURE_TENSOR_CORES;
   return p;
 }
 
@@ -142,6 +151,7 @@ std::vector<sdk::Attribute> Device::attributes() const {
        std::to_string(attribute(device_, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH))},
       {"cuda.launch_batch", use_graphs_ ? "CUDA graphs" : "plain launches (TG_CUDA_GRAPHS=0)"},
       {"work_group_execution", "parallel"},
+      {"tensor_cores", tensor_cores(cc_major * 10 + cc_minor) ? "m16n8k16:f16,bf16->f32" : "none"},
   };
 }
 

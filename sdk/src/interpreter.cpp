@@ -1,4 +1,5 @@
 #include <tg/sdk/interpreter.hpp>
+#include <tg/sdk/wmma.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -362,7 +363,8 @@ public:
 
 private:
   void run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3> local);
-  void step_until_barrier(WorkItem& item); // stops at a BARRIER (pc on it) or the end (done)
+  void step_until_barrier(WorkItem& item); // stops at a BARRIER or WMMA (pc on it) or the end (done)
+  void warp_mma(std::vector<WorkItem>& items, size_t i); // WMMA i for every warp of the group
   void execute(WorkItem& item, size_t i);
   Lane operand(const WorkItem& item, uint32_t src, unsigned lane) const {
     const Instruction& s = ir_.instructions[src];
@@ -425,6 +427,10 @@ Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte
       continue;
     case TG_OP_BARRIER:
       has_barrier_ = true;
+      continue;
+    case TG_OP_WMMA: // a warp-wide op: the items of a group run to it together, like to a BARRIER
+      has_barrier_ = true;
+      lane_count_ += ins.vcount;
       continue;
     case TG_OP_DEFINE_GLOBAL: {
       std::span<std::byte> b = buffers[size_t(ins.arg0)];
@@ -608,7 +614,8 @@ void Interpreter::execute(WorkItem& item, size_t i) {
 void Interpreter::step_until_barrier(WorkItem& item) {
   const size_t n = ir_.instructions.size();
   while (item.pc < n) {
-    if (ir_.instructions[item.pc].op == TG_OP_BARRIER) return;
+    const tg_op op = ir_.instructions[item.pc].op;
+    if (op == TG_OP_BARRIER || op == TG_OP_WMMA) return;
     execute(item, item.pc);
   }
   item.done = true;
@@ -654,7 +661,49 @@ void Interpreter::run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3
                (other.done ? "has finished" : "waits at instruction " + std::to_string(other.pc)));
     }
     if (first.done) return;
+    if (ir_.instructions[first.pc].op == TG_OP_WMMA) warp_mma(items, first.pc);
     for (auto& item : items) ++item.pc;
+  }
+}
+
+// Warps are 32 consecutive work items in local-id order (x fastest). Products of float16/bfloat16
+// values are exact in double; the sum is rounded to float once (the hardware's order and
+// intermediate rounding may differ: compare with a tolerance).
+void Interpreter::warp_mma(std::vector<WorkItem>& items, size_t i) {
+  const Instruction& ins = ir_.instructions[i];
+  const WmmaShape shape = *wmma_shape(ins.arg0); // validated
+  if (items.size() % size_t(shape.warp) != 0)
+    fail(items.front(), i,
+         "WMMA needs whole warps: the work group has " + std::to_string(items.size()) +
+             " items, not a multiple of " + std::to_string(shape.warp));
+  std::vector<double> a(size_t(shape.m * shape.k)), b(size_t(shape.k * shape.n)),
+      c(size_t(shape.m * shape.n));
+  for (size_t w = 0; w < items.size(); w += size_t(shape.warp)) {
+    for (int lane = 0; lane < shape.warp; ++lane) {
+      const WorkItem& item = items[w + size_t(lane)];
+      for (int e = 0; e < shape.a_lanes; ++e) {
+        auto [r, col] = wmma_a_element(ins.arg0, lane, e);
+        a[size_t(r * shape.k + col)] = operand(item, ins.src[0], unsigned(e)).f;
+      }
+      for (int e = 0; e < shape.b_lanes; ++e) {
+        auto [r, col] = wmma_b_element(ins.arg0, lane, e);
+        b[size_t(r * shape.n + col)] = operand(item, ins.src[1], unsigned(e)).f;
+      }
+      for (int e = 0; e < shape.c_lanes; ++e) {
+        auto [r, col] = wmma_c_element(ins.arg0, lane, e);
+        c[size_t(r * shape.n + col)] = operand(item, ins.src[2], unsigned(e)).f;
+      }
+    }
+    for (int lane = 0; lane < shape.warp; ++lane) {
+      Lane* out = result(items[w + size_t(lane)], i);
+      for (int e = 0; e < shape.c_lanes; ++e) {
+        auto [r, col] = wmma_c_element(ins.arg0, lane, e);
+        double sum = c[size_t(r * shape.n + col)];
+        for (int kk = 0; kk < shape.k; ++kk)
+          sum += a[size_t(r * shape.k + kk)] * b[size_t(kk * shape.n + col)];
+        out[e] = float_lane(double(float(sum)));
+      }
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 #include <tg/sdk/kernel_ir.hpp>
 
 #include <tg/sdk/bytes.hpp>
+#include <tg/sdk/wmma.hpp>
 
 #include <array>
 #include <bit>
@@ -62,6 +63,7 @@ constexpr std::array kOps = {
     OpInfo{TG_OP_SHR, "SHR", 2, 2, true},
     OpInfo{TG_OP_WHERE, "WHERE", 3, 3, true},
     OpInfo{TG_OP_MULACC, "MULACC", 3, 3, true},
+    OpInfo{TG_OP_WMMA, "WMMA", 3, 3, true},
 };
 
 const OpInfo* find_op(tg_op op) {
@@ -98,6 +100,12 @@ bool dtype_is_unsigned_int(tg_dtype dt) {
   return dt == TG_DTYPE_BOOL || dt == TG_DTYPE_UINT8 || dt == TG_DTYPE_UINT16 || dt == TG_DTYPE_UINT32 ||
          dt == TG_DTYPE_UINT64;
 }
+bool uses_wmma(const KernelIR& ir) {
+  for (const auto& ins : ir.instructions)
+    if (ins.op == TG_OP_WMMA) return true;
+  return false;
+}
+
 bool op_is_comparison(tg_op op) { return op == TG_OP_CMPLT || op == TG_OP_CMPNE || op == TG_OP_CMPEQ; }
 
 void validate_kernel_ir(KernelIR& ir) {
@@ -280,6 +288,18 @@ void validate_kernel_ir(KernelIR& ir) {
       if (dtype_size(src_dtype(0)) != dtype_size(ins.dtype))
         fail("bitcast between dtypes of different sizes");
       break;
+    case TG_OP_WMMA: {
+      const auto shape = wmma_shape(ins.arg0);
+      if (!shape) fail("unknown WMMA shape " + std::to_string(ins.arg0));
+      if (!wmma_input_dtype(ins.arg0, src_dtype(0)) || src_dtype(1) != src_dtype(0))
+        fail("A and B must be float16 or both bfloat16");
+      if (ins.dtype != TG_DTYPE_FLOAT32 || src_dtype(2) != TG_DTYPE_FLOAT32) fail("C and D are float32");
+      if (src_vcount(0) != shape->a_lanes || src_vcount(1) != shape->b_lanes ||
+          src_vcount(2) != shape->c_lanes || ins.vcount != shape->c_lanes)
+        fail("fragments need " + std::to_string(shape->a_lanes) + "/" + std::to_string(shape->b_lanes) + "/" +
+             std::to_string(shape->c_lanes) + " lanes (A/B/C), the result " + std::to_string(shape->c_lanes));
+      break;
+    }
     case TG_OP_WHERE:
       if (src_dtype(0) != TG_DTYPE_BOOL) fail("condition must be bool");
       if (src_dtype(1) != ins.dtype || src_dtype(2) != ins.dtype)
@@ -345,6 +365,10 @@ KernelIR parse_kernel_ir(std::span<const std::byte> bytes) {
       at = i;
       Instruction ins;
       ins.op = r.get<uint16_t>("op");
+      if (ins.op == TG_OP_WMMA && minor < TG_IR_VERSION_MINOR_WMMA)
+        throw IRError("instruction " + std::to_string(i) + ": WMMA needs kernel IR 1.1, the header says 1." +
+                          std::to_string(minor),
+                      i);
       ins.dtype = r.get<uint8_t>("dtype");
       ins.flags = r.get<uint8_t>("flags");
       ins.vcount = r.get<uint16_t>("vcount");
@@ -376,7 +400,7 @@ std::vector<std::byte> serialize_kernel_ir(const KernelIR& ir) {
   ByteWriter w;
   for (int k = 0; k < 4; ++k) w.put<uint8_t>(uint8_t(TG_IR_MAGIC[k]));
   w.put<uint16_t>(TG_IR_VERSION_MAJOR);
-  w.put<uint16_t>(TG_IR_VERSION_MINOR);
+  w.put<uint16_t>(uses_wmma(ir) ? TG_IR_VERSION_MINOR_WMMA : TG_IR_VERSION_MINOR);
   w.put<uint32_t>(uint32_t(ir.instructions.size()));
   w.put<uint32_t>(uint32_t(ir.name.size()));
   for (char c : ir.name) w.put<uint8_t>(uint8_t(c));
@@ -503,6 +527,9 @@ KernelBuilder::Ref KernelBuilder::vectorize(std::span<const Ref> lanes) {
   if (lanes.empty()) throw IRError("builder: VECTORIZE needs lanes", -1);
   return emit(
       {TG_OP_VECTORIZE, at(lanes[0]).dtype, 0, uint16_t(lanes.size()), 0, 0, {lanes.begin(), lanes.end()}});
+}
+KernelBuilder::Ref KernelBuilder::wmma(Ref a, Ref b, Ref c, int64_t shape) {
+  return emit({TG_OP_WMMA, at(c).dtype, 0, at(c).vcount, shape, 0, {a, b, c}});
 }
 KernelBuilder::Ref KernelBuilder::gep(Ref vector, uint16_t lane) {
   return emit({TG_OP_GEP, at(vector).dtype, 0, 1, lane, 0, {vector}});

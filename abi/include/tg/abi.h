@@ -122,6 +122,9 @@ typedef int32_t tg_dtype;
 #define TG_IR_MAGIC "TGIR"
 #define TG_IR_VERSION_MAJOR 1
 #define TG_IR_VERSION_MINOR 0
+/* IR 1.1 appends TG_OP_WMMA. A program that uses it says 1.1 in its header; one that does not
+ * is written as 1.0, byte for byte what a 1.0 host wrote. */
+#define TG_IR_VERSION_MINOR_WMMA 1
 
 /* Instruction flags. */
 #define TG_IR_FLAG_POINTER 0x01u /* the value is a pointer to dtype elements */
@@ -186,6 +189,14 @@ typedef int32_t tg_op;
 /* ternary ALU */
 #define TG_OP_WHERE 70  /* src0 = BOOL cond, src1 = if true, src2 = if false */
 #define TG_OP_MULACC 71 /* src0 * src1 + src2 */
+/* matrix unit (IR 1.1; only for a device with TG_FEATURE_TENSOR_CORES): one warp-wide
+ * D = A * B + C. arg0 = TG_WMMA_* shape; src0 = this lane's A fragment, src1 = its B fragment,
+ * src2 = its C fragment (the result's dtype and lanes); the per-lane layout is in docs/abi.md. */
+#define TG_OP_WMMA 72
+
+/* WMMA shapes (arg0). M16N8K16: a warp of 32 lanes; A 16x16 and B 16x8 of FLOAT16 or BFLOAT16
+ * (8 and 4 lanes per lane), C/D 16x8 FLOAT32 (4 lanes per lane). */
+#define TG_WMMA_M16N8K16 1
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host description, handed to the plugin's query function                                     */

@@ -142,6 +142,7 @@ void CStyle::check(uint32_t i, const Instruction& ins) const {
   if ((ins.op == TG_OP_SHL || ins.op == TG_OP_SHR) && ins.dtype == TG_DTYPE_BOOL)
     refuse(i, "shifts of bool are not supported");
   if (ins.op == TG_OP_SPECIAL && (ins.arg1 < 0 || ins.arg1 > 2)) refuse(i, "SPECIAL axis must be 0..2");
+  if (ins.op == TG_OP_WMMA && !has_wmma()) refuse(i, "this dialect has no matrix multiply-accumulate (WMMA)");
 }
 
 tg_dtype CStyle::passed_as(tg_dtype dt) const {
@@ -510,6 +511,17 @@ void CStyle::emit(uint32_t i) {
     for (unsigned k = 0; k < vc; ++k)
       define(i, k, value_type(ins.dtype), bitcast(src(0).dtype, ins.dtype, lane(ins.src[0], k)));
     return;
+  case TG_OP_WMMA: { // D starts as a copy of C, which the dialect's statement updates in place
+    std::vector<std::string> a, b, d;
+    for (unsigned k = 0; k < src(0).vcount; ++k) a.push_back(lane(ins.src[0], k));
+    for (unsigned k = 0; k < src(1).vcount; ++k) b.push_back(lane(ins.src[1], k));
+    for (unsigned k = 0; k < vc; ++k) {
+      define(i, k, value_type(ins.dtype), lane(ins.src[2], k));
+      d.push_back(lane_name(i, k));
+    }
+    line(wmma(ins.arg0, src(0).dtype, a, b, d));
+    return;
+  }
   default:
     if (ins.op >= TG_OP_NEG && ins.op <= TG_OP_MULACC) {
       for (unsigned k = 0; k < vc; ++k) define(i, k, value_type(ins.dtype), alu(i, k));

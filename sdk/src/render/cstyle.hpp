@@ -63,6 +63,15 @@ protected:
   virtual tg_dtype passed_as(tg_dtype dt) const;
   virtual std::string scalar_value(uint32_t k, tg_dtype dt) const;
   virtual std::string scalar_name(uint32_t k) const { return "s" + std::to_string(k); }
+  // IR 1.1 WMMA: the statement that updates the D lanes `d` (float variables holding C) with
+  // A * B from the lanes `a` and `b` (float values of `input` dtype); "" where the dialect has no
+  // matrix unit (check refuses the op then).
+  virtual std::string wmma(int64_t /*shape*/, tg_dtype /*input*/, const std::vector<std::string>& /*a*/,
+                           const std::vector<std::string>& /*b*/,
+                           const std::vector<std::string>& /*d*/) const {
+    return "";
+  }
+  virtual bool has_wmma() const { return false; }
   // A line to put before the loop that RANGE instruction i opens (a pragma), or "".
   virtual std::string loop_pragma(uint32_t /*i*/) const { return ""; }
   // Indentation level of the body's statements inside the entry function.

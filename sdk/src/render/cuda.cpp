@@ -60,6 +60,23 @@ private:
            ")";
   }
   std::string barrier() const override { return "__syncthreads();"; }
+  // mma.sync m16n8k16 (sm_80 and newer): A in 4 and B in 2 registers of two packed 16-bit values
+  // (the lower fragment position in the low half), D/C in 4 floats (docs/abi.md, WMMA).
+  bool has_wmma() const override { return true; }
+  std::string wmma(int64_t, tg_dtype input, const std::vector<std::string>& a,
+                   const std::vector<std::string>& b, const std::vector<std::string>& d) const override {
+    const bool bf16 = input == TG_DTYPE_BFLOAT16;
+    const std::string pack = bf16 ? "tg_pack_bf2(" : "tg_pack_h2(";
+    std::string s = std::string("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.") +
+                    (bf16 ? "bf16.bf16" : "f16.f16") +
+                    ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : ";
+    for (size_t k = 0; k < d.size(); ++k) s += (k ? ", \"+f\"(" : "\"+f\"(") + d[k] + ")";
+    s += " : ";
+    for (size_t k = 0; k + 1 < a.size(); k += 2)
+      s += (k ? ", \"r\"(" : "\"r\"(") + pack + a[k] + ", " + a[k + 1] + "))";
+    for (size_t k = 0; k + 1 < b.size(); k += 2) s += ", \"r\"(" + pack + b[k] + ", " + b[k + 1] + "))";
+    return s + ");";
+  }
   std::string local_array(const std::string& name, tg_dtype dt, int64_t count) const override {
     return "__shared__ " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) + "];";
   }
@@ -100,10 +117,23 @@ private:
     return "__bfloat162float(__ushort_as_bfloat16((unsigned short)(" + u + ")))";
   }
 
+  bool wmma_uses(tg_dtype input) const {
+    for (const auto& ins : ir_.instructions)
+      if (ins.op == TG_OP_WMMA && ir_.instructions[ins.src[0]].dtype == input) return true;
+    return false;
+  }
+
   std::string assemble(const std::string& body) override {
     std::string s;
     if (uses(TG_DTYPE_FLOAT16)) s += "#include <cuda_fp16.h>\n";
     if (uses(TG_DTYPE_BFLOAT16)) s += "#include <cuda_bf16.h>\n";
+    if (wmma_uses(TG_DTYPE_FLOAT16))
+      s += "__device__ __forceinline__ unsigned tg_pack_h2(float lo, float hi) {\n"
+           "  __half2 v = __floats2half2_rn(lo, hi);\n  return *reinterpret_cast<unsigned*>(&v);\n}\n";
+    if (wmma_uses(TG_DTYPE_BFLOAT16))
+      s += "__device__ __forceinline__ unsigned tg_pack_bf2(float lo, float hi) {\n"
+           "  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);\n  return "
+           "*reinterpret_cast<unsigned*>(&v);\n}\n";
     s += "extern \"C\" __global__ void " + out_.entry + "(";
     std::string sep;
     for (const auto& b : out_.buffers) {

@@ -54,6 +54,8 @@ bool dtype_is_float(tg_dtype dt);
 bool dtype_is_signed_int(tg_dtype dt);
 bool dtype_is_unsigned_int(tg_dtype dt); // includes BOOL
 bool op_is_comparison(tg_op op);
+// Whether a program uses an IR 1.1 op (WMMA): it is then written, and must be read, as IR 1.1.
+bool uses_wmma(const KernelIR& ir);
 
 // Parses and validates: header, known ops and dtypes, source counts and kinds, sources before
 // use, properly nested RANGE/IF, dense buffer/scalar indices. Throws IRError.
@@ -110,6 +112,8 @@ public:
   Ref bitcast(Ref value, tg_dtype to);
   Ref vectorize(std::span<const Ref> lanes);
   Ref gep(Ref vector, uint16_t lane);
+  // IR 1.1: one warp-wide D = A * B + C of a TG_WMMA_* shape (tg/sdk/wmma.hpp); dtype of c.
+  Ref wmma(Ref a, Ref b, Ref c, int64_t shape);
 
   // Appends any instruction as given (for tests that need malformed or unusual programs).
   Ref emit(Instruction instruction);

@@ -1,0 +1,256 @@
+// Tensor cores (the TC opt, kernel IR 1.1 WMMA): a float16/bfloat16 matmul lowered with TC is
+// checked on this machine without a GPU: the SDK's reference interpreter runs the WMMA warp by
+// warp (tg/sdk/wmma.hpp's layout) and the result is compared with a double-precision matmul of the
+// same inputs; the IR round-trips and says 1.1; the CUDA renderer's mma.sync compiles for sm_90 with
+// NVRTC (where the toolkit was found); a device without the feature never gets the op.
+#include <boost/test/unit_test.hpp>
+
+#include "kernel/codegen/linearize.hpp"
+#include "kernel/codegen/lower.hpp"
+#include "kernel/schedule/buffer.hpp"
+#include "kernel/tensor/tensor.hpp"
+
+#include <tg/sdk/interpreter.hpp>
+#include <tg/sdk/kernel_ir.hpp>
+#include <tg/sdk/render/render.hpp>
+
+#ifdef TG_HAVE_NVRTC
+#include <nvrtc.h>
+#endif
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+
+using namespace tg;
+
+namespace {
+
+Tensor input(Dims shape, DType dt) {
+  UOpRef buffer = make_buffer("CPU", dt, dims_prod(shape)); // a label: nothing is opened
+  UOpRef view = UOp::make(Ops::RESHAPE, dt, {buffer}, std::vector<int64_t>(shape));
+  return Tensor(view, std::move(shape), "CPU");
+}
+
+// An sm_90-like device: 1024 threads per work group, 48 KiB of shared memory, tensor cores.
+LowerOptions gpu(bool tensor_cores) {
+  LowerOptions o;
+  o.compute_units = 132;
+  o.max_groups = 65535;
+  o.vector_bytes = 16;
+  o.max_local_size = {1024, 1024, 64};
+  o.max_local_threads = 1024;
+  o.local_memory_bytes = 49152;
+  o.subgroup_size = 32;
+  o.tensor_cores = tensor_cores;
+  return o;
+}
+
+struct Matmul {
+  ScheduleItem item;
+  int64_t m, k, n;
+  DType dt;
+};
+
+Matmul matmul(int64_t m, int64_t k, int64_t n, DType dt) {
+  Tensor c = input({m, k}, dt).matmul(input({k, n}, dt));
+  for (auto& item : c.schedule())
+    if (item.ast->src(0)->op() == Ops::STORE) return {std::move(item), m, k, n, dt};
+  throw std::logic_error("no compute kernel");
+}
+
+double to_double(DType dt, const std::byte* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return dt == dtypes::float16 ? sdk::half_bits_to_double(bits) : sdk::bfloat16_bits_to_double(bits);
+}
+
+uint16_t from_double(DType dt, double v) {
+  return dt == dtypes::float16 ? sdk::float_to_half_bits(v) : sdk::float_to_bfloat16_bits(float(v));
+}
+
+struct Lowered {
+  LoweredKernel kernel;
+  std::vector<std::byte> ir;
+};
+
+Lowered lower(const Matmul& mm, const LowerOptions& options) {
+  LoweredKernel k = lower_kernel(mm.item, options);
+  LinearKernel linear = linearize(k.sink, k.name);
+  return {std::move(k), std::move(linear.ir)};
+}
+
+// Runs the kernel in the interpreter on random inputs; the largest error against a double matmul
+// of the same (16-bit) inputs, relative to the sum of |a*b| (the scale the f32 accumulation sees).
+double run_error(const Matmul& mm, const Lowered& l) {
+  std::mt19937 rng(7);
+  std::map<const UOp*, std::vector<std::byte>> mem;
+  for (const auto& b : mm.item.buffers) {
+    std::vector<std::byte> bytes(size_t(buffer_arg(b).size() * 2));
+    for (size_t i = 0; i < bytes.size(); i += 2) {
+      uint16_t v = from_double(mm.dt, std::uniform_real_distribution<double>(-2, 2)(rng));
+      std::memcpy(bytes.data() + i, &v, 2);
+    }
+    mem[b.get()] = std::move(bytes);
+  }
+  std::vector<std::span<std::byte>> spans;
+  for (const auto& b : mm.item.buffers) spans.emplace_back(mem.at(b.get()));
+  sdk::interpret(sdk::parse_kernel_ir(l.ir), l.kernel.global, l.kernel.local, spans, {});
+  const auto& out = mem.at(mm.item.buffers[0].get());
+  const auto& a = mem.at(mm.item.buffers[1].get());
+  const auto& b = mem.at(mm.item.buffers[2].get());
+  double worst = 0;
+  for (int64_t i = 0; i < mm.m; ++i)
+    for (int64_t j = 0; j < mm.n; ++j) {
+      double want = 0, scale = 0;
+      for (int64_t kk = 0; kk < mm.k; ++kk) {
+        const double p = to_double(mm.dt, a.data() + 2 * (i * mm.k + kk)) *
+                         to_double(mm.dt, b.data() + 2 * (kk * mm.n + j));
+        want += p;
+        scale += std::fabs(p);
+      }
+      const double got = to_double(mm.dt, out.data() + 2 * (i * mm.n + j));
+      worst = std::max(worst, std::fabs(got - want) / std::max(scale, 1.0));
+    }
+  return worst;
+}
+
+bool has_wmma(const std::vector<std::byte>& ir) { return sdk::uses_wmma(sdk::parse_kernel_ir(ir)); }
+uint16_t ir_minor(const std::vector<std::byte>& ir) {
+  uint16_t v;
+  std::memcpy(&v, ir.data() + 6, 2);
+  return v;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(tc_matmul_matches_a_double_reference) {
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    const Matmul mm = matmul(64, 48, 32, dt);
+    const KernelInfo info = analyze_kernel(mm.item);
+    BOOST_REQUIRE(info.matmul.has_value());
+    // the TC opt alone, with register blocking and warps, and the heuristic's choice
+    std::vector<std::optional<std::vector<Opt>>> lists{std::vector<Opt>{{OptOp::TC, info.matmul->k, 16}},
+                                                       std::vector<Opt>{{OptOp::TC, info.matmul->k, 16},
+                                                                        {OptOp::UPCAST, info.matmul->n, 2},
+                                                                        {OptOp::UPCAST, info.matmul->m, 2},
+                                                                        {OptOp::LOCAL, info.matmul->m, 2}},
+                                                       std::nullopt};
+    for (const auto& list : lists) {
+      LowerOptions o = gpu(true);
+      o.opts = list;
+      const Lowered l = lower(mm, o);
+      BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
+        BOOST_TEST(has_wmma(l.ir));
+        BOOST_TEST(l.kernel.local[0] == 32u);
+        // float32 accumulation, one float16/bfloat16 rounding of the result
+        BOOST_TEST(run_error(mm, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(wmma_ir_round_trips_as_version_1_1) {
+  const Matmul mm = matmul(32, 32, 16, dtypes::float16);
+  const Lowered l = lower(mm, gpu(true));
+  BOOST_TEST(ir_minor(l.ir) == TG_IR_VERSION_MINOR_WMMA);
+  BOOST_TEST((sdk::serialize_kernel_ir(sdk::parse_kernel_ir(l.ir)) == l.ir));
+  std::vector<std::byte> old = l.ir; // the same program claiming IR 1.0: refused
+  old[6] = std::byte{0};
+  BOOST_CHECK_EXCEPTION(sdk::parse_kernel_ir(old), sdk::IRError, [](const sdk::IRError& e) {
+    return std::string(e.what()).find("WMMA needs kernel IR 1.1") != std::string::npos;
+  });
+}
+
+BOOST_AUTO_TEST_CASE(without_the_feature_tc_is_refused_and_wmma_never_emitted) {
+  const Matmul mm = matmul(32, 32, 16, dtypes::float16);
+  const KernelInfo info = analyze_kernel(mm.item);
+  LowerOptions o = gpu(false);
+  o.opts = std::vector<Opt>{{OptOp::TC, info.matmul->k, 16}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("no tensor cores") != std::string::npos;
+  });
+  const Lowered plain = lower(mm, gpu(false)); // the heuristic without the feature: IR 1.0
+  BOOST_TEST(!has_wmma(plain.ir));
+  BOOST_TEST(ir_minor(plain.ir) == 0);
+  // float32 inputs, a non-multiple of 16 and TC after another opt are refused with the reason
+  const Matmul f32 = matmul(32, 32, 16, dtypes::float32);
+  BOOST_TEST(!analyze_kernel(f32.item).matmul.has_value());
+  LowerOptions t = gpu(true);
+  t.opts = std::vector<Opt>{{OptOp::TC, 2, 16}};
+  BOOST_CHECK_THROW(lower_kernel(f32.item, t), OptError);
+  const Matmul odd = matmul(24, 32, 16, dtypes::float16);
+  t.opts = std::vector<Opt>{{OptOp::TC, analyze_kernel(odd.item).matmul->k, 16}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(odd.item, t), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("not a multiple of 16") != std::string::npos;
+  });
+  t.opts = std::vector<Opt>{{OptOp::UPCAST, info.matmul->n, 2}, {OptOp::TC, info.matmul->k, 16}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, t), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("first optimization") != std::string::npos;
+  });
+  BOOST_TEST(to_string(parse_opts("[TC(2,16)]")) == "[TC(2,16)]");
+}
+
+BOOST_AUTO_TEST_CASE(cuda_renders_mma_sync_that_nvrtc_compiles_for_sm_90) {
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    const Lowered l = lower(matmul(32, 32, 16, dt), gpu(true));
+    const auto ir = sdk::parse_kernel_ir(l.ir);
+    const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
+    const std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
+                            (dt == dtypes::float16 ? "f16.f16" : "bf16.bf16") +
+                            ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};";
+    BOOST_TEST(src.text.find(mma) != std::string::npos, src.text);
+    // dialects without a matrix unit refuse the op by name
+    BOOST_CHECK_EXCEPTION(
+        sdk::render::render(sdk::render::Dialect::opencl, ir), std::exception,
+        [](const std::exception& e) { return std::string(e.what()).find("WMMA") != std::string::npos; });
+#ifdef TG_HAVE_NVRTC
+    const std::string include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
+    nvrtcProgram prog = nullptr;
+    BOOST_REQUIRE(nvrtcCreateProgram(&prog, src.text.c_str(), "tc.cu", 0, nullptr, nullptr) == NVRTC_SUCCESS);
+    const char* opts[] = {"--gpu-architecture=sm_90", include.c_str()};
+    const nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
+    size_t log_size = 0;
+    nvrtcGetProgramLogSize(prog, &log_size);
+    std::string log(log_size, '\0');
+    nvrtcGetProgramLog(prog, log.data());
+    size_t cubin = 0;
+    if (rc == NVRTC_SUCCESS) nvrtcGetCUBINSize(prog, &cubin);
+    nvrtcDestroyProgram(&prog);
+    BOOST_TEST(rc == NVRTC_SUCCESS, log << "\n" << src.text);
+    BOOST_TEST(cubin > 0u);
+#endif
+  }
+}
+
+// On a device with tensor cores (TG_DEVICE=CUDA on the GPU machine; elsewhere this case only says
+// so): float16/bfloat16 matmuls through the heuristic's TC against a double matmul on the host.
+BOOST_AUTO_TEST_CASE(tc_matmul_on_the_device_matches_a_double_reference) {
+  const char* device = std::getenv("TG_DEVICE");
+  if (!device || std::string(device) != "CUDA") {
+    BOOST_TEST_MESSAGE("TG_DEVICE is not CUDA: nothing to run on a device");
+    return;
+  }
+  for (DType dt : {dtypes::float16, dtypes::bfloat16})
+    for (auto [m, k, n] : {std::array<int64_t, 3>{64, 48, 32}, {256, 512, 128}, {1024, 1024, 1024}}) {
+      Tensor a = Tensor::randn({m, k}).cast(dt), b = Tensor::randn({k, n}).cast(dt);
+      const auto got = a.matmul(b).cast(dtypes::float32).to_vector<float>();
+      const auto av = a.cast(dtypes::float32).to_vector<float>(),
+                 bv = b.cast(dtypes::float32).to_vector<float>();
+      double worst = 0;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double want = 0, scale = 0;
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const double p = double(av[size_t(i * k + kk)]) * double(bv[size_t(kk * n + j)]);
+            want += p;
+            scale += std::fabs(p);
+          }
+          worst = std::max(worst, std::fabs(double(got[size_t(i * n + j)]) - want) / std::max(scale, 1.0));
+        }
+      BOOST_TEST(worst < 1e-2, dt.name() << " " << m << "x" << k << "x" << n << ": worst error " << worst);
+    }
+}
