@@ -382,11 +382,11 @@ typedef struct tg_peer_copy_args {
  * library it needs is missing); the host then falls back to copies through host memory. */
 typedef struct tg_collective_args {
   size_t struct_size;
-  int32_t op;     /* TG_COLLECTIVE_* */
-  int32_t reduce; /* TG_REDUCE_* (ALL_REDUCE), else 0 */
-  tg_dtype dtype; /* element type; not VOID */
-  int32_t root;   /* BROADCAST: the rank whose input is sent, 0 <= root < device_count */
-  uint64_t count; /* elements of each input; 0 runs nothing */
+  int32_t op;            /* TG_COLLECTIVE_* */
+  int32_t reduce;        /* TG_REDUCE_* (ALL_REDUCE), else 0 */
+  tg_dtype dtype;        /* element type; not VOID */
+  int32_t root;          /* BROADCAST: the rank whose input is sent, 0 <= root < device_count */
+  uint64_t count;        /* elements of each input; 0 runs nothing */
   uint32_t device_count; /* >= 1 */
   uint32_t reserved0;
   tg_device* const* devices;    /* device_count devices */

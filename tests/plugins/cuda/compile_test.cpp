@@ -54,7 +54,8 @@ BOOST_AUTO_TEST_CASE(device_count_says_what_is_missing) {
               s.message.find("driver present but") != std::string::npos));
   // ctest names the driver it loads (TG_CUDA_DRIVER) and the reason that driver must produce
   if (const char* expect = std::getenv("TG_TEST_CUDA_UNAVAILABLE"))
-    BOOST_TEST(s.message.find(expect) != std::string::npos, "'" << s.message << "' should say '" << expect << "'");
+    BOOST_TEST(s.message.find(expect) != std::string::npos,
+               "'" << s.message << "' should say '" << expect << "'");
 }
 
 } // namespace
