@@ -17,8 +17,11 @@ struct OpenDevices {
   std::mutex mutex;
   std::map<std::string, OpenDevice> by_name; // canonical name -> device
 };
+// Never destroyed (nor the caches holding programs and buffers): at exit a driver may already have
+// torn itself down from its own exit handler, so closing devices from a static destructor could
+// crash it. The process's exit reclaims the memory.
 OpenDevices& open_devices() {
-  static OpenDevices devices;
+  static OpenDevices& devices = *new OpenDevices;
   return devices;
 }
 

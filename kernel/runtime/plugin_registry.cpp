@@ -121,7 +121,7 @@ std::vector<PluginEntry> discover_plugins(const std::vector<SearchDir>& search) 
 }
 
 PluginRegistry& PluginRegistry::instance() {
-  static PluginRegistry registry;
+  static PluginRegistry& registry = *new PluginRegistry; // never destroyed: see open_devices()
   return registry;
 }
 

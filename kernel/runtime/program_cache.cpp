@@ -65,7 +65,7 @@ struct MemoryCache {
 };
 
 MemoryCache& memory_cache() {
-  static MemoryCache cache;
+  static MemoryCache& cache = *new MemoryCache; // never destroyed: see open_devices()
   return cache;
 }
 

@@ -79,7 +79,7 @@ struct KernelCache {
   std::map<std::pair<std::string, const UOp*>, KernelCacheEntry> entries;
 };
 KernelCache& kernel_cache() {
-  static KernelCache cache;
+  static KernelCache& cache = *new KernelCache; // never destroyed: see open_devices()
   return cache;
 }
 

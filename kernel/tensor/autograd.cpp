@@ -70,7 +70,7 @@ LeafNodes current_leaves() {
 class GradOrigins {
 public:
   static GradOrigins& instance() {
-    static GradOrigins o;
+    static GradOrigins& o = *new GradOrigins; // never destroyed: see open_devices()
     return o;
   }
 

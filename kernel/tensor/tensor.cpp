@@ -28,7 +28,7 @@ namespace {
 class RealizedCache {
 public:
   static RealizedCache& instance() {
-    static RealizedCache cache;
+    static RealizedCache& cache = *new RealizedCache; // never destroyed: see open_devices()
     return cache;
   }
   // The stored result of `lazy` on `device`. A constant-only expression has no device in its
