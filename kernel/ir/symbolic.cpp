@@ -110,6 +110,63 @@ bool remainder_bounds(const Sum& s, i128 c, i128& lo, i128& hi) {
   return true;
 }
 
+// x = c*Q + R with R >= 0: x // c = Q + R // c and x % c = R % c. A multiple of c in an index (a
+// batch or channel offset) leaves the division, so what stays divided is the small part.
+UOpRef split_multiples(const UOpRef& x, const Sum& s, i128 c, bool is_mod) {
+  i128 lo, hi;
+  if (!remainder_bounds(s, c, lo, hi) || lo < 0) return nullptr;
+  std::vector<Term> q, r;
+  bool has_quotient = floordiv(s.constant, c) != 0;
+  for (const auto& t : s.terms) {
+    q.push_back({t.base, floordiv(t.coef, c)});
+    r.push_back({t.base, floormod(t.coef, c)});
+    if (q.back().coef != 0 && r.back().coef != 0) return nullptr; // a term in both parts: not simpler
+    has_quotient = has_quotient || q.back().coef != 0;
+  }
+  if (!has_quotient) return nullptr;
+  UOpRef rest = build_sum(x, r, floormod(s.constant, c));
+  if (is_mod) return rest % cnst(x, c);
+  return build_sum(x, q, floordiv(s.constant, c)) + idiv(rest, cnst(x, c));
+}
+
+// x = f*D + N with f dividing c and 0 <= N < f: x // c = D // (c/f) and x % c = (D % (c/f))*f + N.
+// (20*y + x) // 40 with 0 <= x < 20 is y // 2: a pooled index of a 2x2 window.
+UOpRef factor_divisor(const UOpRef& x, const Sum& s, i128 c, bool is_mod) {
+  // Bounds of the terms not divisible by f, plus the constant's remainder.
+  auto small_part_fits = [&](i128 f) {
+    i128 lo = floormod(s.constant, f), hi = lo;
+    bool divisible = false, small = false;
+    for (const auto& t : s.terms) {
+      if (t.coef % f == 0) {
+        divisible = true;
+        continue;
+      }
+      if (!bounded(t.base)) return false;
+      small = true;
+      i128 a = t.coef * t.base->vmin(), b = t.coef * t.base->vmax();
+      lo += std::min(a, b);
+      hi += std::max(a, b);
+    }
+    return divisible && small && lo >= 0 && hi < f;
+  };
+  i128 best = 0;
+  for (const auto& t : s.terms) {
+    i128 f = t.coef < 0 ? -t.coef : t.coef;
+    if (f > best && f > 1 && f < c && c % f == 0 && small_part_fits(f)) best = f;
+  }
+  if (best == 0) return nullptr;
+  std::vector<Term> high, low;
+  for (const auto& t : s.terms) {
+    if (t.coef % best == 0)
+      high.push_back({t.base, t.coef / best});
+    else
+      low.push_back(t);
+  }
+  UOpRef d = build_sum(x, high, floordiv(s.constant, best));
+  if (!is_mod) return idiv(d, cnst(x, c / best));
+  return (d % cnst(x, c / best)) * cnst(x, best) + build_sum(x, low, floormod(s.constant, best));
+}
+
 // x // c and x % c for x >= 0, c > 0: split x = c*Q + R; when R // c is the same k everywhere,
 // x // c = Q + k and x % c = R - k*c. Also divides out a common factor g of c and every term.
 UOpRef fold_divmod(const UOpRef& x, const UOpRef& cu, bool is_mod) {
@@ -139,7 +196,8 @@ UOpRef fold_divmod(const UOpRef& x, const UOpRef& cu, bool is_mod) {
     if (is_mod) return (y % cnst(x, c / g)) * cnst(x, g);
     return idiv(y, cnst(x, c / g));
   }
-  return nullptr;
+  if (UOpRef split = split_multiples(x, s, c, is_mod)) return split;
+  return factor_divisor(x, s, c, is_mod);
 }
 
 UOpRef fold_alu_consts(const UOpRef& u) {

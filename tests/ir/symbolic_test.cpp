@@ -70,6 +70,22 @@ BOOST_AUTO_TEST_CASE(div_mod_folding) {
   BOOST_TEST(simp((r / 4) * 4 + r % 4) == "r0");
 }
 
+// The index of a 2x2 pooled value read per element of a (N, C, 20, 20) tensor: multiples of the
+// divisor leave the division, and a row offset divisible by a factor of it leaves the rest.
+BOOST_AUTO_TEST_CASE(div_mod_of_pooled_indices) {
+  auto n = UOp::variable("n", 0, 511), ch = UOp::variable("c", 0, 31);
+  auto y = UOp::range(20, 0), x = UOp::range(20, 1);
+  auto idx = n * 12800 + ch * 400 + y * 20 + x;
+  BOOST_TEST(simp((idx / 40) % 10) == "(r0//2)");
+  BOOST_TEST(simp((idx / 2) % 10) == "(r1//2)");
+  BOOST_TEST(simp(idx / 40) == "(((n*320)+(c*10))+(r0//2))");
+  BOOST_TEST(simp((y * 20 + x) % 40) == "(((r0%2)*20)+r1)");
+  // not applicable: the small part can reach the factor, or may be negative
+  auto z = UOp::variable("z", -1, 5);
+  BOOST_TEST(simp((y * 20 + x * 2) / 40) == "(((r0*10)+r1)//20)");
+  BOOST_TEST(simp((y * 20 + z) / 40) == "(((r0*20)+z)//40)");
+}
+
 BOOST_AUTO_TEST_CASE(comparison_folding) {
   auto x = UOp::variable("x", 0, 10);
   BOOST_TEST(simp(lt(x, 11)) == "True");
