@@ -142,8 +142,7 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
 
 std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   KernelCache& kernels = kernel_cache();
-  const std::string device_name = buffer_arg(item.buffers[0]).device();
-  OpenDevice dev = open_device(device_name);
+  const std::string& device_name = buffer_arg(item.buffers[0]).device();
   const int beam = config().noopt ? 0 : config().beam;
   const std::string cache_name = device_name + (config().noopt ? "|NOOPT" : "") +
                                  (beam ? "|BEAM=" + std::to_string(beam) : ""); // options change the kernel
@@ -155,6 +154,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
     if (it != kernels.entries.end() && (!want_source || !it->second.kernel->program->source.empty()))
       return it->second.kernel;
   }
+  OpenDevice dev = open_device(device_name); // after the lookup: a hit needs no device
   LowerOptions options = kernel_options(*dev.device, !config().noopt);
   if (beam) options.opts = beam_opts(item, dev.device, options, beam);
   auto kernel = std::make_shared<PreparedKernel>();
