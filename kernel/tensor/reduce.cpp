@@ -4,8 +4,6 @@
 #include <algorithm>
 
 #include "kernel/runtime/config.hpp"
-#include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/realize.hpp"
 
 #include <cmath>
 #include <limits>
@@ -54,15 +52,6 @@ std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes,
   return r.reshape(final_shape);
 }
 
-namespace {
-
-bool parallel_work_groups(const std::string& device) {
-  OpenDevice dev = open_device(device);
-  return kernel_options(*dev.device, true).parallel_groups();
-}
-
-} // namespace
-
 Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
   Axes axes = axes_or_all(axes_in);
   Dims kept = this->shape(), dropped;
@@ -94,29 +83,6 @@ Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
         sh[size_t(a)] = n / split;
         sh.insert(sh.begin() + a, split);
         Tensor partial = reshape(sh).reduce(op, {a + 1}, true).contiguous();
-        return partial.reduce(op, {a}, false).reshape(keepdim ? kept : dropped);
-      }
-    }
-    // The same over several axes with few outputs (BatchNorm's per-channel sums over N, H, W):
-    // split the outermost reduced axis so that the partial kernel has up to 2048 outputs of at
-    // least 1024 elements each, which a GPU reduces with a work group per output. Only where work
-    // groups run in parallel: a CPU's partial kernel was slower than its one-pass reduction.
-    if (!config().noopt && real_axes.size() > 1 && count >= 32768 && outputs < 64 &&
-        parallel_work_groups(device())) {
-      const int64_t a = real_axes[0], n = this->shape()[size_t(a)];
-      int64_t split = 0;
-      for (int64_t s : {256, 128, 64, 32, 16})
-        if (n % s == 0 && count / s >= 1024 && outputs * s <= 2048) {
-          split = s;
-          break;
-        }
-      if (split) {
-        Dims sh = this->shape();
-        sh[size_t(a)] = n / split;
-        sh.insert(sh.begin() + a, split);
-        Axes inner;
-        for (auto x : real_axes) inner.push_back(x + 1); // a + 1 is the rest of the split axis
-        Tensor partial = reshape(sh).reduce(op, inner, true).contiguous();
         return partial.reduce(op, {a}, false).reshape(keepdim ? kept : dropped);
       }
     }

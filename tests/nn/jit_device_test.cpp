@@ -1,6 +1,6 @@
 // tg::TinyJit on the device under test (TG_DEVICE; ctest runs it on CUDA, where launch_batch is
-// one CUDA graph): a replayed training step equals the eager one. The batch is large enough that
-// BatchNorm's per-channel sums take the GPU's split-reduction path (kernel/tensor/reduce.cpp).
+// one CUDA graph): a replayed training step equals the eager one, at a batch where BatchNorm
+// reduces over 36864 values per channel (work-group reductions on a GPU).
 #include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/nn.hpp"
 #include "kernel/tensor/optim.hpp"

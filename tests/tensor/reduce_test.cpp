@@ -1,7 +1,7 @@
 // Reductions against ref::reduce and friends: random axis lists (negative too) with and without
 // keepdim over every input layout and the dtypes each reduction supports; accumulation dtypes;
-// empty and size-1 dims; the split paths for long reductions (one axis, and several with few
-// outputs); argmax/argmin ties; softmax family; cumsum.
+// empty and size-1 dims; the split path for long reductions; several long axes with few outputs;
+// argmax/argmin ties; softmax family; cumsum.
 #include "test_util.hpp"
 
 using namespace tt;
@@ -146,8 +146,8 @@ BOOST_AUTO_TEST_CASE(long_reductions_split) {
   BOOST_TEST(to_tensor(ones, dtypes::int32).sum().item<int32_t>() == 131072);
 }
 
-// Few outputs over several long axes (BatchNorm's per-channel sums): on GPUs the tensor layer
-// splits the outermost reduced axis into a partial kernel and a second reduction.
+// Few outputs over several long axes (BatchNorm's per-channel sums: one work group per output on
+// a GPU, partial sums per element on the CPU).
 BOOST_AUTO_TEST_CASE(multi_axis_reductions_with_few_outputs) {
   Rng rng(9);
   NdArray a = rand_array(rng, {128, 4, 16, 16}, -1, 1);
