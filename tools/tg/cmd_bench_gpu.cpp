@@ -132,6 +132,17 @@ int bench_gpu(const std::vector<std::string>& args) {
   auto want = [&](const std::string& row) {
     return wanted == ",all," || wanted.find("," + row + ",") != std::string::npos;
   };
+  if (wanted != ",all,") { // a typo must not cost the whole run
+    std::string rest = wanted;
+    for (const char* row : {"elementwise", "sum", "matmul_f32", "matmul_f16", "conv", "tiny"})
+      for (size_t at; (at = rest.find("," + std::string(row) + ",")) != std::string::npos;)
+        rest.erase(at, std::string(row).size() + 1);
+    if (rest != ",") {
+      std::cerr << "tg bench gpu: --rows " << vm["rows"].as<std::string>()
+                << ": unknown row (rows: elementwise,sum,matmul_f32,matmul_f16,conv,tiny)\n";
+      return 2;
+    }
+  }
   std::vector<GpuRow> rows;
   auto progress = [](const std::string& what) { std::cerr << "  running " << what << "...\n"; };
   if (want("elementwise") || want("sum")) {
