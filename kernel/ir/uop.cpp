@@ -403,17 +403,47 @@ const VarArg& UOp::var_arg() const {
 }
 
 // ---------------- graph utilities ----------------
+namespace {
+
+// The nodes a walk has visited: a linear scan over a fixed array while they are few (a tiny op's
+// graph, where the hash set's allocations cost more than the walk), a hash set past that.
+class SeenNodes {
+public:
+  bool insert(const UOp* u) { // true when u is new
+    if (set_.empty()) {
+      if (std::find(few_.begin(), few_.begin() + std::ptrdiff_t(count_), u) !=
+          few_.begin() + std::ptrdiff_t(count_))
+        return false;
+      if (count_ < few_.size()) {
+        few_[count_++] = u;
+        return true;
+      }
+      set_.insert(few_.begin(), few_.end());
+    }
+    return set_.insert(u).second;
+  }
+
+private:
+  std::array<const UOp*, 32> few_{};
+  std::size_t count_ = 0;
+  std::unordered_set<const UOp*> set_;
+};
+
+} // namespace
+
 std::vector<UOpRef> toposort(const UOpRef& root) {
   std::vector<UOpRef> order;
-  std::unordered_set<const UOp*> seen;
-  std::vector<std::pair<const UOpRef*, std::size_t>> stack{{&root, 0}};
+  SeenNodes seen;
+  std::vector<std::pair<const UOpRef*, std::size_t>> stack;
+  stack.reserve(16);
+  stack.push_back({&root, 0});
   seen.insert(root.get());
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     const auto& src = (*node)->src();
     if (next < src.size()) {
       const UOpRef* child = &src[next++];
-      if (seen.insert(child->get()).second) stack.push_back({child, 0});
+      if (seen.insert(child->get())) stack.push_back({child, 0});
       continue;
     }
     order.push_back(*node);

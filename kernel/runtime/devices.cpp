@@ -15,7 +15,7 @@ namespace {
 
 struct OpenDevices {
   std::mutex mutex;
-  std::map<std::string, OpenDevice> by_name; // canonical name -> device
+  std::map<std::string, OpenDevice, std::less<>> by_name; // canonical name -> device
 };
 // Never destroyed (nor the caches holding programs and buffers): at exit a driver may already have
 // torn itself down from its own exit handler, so closing devices from a static destructor could
@@ -80,9 +80,11 @@ void set_default_device(const std::string& name) {
 }
 
 OpenDevice open_device(const std::string& name) {
-  DeviceName parsed = parse_device_name(name);
   OpenDevices& devices = open_devices();
   std::lock_guard lock(devices.mutex);
+  // Tensors and buffers carry canonical names: found as given, without parsing (once per launch).
+  if (auto it = devices.by_name.find(name); it != devices.by_name.end()) return it->second;
+  DeviceName parsed = parse_device_name(name);
   auto it = devices.by_name.find(parsed.canonical());
   if (it != devices.by_name.end()) return it->second;
   auto plugin = PluginRegistry::instance().get(parsed.plugin);

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 namespace tg {
 
@@ -36,19 +37,17 @@ namespace {
 // expression). Every other leaf (constants) is wrapped in a NOOP, so each node above a leaf is
 // the key's own; the leaves themselves are never stored results.
 UOpRef normalized_ast(const ScheduleItem& item) {
-  std::map<const UOp*, UOpRef> map;
+  const std::vector<UOpRef> order = toposort(item.ast);
+  std::unordered_map<const UOp*, UOpRef> done; // sized once: this runs on every launch
+  done.reserve(order.size());
   for (size_t i = 0; i < item.buffers.size(); ++i) {
     const auto& b = item.buffers[i];
-    map[b.get()] =
+    done[b.get()] =
         UOp::make(Ops::DEFINE_GLOBAL, b->dtype(), {}, std::vector<int64_t>{int64_t(i), buffer_arg(b).size()});
   }
-  std::map<const UOp*, UOpRef> done;
-  for (const auto& u : toposort(item.ast)) {
-    if (auto it = map.find(u.get()); it != map.end()) {
-      done[u.get()] = it->second;
-      continue;
-    }
-    if (u->op() == Ops::NOOP) { // identity for codegen (it only carries a custom gradient)
+  for (const auto& u : order) {
+    if (done.count(u.get())) continue; // a buffer, placed above
+    if (u->op() == Ops::NOOP) {        // identity for codegen (it only carries a custom gradient)
       done[u.get()] = done.at(u->src(0).get());
       continue;
     }
@@ -57,6 +56,7 @@ UOpRef normalized_ast(const ScheduleItem& item) {
       continue;
     }
     std::vector<UOpRef> src;
+    src.reserve(u->src().size());
     bool changed = false;
     for (const auto& s : u->src()) {
       src.push_back(done.at(s.get()));
@@ -142,8 +142,7 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
 
 std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
   KernelCache& kernels = kernel_cache();
-  const std::string device_name = buffer_arg(item.buffers[0]).device();
-  OpenDevice dev = open_device(device_name);
+  const std::string& device_name = buffer_arg(item.buffers[0]).device();
   const int beam = config().noopt ? 0 : config().beam;
   const std::string cache_name = device_name + (config().noopt ? "|NOOPT" : "") +
                                  (beam ? "|BEAM=" + std::to_string(beam) : ""); // options change the kernel
@@ -155,6 +154,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
     if (it != kernels.entries.end() && (!want_source || !it->second.kernel->program->source.empty()))
       return it->second.kernel;
   }
+  OpenDevice dev = open_device(device_name); // after the lookup: a hit needs no device
   LowerOptions options = kernel_options(*dev.device, !config().noopt);
   if (beam) options.opts = beam_opts(item, dev.device, options, beam);
   auto kernel = std::make_shared<PreparedKernel>();

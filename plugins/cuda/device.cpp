@@ -73,6 +73,8 @@ KernelCall kernel_call(const sdk::Launch& launch) {
   call.function = static_cast<Program&>(launch.program).function();
   call.grid = launch.global;
   call.block = launch.local;
+  call.args.reserve(8 * (launch.buffers.size() + launch.scalars.size()));
+  call.offsets.reserve(launch.buffers.size() + launch.scalars.size());
   auto append = [&](const void* bytes, size_t size) {
     const size_t at = (call.args.size() + 7) / 8 * 8;
     call.args.resize(at + 8);
@@ -92,12 +94,14 @@ KernelCall kernel_call(const sdk::Launch& launch) {
 
 void launch_call(const KernelCall& call, CUstream stream, const std::string& name) {
   std::vector<void*> params = kernel_params(call);
-  check(driver().cuLaunchKernel(call.function, call.grid[0], call.grid[1], call.grid[2], call.block[0],
-                                call.block[1], call.block[2], 0, stream, params.data(), nullptr),
-        "cuLaunchKernel(" + name + ", grid " + std::to_string(call.grid[0]) + "x" +
-            std::to_string(call.grid[1]) + "x" + std::to_string(call.grid[2]) + ", block " +
-            std::to_string(call.block[0]) + "x" + std::to_string(call.block[1]) + "x" +
-            std::to_string(call.block[2]) + ")");
+  const CUresult r =
+      driver().cuLaunchKernel(call.function, call.grid[0], call.grid[1], call.grid[2], call.block[0],
+                              call.block[1], call.block[2], 0, stream, params.data(), nullptr);
+  if (r != CUDA_SUCCESS) // the message only on failure: not built on every launch
+    check(r, "cuLaunchKernel(" + name + ", grid " + std::to_string(call.grid[0]) + "x" +
+                 std::to_string(call.grid[1]) + "x" + std::to_string(call.grid[2]) + ", block " +
+                 std::to_string(call.block[0]) + "x" + std::to_string(call.block[1]) + "x" +
+                 std::to_string(call.block[2]) + ")");
 }
 
 } // namespace

@@ -69,5 +69,9 @@ std::string result_text(CUresult r);
 
 // Throws PluginError naming `what` unless r is CUDA_SUCCESS (out of memory -> RESOURCE_EXHAUSTED).
 void check(CUresult r, const std::string& what);
+// The same for a literal: no string is built on the hot path (launch, synchronize) unless r fails.
+inline void check(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) check(r, std::string(what));
+}
 
 } // namespace tg::cuda

@@ -1,7 +1,7 @@
 // Reductions against ref::reduce and friends: random axis lists (negative too) with and without
 // keepdim over every input layout and the dtypes each reduction supports; accumulation dtypes;
-// empty and size-1 dims; the split path for long reductions; argmax/argmin ties; softmax family;
-// cumsum.
+// empty and size-1 dims; the split path for long reductions; several long axes with few outputs;
+// argmax/argmin ties; softmax family; cumsum.
 #include "test_util.hpp"
 
 using namespace tt;
@@ -144,6 +144,19 @@ BOOST_AUTO_TEST_CASE(long_reductions_split) {
   check_close(t.argmax(1), ref::argmax(a, 1), kExact, "split argmax");
   NdArray ones({65536 * 2}, 1.0);
   BOOST_TEST(to_tensor(ones, dtypes::int32).sum().item<int32_t>() == 131072);
+}
+
+// Few outputs over several long axes (BatchNorm's per-channel sums: one work group per output on
+// a GPU, partial sums per element on the CPU).
+BOOST_AUTO_TEST_CASE(multi_axis_reductions_with_few_outputs) {
+  Rng rng(9);
+  NdArray a = rand_array(rng, {128, 4, 16, 16}, -1, 1);
+  a.data[70000] = 7; // a unique max in channel (70000 / 256) % 4
+  Tensor t = to_tensor(a);
+  check_close(t.sum({0, 2, 3}), ref::sum(a, {0, 2, 3}), Tol{1e-4, 1e-3}, "channel sums");
+  check_close(t.sum({0, 2, 3}, true), ref::sum(a, {0, 2, 3}, true), Tol{1e-4, 1e-3}, "channel sums keepdim");
+  check_close(t.max({0, 2, 3}), ref::max(a, {0, 2, 3}), kExact, "channel max");
+  check_close(t.mean({0, 2, 3}), ref::mean(a, {0, 2, 3}), Tol{1e-5, 1e-3}, "channel means");
 }
 
 BOOST_AUTO_TEST_CASE(argmax_argmin) {

@@ -8,6 +8,7 @@ p.add_argument("--bs", type=int, default=512)
 p.add_argument("--steps", type=int, default=5)
 p.add_argument("--threads", type=int, default=2)
 p.add_argument("--device", default="cpu", help="cpu or cuda")
+p.add_argument("--compile", action="store_true", help="the step through torch.compile (3 untimed steps)")
 a = p.parse_args()
 
 import torch
@@ -23,15 +24,24 @@ model = model.to(a.device)
 opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 x = torch.rand(a.bs, 1, 28, 28, device=a.device)
 y = torch.randint(0, 10, (a.bs,), device=a.device)
-times = []
-for step in range(a.steps + 1):
-    t0 = time.perf_counter()
+
+
+def step():
     opt.zero_grad()
     loss = nn.functional.cross_entropy(model(x), y)
     loss.backward()
     opt.step()
-    loss.item()  # waits for the GPU too
-    if step > 0:  # the first step warms up
+    return loss
+
+
+if a.compile:
+    step = torch.compile(step)
+warmup = 3 if a.compile else 1  # compiling takes the first calls
+times = []
+for i in range(a.steps + warmup):
+    t0 = time.perf_counter()
+    step().item()  # waits for the GPU too
+    if i >= warmup:
         times.append((time.perf_counter() - t0) * 1000)
 print(json.dumps({"step_ms": statistics.median(times), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "torch": torch.__version__}))
+                  "torch": torch.__version__, "compiled": a.compile}))

@@ -71,9 +71,9 @@ std::string gflops_str(double flops, std::optional<double> ms) {
 }
 
 Peer run_part(const std::string& python, const std::string& part, int repeat) {
-  const auto script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_beam.py";
-  if (!std::filesystem::exists(script)) return Peer{{}, script.string() + " not found"};
-  return run_peer_command(shell_quote(python) + " " + shell_quote(script.string()) + " --part " + part +
+  const PeerScript script = find_peer_script("peer_beam.py");
+  if (!script.error.empty()) return Peer{{}, script.error};
+  return run_peer_command(shell_quote(python) + " " + shell_quote(script.path) + " --part " + part +
                           " --repeat " + std::to_string(repeat));
 }
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -137,6 +138,67 @@ Peer run_peer_command(const std::string& command) {
   }
   peer.values = std::move(*parsed);
   return peer;
+}
+
+JsonPeer run_json_peer(const std::string& command, const std::vector<std::string>& required) {
+  JsonPeer peer;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) {
+    peer.error = std::string("popen failed: ") + std::strerror(errno);
+    return peer;
+  }
+  std::string text;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
+  const int status = pclose(pipe);
+  std::string json; // the JSON is the last line that starts with '{'; the rest is the script's talk
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] == '{') json = line;
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  bool complete = status == 0 && j.is_object();
+  for (const auto& key : required) complete = complete && j.contains(key) && j[key].is_number();
+  if (complete) {
+    peer.values = std::move(j);
+    return peer;
+  }
+  const std::string last = last_line(text);
+  peer.error = "peer unavailable (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+               ": " + (last.empty() ? std::string("no output") : last) + ")";
+  return peer;
+}
+
+PeerScript find_peer_script(const std::string& name, const std::string& given) {
+  namespace fs = std::filesystem;
+  PeerScript out;
+  if (!given.empty()) { // named by the user: no fallback that would hide a typo
+    if (fs::is_regular_file(given))
+      out.path = given;
+    else
+      out.error = "peer script " + given + " (--peer-script) not found";
+    return out;
+  }
+  std::vector<fs::path> candidates;
+  if (const char* dir = std::getenv("TG_BENCH_PEER_DIR"); dir && *dir)
+    candidates.push_back(fs::path(dir) / name);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / name);
+    candidates.push_back(exe.parent_path().parent_path() / "share/tinygrad.cpp/bench" / name);
+  }
+  candidates.push_back(fs::path(TG_SOURCE_DIR) / "tools/bench" / name);
+  std::string tried;
+  for (const auto& c : candidates) {
+    if (fs::is_regular_file(c, ec)) {
+      out.path = c.string();
+      return out;
+    }
+    tried += (tried.empty() ? "" : ", ") + c.string();
+  }
+  out.error = "peer script " + name + " not found (looked at " + tried +
+              "; set TG_BENCH_PEER_DIR or pass --peer-script)";
+  return out;
 }
 
 std::string fixed(double v, int decimals) {

@@ -43,6 +43,25 @@ struct Peer {
 // goes to a temporary file and only its last line is kept, for the error when the script fails.
 Peer run_peer_command(const std::string& command);
 
+// Runs `command` (stdout and stderr together) and reads the last line that starts with '{' as a
+// JSON object; the object must hold a number under each of `required`. On failure `error` says
+// why: the command's exit status and its last output line (or "no output").
+struct JsonPeer {
+  nlohmann::json values; // an object when error is empty
+  std::string error;
+};
+JsonPeer run_json_peer(const std::string& command, const std::vector<std::string>& required);
+
+// Where a peer script (tools/bench/<name>) is, so a copied bin/ works without its source tree.
+// Looked for in this order: `given` (a --peer-script option; must exist), $TG_BENCH_PEER_DIR,
+// next to the running binary, <binary>/../share/tinygrad.cpp/bench (the install and build-tree
+// layout), and the source tree the binary was built from. `error` lists the places tried.
+struct PeerScript {
+  std::string path;
+  std::string error;
+};
+PeerScript find_peer_script(const std::string& name, const std::string& given = "");
+
 // Single-quotes s for the shell.
 std::string shell_quote(const std::string& s);
 

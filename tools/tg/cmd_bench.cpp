@@ -68,15 +68,15 @@ void realize_fresh(Tensor t) {
 
 Peer run_peer(int repeat, unsigned threads) {
   const std::string python = "/usr/bin/python3";
-  const std::filesystem::path script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_torch.py";
+  const PeerScript script = find_peer_script("peer_torch.py");
   Peer peer;
   if (!std::filesystem::exists(python))
     peer.error = python + " not found";
-  else if (!std::filesystem::exists(script))
-    peer.error = script.string() + " not found";
+  else if (!script.error.empty())
+    peer.error = script.error;
   else
-    peer = run_peer_command(python + " " + shell_quote(script.string()) + " --repeat " +
-                            std::to_string(repeat) + " --threads " + std::to_string(threads));
+    peer = run_peer_command(python + " " + shell_quote(script.path) + " --repeat " + std::to_string(repeat) +
+                            " --threads " + std::to_string(threads));
   return peer;
 }
 

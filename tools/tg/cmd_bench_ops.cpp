@@ -233,10 +233,10 @@ std::optional<std::string> find_peer_python(const std::string& given) {
 }
 
 Peer run_peer(const std::string& python, const std::string& peer_device, int repeat, bool small) {
-  const auto script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_tinygrad.py";
-  if (!std::filesystem::exists(script)) return Peer{{}, script.string() + " not found"};
+  const PeerScript script = find_peer_script("peer_tinygrad.py");
+  if (!script.error.empty()) return Peer{{}, script.error};
   if (!imports_tinygrad(python)) return Peer{{}, python + " cannot import tinygrad (pip install tinygrad)"};
-  return run_peer_command(shell_quote(python) + " " + shell_quote(script.string()) + " --device " +
+  return run_peer_command(shell_quote(python) + " " + shell_quote(script.path) + " --device " +
                           shell_quote(peer_device) + " --repeat " + std::to_string(repeat) +
                           (small ? " --small" : ""));
 }

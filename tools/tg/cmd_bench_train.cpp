@@ -3,21 +3,19 @@
 #include "kernel/runtime/devices.hpp"
 #include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/optim.hpp"
+#include "tools/tg/bench_util.hpp"
 #include "tools/tg/commands.hpp"
 #include "tools/tg/mnist_model.hpp"
 #include "tools/tg/mnist_parallel.hpp"
 
 #include <boost/program_options.hpp>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <numeric>
-#include <sstream>
 #include <sys/resource.h>
 #include <thread>
 
@@ -33,69 +31,35 @@ struct PeerStep {
 
 // Runs tools/bench/peer_torch_train.py and reads its one JSON line.
 // `torch_device` is "cpu" or "cuda" (our device is CUDA:N: PyTorch runs on the GPU too).
-PeerStep torch_step(int bs, int steps, const std::string& torch_device, const std::string& python) {
+// `compiled`: the step through torch.compile.
+PeerStep torch_step(int bs, int steps, const std::string& torch_device, const std::string& python,
+                    bool compiled = false) {
   PeerStep out;
-  auto script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_torch_train.py";
-  std::string cmd = "'" + python + "' '" + script.string() + "' --bs " + std::to_string(bs) + " --steps " +
-                    std::to_string(steps) + " --threads " +
-                    std::to_string(std::thread::hardware_concurrency()) + " --device " + torch_device +
-                    " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) {
-    out.error = "cannot start " + python;
-    return out;
-  }
-  std::string text;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
-  int status = pclose(pipe);
-  // The JSON is the last line that starts with '{'; anything else is the script's complaint.
-  std::string json;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty() && line[0] == '{') json = line;
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (status == 0 && j.is_object() && j.contains("step_ms") && j["step_ms"].is_number() &&
-      j.contains("peak_rss_mb") && j["peak_rss_mb"].is_number()) {
-    out.step_ms = j["step_ms"].get<double>();
-    out.peak_mb = j["peak_rss_mb"].get<double>();
-  } else {
-    std::string last = text.substr(text.rfind('\n', text.size() > 1 ? text.size() - 2 : 0) + 1);
-    out.error = "peer unavailable (" + (last.empty() ? std::string("no output") : last) + ")";
-    while (!out.error.empty() && out.error.back() == '\n') out.error.pop_back();
-  }
+  const PeerScript script = find_peer_script("peer_torch_train.py");
+  if (!script.error.empty()) return PeerStep{0, 0, script.error};
+  JsonPeer peer = run_json_peer(shell_quote(python) + " " + shell_quote(script.path) + " --bs " +
+                                    std::to_string(bs) + " --steps " + std::to_string(steps) + " --threads " +
+                                    std::to_string(std::thread::hardware_concurrency()) + " --device " +
+                                    torch_device + (compiled ? " --compile" : ""),
+                                {"step_ms", "peak_rss_mb"});
+  if (!peer.error.empty()) return PeerStep{0, 0, peer.error};
+  out.step_ms = peer.values["step_ms"].get<double>();
+  out.peak_mb = peer.values["peak_rss_mb"].get<double>();
   return out;
 }
 
 // Runs tools/bench/peer_torch_ddp.py under torchrun (one process per GPU, NCCL) and reads its
 // JSON line: the same model and recipe, the global batch split across the GPUs.
 PeerStep torch_ddp_step(int bs, int steps, int gpus, const std::string& python) {
-  PeerStep out;
-  auto script = std::filesystem::path(TG_SOURCE_DIR) / "tools/bench/peer_torch_ddp.py";
-  std::string cmd = "NCCL_NVLS_ENABLE=0 '" + python +
-                    "' -m torch.distributed.run --standalone --nproc_per_node " + std::to_string(gpus) +
-                    " '" + script.string() + "' --bs " + std::to_string(bs) + " --steps " +
-                    std::to_string(steps) + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) {
-    out.error = "cannot start " + python;
-    return out;
-  }
-  std::string text;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
-  int status = pclose(pipe);
-  std::string json;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty() && line[0] == '{') json = line;
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (status == 0 && j.is_object() && j.contains("step_ms") && j["step_ms"].is_number()) {
-    out.step_ms = j["step_ms"].get<double>();
-  } else {
-    out.error = "peer unavailable (" + text.substr(text.size() > 300 ? text.size() - 300 : 0) + ")";
-  }
-  return out;
+  const PeerScript script = find_peer_script("peer_torch_ddp.py");
+  if (!script.error.empty()) return PeerStep{0, 0, script.error};
+  JsonPeer peer = run_json_peer("NCCL_NVLS_ENABLE=0 " + shell_quote(python) +
+                                    " -m torch.distributed.run --standalone --nproc_per_node " +
+                                    std::to_string(gpus) + " " + shell_quote(script.path) + " --bs " +
+                                    std::to_string(bs) + " --steps " + std::to_string(steps),
+                                {"step_ms"});
+  if (!peer.error.empty()) return PeerStep{0, 0, peer.error};
+  return PeerStep{peer.values["step_ms"].get<double>(), 0, ""};
 }
 
 // Median step time (ms) of data-parallel training over `devices` at global batch `bs`.
@@ -205,6 +169,7 @@ int bench_train(const std::vector<std::string>& args) {
       "steps", po::value<int>()->default_value(5), "timed steps (after one warm-up step)")(
       "no-peer", "skip PyTorch")("peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
                                  "the interpreter that runs the PyTorch peer")(
+      "peer-compiled", "also time PyTorch's step through torch.compile (slow to start: it compiles first)")(
       "jit", "run the step through tg::TinyJit (warm-up and capture are the untimed steps) and report the "
              "host time per replayed kernel and the step's memory before/after the planner")(
       "devices", po::value<std::string>(),
@@ -283,7 +248,17 @@ int bench_train(const std::vector<std::string>& args) {
             << peer.peak_mb << " MB\n"
             << "  ratio (our time / PyTorch time): " << std::setprecision(2) << ours / peer.step_ms
             << (on_cuda ? "x   (issue 13 asks <= 1x: PyTorch eager's step time)\n"
-                        : "x   (issue 12 asks <= 0.7x with --jit and BEAM=2)\n");
+                        : "x   (issue 12 asks <= 0.7x with --jit and BEAM=2)\n")
+            << std::setprecision(1);
+  if (vm.count("peer-compiled")) {
+    PeerStep compiled =
+        torch_step(bs, steps, on_cuda ? "cuda" : "cpu", vm["peer-python"].as<std::string>(), true);
+    if (!compiled.error.empty())
+      std::cout << "  PyTorch compiled: " << compiled.error << "\n";
+    else
+      std::cout << "  PyTorch " << (on_cuda ? "CUDA" : "CPU") << " torch.compile: " << compiled.step_ms
+                << " ms/step, ratio " << std::setprecision(2) << ours / compiled.step_ms << "x\n";
+  }
   return 0;
 }
 
