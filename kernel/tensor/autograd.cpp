@@ -305,8 +305,10 @@ Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string
     if (r.op == Ops::ADD) return {ge};
     Tensor x = s(0), out = self.expand(in);
     if (r.op == Ops::MUL) return {ge * out / x};
+    // The share of each tied maximum is divided once per output, not once per input element:
+    // hit is 0 or 1, so the result is the same bit for bit.
     Tensor hit = x.eq(out).cast(g.dtype());
-    return {hit * ge / hit.sum(axes_of(r.axes), true).expand(in)};
+    return {hit * (g / hit.sum(axes_of(r.axes), true)).expand(in)};
   }
   case Ops::RESHAPE:
     return {g.reshape(shapes(src[0]))};

@@ -161,7 +161,7 @@ Tensor Tensor::argmin(std::optional<int64_t> ax, bool keepdim) const {
 Tensor Tensor::softmax(int64_t ax) const {
   Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
   Tensor e = (x - x.max({ax}, true)).exp();
-  return e / e.sum({ax}, true);
+  return e * e.sum({ax}, true).reciprocal(); // one division per row, not per element (as tinygrad)
 }
 
 Tensor Tensor::log_softmax(int64_t ax) const {
