@@ -77,10 +77,10 @@ public:
   // One step on the global batch (x: (n, 1, 28, 28) float, y: (n,) int; both sharded along axis
   // 0 over devices()). Returns the global mean loss (replicated).
   MultiTensor step(const MultiTensor& x, const MultiTensor& y) {
-    using Clock = std::chrono::steady_clock;
-    auto t = Clock::now();
+    using StepClock = std::chrono::steady_clock; // (bench_util.hpp has a Clock too)
+    auto t = StepClock::now();
     auto lap = [&](std::string what) { // host time since the last lap (`tg bench train --devices`)
-      auto now = Clock::now();
+      auto now = StepClock::now();
       phase_ms.emplace_back(std::move(what), std::chrono::duration<double, std::milli>(now - t).count());
       t = now;
     };
