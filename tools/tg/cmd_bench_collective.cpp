@@ -13,6 +13,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -88,24 +89,21 @@ int bench_collective(const std::vector<std::string>& args) {
   po::notify(vm);
   const std::vector<std::string> names = parse_device_list(vm["devices"].as<std::string>());
   const size_t n = names.size();
-  const int repeat = std::max(1, vm["repeat"].as<int>());
-  const uint64_t bytes = uint64_t(std::max(1, vm["mb"].as<int>())) << 20;
-  const uint64_t count = bytes / sizeof(float) / n * n; // all-gather splits it evenly
   if (n < 2) {
     std::cerr << "tg bench collective: --devices needs at least two devices\n";
     return 2;
   }
+  const int repeat = std::max(1, vm["repeat"].as<int>());
+  const uint64_t bytes = uint64_t(std::max(1, vm["mb"].as<int>())) << 20;
+  const uint64_t count = bytes / sizeof(float) / n * n; // all-gather splits it evenly
   std::vector<std::shared_ptr<Device>> devices;
   for (const auto& name : names) devices.push_back(open_device(name).device);
   const bool on_cuda = names[0].rfind("CUDA", 0) == 0;
   std::cout << "tg bench collective: " << vm["devices"].as<std::string>() << " ("
             << devices[0]->properties().name << "), " << (count * sizeof(float) >> 20)
             << " MiB float32, repeat " << repeat << "\n";
-  for (const auto& d : devices) {
-    for (const auto& [key, value] : d->attributes())
-      if (key == "cuda.nccl") std::cout << "  " << key << ": " << value << "\n";
-    break;
-  }
+  for (const auto& [key, value] : devices[0]->attributes())
+    if (key == "cuda.nccl") std::cout << "  " << key << ": " << value << "\n";
   std::cout << std::flush;
 
   std::vector<Buffer> full, part;
