@@ -48,7 +48,7 @@ namespace tg::cuda {
   X(cuGraphInstantiate)                                                                                      \
   X(cuGraphExecDestroy)                                                                                      \
   X(cuGraphExecKernelNodeSetParams)                                                                          \
-  X(cuGraphLaunch)                                                                                            \
+  X(cuGraphLaunch)                                                                                           \
   X(cuDeviceCanAccessPeer)                                                                                   \
   X(cuCtxEnablePeerAccess)                                                                                   \
   X(cuMemcpyPeerAsync)                                                                                       \
