@@ -1,5 +1,6 @@
 #include "device.hpp"
 #include "compiler.hpp"
+#include "nccl.hpp"
 #include "program.hpp"
 
 #include <tg/sdk/scalar_bytes.hpp>
@@ -156,6 +157,7 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"cuda.launch_batch", use_graphs_ ? "CUDA graphs" : "plain launches (TG_CUDA_GRAPHS=0)"},
       {"work_group_execution", "parallel"},
       {"tensor_cores", tensor_cores(cc_major * 10 + cc_minor) ? "m16n8k16:f16,bf16->f32" : "none"},
+      {"cuda.nccl", nccl::status()}, // collectives between GPUs (collectives.hpp)
   };
 }
 

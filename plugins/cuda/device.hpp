@@ -27,6 +27,11 @@ public:
   uint64_t launch_batch(std::span<const sdk::Launch> launches, bool timed) override;
   void synchronize() override;
 
+  // For the 1.2 entries between devices (peer.cpp, collectives.cpp).
+  CUdevice ordinal() const { return device_; }
+  CUcontext context() const { return context_; }
+  CUstream stream() const { return stream_; }
+
 private:
   void bind() const; // makes the context current on this thread
   uint64_t elapsed_since_start();

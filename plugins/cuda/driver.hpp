@@ -48,7 +48,11 @@ namespace tg::cuda {
   X(cuGraphInstantiate)                                                                                      \
   X(cuGraphExecDestroy)                                                                                      \
   X(cuGraphExecKernelNodeSetParams)                                                                          \
-  X(cuGraphLaunch)
+  X(cuGraphLaunch)                                                                                           \
+  X(cuDeviceCanAccessPeer)                                                                                   \
+  X(cuCtxEnablePeerAccess)                                                                                   \
+  X(cuMemcpyPeerAsync)                                                                                       \
+  X(cuStreamWaitEvent)
 
 // The loaded driver: every pointer above is set, or load() threw.
 struct Driver {

@@ -1,9 +1,11 @@
 // The CUDA device (CUDA:0..N-1): NVIDIA GPUs through the driver API (dlopen'ed libcuda.so.1, so the
 // plugin loads anywhere and reports UNAVAILABLE with the reason where there is no driver or GPU),
 // kernels as CUDA C from the SDK renderer compiled by NVRTC (linked; needs no GPU).
+#include "collectives.hpp"
 #include "compiler.hpp"
 #include "device.hpp"
 #include "driver.hpp"
+#include "peer.hpp"
 
 #include <tg/sdk/adaptor.hpp>
 
@@ -54,9 +56,16 @@ public:
   std::unique_ptr<sdk::Device> open_device(int32_t index) override { return std::make_unique<Device>(index); }
   sdk::Compiler& compiler() override { return compiler_; }
   bool provides_launch_batch() const override { return true; }
+  // ABI 1.2 between GPUs: peer.hpp, collectives.hpp (NCCL, UNIMPLEMENTED without it).
+  bool provides_peer_copy() const override { return true; }
+  void peer_copy(const sdk::PeerCopy& copy) override { peers_.copy(copy); }
+  bool provides_collective() const override { return true; }
+  void collective(const sdk::Collective& collective) override { collectives_.run(collective); }
 
 private:
   Compiler compiler_;
+  PeerCopies peers_;
+  Collectives collectives_;
 };
 
 } // namespace

@@ -1,15 +1,20 @@
-// MultiTensor (kernel/tensor/multi.hpp) on the CPU plugin's logical devices CPU:0 and CPU:1,
-// against the same computation on one device (CPU:0) and hand-computed values: shard/replicate
+// MultiTensor (kernel/tensor/multi.hpp) on two devices, $TG_MULTI_DEVICES (e.g. CUDA:0,CUDA:1;
+// default the CPU plugin's logical devices CPU:0,CPU:1), against the same computation on the
+// first one alone and hand-computed values: shard/replicate
 // round trips, elementwise ops, reductions, movement, matmul layouts, gradients through the
 // collectives, optimizer steps keeping replicated weights identical, and the typed errors.
 #include "kernel/runtime/devices.hpp"
+#include "kernel/runtime/errors.hpp"
 #include "kernel/tensor/multi.hpp"
 #include "kernel/tensor/optim.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,12 +22,36 @@ namespace {
 
 using namespace tg;
 
-const std::vector<std::string> kTwo{"CPU:0", "CPU:1"};
+std::vector<std::string> devices_under_test() {
+  const char* env = std::getenv("TG_MULTI_DEVICES");
+  std::vector<std::string> out;
+  std::stringstream in(env && *env ? env : "CPU:0,CPU:1");
+  for (std::string name; std::getline(in, name, ',');)
+    if (!name.empty()) out.push_back(name);
+  return out;
+}
+
+const std::vector<std::string> kTwo = devices_under_test();
+
+// Says which devices ran; unavailable ones (no GPU here) skip the suite (exit 77), never pass it.
+struct DevicesUnderTest {
+  DevicesUnderTest() {
+    BOOST_TEST_REQUIRE(kTwo.size() == 2u, "TG_MULTI_DEVICES names two devices");
+    std::cout << "devices under test: " << kTwo[0] << "," << kTwo[1] << std::endl;
+    try {
+      for (const auto& d : kTwo) (void)open_device(d);
+    } catch (const DeviceUnavailableError& e) {
+      std::cout << "skipped: unavailable: " << e.what() << std::endl;
+      std::_Exit(77);
+    }
+  }
+};
+BOOST_TEST_GLOBAL_FIXTURE(DevicesUnderTest);
 
 Tensor numbers(Dims shape, float scale = 1, float offset = 0) {
   std::vector<float> v(size_t(dims_prod(shape)));
   for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(float(i) * 0.7f + offset) * scale;
-  return Tensor::from_vector(v, shape, std::nullopt, "CPU:0");
+  return Tensor::from_vector(v, shape, std::nullopt, kTwo[0]);
 }
 
 void check_close(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
@@ -54,7 +83,7 @@ BOOST_AUTO_TEST_CASE(shard_and_replicate_round_trip) {
     MultiTensor m = t.shard(kTwo, axis);
     BOOST_CHECK(m.shape() == t.shape());
     BOOST_CHECK_EQUAL(*m.axis(), axis < 0 ? 1 : axis);
-    BOOST_CHECK_EQUAL(m.shards()[1].device(), "CPU:1");
+    BOOST_CHECK_EQUAL(m.shards()[1].device(), kTwo[1]);
     check_close(m, t, 0);
     // each shard holds its part
     std::vector<std::pair<int64_t, int64_t>> second{{0, 4}, {0, 6}};
@@ -65,15 +94,16 @@ BOOST_AUTO_TEST_CASE(shard_and_replicate_round_trip) {
   MultiTensor r = t.to(kTwo);
   BOOST_CHECK(r.replicated());
   check_identical_shards(r);
-  check_close(r.to("CPU:1").to_vector<float>(), t.to_vector<float>(), 0);
-  BOOST_CHECK_EQUAL(t.shard(kTwo, 0).str(), "<MultiTensor (4, 6) float axis 0 on CPU,CPU:1>");
+  check_close(r.to(kTwo[1]).to_vector<float>(), t.to_vector<float>(), 0);
+  BOOST_CHECK_EQUAL(t.shard(kTwo, 0).str(),
+                    "<MultiTensor (4, 6) float axis 0 on " + t.device() + "," + kTwo[1] + ">");
 }
 
 // A constant-only expression has no device in its nodes: realizing it on one device must not
 // hand that device's buffer to the same expression on another.
 BOOST_AUTO_TEST_CASE(constants_realize_on_each_device) {
-  Tensor a = Tensor::full({3}, 2.5, dtypes::float32, "CPU:0").realize();
-  Tensor b = Tensor::full({3}, 2.5, dtypes::float32, "CPU:1").realize();
+  Tensor a = Tensor::full({3}, 2.5, dtypes::float32, kTwo[0]).realize();
+  Tensor b = Tensor::full({3}, 2.5, dtypes::float32, kTwo[1]).realize();
   MultiTensor total = all_reduce({a, b}); // copies from each tensor's own buffer
   check_close(total.to_vector<float>(), {5, 5, 5}, 0);
 }
@@ -102,13 +132,13 @@ BOOST_AUTO_TEST_CASE(collectives_record_only_where_gradients_flow) {
 BOOST_AUTO_TEST_CASE(bad_layouts_give_typed_errors) {
   Tensor t = numbers({3, 4});
   BOOST_CHECK_THROW(t.shard(kTwo, 0), MultiTensorError);               // 3 rows over 2 devices
-  BOOST_CHECK_THROW(t.shard({"CPU:0", "CPU:0"}, 1), MultiTensorError); // a device twice
+  BOOST_CHECK_THROW(t.shard({kTwo[0], kTwo[0]}, 1), MultiTensorError); // a device twice
   BOOST_CHECK_THROW(t.shard({}, 1), MultiTensorError);                 // no devices
   BOOST_CHECK_THROW(t.shard(kTwo, 2), MultiTensorError);               // no such axis
-  BOOST_CHECK_THROW(t.shard({"NOSUCHDEVICE:0", "CPU:1"}, 1), Error);   // cannot open
+  BOOST_CHECK_THROW(t.shard({"NOSUCHDEVICE:0", kTwo[1]}, 1), Error);   // cannot open
   MultiTensor rows = numbers({4, 4}).shard(kTwo, 0), cols = numbers({4, 4}).shard(kTwo, 1);
   BOOST_CHECK_THROW(rows + cols, MultiTensorError); // mismatched axes
-  BOOST_CHECK_THROW(rows + numbers({4, 4}).to(std::vector<std::string>{"CPU:1", "CPU:2"}),
+  BOOST_CHECK_THROW(rows + numbers({4, 4}).to(std::vector<std::string>{kTwo[1], kTwo[0]}),
                     MultiTensorError);                                             // other devices
   BOOST_CHECK_THROW(rows.reshape({16}), MultiTensorError);                         // merges the shard axis
   BOOST_CHECK_THROW(rows.sum().backward(numbers({4}).to(kTwo)), MultiTensorError); // seed layout

@@ -533,7 +533,8 @@ void bench_usage(std::ostream& os) {
         "  train  median beautiful_mnist training-step time, against PyTorch\n"
         "  matmul one n x n matmul on several devices (default CPU,MY,CUDA), against the first\n"
         "  gpu    issue 13's GPU rows (64M elementwise/sum, matmul f32/f16, conv2d, tiny op), against "
-        "PyTorch CUDA\n";
+        "PyTorch CUDA\n"
+        "  collective  all-reduce / all-gather / broadcast of 256 MiB over --devices, against PyTorch NCCL\n";
 }
 
 } // namespace
@@ -581,6 +582,14 @@ int cmd_bench(const std::vector<std::string>& args) {
       return bench_gpu(rest);
     } catch (const po::error& e) {
       std::cerr << "tg bench gpu: " << e.what() << " (see tg bench gpu --help)\n";
+      return 2;
+    }
+  }
+  if (args[0] == "collective") {
+    try {
+      return bench_collective(rest);
+    } catch (const po::error& e) {
+      std::cerr << "tg bench collective: " << e.what() << " (see tg bench collective --help)\n";
       return 2;
     }
   }

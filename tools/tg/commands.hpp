@@ -18,9 +18,10 @@ int cmd_train(const std::vector<std::string>& args);
 int cmd_viz(const std::vector<std::string>& args);
 // VIZ=1: save the trace recorded while a command ran and serve it (does not return).
 int serve_recorded();
-int bench_train(const std::vector<std::string>& args); // `tg bench train`
-int bench_ops(const std::vector<std::string>& args);   // `tg bench ops`
-int bench_gpu(const std::vector<std::string>& args);   // `tg bench gpu` (cmd_bench_gpu.cpp)
+int bench_train(const std::vector<std::string>& args);      // `tg bench train`
+int bench_ops(const std::vector<std::string>& args);        // `tg bench ops`
+int bench_gpu(const std::vector<std::string>& args);        // `tg bench gpu` (cmd_bench_gpu.cpp)
+int bench_collective(const std::vector<std::string>& args); // `tg bench collective`
 
 // When main() started (for `tg bench cold-child`).
 std::chrono::steady_clock::time_point main_start_time();
