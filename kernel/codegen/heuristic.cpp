@@ -145,7 +145,7 @@ void fill_locals(const KernelInfo& k, const DeviceLimits& d, int64_t threads, st
 
 // A matmul-shaped float16/bfloat16 reduce on a device with tensor cores: TC, then a register tile
 // of fragments per warp (A fragments serve every n fragment, B every m) and 4 warps per block.
-std::vector<Opt> tc_opts(const KernelInfo& k) {
+std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.matmul;
   int64_t mr = k.axes[size_t(mm.m)].size, nr = k.axes[size_t(mm.n)].size;
   if (mr % 16 != 0 || nr % 8 != 0 || k.axes[size_t(mm.k)].size % 16 != 0) return {};
@@ -164,14 +164,44 @@ std::vector<Opt> tc_opts(const KernelInfo& k) {
   }
   if (mr % 2 == 0) opts.push_back({OptOp::LOCAL, mm.m, 2});
   if (nr % 2 == 0) opts.push_back({OptOp::LOCAL, mm.n, 2});
+  // the work group's A and B tiles through local memory, 64 reduce steps at a time
+  if (d.staging && k.axes.size() == k.output_dims + 1 && k.axes[size_t(mm.k)].size % 64 == 0)
+    opts.push_back({OptOp::STAGE, mm.k, 4});
   return opts;
+}
+
+// A sum of products reused along two output axes (a matmul) on a GPU: 16x16 threads, each
+// computing a register tile of outputs (UPCAST on both axes, the threads' part inside it so that
+// neighbouring threads touch neighbouring outputs), from operand tiles the work group copies to
+// local memory 16 reduce steps at a time (STAGE).
+std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
+  const MatmulAxes mm = *k.product;
+  const int64_t M = k.axes[size_t(mm.m)].size, N = k.axes[size_t(mm.n)].size, K = k.axes[size_t(mm.k)].size;
+  if (K % 16 != 0 || k.axes.size() != k.output_dims + 1 || d.max_local_threads < 256 ||
+      d.max_local_size[0] < 16 || d.max_local_size[1] < 16)
+    return {};
+  for (int64_t u : {8, 4}) {
+    const int64_t tile = 16 * u; // outputs along m and along n per work group
+    const uint64_t bytes = uint64_t(2 * tile * 16 + 32) * uint64_t(k.itemsize);
+    if (M % tile != 0 || N % tile != 0 || bytes > d.local_memory_bytes ||
+        k.output_count() / (tile * tile) < int64_t(d.compute_units))
+      continue;
+    return {{OptOp::LOCAL, mm.n, 16},
+            {OptOp::LOCAL, mm.m, 16},
+            {OptOp::UPCAST, mm.n, u},
+            {OptOp::UPCAST, mm.m, u},
+            {OptOp::STAGE, mm.k, 16}};
+  }
+  return {};
 }
 
 // GPU-style devices: LOCAL threads over the outputs; a reduce whose outputs are too few to fill the
 // device shares each reduction among the threads of a work group (GROUP) through local memory.
 std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   if (d.tensor_cores && k.matmul && d.max_local_threads >= 128)
-    if (auto tc = tc_opts(k); !tc.empty()) return tc;
+    if (auto tc = tc_opts(k, d); !tc.empty()) return tc;
+  if (d.staging && k.product && k.reduce_count == 1)
+    if (auto st = staged_opts(k, d); !st.empty()) return st;
   std::vector<Opt> opts;
   const int64_t threads = std::min<int64_t>(256, d.max_local_threads);
   std::vector<int64_t> done(k.axes.size(), 1);

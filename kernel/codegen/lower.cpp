@@ -220,7 +220,7 @@ private:
   void apply_tc(const Opt& o, const KernelInfo& info, const std::function<void(const std::string&)>& refuse);
   UOpRef tc_index(size_t axis) const;
   std::optional<MatmulAxes> matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
-                                        const std::vector<int64_t>& in_dims);
+                                        const std::vector<int64_t>& in_dims, bool half_only);
   UOpRef tc_reduce(const UOpRef& r, const Frame& f);
   void apply_stage(const std::function<void(const std::string&)>& refuse);
   void plan_stage();
@@ -288,7 +288,8 @@ private:
     Dims strides;                 // global element stride per reduce-input dim (-1: unknown)
     std::vector<size_t> layout;   // kernel axes of its tile in local memory, outermost first
     Dims local_strides;           // per layout entry
-    int64_t count = 1;            // elements of the tile
+    int64_t elements = 1;         // of the tile
+    int64_t count = 1;            // its local memory, padded
     int64_t offset = 0; // where it starts in the one local buffer (equal DEFINE_LOCALs are one node)
   };
   std::vector<Staged> staged_;
@@ -496,8 +497,10 @@ KernelInfo Lowerer::analyze() {
         if (mapped) axis_dim_.push_back(d);
         info.axes.push_back(AxisInfo{in_shape[size_t(d)], true, stride_count(d, 0), stride_count(d, 1) > 0});
       }
-    if (mapped && info.reduce_count == 1 && info.reduce_op == Ops::ADD)
-      info.matmul = matmul_axes(in_shape, out_dims, in_dims);
+    if (mapped && info.reduce_count == 1 && info.reduce_op == Ops::ADD) {
+      info.product = matmul_axes(in_shape, out_dims, in_dims, false);
+      info.matmul = matmul_axes(in_shape, out_dims, in_dims, true);
+    }
   } else { // elementwise: the inputs' strides along the output dims themselves
     std::vector<Dims> strides;
     leaf_strides(value_root, {}, S, strides);
@@ -523,11 +526,15 @@ UOpRef half_operand(UOpRef x) {
 }
 
 std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
-                                               const std::vector<int64_t>& in_dims) {
+                                               const std::vector<int64_t>& in_dims, bool half_only) {
   UOpRef v = first_reduce_->src(0);
   if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0); // a half product summed in float
   if (v->op() != Ops::MUL) return std::nullopt;
   UOpRef a = half_operand(v->src(0)), b = half_operand(v->src(1));
+  if (!half_only) {
+    if (!a) a = v->src(0);
+    if (!b) b = v->src(1);
+  }
   if (!a || !b || a->dtype() != b->dtype()) return std::nullopt;
   auto operand_strides = [&](const UOpRef& x) {
     std::vector<Dims> st;
@@ -549,8 +556,10 @@ std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::
   for (size_t j = 0; j < reduce_dims_.size(); ++j)
     if (varies(sa, reduce_dims_[j]) && varies(sb, reduce_dims_[j])) mm.k = int(out_shape_.size() + j);
   if (mm.m < 0 || mm.n < 0 || mm.k < 0) return std::nullopt;
-  tc_a_ = a;
-  tc_b_ = b;
+  if (half_only) {
+    tc_a_ = a;
+    tc_b_ = b;
+  }
   return mm;
 }
 
@@ -1002,11 +1011,23 @@ void Lowerer::plan_stage() {
         if (reduce_axis != (pass == 0) || axis_dim_[a] < 0 || within_size(a) < 2) continue;
         if (s.strides[size_t(axis_dim_[a])] != 0) s.layout.push_back(a);
       }
+    // A copy whose contiguous global axis is not the tile's innermost one writes local memory with
+    // a stride: pad the rows by one element so that those writes fall into different banks.
+    int64_t innermost_stride = std::numeric_limits<int64_t>::max(), fastest = -1;
+    for (size_t i = 0; i < s.layout.size(); ++i)
+      if (int64_t st = s.strides[size_t(axis_dim_[s.layout[i]])]; st > 0 && st < innermost_stride) {
+        innermost_stride = st;
+        fastest = int64_t(i);
+      }
+    const bool pad = !s.layout.empty() && fastest >= 0 && size_t(fastest) + 1 != s.layout.size();
     s.count = 1;
+    s.elements = 1;
+    for (size_t a : s.layout) s.elements *= within_size(a);
     s.local_strides.assign(s.layout.size(), 1);
     for (size_t i = s.layout.size(); i-- > 0;) {
       s.local_strides[i] = s.count;
       s.count *= within_size(s.layout[i]);
+      if (pad && i + 1 == s.layout.size()) ++s.count;
     }
     s.offset = bytes / s.operand->dtype().itemsize();
     bytes += s.count * s.operand->dtype().itemsize();
@@ -1057,12 +1078,12 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       return st < 0 ? std::numeric_limits<int64_t>::max() : st;
     };
     std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return stride(x) > stride(y); });
-    for (int64_t first = 0; first < s.count; first += threads) {
+    for (int64_t first = 0; first < s.elements; first += threads) {
       UOpRef e = tid + idx_const(first);
       UOpRef valid = UOp::constant(dtypes::bool_, true);
-      if (first + threads > s.count) {
-        valid = lt(e, idx_const(s.count));
-        e = min_index(e, s.count - 1);
+      if (first + threads > s.elements) {
+        valid = lt(e, idx_const(s.elements));
+        e = min_index(e, s.elements - 1);
       }
       std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
       UOpRef rem = e;
@@ -1327,13 +1348,15 @@ KernelInfo analyze_kernel(const ScheduleItem& item) {
 
 LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options) {
   if (item.ast->src(0)->op() != Ops::STORE) throw UOpError("lower_kernel: not a compute kernel");
-  if (options.opts || !options.optimize || !options.tensor_cores) return Lowerer(item, options).run();
-  try { // the heuristic's TC may meet a reduce it cannot take (read through a reshape of its index
-        // space): then the choices without tensor cores
+  if (options.opts || !options.optimize || (!options.tensor_cores && !options.staging))
+    return Lowerer(item, options).run();
+  try { // the heuristic's TC or STAGE may meet a reduce it cannot take (read through a reshape of
+        // its index space): then the choices without them
     return Lowerer(item, options).run();
   } catch (const OptError&) {
     LowerOptions plain = options;
     plain.tensor_cores = false;
+    plain.staging = false;
     return Lowerer(item, plain).run();
   }
 }

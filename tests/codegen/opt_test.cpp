@@ -346,6 +346,22 @@ BOOST_AUTO_TEST_CASE(staged_lists_match_noopt) {
   }
 }
 
+// The GPU heuristic stages a matmul big enough to fill the device (and not when told not to).
+BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_matmul) {
+  auto items = compute_items(input({128, 32}).matmul(input({32, 128})));
+  auto has_stage = [](const LoweredKernel& k) {
+    return std::any_of(k.applied.begin(), k.applied.end(), [](const Opt& o) { return o.op == OptOp::STAGE; });
+  };
+  LoweredKernel k = lower_kernel(items.at(0), gpu());
+  BOOST_TEST(has_stage(k), k.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.at(0));
+  LowerOptions off = gpu();
+  off.staging = false;
+  BOOST_TEST(!has_stage(lower_kernel(items.at(0), off)));
+}
+
 BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {
   auto matmul = compute_items(input({64, 48}).matmul(input({48, 32}))).at(0);
   auto refused = [&](const ScheduleItem& item, LowerOptions o, std::vector<Opt> opts,
