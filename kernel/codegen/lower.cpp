@@ -1266,7 +1266,9 @@ LoweredKernel Lowerer::run() {
   bool gated = group_axis_ >= 0;
   for (size_t d = 0; d < ndim; ++d) gated |= plan_[d].padded > plan_[d].size;
   const int64_t width = options_.vector_bytes / std::max(1, value_root->dtype().itemsize());
-  if (!upcasts_.empty() && !gated && !tc_ && width >= 2 && info.axes[upcasts_.front().axis].contiguous)
+  // (not under STAGE: its lanes read local memory at strided offsets, and threads interleave the outputs)
+  if (!upcasts_.empty() && !gated && !tc_ && staged_.empty() && width >= 2 &&
+      info.axes[upcasts_.front().axis].contiguous)
     for (int64_t v = std::min(upcasts_.front().size, 2 * width); v >= 4; --v)
       if (v % 4 == 0 && upcasts_.front().size % v == 0) {
         vector_lanes = v;
