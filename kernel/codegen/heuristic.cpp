@@ -170,28 +170,49 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   return opts;
 }
 
-// A sum of products reused along two output axes (a matmul) on a GPU: 16x16 threads, each
-// computing a register tile of outputs (UPCAST on both axes, the threads' part inside it so that
-// neighbouring threads touch neighbouring outputs), from operand tiles the work group copies to
-// local memory 16 reduce steps at a time (STAGE).
+// A sum of products reused along two output axes (a matmul, a convolution's batch and output
+// channels) on a GPU: 16x16 threads, each computing a register tile of outputs (UPCAST on both
+// axes, the threads' part inside it so that neighbouring threads touch neighbouring outputs), from
+// operand tiles the work group copies to local memory (STAGE): the longest reduce axis a few steps
+// at a time, short ones (a 3x3 window) whole.
 std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
-  const int64_t M = k.axes[size_t(mm.m)].size, N = k.axes[size_t(mm.n)].size, K = k.axes[size_t(mm.k)].size;
-  if (K % 16 != 0 || k.axes.size() != k.output_dims + 1 || d.max_local_threads < 256 ||
-      d.max_local_size[0] < 16 || d.max_local_size[1] < 16)
-    return {};
-  for (int64_t u : {8, 4}) {
-    const int64_t tile = 16 * u; // outputs along m and along n per work group
-    const uint64_t bytes = uint64_t(2 * tile * 16 + 32) * uint64_t(k.itemsize);
-    if (M % tile != 0 || N % tile != 0 || bytes > d.local_memory_bytes ||
-        k.output_count() / (tile * tile) < int64_t(d.compute_units))
-      continue;
-    return {{OptOp::LOCAL, mm.n, 16},
-            {OptOp::LOCAL, mm.m, 16},
-            {OptOp::UPCAST, mm.n, u},
-            {OptOp::UPCAST, mm.m, u},
-            {OptOp::STAGE, mm.k, 16}};
-  }
+  if (d.max_local_threads < 256 || d.max_local_size[0] < 16 || d.max_local_size[1] < 16) return {};
+  const int n = mm.n;
+  int kr = int(k.output_dims); // the longest reduce axis
+  int64_t window = 1;          // the other reduce axes, staged whole
+  for (size_t a = k.output_dims; a < k.axes.size(); ++a)
+    if (k.axes[a].size > k.axes[size_t(kr)].size) kr = int(a);
+  for (size_t a = k.output_dims; a < k.axes.size(); ++a)
+    if (int(a) != kr) window *= k.axes[a].size;
+  if (window > 16) return {};
+  for (int64_t area : {64, 32, 16}) // outputs per thread, most first
+    for (int64_t un : {8, 4})
+      for (int m = 0; m < int(k.output_dims); ++m) {
+        const int64_t um = area / un;
+        if (m == n || k.axes[size_t(m)].reuse == 0 || (um != 4 && um != 8)) continue;
+        const int64_t tm = 16 * um, tn = 16 * un;
+        if (k.axes[size_t(m)].size % tm != 0 || k.axes[size_t(n)].size % tn != 0 ||
+            k.output_count() / (tm * tn) < int64_t(d.compute_units))
+          continue;
+        const int64_t whole = k.axes[size_t(kr)].size;
+        for (int64_t step :
+             {int64_t(16), int64_t(8), int64_t(4), int64_t(2), whole <= 16 ? whole : int64_t(1)}) {
+          if (step < 2) continue;
+          const uint64_t bytes =
+              uint64_t((tm + tn) * step * window + 2 * step * window) * uint64_t(k.itemsize);
+          if (k.axes[size_t(kr)].size % step != 0 || bytes > d.local_memory_bytes) continue;
+          std::vector<Opt> opts{{OptOp::LOCAL, n, 16},
+                                {OptOp::LOCAL, m, 16},
+                                {OptOp::UPCAST, n, un},
+                                {OptOp::UPCAST, m, um},
+                                {OptOp::STAGE, kr, step}};
+          for (int a = int(k.output_dims); a < int(k.axes.size()); ++a)
+            if (a != kr && k.axes[size_t(a)].size > 1)
+              opts.push_back({OptOp::STAGE, a, k.axes[size_t(a)].size});
+          return opts;
+        }
+      }
   return {};
 }
 
