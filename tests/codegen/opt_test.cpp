@@ -360,12 +360,11 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_matmul) {
   LowerOptions off = gpu();
   off.staging = false;
   BOOST_TEST(!has_stage(lower_kernel(items.at(0), off)));
-  // a convolution: batch x output channels as the register tile, the 3x3 window staged whole
+  // a convolution is not staged by the heuristic (slower on an H200), and still matches NOOPT
   auto conv = compute_items(input({64, 2, 4, 4}).conv2d(input({64, 2, 3, 3})));
-  const KernelInfo ci = analyze_kernel(conv.back());
-  BOOST_TEST_REQUIRE(ci.product.has_value());
+  BOOST_TEST_REQUIRE(analyze_kernel(conv.back()).product.has_value());
   LoweredKernel c = lower_kernel(conv.back(), gpu());
-  BOOST_TEST(has_stage(c), c.opts);
+  BOOST_TEST(!has_stage(c), c.opts);
   Ran conv_plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
   Ran conv_got = run(conv, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
   check_same(conv, conv_got, conv_plain, "heuristic " + conv_got.opts.back());
