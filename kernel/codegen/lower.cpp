@@ -632,6 +632,8 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
   }
   if (o.op == OptOp::STAGE) {
     if (ax.has(OptOp::STAGE)) refuse("an axis takes one STAGE");
+    if (info.reduce_count != 1)
+      refuse("the kernel has " + std::to_string(info.reduce_count) + " reduces; STAGE needs exactly one");
     if (reduce_axis) apply_stage(refuse);
   }
   const bool output_op = o.op == OptOp::UPCAST || o.op == OptOp::LOCAL || o.op == OptOp::LOOP;

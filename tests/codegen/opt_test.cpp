@@ -393,6 +393,14 @@ BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {
   refused(matmul, tiny, {{OptOp::STAGE, 2, 16}}, "bytes of local memory");
   refused(compute_items(input({64, 48}).sum({1})).at(0), gpu(), {{OptOp::STAGE, 1, 8}},
           "not a sum of products");
+  Tensor x = input({12, 64});
+  int two_reduces = 0;
+  for (const auto& item : compute_items((x * x).sum({1}) + x.max({1})))
+    if (analyze_kernel(item).reduce_count > 1) {
+      refused(item, gpu(), {{OptOp::STAGE, 1, 8}}, "needs exactly one");
+      ++two_reduces;
+    }
+  BOOST_TEST(two_reduces == 1);
 }
 
 BOOST_AUTO_TEST_CASE(random_lists_match_noopt) {
