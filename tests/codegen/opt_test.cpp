@@ -332,7 +332,8 @@ BOOST_AUTO_TEST_CASE(staged_lists_match_noopt) {
         return k + 1 == items.size() ? std::optional(opts) : std::optional(std::vector<Opt>{});
       };
       Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-      for (uint32_t max_groups : {65535u, 2u}) { // 2: work groups loop over tiles
+      for (uint32_t max_groups : {65535u, 2u}) { // 2: work groups loop over tiles (two lists: ASan time)
+        if (max_groups == 2 && i != 1 && i != 7) continue;
         Ran got = run(items, gpu(max_groups), choose);
         check_same(items, got, plain, to_string(opts) + " max_groups " + std::to_string(max_groups));
       }
