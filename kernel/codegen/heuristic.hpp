@@ -33,6 +33,9 @@ struct DeviceLimits {
   // The device runs kernel IR 1.1 WMMA m16n8k16 with float16/bfloat16 inputs
   // (TG_FEATURE_TENSOR_CORES and its `tensor_cores` attribute): the TC opt is valid.
   bool tensor_cores = false;
+  // The heuristic may stage a matmul's operands in local memory (STAGE); TG_STAGE=0 turns it off,
+  // and lower_kernel does when the kernel refuses it.
+  bool staging = true;
   // Work groups of many threads sharing local memory: the GPU-style choices. Otherwise one
   // thread per work group and work groups as CPU tasks.
   bool parallel_groups() const {
@@ -59,8 +62,9 @@ struct KernelInfo {
   size_t output_dims = 0;
   int reduce_count = 0; // REDUCE_AXIS nodes in the kernel
   Ops reduce_op = Ops::ADD;
-  int itemsize = 4;                 // of the output
-  std::optional<MatmulAxes> matmul; // set when the kernel is such a reduce
+  int itemsize = 4;                  // of the output
+  std::optional<MatmulAxes> matmul;  // set when the kernel is such a reduce
+  std::optional<MatmulAxes> product; // the same axes for a sum of products of any dtype (STAGE)
   int64_t output_count() const;
   int64_t reduce_count_elems() const; // product of the reduced axes
 };

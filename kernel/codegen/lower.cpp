@@ -220,8 +220,15 @@ private:
   void apply_tc(const Opt& o, const KernelInfo& info, const std::function<void(const std::string&)>& refuse);
   UOpRef tc_index(size_t axis) const;
   std::optional<MatmulAxes> matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
-                                        const std::vector<int64_t>& in_dims);
+                                        const std::vector<int64_t>& in_dims, bool half_only);
   UOpRef tc_reduce(const UOpRef& r, const Frame& f);
+  void apply_stage(const std::function<void(const std::string&)>& refuse);
+  void plan_stage();
+  int64_t within_size(size_t axis) const;
+  UOpRef within_index(size_t axis) const;
+  void stage_copies(const UOpRef& r, const Frame& f);
+  UOpRef staged_load(const UOpRef& operand) const;
+  UOpRef staged_reduce(const UOpRef& r, const Frame& f);
   UOpRef reduce_index(size_t j, const UOpRef& rest_range, int64_t lane);
   UOpRef output_index(size_t axis, const std::vector<UOpRef>& rest_idx, int64_t lane, UOpRef& valid);
   UOpRef value(const UOpRef& u, const Frame& f);
@@ -273,6 +280,25 @@ private:
   int tc_digit_ = 0;     // its position in the C fragment
   std::map<size_t, UOpRef> tc_override_;
   std::map<int64_t, UOpRef> tc_acc_; // upcast lane -> accumulated WMMA result
+  // STAGE: the reduce's a * b reads a and b from local memory, copied there once per reduce tile
+  // by the whole work group. Each operand's tile spans the kernel axes it varies along.
+  struct Staged {
+    UOpRef operand;               // a or b (a float16/bfloat16 one without its CAST to float)
+    std::optional<DType> cast_to; // the CAST stripped from it
+    Dims strides;                 // global element stride per reduce-input dim (-1: unknown)
+    std::vector<size_t> layout;   // kernel axes of its tile in local memory, outermost first
+    Dims local_strides;           // per layout entry
+    int64_t elements = 1;         // of the tile
+    int64_t count = 1;            // its local memory, padded
+    int64_t offset = 0; // where it starts in the one local buffer (equal DEFINE_LOCALs are one node)
+  };
+  std::vector<Staged> staged_;
+  UOpRef stage_mul_;                      // the reduce's MUL
+  std::vector<int64_t> axis_dim_;         // kernel axis -> reduce input dim (-1: none)
+  std::map<size_t, UOpRef> stage_ranges_; // reduce axis -> its loop inside a tile
+  std::vector<UOpRef> stage_tile_ranges_; // the loops over tiles
+  UOpRef stage_barrier_;                  // after the copies: the reads wait for it
+  UOpRef stage_buffer_;                   // DEFINE_LOCAL holding every operand's tile
 };
 
 // The tracker of a node of shape `start` seen from the base, through `ops` applied bottom-up.
@@ -457,6 +483,9 @@ KernelInfo Lowerer::analyze() {
     bool mapped = out_dims.size() == in_dims.size();
     for (size_t i = 0; mapped && i < out_dims.size(); ++i)
       mapped = S[size_t(out_dims[i])] == in_shape[size_t(in_dims[i])];
+    axis_dim_.assign(S.size(), -1);
+    for (size_t i = 0; mapped && i < out_dims.size(); ++i) axis_dim_[size_t(out_dims[i])] = in_dims[i];
+    if (!mapped) axis_dim_.clear();
     for (size_t i = 0; mapped && i < out_dims.size(); ++i) {
       AxisInfo& a = info.axes[size_t(out_dims[i])];
       a.reuse = stride_count(in_dims[i], 0);
@@ -465,10 +494,13 @@ KernelInfo Lowerer::analyze() {
     for (int64_t d = 0; d < int64_t(in_shape.size()); ++d)
       if (reduced(d) && in_shape[size_t(d)] != 1) { // an empty axis too: its loop runs no step
         reduce_dims_.push_back(d);
+        if (mapped) axis_dim_.push_back(d);
         info.axes.push_back(AxisInfo{in_shape[size_t(d)], true, stride_count(d, 0), stride_count(d, 1) > 0});
       }
-    if (mapped && info.reduce_count == 1 && info.reduce_op == Ops::ADD)
-      info.matmul = matmul_axes(in_shape, out_dims, in_dims);
+    if (mapped && info.reduce_count == 1 && info.reduce_op == Ops::ADD) {
+      info.product = matmul_axes(in_shape, out_dims, in_dims, false);
+      info.matmul = matmul_axes(in_shape, out_dims, in_dims, true);
+    }
   } else { // elementwise: the inputs' strides along the output dims themselves
     std::vector<Dims> strides;
     leaf_strides(value_root, {}, S, strides);
@@ -494,11 +526,15 @@ UOpRef half_operand(UOpRef x) {
 }
 
 std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
-                                               const std::vector<int64_t>& in_dims) {
+                                               const std::vector<int64_t>& in_dims, bool half_only) {
   UOpRef v = first_reduce_->src(0);
   if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0); // a half product summed in float
   if (v->op() != Ops::MUL) return std::nullopt;
   UOpRef a = half_operand(v->src(0)), b = half_operand(v->src(1));
+  if (!half_only) {
+    if (!a) a = v->src(0);
+    if (!b) b = v->src(1);
+  }
   if (!a || !b || a->dtype() != b->dtype()) return std::nullopt;
   auto operand_strides = [&](const UOpRef& x) {
     std::vector<Dims> st;
@@ -520,8 +556,10 @@ std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::
   for (size_t j = 0; j < reduce_dims_.size(); ++j)
     if (varies(sa, reduce_dims_[j]) && varies(sb, reduce_dims_[j])) mm.k = int(out_shape_.size() + j);
   if (mm.m < 0 || mm.n < 0 || mm.k < 0) return std::nullopt;
-  tc_a_ = a;
-  tc_b_ = b;
+  if (half_only) {
+    tc_a_ = a;
+    tc_b_ = b;
+  }
   return mm;
 }
 
@@ -576,7 +614,10 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
            std::to_string(plan_.size() - info.output_dims) + " reduce axes)");
   if (o.op == OptOp::TC) return apply_tc(o, info, refuse);
   if (o.amount < 2) refuse("the amount must be at least 2");
-  if (tc_ && o.op != OptOp::UPCAST && o.op != OptOp::LOCAL) refuse("only UPCAST and LOCAL may follow TC");
+  if (tc_ && o.op != OptOp::UPCAST && o.op != OptOp::LOCAL && o.op != OptOp::STAGE)
+    refuse("only UPCAST, LOCAL and STAGE may follow TC");
+  if (!staged_.empty() && o.op != OptOp::UPCAST && o.op != OptOp::LOCAL && o.op != OptOp::STAGE)
+    refuse("only UPCAST, LOCAL and STAGE may follow STAGE");
   AxisPlan& ax = plan_[size_t(o.axis)];
   const bool reduce_axis = size_t(o.axis) >= info.output_dims;
   if (o.op == OptOp::PADTO) {
@@ -588,6 +629,12 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
     ax.padded = (ax.size + o.amount - 1) / o.amount * o.amount;
     ax.parts[0].size = ax.padded;
     return;
+  }
+  if (o.op == OptOp::STAGE) {
+    if (ax.has(OptOp::STAGE)) refuse("an axis takes one STAGE");
+    if (info.reduce_count != 1)
+      refuse("the kernel has " + std::to_string(info.reduce_count) + " reduces; STAGE needs exactly one");
+    if (reduce_axis) apply_stage(refuse);
   }
   const bool output_op = o.op == OptOp::UPCAST || o.op == OptOp::LOCAL || o.op == OptOp::LOOP;
   if (output_op && reduce_axis) refuse("an output-axis optimization on a reduce axis");
@@ -649,6 +696,7 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
   }
   case OptOp::PADTO:
   case OptOp::TC:
+  case OptOp::STAGE:
     break;
   }
   ax.parts[rest].size = ragged ? (rest_size + o.amount - 1) / o.amount : rest_size / o.amount;
@@ -722,6 +770,7 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
   const bool planned = r == first_reduce_ || (in_shape == shapes_(first_reduce_->src(0)) &&
                                               axes == first_reduce_->arg_if<ReduceArg>()->axes);
   if (tc_ && r == first_reduce_) return tc_reduce(r, f);
+  if (!staged_.empty() && r == first_reduce_) return staged_reduce(r, f);
   std::vector<UOpRef> in_idx = out_idx, ranges;
   int64_t count = 1, iters = 1;
   bool padded = false;
@@ -802,6 +851,7 @@ UOpRef Lowerer::reduce_index(size_t j, const UOpRef& rest_range, int64_t lane) {
     UOpRef pi = p.rest                  ? (rest_range ? rest_range : idx_const(0))
                 : p.op == OptOp::UNROLL ? idx_const(digits.at(size_t(p.lane_id)))
                 : p.op == OptOp::TC     ? tc_index(axis)
+                : p.op == OptOp::STAGE  ? stage_ranges_.at(axis)
                                         : local_ids_.at(size_t(p.local_axis));
     raw = raw ? raw * idx_const(p.size) + pi : pi;
   }
@@ -827,9 +877,18 @@ UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
       rest_range[j] = range_for(r.get(), size_t(reduce_dims_[j]), ax.rest());
       ranges.push_back(rest_range[j]);
     }
+    if (!staged_.empty()) { // the fragments come from the work group's tiles in local memory
+      stage_copies(r, f);
+      for (const auto& [axis, rng] : stage_ranges_) ranges.push_back(rng);
+    }
     // the operand at matrix position (row, col) of its fragment: `over` gives the TC parts
     auto operand = [&](const UOpRef& x, std::map<size_t, UOpRef> over) {
       tc_override_ = std::move(over);
+      if (!staged_.empty()) {
+        UOpRef out = staged_load(x);
+        tc_override_.clear();
+        return out;
+      }
       UOpRef valid = UOp::constant(dtypes::bool_, true);
       std::vector<UOpRef> idx;
       for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx_, cur_lane_, valid));
@@ -879,6 +938,237 @@ UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
   }
   UOpRef out = UOp::make(Ops::GEP, dtypes::float32, {acc}, int64_t(tc_digit_));
   if (out->dtype() != r->dtype()) out = cast(out, r->dtype());
+  UOpRef valid = UOp::constant(dtypes::bool_, true);
+  if (!f.mops.empty() || f.base != out_shape) valid = tracker(out_shape, f.mops).to_index(f.idx).second;
+  return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
+}
+
+// STAGE's conditions on the kernel and the opts before it; the first STAGE finds the operands.
+void Lowerer::apply_stage(const std::function<void(const std::string&)>& refuse) {
+  if (options_.local_memory_bytes == 0) refuse("the device has no work-group local memory");
+  if (!first_reduce_ || first_reduce_->arg_if<ReduceArg>()->op != Ops::ADD)
+    refuse("STAGE needs a sum (of products)");
+  if (axis_dim_.empty()) refuse("the kernel's outputs do not map to its reduce's kept dims");
+  if (group_axis_ >= 0 || !unrolls_.empty() || !loops_.empty() ||
+      std::any_of(plan_.begin(), plan_.end(),
+                  [](const AxisPlan& a) { return a.padded != a.size || a.has(OptOp::LOOP); }))
+    refuse("STAGE does not combine with GROUP, GROUPTOP, UNROLL, LOOP or PADTO");
+  if (!staged_.empty()) return;
+  UOpRef v = first_reduce_->src(0);
+  if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0);
+  if (v->op() != Ops::MUL) refuse("the reduce is not a sum of products a * b");
+  auto stored = [](const UOpRef& x) { return half_operand(x) ? half_operand(x)->dtype() : x->dtype(); };
+  if (stored(v->src(0)) != stored(v->src(1)))
+    refuse("the product's operands differ in dtype (" + stored(v->src(0)).name() + ", " +
+           stored(v->src(1)).name() + ")");
+  const Dims& in_shape = shapes_(first_reduce_->src(0));
+  stage_mul_ = v;
+  for (const UOpRef& x : v->src()) {
+    Staged s;
+    s.operand = x;
+    if (UOpRef h = half_operand(x); h && h != x) {
+      s.operand = h;
+      s.cast_to = x->dtype();
+    }
+    std::vector<Dims> st;
+    strides_seen_.clear();
+    leaf_strides(s.operand, {}, in_shape, st);
+    strides_seen_.clear();
+    s.strides.assign(in_shape.size(), 0);
+    for (const Dims& leaf :
+         st) // a dim any leaf varies along is in the tile; the first leaf's stride orders it
+      for (size_t d = 0; d < leaf.size(); ++d)
+        if (leaf[d] != 0 && s.strides[d] == 0) s.strides[d] = leaf[d];
+    staged_.push_back(std::move(s));
+  }
+}
+
+// The part of an axis inside one work group's tile: all but the rest (which STAGE keeps outermost).
+int64_t Lowerer::within_size(size_t axis) const { return plan_[axis].padded / plan_[axis].rest(); }
+
+// This thread's (and output lane's, fragment position's, tile step's) index within the tile.
+UOpRef Lowerer::within_index(size_t axis) const {
+  const auto digits = lane_digits(upcasts_, cur_lane_);
+  UOpRef raw;
+  for (const Part& p : plan_[axis].parts) {
+    if (p.rest) continue;
+    UOpRef pi = p.op == OptOp::UPCAST  ? idx_const(digits.at(size_t(p.lane_id)))
+                : p.op == OptOp::TC    ? tc_index(axis)
+                : p.op == OptOp::STAGE ? stage_ranges_.at(axis)
+                                       : local_ids_.at(size_t(p.local_axis));
+    raw = raw ? raw * idx_const(p.size) + pi : pi;
+  }
+  return raw ? raw : idx_const(0);
+}
+
+// Each operand's tile: the kernel axes it varies along with more than one index in the tile,
+// reduce axes outermost, output axes innermost (neighbouring threads read neighbouring words).
+void Lowerer::plan_stage() {
+  int64_t bytes = 0;
+  for (Staged& s : staged_) {
+    s.layout.clear();
+    for (size_t pass = 0; pass < 2; ++pass)
+      for (size_t a = 0; a < plan_.size(); ++a) {
+        const bool reduce_axis = a >= out_shape_.size();
+        if (reduce_axis != (pass == 0) || axis_dim_[a] < 0 || within_size(a) < 2) continue;
+        if (s.strides[size_t(axis_dim_[a])] != 0) s.layout.push_back(a);
+      }
+    // A copy whose contiguous global axis is not the tile's innermost one writes local memory with
+    // a stride: pad the rows by 16 bytes (rows stay 16-byte aligned for vector reads) so that those
+    // writes fall into different banks. (A 1-element pad: f16 TC matmul 44 vs 54 TFLOPS, H200.)
+    int64_t innermost_stride = std::numeric_limits<int64_t>::max(), fastest = -1;
+    for (size_t i = 0; i < s.layout.size(); ++i)
+      if (int64_t st = s.strides[size_t(axis_dim_[s.layout[i]])]; st > 0 && st < innermost_stride) {
+        innermost_stride = st;
+        fastest = int64_t(i);
+      }
+    const bool pad = !s.layout.empty() && fastest >= 0 && size_t(fastest) + 1 != s.layout.size();
+    s.count = 1;
+    s.elements = 1;
+    for (size_t a : s.layout) s.elements *= within_size(a);
+    s.local_strides.assign(s.layout.size(), 1);
+    for (size_t i = s.layout.size(); i-- > 0;) {
+      s.local_strides[i] = s.count;
+      s.count *= within_size(s.layout[i]);
+      if (pad && i + 1 == s.layout.size()) s.count += std::max(1, 16 / s.operand->dtype().itemsize());
+    }
+    s.offset = bytes / s.operand->dtype().itemsize();
+    bytes += s.count * s.operand->dtype().itemsize();
+  }
+  if (uint64_t(bytes) > options_.local_memory_bytes)
+    throw OptError("optimization STAGE: the tiles need " + std::to_string(bytes) +
+                   " bytes of local memory; the device has " + std::to_string(options_.local_memory_bytes));
+}
+
+// Once per tile: a barrier (every thread is done reading the last tile), the work group's copy of
+// each operand's tile (thread t takes elements t, t + threads, ..., in the order of their global
+// addresses so that neighbouring threads read neighbouring elements), then a barrier.
+void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
+  if (stage_barrier_) return;
+  const size_t ndim = out_shape_.size();
+  const Dims& out_shape = shapes_(r);
+  const Dims& in_shape = shapes_(r->src(0));
+  std::vector<UOpRef> rest_range(reduce_dims_.size());
+  for (size_t j = 0; j < reduce_dims_.size(); ++j) {
+    const AxisPlan& ax = plan_[ndim + j];
+    if (ax.rest() > 1) {
+      rest_range[j] = range_for(r.get(), size_t(reduce_dims_[j]), ax.rest());
+      stage_tile_ranges_.push_back(rest_range[j]);
+    }
+    if (ax.has(OptOp::STAGE))
+      for (const Part& p : ax.parts)
+        if (!p.rest && p.op == OptOp::STAGE)
+          stage_ranges_[ndim + j] = UOp::range(p.size, next_range_id_++, kIndex);
+  }
+  std::vector<UOpRef> before = stage_tile_ranges_;
+  before.insert(before.end(), rest_idx_.begin(), rest_idx_.end());
+  UOpRef start = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
+  int64_t threads = 1;
+  UOpRef tid = idx_const(0);
+  for (int a = local_axes_; a-- > 0;) { // LOCAL_ID 0 fastest, as the hardware numbers a warp
+    tid = tid * idx_const(local_[size_t(a)]) + local_ids_[size_t(a)];
+    threads *= local_[size_t(a)];
+  }
+  std::vector<UOpRef> stores;
+  const Staged& last = staged_.back();
+  stage_buffer_ =
+      UOp::make(Ops::DEFINE_LOCAL, last.operand->dtype().ptr_to(true), {}, last.offset + last.count);
+  for (Staged& s : staged_) {
+    std::vector<size_t> order(s.layout.size()); // positions in layout, largest global stride first
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto stride = [&](size_t i) {
+      const int64_t st = s.strides[size_t(axis_dim_[s.layout[i]])];
+      return st < 0 ? std::numeric_limits<int64_t>::max() : st;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return stride(x) > stride(y); });
+    for (int64_t first = 0; first < s.elements; first += threads) {
+      UOpRef e = tid + idx_const(first);
+      UOpRef valid = UOp::constant(dtypes::bool_, true);
+      if (first + threads > s.elements) {
+        valid = lt(e, idx_const(s.elements));
+        e = min_index(e, s.elements - 1);
+      }
+      std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
+      UOpRef rem = e;
+      for (size_t k = order.size(); k-- > 0;) {
+        const int64_t n = within_size(s.layout[order[k]]);
+        coord[order[k]] = k == 0 ? rem : rem % idx_const(n);
+        if (k > 0) rem = idiv(rem, idx_const(n));
+      }
+      auto coord_of = [&](size_t axis) {
+        for (size_t i = 0; i < s.layout.size(); ++i)
+          if (s.layout[i] == axis) return coord[i];
+        return idx_const(0);
+      };
+      UOpRef lidx = idx_const(s.offset);
+      for (size_t i = 0; i < s.layout.size(); ++i) lidx = lidx + coord[i] * idx_const(s.local_strides[i]);
+      std::vector<UOpRef> oidx;
+      for (size_t d = 0; d < ndim; ++d)
+        oidx.push_back(rest_idx_[d] * idx_const(within_size(d)) + coord_of(d));
+      std::vector<UOpRef> in_idx = oidx;
+      if (!f.mops.empty() || f.base != out_shape) {
+        auto [flat, v] = tracker(out_shape, f.mops).to_index(oidx);
+        (void)v;
+        in_idx = unflatten(flat, out_shape);
+      }
+      for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
+      for (size_t j = 0; j < reduce_dims_.size(); ++j) {
+        UOpRef w = coord_of(ndim + j);
+        in_idx[size_t(reduce_dims_[j])] =
+            rest_range[j] ? rest_range[j] * idx_const(within_size(ndim + j)) + w : w;
+      }
+      ++reduce_depth_;
+      UOpRef g = value(s.operand, Frame{in_idx, in_shape, {}});
+      --reduce_depth_;
+      UOpRef ptr = UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, lidx, start});
+      stores.push_back(is_true(valid) ? UOp::make(Ops::STORE, dtypes::void_, {ptr, g})
+                                      : UOp::make(Ops::STORE, dtypes::void_, {ptr, g, valid}));
+    }
+  }
+  stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(stores));
+}
+
+// The staged operand as this lane reads it from local memory.
+UOpRef Lowerer::staged_load(const UOpRef& operand) const {
+  for (const Staged& s : staged_) {
+    if (s.operand != operand) continue;
+    UOpRef idx = idx_const(s.offset);
+    for (size_t i = 0; i < s.layout.size(); ++i)
+      idx = idx + within_index(s.layout[i]) * idx_const(s.local_strides[i]);
+    return UOp::make(Ops::LOAD, operand->dtype(),
+                     {UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, idx, stage_barrier_})});
+  }
+  throw UOpError("codegen: STAGE has no tile for this operand");
+}
+
+// The first reduce under STAGE (without TC): the loops over tiles, inside them the loops over each
+// tile's steps, and every output lane's product read from local memory.
+UOpRef Lowerer::staged_reduce(const UOpRef& r, const Frame& f) {
+  if (f.base != out_shape_)
+    throw OptError("optimization STAGE: the kernel's reduce is not read in the output's index space");
+  stage_copies(r, f);
+  std::vector<UOpRef> ops;
+  for (const Staged& s : staged_) {
+    UOpRef x = staged_load(s.operand);
+    ops.push_back(s.cast_to ? cast(x, *s.cast_to) : x);
+  }
+  UOpRef v = UOp::make(Ops::MUL, stage_mul_->dtype(), std::move(ops));
+  if (r->src(0)->op() == Ops::CAST) v = cast(v, r->src(0)->dtype());
+  std::vector<UOpRef> ranges = stage_tile_ranges_;
+  for (const auto& [axis, rng] : stage_ranges_) ranges.push_back(rng);
+  int64_t iters = 1, count = 1;
+  for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
+  for (auto a : r->arg_if<ReduceArg>()->axes) count *= shapes_(r->src(0))[size_t(a)];
+  reduce_iters_ = std::max(reduce_iters_, iters);
+  reduce_size_ = std::max(reduce_size_, count);
+  alu_inside_ += 2;
+  UOpRef out = v;
+  if (!ranges.empty()) {
+    std::vector<UOpRef> src{v};
+    src.insert(src.end(), ranges.begin(), ranges.end());
+    out = UOp::make(Ops::REDUCE, v->dtype(), std::move(src), ReduceArg{Ops::ADD, {}});
+  }
+  const Dims& out_shape = shapes_(r);
   UOpRef valid = UOp::constant(dtypes::bool_, true);
   if (!f.mops.empty() || f.base != out_shape) valid = tracker(out_shape, f.mops).to_index(f.idx).second;
   return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
@@ -936,6 +1226,7 @@ LoweredKernel Lowerer::run() {
                                         {UOp::constant(dtypes::int32, int64_t(local_[size_t(a)]))},
                                         std::vector<int64_t>{TG_SPECIAL_LOCAL_ID, a}),
                               kIndex));
+  if (!staged_.empty()) plan_stage();
   int64_t total_lanes = 1, threads = 1, loop_steps = 1;
   for (const auto& u : upcasts_) total_lanes *= u.size;
   for (auto l : local_) threads *= l;
@@ -978,7 +1269,9 @@ LoweredKernel Lowerer::run() {
   bool gated = group_axis_ >= 0;
   for (size_t d = 0; d < ndim; ++d) gated |= plan_[d].padded > plan_[d].size;
   const int64_t width = options_.vector_bytes / std::max(1, value_root->dtype().itemsize());
-  if (!upcasts_.empty() && !gated && !tc_ && width >= 2 && info.axes[upcasts_.front().axis].contiguous)
+  // (not under STAGE: its lanes read local memory at strided offsets, and threads interleave the outputs)
+  if (!upcasts_.empty() && !gated && !tc_ && staged_.empty() && width >= 2 &&
+      info.axes[upcasts_.front().axis].contiguous)
     for (int64_t v = std::min(upcasts_.front().size, 2 * width); v >= 4; --v)
       if (v % 4 == 0 && upcasts_.front().size % v == 0) {
         vector_lanes = v;
@@ -1060,13 +1353,15 @@ KernelInfo analyze_kernel(const ScheduleItem& item) {
 
 LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options) {
   if (item.ast->src(0)->op() != Ops::STORE) throw UOpError("lower_kernel: not a compute kernel");
-  if (options.opts || !options.optimize || !options.tensor_cores) return Lowerer(item, options).run();
-  try { // the heuristic's TC may meet a reduce it cannot take (read through a reshape of its index
-        // space): then the choices without tensor cores
+  if (options.opts || !options.optimize || (!options.tensor_cores && !options.staging))
+    return Lowerer(item, options).run();
+  try { // the heuristic's TC or STAGE may meet a reduce it cannot take (read through a reshape of
+        // its index space): then the choices without them
     return Lowerer(item, options).run();
   } catch (const OptError&) {
     LowerOptions plain = options;
     plain.tensor_cores = false;
+    plain.staging = false;
     return Lowerer(item, plain).run();
   }
 }

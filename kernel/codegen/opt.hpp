@@ -27,6 +27,10 @@ enum class OptOp : uint8_t {
   TC,       // reduce axis of a matmul-shaped sum of float16/bfloat16 products: a warp (LOCAL_ID
             // 0, 32 threads) computes 16x8 outputs with the device's matrix unit, `amount` (16, the
             // K of m16n8k16) reduce steps per WMMA. Needs TG_FEATURE_TENSOR_CORES; the first opt.
+  STAGE,    // reduce axis of a sum of products a * b: `amount` reduce steps per tile. Once per tile
+            // the work group copies the slices of a and b its outputs need into local memory
+            // (each thread a share), waits at a barrier, and reads the products' operands from
+            // there. Needs local memory; with TC, UPCAST, LOCAL and other STAGEs only.
 };
 
 struct Opt {

@@ -446,6 +446,7 @@ std::vector<Opt> beam_actions(const KernelInfo& kernel, const DeviceLimits& devi
         add(OptOp::GROUP, {8, 16, 32, 64, 128});
         add(OptOp::GROUPTOP, {16, 64, 256});
       }
+      if (groups && kernel.product) add(OptOp::STAGE, {2, 4, 8, 16, 32});
     }
     for (int64_t pad : {16, 32}) // an axis with no useful divisor: pad it (before other splits)
       if (size > pad && size % pad != 0) out.push_back({OptOp::PADTO, a, pad});

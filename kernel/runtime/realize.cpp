@@ -119,6 +119,7 @@ std::vector<Opt> beam_opts(const ScheduleItem& item, const std::shared_ptr<Devic
 
 LowerOptions kernel_options(const Device& device, bool optimize) {
   LowerOptions options = lower_options(device.properties(), optimize);
+  options.staging = config().stage;
   const std::string where = "device " + device.plugin().name() + ":" + std::to_string(device.index());
   bool tc_shape = false;
   for (const auto& [key, value] : device.attributes()) {

@@ -133,12 +133,21 @@ BOOST_AUTO_TEST_CASE(tc_matmul_matches_a_double_reference) {
     const KernelInfo info = analyze_kernel(mm.item);
     BOOST_REQUIRE(info.matmul.has_value());
     // the TC opt alone, with register blocking and warps, and the heuristic's choice
-    std::vector<std::optional<std::vector<Opt>>> lists{std::vector<Opt>{{OptOp::TC, info.matmul->k, 16}},
-                                                       std::vector<Opt>{{OptOp::TC, info.matmul->k, 16},
-                                                                        {OptOp::UPCAST, info.matmul->n, 2},
-                                                                        {OptOp::UPCAST, info.matmul->m, 2},
-                                                                        {OptOp::LOCAL, info.matmul->m, 2}},
-                                                       std::nullopt};
+    std::vector<std::optional<std::vector<Opt>>> lists{
+        std::vector<Opt>{{OptOp::TC, info.matmul->k, 16}},
+        std::vector<Opt>{{OptOp::TC, info.matmul->k, 16},
+                         {OptOp::UPCAST, info.matmul->n, 2},
+                         {OptOp::UPCAST, info.matmul->m, 2},
+                         {OptOp::LOCAL, info.matmul->m, 2}},
+        // fragments read from tiles in local memory
+        std::vector<Opt>{{OptOp::TC, info.matmul->k, 16}, {OptOp::STAGE, info.matmul->k, 3}},
+        std::vector<Opt>{{OptOp::TC, info.matmul->k, 16},
+                         {OptOp::UPCAST, info.matmul->n, 2},
+                         {OptOp::LOCAL, info.matmul->m, 2},
+                         {OptOp::LOCAL, info.matmul->n, 2},
+                         {OptOp::UPCAST, info.matmul->m, 2},
+                         {OptOp::STAGE, info.matmul->k, 3}},
+        std::nullopt};
     for (const auto& list : lists) {
       LowerOptions o = gpu(true);
       o.opts = list;

@@ -1,6 +1,17 @@
 #include "test_kernels.hpp"
 
+#include "kernel/codegen/linearize.hpp"
+#include "kernel/codegen/lower.hpp"
+#include "kernel/schedule/buffer.hpp"
+#include "kernel/tensor/tensor.hpp"
+
 #include <tg/sdk/kernel_ir.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 namespace tgtest {
 namespace {
@@ -162,12 +173,57 @@ CorpusKernel control_and_scalars() {
 
 } // namespace
 
+// a[64,48] @ b[48,32] with its operands staged in local memory 8 reduce steps at a time (the
+// codegen STAGE opt: copies, barriers, reads at computed local offsets) by 8x8 threads, each
+// computing 2x4 outputs; built by the core, since the stored corpus is made with the heuristic.
+// Its IR is read from a stored copy (tests/data/render/staged_matmul.tgir; TG_UPDATE_GOLDEN=1 or a
+// missing file writes it), so the golden texts move only when it is regenerated, as with the
+// corpus: lowering it under ASan gave a different (equally valid) instruction order.
+CorpusKernel staged_matmul() {
+  auto input = [](tg::Dims shape) {
+    tg::UOpRef buffer = tg::make_buffer("CPU", tg::dtypes::float32, tg::dims_prod(shape));
+    tg::UOpRef view =
+        tg::UOp::make(tg::Ops::RESHAPE, tg::dtypes::float32, {buffer}, std::vector<int64_t>(shape));
+    return tg::Tensor(view, std::move(shape), "CPU");
+  };
+  auto items = input({64, 48}).matmul(input({48, 32})).schedule();
+  const tg::ScheduleItem& item = items.back();
+  tg::LowerOptions o = tg::lower_options(tg::conform::reference_properties(), true);
+  o.opts = std::vector<tg::Opt>{{tg::OptOp::LOCAL, 1, 8},
+                                {tg::OptOp::LOCAL, 0, 8},
+                                {tg::OptOp::UPCAST, 0, 2},
+                                {tg::OptOp::UPCAST, 1, 4},
+                                {tg::OptOp::STAGE, 2, 8}};
+  tg::LoweredKernel lowered = tg::lower_kernel(item, o);
+  CorpusKernel k;
+  k.name = "render_staged_matmul";
+  k.origin = "codegen with opts " + lowered.opts + " (renderer tests)";
+  const std::filesystem::path stored = TG_SOURCE_DIR "/tests/data/render/staged_matmul.tgir";
+  const char* update = std::getenv("TG_UPDATE_GOLDEN");
+  if ((update && std::string(update) == "1") || !std::filesystem::exists(stored)) {
+    k.ir = tg::linearize(lowered.sink, lowered.name).ir;
+    std::ofstream(stored, std::ios::binary)
+        .write(reinterpret_cast<const char*>(k.ir.data()), std::streamsize(k.ir.size()));
+  } else {
+    std::ifstream in(stored, std::ios::binary);
+    for (auto it = std::istreambuf_iterator<char>(in); it != std::istreambuf_iterator<char>(); ++it)
+      k.ir.push_back(std::byte(static_cast<unsigned char>(*it)));
+  }
+  k.global = lowered.global;
+  k.local = lowered.local;
+  for (const auto& b : item.buffers)
+    k.buffers.push_back({TG_DTYPE_FLOAT32, uint64_t(tg::buffer_arg(b).size())});
+  k.features = TG_FEATURE_LOCAL_MEMORY | TG_FEATURE_BARRIER;
+  return k;
+}
+
 std::vector<CorpusKernel> render_test_kernels() {
   std::vector<CorpusKernel> all = tg::conform::read_corpus(TG_SOURCE_DIR "/tests/data/corpus");
   all.push_back(vector_accumulator());
   all.push_back(bitcasts());
   all.push_back(integer_edges());
   all.push_back(control_and_scalars());
+  all.push_back(staged_matmul());
   return all;
 }
 
