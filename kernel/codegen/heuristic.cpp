@@ -33,17 +33,26 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   const auto ndim = int64_t(k.output_dims);
   if (k.axes.size() == k.output_dims) {
     if (ndim == 0) return opts;
-    const int64_t L = k.axes.back().size, outer = k.output_count() / std::max<int64_t>(L, 1);
+    // A CPU behind OpenCL (PoCL) vectorizes a transcendental function (exp2 of a softmax) only
+    // across lanes, not along a work item's loop: 8 adjacent outputs per step. Plain arithmetic
+    // stays scalar there (measured slower with lanes).
+    int64_t lanes = 1;
+    if (d.serial_work_groups && k.transcendental > 0 && k.axes.back().contiguous &&
+        k.axes.back().size % 8 == 0) {
+      lanes = 8;
+      opts.push_back({OptOp::UPCAST, int(ndim - 1), lanes});
+    }
+    const int64_t L = k.axes.back().size / lanes, outer = k.output_count() / lanes / std::max<int64_t>(L, 1);
     const int64_t target_groups = int64_t(d.compute_units) * 32;
     int64_t chunk = L;
-    if (outer < target_groups && L > 1024) {
-      chunk = std::max<int64_t>(1024, (L * outer + target_groups - 1) / target_groups);
+    if (outer < target_groups && L * lanes > 1024) {
+      chunk = std::max<int64_t>(1024 / lanes, (L * outer + target_groups - 1) / target_groups);
       chunk = std::min((chunk + 15) / 16 * 16, L);
     }
     if (chunk > 1) opts.push_back({OptOp::LOOP, int(ndim - 1), chunk});
     // A short last dim (a 20x20 feature map): loop over whole outer dims too, so each work group
     // covers a few thousand elements and its index arithmetic (divisions) is paid once per group.
-    int64_t per_group = chunk, groups = k.output_count() / std::max<int64_t>(chunk, 1);
+    int64_t per_group = chunk * lanes, groups = k.output_count() / lanes / std::max<int64_t>(chunk, 1);
     for (int a = int(ndim) - 2; a >= 0 && chunk == L; --a) {
       const int64_t n = k.axes[size_t(a)].size;
       if (n < 2) continue;

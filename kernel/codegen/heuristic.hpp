@@ -63,6 +63,7 @@ struct KernelInfo {
   int reduce_count = 0; // REDUCE_AXIS nodes in the kernel
   Ops reduce_op = Ops::ADD;
   int itemsize = 4;                  // of the output
+  int transcendental = 0;            // EXP2, LOG2 and SIN nodes (library calls on some devices)
   std::optional<MatmulAxes> matmul;  // set when the kernel is such a reduce
   std::optional<MatmulAxes> product; // the same axes for a sum of products of any dtype (STAGE)
   int64_t output_count() const;

@@ -456,11 +456,13 @@ KernelInfo Lowerer::analyze() {
   info.output_dims = S.size();
   info.itemsize = value_root->dtype().itemsize();
   for (auto d : S) info.axes.push_back(AxisInfo{d});
-  for (const auto& n : toposort(value_root))
+  for (const auto& n : toposort(value_root)) {
     if (n->op() == Ops::REDUCE_AXIS) {
       if (!first_reduce_) first_reduce_ = n;
       ++info.reduce_count;
     }
+    info.transcendental += n->op() == Ops::EXP2 || n->op() == Ops::LOG2 || n->op() == Ops::SIN;
+  }
   if (first_reduce_) {
     info.reduce_op = first_reduce_->arg_if<ReduceArg>()->op;
     const Dims& in_shape = shapes_(first_reduce_->src(0));

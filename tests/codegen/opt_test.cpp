@@ -202,8 +202,11 @@ BOOST_AUTO_TEST_CASE(heuristic_lists_match_noopt) {
     BOOST_TEST_CONTEXT(c.name) {
       auto items = compute_items(c.build());
       Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      LowerOptions serial = gpu();
+      serial.serial_work_groups = true;
       for (const auto& [device, options] :
-           {std::pair{"cpu", cpu()}, std::pair{"gpu", gpu()}, std::pair{"gpu, 3 work groups", gpu(3)}}) {
+           {std::pair{"cpu", cpu()}, std::pair{"gpu", gpu()}, std::pair{"gpu, 3 work groups", gpu(3)},
+            std::pair{"serial work groups", serial}}) {
         Ran got = run(items, options, [](const ScheduleItem&, size_t) { return std::nullopt; });
         check_same(items, got, plain, c.name + " heuristic on " + device);
       }
@@ -233,6 +236,27 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_uses_work_groups) {
   serial.serial_work_groups = true;
   BOOST_TEST(lower_kernel(items.at(0), serial).local == (std::array<uint32_t, 3>{1, 1, 1}));
   BOOST_TEST(lower_kernel(ew.at(0), serial).local == (std::array<uint32_t, 3>{1, 1, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(serial_work_groups_get_lanes_for_transcendentals_only) {
+  // PoCL vectorizes exp2 across lanes, not along a work item's loop; plain arithmetic stays scalar
+  LowerOptions serial = gpu();
+  serial.serial_work_groups = true;
+  auto lanes = [&](const Tensor& t) {
+    auto items = compute_items(t);
+    LoweredKernel k = lower_kernel(items.back(), serial);
+    auto up =
+        std::find_if(k.applied.begin(), k.applied.end(), [](const Opt& o) { return o.op == OptOp::UPCAST; });
+    return up == k.applied.end() ? int64_t(1) : up->amount;
+  };
+  BOOST_TEST(lanes(input({64, 1024}).exp()) == 8);
+  BOOST_TEST(lanes(input({64, 1024}) * 2.0f + 1.0f) == 1);
+  BOOST_TEST(lanes(input({64, 1020}).exp()) == 1); // not a multiple of 8
+  auto plain = compute_items(input({64, 1024}).exp());
+  LoweredKernel on_cpu = lower_kernel(plain.back(), cpu()); // the CPU plugin: unchanged
+  BOOST_TEST(std::none_of(on_cpu.applied.begin(), on_cpu.applied.end(),
+                          [](const Opt& o) { return o.op == OptOp::UPCAST; }),
+             on_cpu.opts);
 }
 
 BOOST_AUTO_TEST_CASE(hand_written_lists_match_noopt) {
