@@ -118,12 +118,23 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
         break;
       }
   }
-  // no reuse to exploit: give a contiguous reduction parallel partial sums instead (8 of them, or
-  // all of a short axis: a 20x20 map reduced per channel gets 20)
+  // no reuse to exploit: give a contiguous reduction parallel partial sums instead, which the
+  // lowering makes vector accumulators: all of a short axis (a 20x20 map reduced per channel gets
+  // 20 lanes), 16 or 8 of a long one; a short axis that continues into the one outside it (6x6)
+  // takes rows of that one too, up to 48 lanes in multiples of 4
   const int64_t n_inner = k.axes[size_t(inner)].size;
-  if (upcasts == 0 && k.axes[size_t(inner)].contiguous && n_inner >= 8)
-    if (int64_t u = n_inner % 8 == 0 ? 8 : n_inner <= 32 ? n_inner : 1; u > 1)
+  if (upcasts == 0 && k.axes[size_t(inner)].contiguous && n_inner >= 4) {
+    const int64_t u = n_inner <= 32 ? n_inner : n_inner % 16 == 0 ? 16 : n_inner % 8 == 0 ? 8 : 1;
+    const AxisInfo* outer = inner > ndim ? &k.axes[size_t(inner - 1)] : nullptr;
+    int64_t rows = 1;
+    if (u == n_inner && u % 8 != 0 && outer && outer->reduce && outer->continues_inner)
+      for (int64_t r = 48 / u; r >= 2 && rows == 1; --r)
+        if (outer->size % r == 0 && (u * r) % 4 == 0) rows = r;
+    if (u > 1 && (u >= 8 || rows > 1)) {
       opts.push_back({OptOp::UNROLL, inner, u});
+      if (rows > 1) opts.push_back({OptOp::UNROLL, inner - 1, rows});
+    }
+  }
   return opts;
 }
 

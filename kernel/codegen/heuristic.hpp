@@ -49,6 +49,8 @@ struct AxisInfo {
   bool reduce = false;
   int64_t reuse = 0;       // inputs whose index ignores this axis (their loads serve every lane)
   bool contiguous = false; // some input is contiguous along it (stride 1)
+  bool continues_inner =
+      false; // a reduce axis whose stride is the next reduce axis's size (that one contiguous)
 };
 
 // A reduce the TC opt can run on a matrix unit: the sum over k of a[m, k] * b[k, n] with a and b

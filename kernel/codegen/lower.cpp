@@ -234,6 +234,7 @@ private:
   UOpRef value(const UOpRef& u, const Frame& f);
   UOpRef load(const UOpRef& buffer, const Frame& f);
   UOpRef reduce(const UOpRef& r, const Frame& f);
+  std::vector<UOpRef> vector_partials(std::vector<UOpRef> partials) const;
   UOpRef group_stage(Ops op, const UOpRef& partial);
   ShapeTracker tracker(const Dims& start, const std::vector<UOpRef>& below_to_base) const;
   UOpRef range_for(const UOp* reduce_node, size_t axis, int64_t size);
@@ -499,6 +500,14 @@ KernelInfo Lowerer::analyze() {
         if (mapped) axis_dim_.push_back(d);
         info.axes.push_back(AxisInfo{in_shape[size_t(d)], true, stride_count(d, 0), stride_count(d, 1) > 0});
       }
+    // a reduce axis whose steps continue where the next reduce axis ends (a 6x6 map): their lanes
+    // together read one contiguous stretch
+    const size_t first = info.axes.size() - reduce_dims_.size();
+    for (size_t j = 0; j + 1 < reduce_dims_.size(); ++j)
+      for (const auto& st : strides)
+        info.axes[first + j].continues_inner |=
+            st[size_t(reduce_dims_[j + 1])] == 1 &&
+            st[size_t(reduce_dims_[j])] == in_shape[size_t(reduce_dims_[j + 1])];
     if (mapped && info.reduce_count == 1 && info.reduce_op == Ops::ADD) {
       info.product = matmul_axes(in_shape, out_dims, in_dims, false);
       info.matmul = matmul_axes(in_shape, out_dims, in_dims, true);
@@ -834,6 +843,7 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
     partials.push_back(UOp::make(Ops::REDUCE, v->dtype(), std::move(src), ReduceArg{op, {}}));
     ++alu_inside_; // the accumulate (a MULACC counts as multiply + add, as tinygrad counts)
   }
+  if (planned && partials.size() >= 4) partials = vector_partials(std::move(partials));
   UOpRef result = partials[0];
   for (size_t k = 1; k < partials.size(); ++k)
     result = op == Ops::MAX   ? maximum(result, partials[k])
@@ -842,6 +852,34 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
   if (planned && group_axis_ >= 0) result = group_stage(op, result);
   if (!is_true(valid)) result = where(valid, result, const_like(result, int64_t{0}));
   return result;
+}
+
+// UNROLL's partial sums of a contiguous reduce, scalar accumulators per lane, become vector
+// accumulators of up to two vector registers (then summed across lanes once): LLVM's SLP
+// vectorizer leaves 20 scalar chains of load/add/compare scalar, and a per-channel BatchNorm sum
+// then runs at ~3 GB/s. Lanes whose loads would be gathers stay scalar, and so do a GROUP's
+// (its local-memory stage combines scalar partials).
+std::vector<UOpRef> Lowerer::vector_partials(std::vector<UOpRef> partials) const {
+  const auto n = int64_t(partials.size());
+  const int64_t width = options_.vector_bytes / std::max(1, partials[0]->dtype().itemsize());
+  int64_t v = 0;
+  for (int64_t w = std::min<int64_t>(16, 2 * width); w >= 4 && v == 0; w /= 2)
+    if (n % w == 0) v = w;
+  if (v == 0 || partials[0]->dtype().count != 1 || group_axis_ >= 0) return partials;
+  for (const auto& p : partials)
+    if (p->op() != Ops::REDUCE) return partials;
+  LaneVectorizer vectorizer;
+  std::vector<UOpRef> out;
+  for (int64_t c = 0; c < n; c += v) {
+    UOpRef vec = vectorizer.bundle({partials.begin() + c, partials.begin() + c + v});
+    if (vec->op() != Ops::REDUCE) return partials;
+    for (const auto& u : toposort(vec)) // a VECTORIZE of distinct loads is a gather
+      if (u->op() == Ops::VECTORIZE && u->src(0)->op() == Ops::LOAD &&
+          std::any_of(u->src().begin(), u->src().end(), [&](const UOpRef& l) { return l != u->src(0); }))
+        return partials;
+    for (int64_t k = 0; k < v; ++k) out.push_back(UOp::make(Ops::GEP, vec->dtype().base(), {vec}, Arg{k}));
+  }
+  return out;
 }
 
 // The index along reduce axis j (before padding is clamped) of unrolled lane `lane`.

@@ -259,6 +259,32 @@ BOOST_AUTO_TEST_CASE(serial_work_groups_get_lanes_for_transcendentals_only) {
              on_cpu.opts);
 }
 
+BOOST_AUTO_TEST_CASE(contiguous_partial_sums_are_vector_accumulators) {
+  // A per-channel sum over (n, y, x) on a CPU: the heuristic unrolls the contiguous x (and rows of y
+  // when x is short) and the lowering keeps the lanes as vector accumulators; lanes whose loads
+  // would be gathers (a nearest-upsampled input) stay scalar. Same sums as NOOPT either way.
+  auto vector_reduces = [](const ScheduleItem& item, const std::vector<Opt>& expect) {
+    LoweredKernel k = lower_kernel(item, cpu());
+    BOOST_TEST(to_string(k.applied) == to_string(expect), k.opts);
+    int n = 0;
+    for (const auto& u : toposort(k.sink)) n += u->op() == Ops::REDUCE && u->dtype().count > 1;
+    return n;
+  };
+  auto map20 = compute_items(input({4, 3, 20, 20}).sum({0, 2, 3}));
+  // 20 lanes, and 2 rows of y: 40 lanes, 5 vectors of 8
+  BOOST_TEST(vector_reduces(map20.back(), {{OptOp::UNROLL, 3, 20}, {OptOp::UNROLL, 2, 2}}) == 5);
+  auto map6 = compute_items(input({4, 3, 6, 6}).sum({0, 2, 3}));
+  BOOST_TEST(vector_reduces(map6.back(), {{OptOp::UNROLL, 3, 6}, {OptOp::UNROLL, 2, 6}}) == 9); // 36: 9 of 4
+  auto up = input({4, 3, 3, 1, 3, 1}).expand({4, 3, 3, 2, 3, 2}).reshape({4, 3, 6, 6});
+  auto gather = compute_items((input({4, 3, 6, 6}) * up).sum({0, 2, 3}));
+  BOOST_TEST(vector_reduces(gather.back(), {{OptOp::UNROLL, 3, 6}, {OptOp::UNROLL, 2, 6}}) == 0);
+  for (auto* items : {&map20, &map6, &gather}) {
+    Ran plain = run(*items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+    Ran tuned = run(*items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+    check_same(*items, tuned, plain, "partial sums");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(hand_written_lists_match_noopt) {
   struct ListCase {
     std::string expr;
