@@ -1,6 +1,7 @@
 #include "kernel/codegen/lower.hpp"
 
 #include "kernel/codegen/index_width.hpp"
+#include "kernel/codegen/lowerer.hpp"
 #include "kernel/codegen/vectorize.hpp"
 #include "kernel/ir/evaluate.hpp"
 #include "kernel/ir/symbolic.hpp"
@@ -21,23 +22,15 @@
 
 namespace tg {
 
+namespace lower_detail {
+
 namespace {
-
-// Index math is built in int64, so no address, loop or grid index wraps however large a buffer,
-// view or loop is; IndexNarrower then turns every value that fits back into int32.
-constexpr DType kIndex = dtypes::int64;
-
-UOpRef idx_const(int64_t v) { return UOp::constant(kIndex, v); }
 
 // The work-group id as an index: the ABI's SPECIAL is int32 (so groups <= INT32_MAX).
 UOpRef group_id(int64_t groups) {
   UOpRef id = UOp::make(Ops::SPECIAL, dtypes::int32, {UOp::constant(dtypes::int32, groups)},
                         std::vector<int64_t>{TG_SPECIAL_GROUP_ID, 0});
   return cast(id, kIndex);
-}
-
-bool is_true(const UOpRef& u) {
-  return u->op() == Ops::CONST && u->dtype().is_bool() && std::get<bool>(u->const_value());
 }
 
 Shape to_shape(const Dims& d) { return Shape(d.begin(), d.end()); }
@@ -126,6 +119,8 @@ Dims strides_of(const Dims& shape) {
   return st;
 }
 
+} // namespace
+
 // Per-dim indices of `flat` in a contiguous `shape`.
 std::vector<UOpRef> unflatten(const UOpRef& flat, const Dims& shape) {
   Dims st = strides_of(shape);
@@ -141,6 +136,8 @@ std::vector<UOpRef> unflatten(const UOpRef& flat, const Dims& shape) {
   }
   return out;
 }
+
+namespace {
 
 UOpRef flatten(const std::vector<UOpRef>& idx, const Dims& shape) {
   Dims st = strides_of(shape);
@@ -160,147 +157,7 @@ UOpRef reduce_identity(Ops op, DType dt) {
   return UOp::constant(dt, dt.is_float() ? ConstValue{double(one)} : ConstValue{one});
 }
 
-UOpRef min_index(const UOpRef& a, int64_t b) { return -maximum(-a, idx_const(-b)); }
-
-// One axis of the kernel after its optimizations: a size (padded up by PADTO) split into parts,
-// outermost first. Exactly one part is the rest: the work-group grid (output axes) or the reduce
-// loop (reduce axes); each opt splits the rest into itself and a new part next to it.
-struct Part {
-  OptOp op = OptOp::PADTO; // PADTO never names a part: with rest = true it marks the rest
-  int64_t size = 1;
-  bool rest = false;
-  int local_axis = -1; // LOCAL/GROUP/GROUPTOP: which LOCAL_ID
-  int lane_id = -1;    // UPCAST/UNROLL: which digit of the lane number (lane_digits)
-};
-
-// An UPCAST or UNROLL part: its digit of the lane number.
-struct LanePart {
-  size_t axis;
-  int64_t size;
-};
-
-struct AxisPlan {
-  int64_t size = 1, padded = 1;
-  std::vector<Part> parts{Part{OptOp::PADTO, 1, true}};
-  bool ragged = false; // a LOOP that does not divide the axis: its last work item loops less
-  size_t rest_index() const {
-    for (size_t i = 0; i < parts.size(); ++i)
-      if (parts[i].rest) return i;
-    return 0;
-  }
-  int64_t rest() const { return parts[rest_index()].size; }
-  bool has(OptOp op) const {
-    return std::any_of(parts.begin(), parts.end(), [&](const Part& p) { return !p.rest && p.op == op; });
-  }
-};
-
-class Lowerer {
-public:
-  Lowerer(const ScheduleItem& item, const LowerOptions& options) : item_(item), options_(options) {
-    for (size_t i = 0; i < item.buffers.size(); ++i) {
-      const auto& b = item.buffers[i];
-      global_index_[b.get()] = int64_t(i);
-      globals_.push_back(UOp::make(Ops::DEFINE_GLOBAL, b->dtype().ptr_to(), {}, int64_t(i)));
-    }
-  }
-
-  LoweredKernel run();
-  KernelInfo analyze();
-
-private:
-  // The index space a value is evaluated in: per-dim indices `idx` of shape `base`, and the
-  // movement ops between that space and the node (nearest to the base first).
-  struct Frame {
-    std::vector<UOpRef> idx;
-    Dims base;
-    std::vector<UOpRef> mops;
-  };
-
-  void apply(const Opt& o, const KernelInfo& info);
-  void apply_tc(const Opt& o, const KernelInfo& info, const std::function<void(const std::string&)>& refuse);
-  UOpRef tc_index(size_t axis) const;
-  std::optional<MatmulAxes> matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
-                                        const std::vector<int64_t>& in_dims, bool half_only);
-  UOpRef tc_reduce(const UOpRef& r, const Frame& f);
-  void apply_stage(const std::function<void(const std::string&)>& refuse);
-  void plan_stage();
-  int64_t within_size(size_t axis) const;
-  UOpRef within_index(size_t axis) const;
-  void stage_copies(const UOpRef& r, const Frame& f);
-  UOpRef staged_load(const UOpRef& operand) const;
-  UOpRef staged_reduce(const UOpRef& r, const Frame& f);
-  UOpRef reduce_index(size_t j, const UOpRef& rest_range, int64_t lane);
-  UOpRef output_index(size_t axis, const std::vector<UOpRef>& rest_idx, int64_t lane, UOpRef& valid);
-  UOpRef value(const UOpRef& u, const Frame& f);
-  UOpRef load(const UOpRef& buffer, const Frame& f);
-  UOpRef reduce(const UOpRef& r, const Frame& f);
-  std::vector<UOpRef> vector_partials(std::vector<UOpRef> partials) const;
-  UOpRef group_stage(Ops op, const UOpRef& partial);
-  ShapeTracker tracker(const Dims& start, const std::vector<UOpRef>& below_to_base) const;
-  UOpRef range_for(const UOp* reduce_node, size_t axis, int64_t size);
-  // Strides (in elements) of every buffer read under u, per dim of u's index space; a dim whose
-  // stride is unknown (several stacked views, symbolic) is reported as -1.
-  void leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, const Dims& base,
-                    std::vector<Dims>& out);
-
-  const ScheduleItem& item_;
-  LowerOptions options_;
-  ShapeMap shapes_;
-  std::unordered_map<const UOp*, int64_t> global_index_;
-  std::vector<UOpRef> globals_;
-  std::map<std::pair<const UOp*, size_t>, UOpRef> ranges_;
-  int64_t next_range_id_ = 1;
-  std::map<std::vector<const void*>, UOpRef> memo_;
-  std::vector<UOpRef> keep_alive_;
-  std::set<std::vector<const void*>> strides_seen_;
-  int64_t alu_outside_ = 0, alu_inside_ = 0, reduce_iters_ = 1, reduce_size_ = 1;
-  int reduce_depth_ = 0;
-
-  // the plan: one AxisPlan per axis (output dims, then the first reduce's reduced dims)
-  Dims out_shape_;
-  UOpRef first_reduce_;
-  std::vector<int64_t> reduce_dims_; // the first reduce's reduced input dims of size > 1
-  std::vector<AxisPlan> plan_;
-  std::vector<LanePart> upcasts_, unrolls_; // in the order applied: lane_id indexes them
-  std::array<uint32_t, 3> local_{1, 1, 1};
-  int local_axes_ = 0;
-  std::map<size_t, UOpRef> loops_; // output axis -> its LOOP range
-  std::vector<UOpRef> local_ids_;  // per local axis
-  // GROUP: the grouped reduce's threads share partials through local memory
-  int group_axis_ = -1; // the LOCAL_ID axis of the GROUP part
-  UOpRef local_buf_;
-  int64_t group_slots_ = 0, next_slot_ = 0;
-  std::vector<UOpRef> trailing_barriers_;
-  bool tile_loop_ = false;
-  // TC: the operands of the matmul-shaped reduce (analyze), the axes the opt took, and while the
-  // output lanes are built: the tile, the lane, its C fragment position and the WMMA results.
-  UOpRef tc_a_, tc_b_;
-  std::optional<MatmulAxes> tc_;
-  std::vector<UOpRef> rest_idx_;
-  int64_t cur_lane_ = 0; // the upcast lane being built
-  int tc_digit_ = 0;     // its position in the C fragment
-  std::map<size_t, UOpRef> tc_override_;
-  std::map<int64_t, UOpRef> tc_acc_; // upcast lane -> accumulated WMMA result
-  // STAGE: the reduce's a * b reads a and b from local memory, copied there once per reduce tile
-  // by the whole work group. Each operand's tile spans the kernel axes it varies along.
-  struct Staged {
-    UOpRef operand;               // a or b (a float16/bfloat16 one without its CAST to float)
-    std::optional<DType> cast_to; // the CAST stripped from it
-    Dims strides;                 // global element stride per reduce-input dim (-1: unknown)
-    std::vector<size_t> layout;   // kernel axes of its tile in local memory, outermost first
-    Dims local_strides;           // per layout entry
-    int64_t elements = 1;         // of the tile
-    int64_t count = 1;            // its local memory, padded
-    int64_t offset = 0; // where it starts in the one local buffer (equal DEFINE_LOCALs are one node)
-  };
-  std::vector<Staged> staged_;
-  UOpRef stage_mul_;                      // the reduce's MUL
-  std::vector<int64_t> axis_dim_;         // kernel axis -> reduce input dim (-1: none)
-  std::map<size_t, UOpRef> stage_ranges_; // reduce axis -> its loop inside a tile
-  std::vector<UOpRef> stage_tile_ranges_; // the loops over tiles
-  UOpRef stage_barrier_;                  // after the copies: the reads wait for it
-  UOpRef stage_buffer_;                   // DEFINE_LOCAL holding every operand's tile
-};
+} // namespace
 
 // The tracker of a node of shape `start` seen from the base, through `ops` applied bottom-up.
 ShapeTracker Lowerer::tracker(const Dims& start, const std::vector<UOpRef>& ops) const {
@@ -528,89 +385,6 @@ KernelInfo Lowerer::analyze() {
     plan_.push_back(std::move(p));
   }
   return info;
-}
-
-// A float16/bfloat16 operand of the product (or one cast to float), else nullptr.
-UOpRef half_operand(UOpRef x) {
-  if (x->op() == Ops::CAST && x->dtype().is_float()) x = x->src(0);
-  return x->dtype() == dtypes::float16 || x->dtype() == dtypes::bfloat16 ? x : nullptr;
-}
-
-std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
-                                               const std::vector<int64_t>& in_dims, bool half_only) {
-  UOpRef v = first_reduce_->src(0);
-  if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0); // a half product summed in float
-  if (v->op() != Ops::MUL) return std::nullopt;
-  UOpRef a = half_operand(v->src(0)), b = half_operand(v->src(1));
-  if (!half_only) {
-    if (!a) a = v->src(0);
-    if (!b) b = v->src(1);
-  }
-  if (!a || !b || a->dtype() != b->dtype()) return std::nullopt;
-  auto operand_strides = [&](const UOpRef& x) {
-    std::vector<Dims> st;
-    strides_seen_.clear();
-    leaf_strides(x, {}, in_shape, st);
-    strides_seen_.clear();
-    return st;
-  };
-  const std::vector<Dims> sa = operand_strides(a), sb = operand_strides(b);
-  auto varies = [](const std::vector<Dims>& st, int64_t dim) {
-    return std::any_of(st.begin(), st.end(), [&](const Dims& d) { return d[size_t(dim)] != 0; });
-  };
-  MatmulAxes mm; // m: only a varies along it, n: only b; k: a reduce axis both vary along
-  for (size_t i = 0; i < out_dims.size(); ++i) {
-    const bool va = varies(sa, in_dims[i]), vb = varies(sb, in_dims[i]);
-    if (va && !vb) mm.m = int(out_dims[i]);
-    if (vb && !va) mm.n = int(out_dims[i]);
-  }
-  for (size_t j = 0; j < reduce_dims_.size(); ++j)
-    if (varies(sa, reduce_dims_[j]) && varies(sb, reduce_dims_[j])) mm.k = int(out_shape_.size() + j);
-  if (mm.m < 0 || mm.n < 0 || mm.k < 0) return std::nullopt;
-  if (half_only) {
-    tc_a_ = a;
-    tc_b_ = b;
-  }
-  return mm;
-}
-
-// TC splits m by 16, n by 8 and k by 16 (innermost parts) and makes the warp LOCAL_ID 0.
-void Lowerer::apply_tc(const Opt& o, const KernelInfo& info,
-                       const std::function<void(const std::string&)>& refuse) {
-  if (!options_.tensor_cores) refuse("the device has no tensor cores (TG_FEATURE_TENSOR_CORES)");
-  if (!info.matmul)
-    refuse("the kernel is not a sum over k of a[m,k] * b[k,n] with float16 or bfloat16 a and b");
-  const MatmulAxes mm = *info.matmul;
-  if (o.axis != mm.k) refuse("TC names the reduce axis k of the matmul, axis " + std::to_string(mm.k));
-  if (o.amount != 16) refuse("TC's amount is the tensor core's k: 16 (m16n8k16)");
-  if (local_axes_ > 0 || !upcasts_.empty() || !unrolls_.empty() ||
-      std::any_of(plan_.begin(), plan_.end(), [](const AxisPlan& a) { return a.parts.size() != 1; }))
-    refuse("TC must be the first optimization");
-  if (options_.max_local_threads < 32 || options_.max_local_size[0] < 32)
-    refuse("a warp of 32 threads does not fit the device's work group");
-  const std::array<std::pair<int, int64_t>, 3> splits{{{mm.m, 16}, {mm.n, 8}, {mm.k, 16}}};
-  for (auto [axis, size] : splits)
-    if (plan_[size_t(axis)].size % size != 0)
-      refuse("axis " + std::to_string(axis) + " (" + std::to_string(plan_[size_t(axis)].size) +
-             ") is not a multiple of " + std::to_string(size));
-  for (auto [axis, size] : splits) {
-    AxisPlan& ax = plan_[size_t(axis)];
-    ax.parts[0].size /= size;
-    ax.parts.push_back(Part{OptOp::TC, size, false});
-  }
-  local_axes_ = 1;
-  local_[0] = 32;
-  tc_ = mm;
-}
-
-// The index within its TC part of axis m, n or k: a fragment position being loaded
-// (tc_override_), else the C position of the output lane being built.
-UOpRef Lowerer::tc_index(size_t axis) const {
-  if (auto it = tc_override_.find(axis); it != tc_override_.end()) return it->second;
-  const UOpRef& lane = local_ids_.at(0);
-  if (int(axis) == tc_->m) return idiv(lane, idx_const(4)) + idx_const(8 * (tc_digit_ / 2));
-  if (int(axis) == tc_->n) return (lane % idx_const(4)) * idx_const(2) + idx_const(tc_digit_ % 2);
-  throw UOpError("codegen: the TC part of axis " + std::to_string(axis) + " has no fragment position");
 }
 
 void Lowerer::apply(const Opt& o, const KernelInfo& info) {
@@ -898,322 +672,6 @@ UOpRef Lowerer::reduce_index(size_t j, const UOpRef& rest_range, int64_t lane) {
   return raw;
 }
 
-// The first reduce under TC: every output lane of one upcast lane shares a chain of WMMAs over
-// the k loop; each takes its C fragment position from the result. A and B fragments load the
-// operands at the positions the shape's layout gives this thread (tg/sdk/wmma.hpp).
-UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
-  const Dims& out_shape = shapes_(r);
-  const Dims& in_shape = shapes_(r->src(0));
-  if (f.base != out_shape_)
-    throw OptError("optimization TC: the kernel's reduce is not read in the output's index space");
-  UOpRef& acc = tc_acc_[cur_lane_];
-  if (!acc) {
-    const size_t ndim = out_shape_.size();
-    const auto shape = *sdk::wmma_shape(TG_WMMA_M16N8K16);
-    std::vector<UOpRef> rest_range(reduce_dims_.size()), ranges;
-    for (size_t j = 0; j < reduce_dims_.size(); ++j) {
-      const AxisPlan& ax = plan_[ndim + j];
-      if (ax.rest() == 1) continue;
-      rest_range[j] = range_for(r.get(), size_t(reduce_dims_[j]), ax.rest());
-      ranges.push_back(rest_range[j]);
-    }
-    if (!staged_.empty()) { // the fragments come from the work group's tiles in local memory
-      stage_copies(r, f);
-      for (const auto& [axis, rng] : stage_ranges_) ranges.push_back(rng);
-    }
-    // the operand at matrix position (row, col) of its fragment: `over` gives the TC parts
-    auto operand = [&](const UOpRef& x, std::map<size_t, UOpRef> over) {
-      tc_override_ = std::move(over);
-      if (!staged_.empty()) {
-        UOpRef out = staged_load(x);
-        tc_override_.clear();
-        return out;
-      }
-      UOpRef valid = UOp::constant(dtypes::bool_, true);
-      std::vector<UOpRef> idx;
-      for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx_, cur_lane_, valid));
-      std::vector<UOpRef> in_idx = idx;
-      if (!f.mops.empty() || f.base != out_shape) {
-        auto [flat, v] = tracker(out_shape, f.mops).to_index(idx);
-        (void)v;
-        in_idx = unflatten(flat, out_shape);
-      }
-      for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
-      for (size_t j = 0; j < reduce_dims_.size(); ++j)
-        in_idx[size_t(reduce_dims_[j])] = reduce_index(j, rest_range[j], 0);
-      tc_override_.clear();
-      ++reduce_depth_;
-      UOpRef out = value(x, Frame{in_idx, in_shape, {}});
-      --reduce_depth_;
-      return out;
-    };
-    const UOpRef& lane = local_ids_.at(0);
-    const UOpRef g = idiv(lane, idx_const(4)), t = lane % idx_const(4);
-    const auto m = size_t(tc_->m), n = size_t(tc_->n), k = size_t(tc_->k);
-    std::vector<UOpRef> a_lanes, b_lanes;
-    for (int i = 0; i < shape.a_lanes; ++i) // rows g (+8), columns 2t, 2t+1 (+8): see wmma.hpp
-      a_lanes.push_back(operand(tc_a_, {{m, g + idx_const(8 * (i / 2 % 2))},
-                                        {k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 4))}}));
-    for (int i = 0; i < shape.b_lanes; ++i)
-      b_lanes.push_back(operand(tc_b_, {{k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 2))}, {n, g}}));
-    const DType in = tc_a_->dtype();
-    UOpRef A = UOp::make(Ops::VECTORIZE, in.vec(uint16_t(shape.a_lanes)), std::move(a_lanes));
-    UOpRef B = UOp::make(Ops::VECTORIZE, in.vec(uint16_t(shape.b_lanes)), std::move(b_lanes));
-    const DType cd = dtypes::float32.vec(uint16_t(shape.c_lanes));
-    UOpRef mma = UOp::make(Ops::WMMA, cd, {A, B, UOp::constant(cd, 0.0)}, int64_t(TG_WMMA_M16N8K16));
-    alu_inside_ += 2 * shape.m * shape.n * shape.k / shape.warp; // per thread
-    if (ranges.empty()) {
-      acc = mma;
-    } else {
-      std::vector<UOpRef> src{mma};
-      src.insert(src.end(), ranges.begin(), ranges.end());
-      acc = UOp::make(Ops::REDUCE, cd, std::move(src), ReduceArg{Ops::ADD, {}});
-    }
-    int64_t iters = 1;
-    for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
-    reduce_iters_ = std::max(reduce_iters_, iters);
-    int64_t count = 1;
-    for (auto a : r->arg_if<ReduceArg>()->axes) count *= in_shape[size_t(a)];
-    reduce_size_ = std::max(reduce_size_, count);
-  }
-  UOpRef out = UOp::make(Ops::GEP, dtypes::float32, {acc}, int64_t(tc_digit_));
-  if (out->dtype() != r->dtype()) out = cast(out, r->dtype());
-  UOpRef valid = UOp::constant(dtypes::bool_, true);
-  if (!f.mops.empty() || f.base != out_shape) valid = tracker(out_shape, f.mops).to_index(f.idx).second;
-  return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
-}
-
-// STAGE's conditions on the kernel and the opts before it; the first STAGE finds the operands.
-void Lowerer::apply_stage(const std::function<void(const std::string&)>& refuse) {
-  if (options_.local_memory_bytes == 0) refuse("the device has no work-group local memory");
-  if (!first_reduce_ || first_reduce_->arg_if<ReduceArg>()->op != Ops::ADD)
-    refuse("STAGE needs a sum (of products)");
-  if (axis_dim_.empty()) refuse("the kernel's outputs do not map to its reduce's kept dims");
-  if (group_axis_ >= 0 || !unrolls_.empty() || !loops_.empty() ||
-      std::any_of(plan_.begin(), plan_.end(),
-                  [](const AxisPlan& a) { return a.padded != a.size || a.has(OptOp::LOOP); }))
-    refuse("STAGE does not combine with GROUP, GROUPTOP, UNROLL, LOOP or PADTO");
-  if (!staged_.empty()) return;
-  UOpRef v = first_reduce_->src(0);
-  if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0);
-  if (v->op() != Ops::MUL) refuse("the reduce is not a sum of products a * b");
-  auto stored = [](const UOpRef& x) { return half_operand(x) ? half_operand(x)->dtype() : x->dtype(); };
-  if (stored(v->src(0)) != stored(v->src(1)))
-    refuse("the product's operands differ in dtype (" + stored(v->src(0)).name() + ", " +
-           stored(v->src(1)).name() + ")");
-  const Dims& in_shape = shapes_(first_reduce_->src(0));
-  stage_mul_ = v;
-  for (const UOpRef& x : v->src()) {
-    Staged s;
-    s.operand = x;
-    if (UOpRef h = half_operand(x); h && h != x) {
-      s.operand = h;
-      s.cast_to = x->dtype();
-    }
-    std::vector<Dims> st;
-    strides_seen_.clear();
-    leaf_strides(s.operand, {}, in_shape, st);
-    strides_seen_.clear();
-    s.strides.assign(in_shape.size(), 0);
-    for (const Dims& leaf :
-         st) // a dim any leaf varies along is in the tile; the first leaf's stride orders it
-      for (size_t d = 0; d < leaf.size(); ++d)
-        if (leaf[d] != 0 && s.strides[d] == 0) s.strides[d] = leaf[d];
-    staged_.push_back(std::move(s));
-  }
-}
-
-// The part of an axis inside one work group's tile: all but the rest (which STAGE keeps outermost).
-int64_t Lowerer::within_size(size_t axis) const { return plan_[axis].padded / plan_[axis].rest(); }
-
-// This thread's (and output lane's, fragment position's, tile step's) index within the tile.
-UOpRef Lowerer::within_index(size_t axis) const {
-  const auto digits = lane_digits(upcasts_, cur_lane_);
-  UOpRef raw;
-  for (const Part& p : plan_[axis].parts) {
-    if (p.rest) continue;
-    UOpRef pi = p.op == OptOp::UPCAST  ? idx_const(digits.at(size_t(p.lane_id)))
-                : p.op == OptOp::TC    ? tc_index(axis)
-                : p.op == OptOp::STAGE ? stage_ranges_.at(axis)
-                                       : local_ids_.at(size_t(p.local_axis));
-    raw = raw ? raw * idx_const(p.size) + pi : pi;
-  }
-  return raw ? raw : idx_const(0);
-}
-
-// Each operand's tile: the kernel axes it varies along with more than one index in the tile,
-// reduce axes outermost, output axes innermost (neighbouring threads read neighbouring words).
-void Lowerer::plan_stage() {
-  int64_t bytes = 0;
-  for (Staged& s : staged_) {
-    s.layout.clear();
-    for (size_t pass = 0; pass < 2; ++pass)
-      for (size_t a = 0; a < plan_.size(); ++a) {
-        const bool reduce_axis = a >= out_shape_.size();
-        if (reduce_axis != (pass == 0) || axis_dim_[a] < 0 || within_size(a) < 2) continue;
-        if (s.strides[size_t(axis_dim_[a])] != 0) s.layout.push_back(a);
-      }
-    // A copy whose contiguous global axis is not the tile's innermost one writes local memory with
-    // a stride: pad the rows by 16 bytes (rows stay 16-byte aligned for vector reads) so that those
-    // writes fall into different banks. (A 1-element pad: f16 TC matmul 44 vs 54 TFLOPS, H200.)
-    int64_t innermost_stride = std::numeric_limits<int64_t>::max(), fastest = -1;
-    for (size_t i = 0; i < s.layout.size(); ++i)
-      if (int64_t st = s.strides[size_t(axis_dim_[s.layout[i]])]; st > 0 && st < innermost_stride) {
-        innermost_stride = st;
-        fastest = int64_t(i);
-      }
-    const bool pad = !s.layout.empty() && fastest >= 0 && size_t(fastest) + 1 != s.layout.size();
-    s.count = 1;
-    s.elements = 1;
-    for (size_t a : s.layout) s.elements *= within_size(a);
-    s.local_strides.assign(s.layout.size(), 1);
-    for (size_t i = s.layout.size(); i-- > 0;) {
-      s.local_strides[i] = s.count;
-      s.count *= within_size(s.layout[i]);
-      if (pad && i + 1 == s.layout.size()) s.count += std::max(1, 16 / s.operand->dtype().itemsize());
-    }
-    s.offset = bytes / s.operand->dtype().itemsize();
-    bytes += s.count * s.operand->dtype().itemsize();
-  }
-  if (uint64_t(bytes) > options_.local_memory_bytes)
-    throw OptError("optimization STAGE: the tiles need " + std::to_string(bytes) +
-                   " bytes of local memory; the device has " + std::to_string(options_.local_memory_bytes));
-}
-
-// Once per tile: a barrier (every thread is done reading the last tile), the work group's copy of
-// each operand's tile (thread t takes elements t, t + threads, ..., in the order of their global
-// addresses so that neighbouring threads read neighbouring elements), then a barrier.
-void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
-  if (stage_barrier_) return;
-  const size_t ndim = out_shape_.size();
-  const Dims& out_shape = shapes_(r);
-  const Dims& in_shape = shapes_(r->src(0));
-  std::vector<UOpRef> rest_range(reduce_dims_.size());
-  for (size_t j = 0; j < reduce_dims_.size(); ++j) {
-    const AxisPlan& ax = plan_[ndim + j];
-    if (ax.rest() > 1) {
-      rest_range[j] = range_for(r.get(), size_t(reduce_dims_[j]), ax.rest());
-      stage_tile_ranges_.push_back(rest_range[j]);
-    }
-    if (ax.has(OptOp::STAGE))
-      for (const Part& p : ax.parts)
-        if (!p.rest && p.op == OptOp::STAGE)
-          stage_ranges_[ndim + j] = UOp::range(p.size, next_range_id_++, kIndex);
-  }
-  std::vector<UOpRef> before = stage_tile_ranges_;
-  before.insert(before.end(), rest_idx_.begin(), rest_idx_.end());
-  UOpRef start = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
-  int64_t threads = 1;
-  UOpRef tid = idx_const(0);
-  for (int a = local_axes_; a-- > 0;) { // LOCAL_ID 0 fastest, as the hardware numbers a warp
-    tid = tid * idx_const(local_[size_t(a)]) + local_ids_[size_t(a)];
-    threads *= local_[size_t(a)];
-  }
-  std::vector<UOpRef> stores;
-  const Staged& last = staged_.back();
-  stage_buffer_ =
-      UOp::make(Ops::DEFINE_LOCAL, last.operand->dtype().ptr_to(true), {}, last.offset + last.count);
-  for (Staged& s : staged_) {
-    std::vector<size_t> order(s.layout.size()); // positions in layout, largest global stride first
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    auto stride = [&](size_t i) {
-      const int64_t st = s.strides[size_t(axis_dim_[s.layout[i]])];
-      return st < 0 ? std::numeric_limits<int64_t>::max() : st;
-    };
-    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return stride(x) > stride(y); });
-    for (int64_t first = 0; first < s.elements; first += threads) {
-      UOpRef e = tid + idx_const(first);
-      UOpRef valid = UOp::constant(dtypes::bool_, true);
-      if (first + threads > s.elements) {
-        valid = lt(e, idx_const(s.elements));
-        e = min_index(e, s.elements - 1);
-      }
-      std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
-      UOpRef rem = e;
-      for (size_t k = order.size(); k-- > 0;) {
-        const int64_t n = within_size(s.layout[order[k]]);
-        coord[order[k]] = k == 0 ? rem : rem % idx_const(n);
-        if (k > 0) rem = idiv(rem, idx_const(n));
-      }
-      auto coord_of = [&](size_t axis) {
-        for (size_t i = 0; i < s.layout.size(); ++i)
-          if (s.layout[i] == axis) return coord[i];
-        return idx_const(0);
-      };
-      UOpRef lidx = idx_const(s.offset);
-      for (size_t i = 0; i < s.layout.size(); ++i) lidx = lidx + coord[i] * idx_const(s.local_strides[i]);
-      std::vector<UOpRef> oidx;
-      for (size_t d = 0; d < ndim; ++d)
-        oidx.push_back(rest_idx_[d] * idx_const(within_size(d)) + coord_of(d));
-      std::vector<UOpRef> in_idx = oidx;
-      if (!f.mops.empty() || f.base != out_shape) {
-        auto [flat, v] = tracker(out_shape, f.mops).to_index(oidx);
-        (void)v;
-        in_idx = unflatten(flat, out_shape);
-      }
-      for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
-      for (size_t j = 0; j < reduce_dims_.size(); ++j) {
-        UOpRef w = coord_of(ndim + j);
-        in_idx[size_t(reduce_dims_[j])] =
-            rest_range[j] ? rest_range[j] * idx_const(within_size(ndim + j)) + w : w;
-      }
-      ++reduce_depth_;
-      UOpRef g = value(s.operand, Frame{in_idx, in_shape, {}});
-      --reduce_depth_;
-      UOpRef ptr = UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, lidx, start});
-      stores.push_back(is_true(valid) ? UOp::make(Ops::STORE, dtypes::void_, {ptr, g})
-                                      : UOp::make(Ops::STORE, dtypes::void_, {ptr, g, valid}));
-    }
-  }
-  stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(stores));
-}
-
-// The staged operand as this lane reads it from local memory.
-UOpRef Lowerer::staged_load(const UOpRef& operand) const {
-  for (const Staged& s : staged_) {
-    if (s.operand != operand) continue;
-    UOpRef idx = idx_const(s.offset);
-    for (size_t i = 0; i < s.layout.size(); ++i)
-      idx = idx + within_index(s.layout[i]) * idx_const(s.local_strides[i]);
-    return UOp::make(Ops::LOAD, operand->dtype(),
-                     {UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, idx, stage_barrier_})});
-  }
-  throw UOpError("codegen: STAGE has no tile for this operand");
-}
-
-// The first reduce under STAGE (without TC): the loops over tiles, inside them the loops over each
-// tile's steps, and every output lane's product read from local memory.
-UOpRef Lowerer::staged_reduce(const UOpRef& r, const Frame& f) {
-  if (f.base != out_shape_)
-    throw OptError("optimization STAGE: the kernel's reduce is not read in the output's index space");
-  stage_copies(r, f);
-  std::vector<UOpRef> ops;
-  for (const Staged& s : staged_) {
-    UOpRef x = staged_load(s.operand);
-    ops.push_back(s.cast_to ? cast(x, *s.cast_to) : x);
-  }
-  UOpRef v = UOp::make(Ops::MUL, stage_mul_->dtype(), std::move(ops));
-  if (r->src(0)->op() == Ops::CAST) v = cast(v, r->src(0)->dtype());
-  std::vector<UOpRef> ranges = stage_tile_ranges_;
-  for (const auto& [axis, rng] : stage_ranges_) ranges.push_back(rng);
-  int64_t iters = 1, count = 1;
-  for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
-  for (auto a : r->arg_if<ReduceArg>()->axes) count *= shapes_(r->src(0))[size_t(a)];
-  reduce_iters_ = std::max(reduce_iters_, iters);
-  reduce_size_ = std::max(reduce_size_, count);
-  alu_inside_ += 2;
-  UOpRef out = v;
-  if (!ranges.empty()) {
-    std::vector<UOpRef> src{v};
-    src.insert(src.end(), ranges.begin(), ranges.end());
-    out = UOp::make(Ops::REDUCE, v->dtype(), std::move(src), ReduceArg{Ops::ADD, {}});
-  }
-  const Dims& out_shape = shapes_(r);
-  UOpRef valid = UOp::constant(dtypes::bool_, true);
-  if (!f.mops.empty() || f.base != out_shape) valid = tracker(out_shape, f.mops).to_index(f.idx).second;
-  return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
-}
-
 // The threads of a GROUP each hold a partial: each writes it to local memory, and after a barrier
 // every thread combines the group's partials (the store is left to thread 0).
 UOpRef Lowerer::group_stage(Ops op, const UOpRef& partial) {
@@ -1241,12 +699,15 @@ UOpRef Lowerer::group_stage(Ops op, const UOpRef& partial) {
   if (tile_loop_) trailing_barriers_.push_back(UOp::make(Ops::BARRIER, dtypes::void_, {total}));
   return total;
 }
+namespace {
 
 std::string join_dims(const std::string& prefix, const Dims& d) {
   std::string s = prefix;
   for (auto x : d) s += "_" + std::to_string(x);
   return s;
 }
+
+} // namespace
 
 LoweredKernel Lowerer::run() {
   LoweredKernel k;
@@ -1369,8 +830,9 @@ LoweredKernel Lowerer::run() {
   for (const auto& b : item_.buffers) k.bytes += buffer_arg(b).size() * b->dtype().itemsize();
   return k;
 }
+} // namespace lower_detail
 
-} // namespace
+using lower_detail::Lowerer;
 
 LowerOptions lower_options(const tg_device_properties& props, bool optimize) {
   LowerOptions o;

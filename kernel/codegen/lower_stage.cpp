@@ -1,0 +1,243 @@
+// The shared-memory opt STAGE: each reduce tile of a matmul's operands is copied once into local
+// memory by the whole work group, and the products read it from there.
+#include "kernel/codegen/lowerer.hpp"
+
+#include "kernel/schedule/buffer.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace tg::lower_detail {
+
+// STAGE's conditions on the kernel and the opts before it; the first STAGE finds the operands.
+void Lowerer::apply_stage(const std::function<void(const std::string&)>& refuse) {
+  if (options_.local_memory_bytes == 0) refuse("the device has no work-group local memory");
+  if (!first_reduce_ || first_reduce_->arg_if<ReduceArg>()->op != Ops::ADD)
+    refuse("STAGE needs a sum (of products)");
+  if (axis_dim_.empty()) refuse("the kernel's outputs do not map to its reduce's kept dims");
+  if (group_axis_ >= 0 || !unrolls_.empty() || !loops_.empty() ||
+      std::any_of(plan_.begin(), plan_.end(),
+                  [](const AxisPlan& a) { return a.padded != a.size || a.has(OptOp::LOOP); }))
+    refuse("STAGE does not combine with GROUP, GROUPTOP, UNROLL, LOOP or PADTO");
+  if (!staged_.empty()) return;
+  UOpRef v = first_reduce_->src(0);
+  if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0);
+  if (v->op() != Ops::MUL) refuse("the reduce is not a sum of products a * b");
+  auto stored = [](const UOpRef& x) { return half_operand(x) ? half_operand(x)->dtype() : x->dtype(); };
+  if (stored(v->src(0)) != stored(v->src(1)))
+    refuse("the product's operands differ in dtype (" + stored(v->src(0)).name() + ", " +
+           stored(v->src(1)).name() + ")");
+  const Dims& in_shape = shapes_(first_reduce_->src(0));
+  stage_mul_ = v;
+  for (const UOpRef& x : v->src()) {
+    Staged s;
+    s.operand = x;
+    if (UOpRef h = half_operand(x); h && h != x) {
+      s.operand = h;
+      s.cast_to = x->dtype();
+    }
+    std::vector<Dims> st;
+    strides_seen_.clear();
+    leaf_strides(s.operand, {}, in_shape, st);
+    strides_seen_.clear();
+    s.strides.assign(in_shape.size(), 0);
+    for (const Dims& leaf :
+         st) // a dim any leaf varies along is in the tile; the first leaf's stride orders it
+      for (size_t d = 0; d < leaf.size(); ++d)
+        if (leaf[d] != 0 && s.strides[d] == 0) s.strides[d] = leaf[d];
+    staged_.push_back(std::move(s));
+  }
+}
+
+// The part of an axis inside one work group's tile: all but the rest (which STAGE keeps outermost).
+int64_t Lowerer::within_size(size_t axis) const { return plan_[axis].padded / plan_[axis].rest(); }
+
+// This thread's (and output lane's, fragment position's, tile step's) index within the tile.
+UOpRef Lowerer::within_index(size_t axis) const {
+  const auto digits = lane_digits(upcasts_, cur_lane_);
+  UOpRef raw;
+  for (const Part& p : plan_[axis].parts) {
+    if (p.rest) continue;
+    UOpRef pi = p.op == OptOp::UPCAST  ? idx_const(digits.at(size_t(p.lane_id)))
+                : p.op == OptOp::TC    ? tc_index(axis)
+                : p.op == OptOp::STAGE ? stage_ranges_.at(axis)
+                                       : local_ids_.at(size_t(p.local_axis));
+    raw = raw ? raw * idx_const(p.size) + pi : pi;
+  }
+  return raw ? raw : idx_const(0);
+}
+
+// Each operand's tile: the kernel axes it varies along with more than one index in the tile,
+// reduce axes outermost, output axes innermost (neighbouring threads read neighbouring words).
+void Lowerer::plan_stage() {
+  int64_t bytes = 0;
+  for (Staged& s : staged_) {
+    s.layout.clear();
+    for (size_t pass = 0; pass < 2; ++pass)
+      for (size_t a = 0; a < plan_.size(); ++a) {
+        const bool reduce_axis = a >= out_shape_.size();
+        if (reduce_axis != (pass == 0) || axis_dim_[a] < 0 || within_size(a) < 2) continue;
+        if (s.strides[size_t(axis_dim_[a])] != 0) s.layout.push_back(a);
+      }
+    // A copy whose contiguous global axis is not the tile's innermost one writes local memory with
+    // a stride: pad the rows by 16 bytes (rows stay 16-byte aligned for vector reads) so that those
+    // writes fall into different banks. (A 1-element pad: f16 TC matmul 44 vs 54 TFLOPS, H200.)
+    int64_t innermost_stride = std::numeric_limits<int64_t>::max(), fastest = -1;
+    for (size_t i = 0; i < s.layout.size(); ++i)
+      if (int64_t st = s.strides[size_t(axis_dim_[s.layout[i]])]; st > 0 && st < innermost_stride) {
+        innermost_stride = st;
+        fastest = int64_t(i);
+      }
+    const bool pad = !s.layout.empty() && fastest >= 0 && size_t(fastest) + 1 != s.layout.size();
+    s.count = 1;
+    s.elements = 1;
+    for (size_t a : s.layout) s.elements *= within_size(a);
+    s.local_strides.assign(s.layout.size(), 1);
+    for (size_t i = s.layout.size(); i-- > 0;) {
+      s.local_strides[i] = s.count;
+      s.count *= within_size(s.layout[i]);
+      if (pad && i + 1 == s.layout.size()) s.count += std::max(1, 16 / s.operand->dtype().itemsize());
+    }
+    s.offset = bytes / s.operand->dtype().itemsize();
+    bytes += s.count * s.operand->dtype().itemsize();
+  }
+  if (uint64_t(bytes) > options_.local_memory_bytes)
+    throw OptError("optimization STAGE: the tiles need " + std::to_string(bytes) +
+                   " bytes of local memory; the device has " + std::to_string(options_.local_memory_bytes));
+}
+
+// Once per tile: a barrier (every thread is done reading the last tile), the work group's copy of
+// each operand's tile (thread t takes elements t, t + threads, ..., in the order of their global
+// addresses so that neighbouring threads read neighbouring elements), then a barrier.
+void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
+  if (stage_barrier_) return;
+  const size_t ndim = out_shape_.size();
+  const Dims& out_shape = shapes_(r);
+  const Dims& in_shape = shapes_(r->src(0));
+  std::vector<UOpRef> rest_range(reduce_dims_.size());
+  for (size_t j = 0; j < reduce_dims_.size(); ++j) {
+    const AxisPlan& ax = plan_[ndim + j];
+    if (ax.rest() > 1) {
+      rest_range[j] = range_for(r.get(), size_t(reduce_dims_[j]), ax.rest());
+      stage_tile_ranges_.push_back(rest_range[j]);
+    }
+    if (ax.has(OptOp::STAGE))
+      for (const Part& p : ax.parts)
+        if (!p.rest && p.op == OptOp::STAGE)
+          stage_ranges_[ndim + j] = UOp::range(p.size, next_range_id_++, kIndex);
+  }
+  std::vector<UOpRef> before = stage_tile_ranges_;
+  before.insert(before.end(), rest_idx_.begin(), rest_idx_.end());
+  UOpRef start = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
+  int64_t threads = 1;
+  UOpRef tid = idx_const(0);
+  for (int a = local_axes_; a-- > 0;) { // LOCAL_ID 0 fastest, as the hardware numbers a warp
+    tid = tid * idx_const(local_[size_t(a)]) + local_ids_[size_t(a)];
+    threads *= local_[size_t(a)];
+  }
+  std::vector<UOpRef> stores;
+  const Staged& last = staged_.back();
+  stage_buffer_ =
+      UOp::make(Ops::DEFINE_LOCAL, last.operand->dtype().ptr_to(true), {}, last.offset + last.count);
+  for (Staged& s : staged_) {
+    std::vector<size_t> order(s.layout.size()); // positions in layout, largest global stride first
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto stride = [&](size_t i) {
+      const int64_t st = s.strides[size_t(axis_dim_[s.layout[i]])];
+      return st < 0 ? std::numeric_limits<int64_t>::max() : st;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return stride(x) > stride(y); });
+    for (int64_t first = 0; first < s.elements; first += threads) {
+      UOpRef e = tid + idx_const(first);
+      UOpRef valid = UOp::constant(dtypes::bool_, true);
+      if (first + threads > s.elements) {
+        valid = lt(e, idx_const(s.elements));
+        e = min_index(e, s.elements - 1);
+      }
+      std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
+      UOpRef rem = e;
+      for (size_t k = order.size(); k-- > 0;) {
+        const int64_t n = within_size(s.layout[order[k]]);
+        coord[order[k]] = k == 0 ? rem : rem % idx_const(n);
+        if (k > 0) rem = idiv(rem, idx_const(n));
+      }
+      auto coord_of = [&](size_t axis) {
+        for (size_t i = 0; i < s.layout.size(); ++i)
+          if (s.layout[i] == axis) return coord[i];
+        return idx_const(0);
+      };
+      UOpRef lidx = idx_const(s.offset);
+      for (size_t i = 0; i < s.layout.size(); ++i) lidx = lidx + coord[i] * idx_const(s.local_strides[i]);
+      std::vector<UOpRef> oidx;
+      for (size_t d = 0; d < ndim; ++d)
+        oidx.push_back(rest_idx_[d] * idx_const(within_size(d)) + coord_of(d));
+      std::vector<UOpRef> in_idx = oidx;
+      if (!f.mops.empty() || f.base != out_shape) {
+        auto [flat, v] = tracker(out_shape, f.mops).to_index(oidx);
+        (void)v;
+        in_idx = unflatten(flat, out_shape);
+      }
+      for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
+      for (size_t j = 0; j < reduce_dims_.size(); ++j) {
+        UOpRef w = coord_of(ndim + j);
+        in_idx[size_t(reduce_dims_[j])] =
+            rest_range[j] ? rest_range[j] * idx_const(within_size(ndim + j)) + w : w;
+      }
+      ++reduce_depth_;
+      UOpRef g = value(s.operand, Frame{in_idx, in_shape, {}});
+      --reduce_depth_;
+      UOpRef ptr = UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, lidx, start});
+      stores.push_back(is_true(valid) ? UOp::make(Ops::STORE, dtypes::void_, {ptr, g})
+                                      : UOp::make(Ops::STORE, dtypes::void_, {ptr, g, valid}));
+    }
+  }
+  stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(stores));
+}
+
+// The staged operand as this lane reads it from local memory.
+UOpRef Lowerer::staged_load(const UOpRef& operand) const {
+  for (const Staged& s : staged_) {
+    if (s.operand != operand) continue;
+    UOpRef idx = idx_const(s.offset);
+    for (size_t i = 0; i < s.layout.size(); ++i)
+      idx = idx + within_index(s.layout[i]) * idx_const(s.local_strides[i]);
+    return UOp::make(Ops::LOAD, operand->dtype(),
+                     {UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, idx, stage_barrier_})});
+  }
+  throw UOpError("codegen: STAGE has no tile for this operand");
+}
+
+// The first reduce under STAGE (without TC): the loops over tiles, inside them the loops over each
+// tile's steps, and every output lane's product read from local memory.
+UOpRef Lowerer::staged_reduce(const UOpRef& r, const Frame& f) {
+  if (f.base != out_shape_)
+    throw OptError("optimization STAGE: the kernel's reduce is not read in the output's index space");
+  stage_copies(r, f);
+  std::vector<UOpRef> ops;
+  for (const Staged& s : staged_) {
+    UOpRef x = staged_load(s.operand);
+    ops.push_back(s.cast_to ? cast(x, *s.cast_to) : x);
+  }
+  UOpRef v = UOp::make(Ops::MUL, stage_mul_->dtype(), std::move(ops));
+  if (r->src(0)->op() == Ops::CAST) v = cast(v, r->src(0)->dtype());
+  std::vector<UOpRef> ranges = stage_tile_ranges_;
+  for (const auto& [axis, rng] : stage_ranges_) ranges.push_back(rng);
+  int64_t iters = 1, count = 1;
+  for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
+  for (auto a : r->arg_if<ReduceArg>()->axes) count *= shapes_(r->src(0))[size_t(a)];
+  reduce_iters_ = std::max(reduce_iters_, iters);
+  reduce_size_ = std::max(reduce_size_, count);
+  alu_inside_ += 2;
+  UOpRef out = v;
+  if (!ranges.empty()) {
+    std::vector<UOpRef> src{v};
+    src.insert(src.end(), ranges.begin(), ranges.end());
+    out = UOp::make(Ops::REDUCE, v->dtype(), std::move(src), ReduceArg{Ops::ADD, {}});
+  }
+  const Dims& out_shape = shapes_(r);
+  UOpRef valid = UOp::constant(dtypes::bool_, true);
+  if (!f.mops.empty() || f.base != out_shape) valid = tracker(out_shape, f.mops).to_index(f.idx).second;
+  return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
+}
+
+} // namespace tg::lower_detail

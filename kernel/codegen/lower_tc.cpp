@@ -1,0 +1,182 @@
+// The tensor core opt TC: matmul detection, the split of m, n and k, and the reduce as a chain of
+// WMMAs over fragments (tg/sdk/wmma.hpp).
+#include "kernel/codegen/lowerer.hpp"
+
+#include "kernel/schedule/buffer.hpp"
+
+#include <tg/sdk/wmma.hpp>
+
+#include <algorithm>
+#include <string>
+
+namespace tg::lower_detail {
+
+// A float16/bfloat16 operand of the product (or one cast to float), else nullptr.
+UOpRef half_operand(UOpRef x) {
+  if (x->op() == Ops::CAST && x->dtype().is_float()) x = x->src(0);
+  return x->dtype() == dtypes::float16 || x->dtype() == dtypes::bfloat16 ? x : nullptr;
+}
+
+std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
+                                               const std::vector<int64_t>& in_dims, bool half_only) {
+  UOpRef v = first_reduce_->src(0);
+  if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0); // a half product summed in float
+  if (v->op() != Ops::MUL) return std::nullopt;
+  UOpRef a = half_operand(v->src(0)), b = half_operand(v->src(1));
+  if (!half_only) {
+    if (!a) a = v->src(0);
+    if (!b) b = v->src(1);
+  }
+  if (!a || !b || a->dtype() != b->dtype()) return std::nullopt;
+  auto operand_strides = [&](const UOpRef& x) {
+    std::vector<Dims> st;
+    strides_seen_.clear();
+    leaf_strides(x, {}, in_shape, st);
+    strides_seen_.clear();
+    return st;
+  };
+  const std::vector<Dims> sa = operand_strides(a), sb = operand_strides(b);
+  auto varies = [](const std::vector<Dims>& st, int64_t dim) {
+    return std::any_of(st.begin(), st.end(), [&](const Dims& d) { return d[size_t(dim)] != 0; });
+  };
+  MatmulAxes mm; // m: only a varies along it, n: only b; k: a reduce axis both vary along
+  for (size_t i = 0; i < out_dims.size(); ++i) {
+    const bool va = varies(sa, in_dims[i]), vb = varies(sb, in_dims[i]);
+    if (va && !vb) mm.m = int(out_dims[i]);
+    if (vb && !va) mm.n = int(out_dims[i]);
+  }
+  for (size_t j = 0; j < reduce_dims_.size(); ++j)
+    if (varies(sa, reduce_dims_[j]) && varies(sb, reduce_dims_[j])) mm.k = int(out_shape_.size() + j);
+  if (mm.m < 0 || mm.n < 0 || mm.k < 0) return std::nullopt;
+  if (half_only) {
+    tc_a_ = a;
+    tc_b_ = b;
+  }
+  return mm;
+}
+
+// TC splits m by 16, n by 8 and k by 16 (innermost parts) and makes the warp LOCAL_ID 0.
+void Lowerer::apply_tc(const Opt& o, const KernelInfo& info,
+                       const std::function<void(const std::string&)>& refuse) {
+  if (!options_.tensor_cores) refuse("the device has no tensor cores (TG_FEATURE_TENSOR_CORES)");
+  if (!info.matmul)
+    refuse("the kernel is not a sum over k of a[m,k] * b[k,n] with float16 or bfloat16 a and b");
+  const MatmulAxes mm = *info.matmul;
+  if (o.axis != mm.k) refuse("TC names the reduce axis k of the matmul, axis " + std::to_string(mm.k));
+  if (o.amount != 16) refuse("TC's amount is the tensor core's k: 16 (m16n8k16)");
+  if (local_axes_ > 0 || !upcasts_.empty() || !unrolls_.empty() ||
+      std::any_of(plan_.begin(), plan_.end(), [](const AxisPlan& a) { return a.parts.size() != 1; }))
+    refuse("TC must be the first optimization");
+  if (options_.max_local_threads < 32 || options_.max_local_size[0] < 32)
+    refuse("a warp of 32 threads does not fit the device's work group");
+  const std::array<std::pair<int, int64_t>, 3> splits{{{mm.m, 16}, {mm.n, 8}, {mm.k, 16}}};
+  for (auto [axis, size] : splits)
+    if (plan_[size_t(axis)].size % size != 0)
+      refuse("axis " + std::to_string(axis) + " (" + std::to_string(plan_[size_t(axis)].size) +
+             ") is not a multiple of " + std::to_string(size));
+  for (auto [axis, size] : splits) {
+    AxisPlan& ax = plan_[size_t(axis)];
+    ax.parts[0].size /= size;
+    ax.parts.push_back(Part{OptOp::TC, size, false});
+  }
+  local_axes_ = 1;
+  local_[0] = 32;
+  tc_ = mm;
+}
+
+// The index within its TC part of axis m, n or k: a fragment position being loaded
+// (tc_override_), else the C position of the output lane being built.
+UOpRef Lowerer::tc_index(size_t axis) const {
+  if (auto it = tc_override_.find(axis); it != tc_override_.end()) return it->second;
+  const UOpRef& lane = local_ids_.at(0);
+  if (int(axis) == tc_->m) return idiv(lane, idx_const(4)) + idx_const(8 * (tc_digit_ / 2));
+  if (int(axis) == tc_->n) return (lane % idx_const(4)) * idx_const(2) + idx_const(tc_digit_ % 2);
+  throw UOpError("codegen: the TC part of axis " + std::to_string(axis) + " has no fragment position");
+}
+
+// The first reduce under TC: every output lane of one upcast lane shares a chain of WMMAs over
+// the k loop; each takes its C fragment position from the result. A and B fragments load the
+// operands at the positions the shape's layout gives this thread (tg/sdk/wmma.hpp).
+UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
+  const Dims& out_shape = shapes_(r);
+  const Dims& in_shape = shapes_(r->src(0));
+  if (f.base != out_shape_)
+    throw OptError("optimization TC: the kernel's reduce is not read in the output's index space");
+  UOpRef& acc = tc_acc_[cur_lane_];
+  if (!acc) {
+    const size_t ndim = out_shape_.size();
+    const auto shape = *sdk::wmma_shape(TG_WMMA_M16N8K16);
+    std::vector<UOpRef> rest_range(reduce_dims_.size()), ranges;
+    for (size_t j = 0; j < reduce_dims_.size(); ++j) {
+      const AxisPlan& ax = plan_[ndim + j];
+      if (ax.rest() == 1) continue;
+      rest_range[j] = range_for(r.get(), size_t(reduce_dims_[j]), ax.rest());
+      ranges.push_back(rest_range[j]);
+    }
+    if (!staged_.empty()) { // the fragments come from the work group's tiles in local memory
+      stage_copies(r, f);
+      for (const auto& [axis, rng] : stage_ranges_) ranges.push_back(rng);
+    }
+    // the operand at matrix position (row, col) of its fragment: `over` gives the TC parts
+    auto operand = [&](const UOpRef& x, std::map<size_t, UOpRef> over) {
+      tc_override_ = std::move(over);
+      if (!staged_.empty()) {
+        UOpRef out = staged_load(x);
+        tc_override_.clear();
+        return out;
+      }
+      UOpRef valid = UOp::constant(dtypes::bool_, true);
+      std::vector<UOpRef> idx;
+      for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx_, cur_lane_, valid));
+      std::vector<UOpRef> in_idx = idx;
+      if (!f.mops.empty() || f.base != out_shape) {
+        auto [flat, v] = tracker(out_shape, f.mops).to_index(idx);
+        (void)v;
+        in_idx = unflatten(flat, out_shape);
+      }
+      for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
+      for (size_t j = 0; j < reduce_dims_.size(); ++j)
+        in_idx[size_t(reduce_dims_[j])] = reduce_index(j, rest_range[j], 0);
+      tc_override_.clear();
+      ++reduce_depth_;
+      UOpRef out = value(x, Frame{in_idx, in_shape, {}});
+      --reduce_depth_;
+      return out;
+    };
+    const UOpRef& lane = local_ids_.at(0);
+    const UOpRef g = idiv(lane, idx_const(4)), t = lane % idx_const(4);
+    const auto m = size_t(tc_->m), n = size_t(tc_->n), k = size_t(tc_->k);
+    std::vector<UOpRef> a_lanes, b_lanes;
+    for (int i = 0; i < shape.a_lanes; ++i) // rows g (+8), columns 2t, 2t+1 (+8): see wmma.hpp
+      a_lanes.push_back(operand(tc_a_, {{m, g + idx_const(8 * (i / 2 % 2))},
+                                        {k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 4))}}));
+    for (int i = 0; i < shape.b_lanes; ++i)
+      b_lanes.push_back(operand(tc_b_, {{k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 2))}, {n, g}}));
+    const DType in = tc_a_->dtype();
+    UOpRef A = UOp::make(Ops::VECTORIZE, in.vec(uint16_t(shape.a_lanes)), std::move(a_lanes));
+    UOpRef B = UOp::make(Ops::VECTORIZE, in.vec(uint16_t(shape.b_lanes)), std::move(b_lanes));
+    const DType cd = dtypes::float32.vec(uint16_t(shape.c_lanes));
+    UOpRef mma = UOp::make(Ops::WMMA, cd, {A, B, UOp::constant(cd, 0.0)}, int64_t(TG_WMMA_M16N8K16));
+    alu_inside_ += 2 * shape.m * shape.n * shape.k / shape.warp; // per thread
+    if (ranges.empty()) {
+      acc = mma;
+    } else {
+      std::vector<UOpRef> src{mma};
+      src.insert(src.end(), ranges.begin(), ranges.end());
+      acc = UOp::make(Ops::REDUCE, cd, std::move(src), ReduceArg{Ops::ADD, {}});
+    }
+    int64_t iters = 1;
+    for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
+    reduce_iters_ = std::max(reduce_iters_, iters);
+    int64_t count = 1;
+    for (auto a : r->arg_if<ReduceArg>()->axes) count *= in_shape[size_t(a)];
+    reduce_size_ = std::max(reduce_size_, count);
+  }
+  UOpRef out = UOp::make(Ops::GEP, dtypes::float32, {acc}, int64_t(tc_digit_));
+  if (out->dtype() != r->dtype()) out = cast(out, r->dtype());
+  UOpRef valid = UOp::constant(dtypes::bool_, true);
+  if (!f.mops.empty() || f.base != out_shape) valid = tracker(out_shape, f.mops).to_index(f.idx).second;
+  return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
+}
+
+} // namespace tg::lower_detail
