@@ -331,12 +331,15 @@ BOOST_AUTO_TEST_CASE(staged_lists_match_noopt) {
         {OptOp::STAGE, 2, 8}}},
       {matmul, {{OptOp::LOCAL, 1, 16}, {OptOp::LOCAL, 0, 16}, {OptOp::STAGE, 2, 4}}},
       {matmul, {{OptOp::UPCAST, 1, 4}, {OptOp::LOCAL, 1, 4}, {OptOp::LOCAL, 0, 4}, {OptOp::STAGE, 2, 48}}},
-      // the heuristic's shape: each thread's lanes are neighbours in both tiles (vector reads)
+      // the heuristic's shape: 4 neighbouring lanes per axis (vector reads of both tiles), and
+      // 2 more per axis a whole LOCAL part apart
       {matmul,
        {{OptOp::UPCAST, 1, 4},
         {OptOp::UPCAST, 0, 4},
         {OptOp::LOCAL, 1, 4},
         {OptOp::LOCAL, 0, 4},
+        {OptOp::UPCAST, 1, 2},
+        {OptOp::UPCAST, 0, 2},
         {OptOp::STAGE, 2, 8}}},
       {[] {
          return input({48, 64}).permute({1, 0}).matmul(input({32, 48}).permute({1, 0}));
