@@ -216,11 +216,14 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
         for (int64_t step : {16, 8, 4, 2}) {
           const uint64_t bytes = uint64_t((tm + tn + 8) * step) * uint64_t(k.itemsize); // + padding
           if (k.axes[size_t(kr)].size % step != 0 || bytes > d.local_memory_bytes) continue;
-          return {{OptOp::UPCAST, n, un},
-                  {OptOp::UPCAST, m, um},
-                  {OptOp::LOCAL, n, 16},
-                  {OptOp::LOCAL, m, 16},
-                  {OptOp::STAGE, kr, step}};
+          // 4 adjacent outputs per axis innermost (one 16-byte read of each tile), the rest of a
+          // thread's outputs 64 apart: a warp's 16-byte reads of a tile row are conflict-free
+          std::vector<Opt> o{
+              {OptOp::UPCAST, n, 4}, {OptOp::UPCAST, m, 4}, {OptOp::LOCAL, n, 16}, {OptOp::LOCAL, m, 16}};
+          if (un > 4) o.push_back({OptOp::UPCAST, n, un / 4});
+          if (um > 4) o.push_back({OptOp::UPCAST, m, um / 4});
+          o.push_back({OptOp::STAGE, kr, step});
+          return o;
         }
       }
   return {};

@@ -101,6 +101,7 @@ void Lowerer::plan_stage() {
     s.offset = bytes / s.operand->dtype().itemsize();
     bytes += s.count * s.operand->dtype().itemsize();
   }
+  bytes = (bytes + 15) / 16 * 16; // whole 16-byte blocks: a vector read never leaves the buffer
   if (uint64_t(bytes) > options_.local_memory_bytes)
     throw OptError("optimization STAGE: the tiles need " + std::to_string(bytes) +
                    " bytes of local memory; the device has " + std::to_string(options_.local_memory_bytes));
@@ -137,8 +138,9 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   }
   std::vector<UOpRef> stores;
   const Staged& last = staged_.back();
-  stage_buffer_ =
-      UOp::make(Ops::DEFINE_LOCAL, last.operand->dtype().ptr_to(true), {}, last.offset + last.count);
+  const int64_t block = std::max(1, 16 / last.operand->dtype().itemsize()); // see plan_stage
+  stage_buffer_ = UOp::make(Ops::DEFINE_LOCAL, last.operand->dtype().ptr_to(true), {},
+                            (last.offset + last.count + block - 1) / block * block);
   for (Staged& s : staged_) {
     std::vector<size_t> order(s.layout.size()); // positions in layout, largest global stride first
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -201,8 +203,28 @@ UOpRef Lowerer::staged_load(const UOpRef& operand) const {
     UOpRef idx = idx_const(s.offset);
     for (size_t i = 0; i < s.layout.size(); ++i)
       idx = idx + within_index(s.layout[i]) * idx_const(s.local_strides[i]);
-    return UOp::make(Ops::LOAD, operand->dtype(),
-                     {UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, idx, stage_barrier_})});
+    auto ptr = [&](const UOpRef& i) {
+      return UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, i, stage_barrier_});
+    };
+    // Lanes that read neighbouring words of an aligned 16-byte block share one vector read of it
+    // (the lanes of an UPCAST whose axis is the tile's innermost): 4 loads become one 128-bit load.
+    const int64_t width = 16 / operand->dtype().itemsize();
+    if (options_.vector_bytes >= 16 && operand->dtype().itemsize() == 4 && !s.cast_to) {
+      idx = simplify(idx);
+      UOpRef rest = idx;
+      int64_t c = 0;
+      if (idx->op() == Ops::ADD && idx->src(1)->op() == Ops::CONST) {
+        rest = idx->src(0);
+        c = std::get<int64_t>(idx->src(1)->const_value());
+      }
+      UOpRef r = simplify(rest % idx_const(width));
+      if (c >= 0 && r->op() == Ops::CONST && std::get<int64_t>(r->const_value()) == 0) {
+        UOpRef block = UOp::make(Ops::LOAD, operand->dtype().vec(uint16_t(width)),
+                                 {ptr(rest + idx_const(c - c % width))});
+        return UOp::make(Ops::GEP, operand->dtype(), {block}, int64_t(c % width));
+      }
+    }
+    return UOp::make(Ops::LOAD, operand->dtype(), {ptr(idx)});
   }
   throw UOpError("codegen: STAGE has no tile for this operand");
 }

@@ -263,3 +263,30 @@ BOOST_AUTO_TEST_CASE(tc_matmul_on_the_device_matches_a_double_reference) {
       BOOST_TEST(worst < 1e-2, dt.name() << " " << m << "x" << k << "x" << n << ": worst error " << worst);
     }
 }
+
+// On CUDA (as above): float32 matmuls big enough for the heuristic's STAGE tiles (768: 64x64 per
+// work group; 1536: 128x128, with 16-byte tile reads and outputs 64 apart) against a double matmul.
+BOOST_AUTO_TEST_CASE(staged_f32_matmul_on_the_device_matches_a_double_reference) {
+  const char* device = std::getenv("TG_DEVICE");
+  if (!device || std::string(device) != "CUDA") {
+    BOOST_TEST_MESSAGE("TG_DEVICE is not CUDA: nothing to run on a device");
+    return;
+  }
+  for (auto [m, k, n] : {std::array<int64_t, 3>{768, 96, 768}, {1536, 64, 1536}}) {
+    Tensor a = Tensor::randn({m, k}), b = Tensor::randn({k, n});
+    const auto got = a.matmul(b).to_vector<float>();
+    const auto av = a.to_vector<float>(), bv = b.to_vector<float>();
+    double worst = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0, scale = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const double p = double(av[size_t(i * k + kk)]) * double(bv[size_t(kk * n + j)]);
+          want += p;
+          scale += std::fabs(p);
+        }
+        worst = std::max(worst, std::fabs(double(got[size_t(i * n + j)]) - want) / std::max(scale, 1.0));
+      }
+    BOOST_TEST(worst < 1e-5, m << "x" << k << "x" << n << ": worst error " << worst);
+  }
+}

@@ -36,6 +36,37 @@ BOOST_AUTO_TEST_CASE(integer_max_loops_stay_rolled) {
   BOOST_TEST(floats.find("#pragma unroll") == std::string::npos, floats);
 }
 
+// A vector LOAD of local memory (the STAGE lowering emits them at 16-byte multiples) is one
+// float4 read: PTX ld.shared.v4.f32, not four scalar reads.
+BOOST_AUTO_TEST_CASE(local_vector_loads_are_128_bit) {
+  tg::sdk::KernelBuilder b("local_vector");
+  auto out = b.global(0, TG_DTYPE_FLOAT32), in = b.global(1, TG_DTYPE_FLOAT32);
+  auto tile = b.local(8, TG_DTYPE_FLOAT32);
+  auto t = b.local_id(0);
+  b.store(b.index(tile, t), b.load(b.index(in, t)));
+  b.barrier();
+  auto v = b.load(b.index(tile, b.mul(b.alu(TG_OP_IDIV, t, b.i32(4)), b.i32(4))), 4);
+  b.store(b.index(out, t), b.add(b.gep(v, 0), b.gep(v, 3)));
+  const std::string text =
+      tg::sdk::render::render(tg::sdk::render::Dialect::cuda, tg::sdk::parse_kernel_ir(b.serialize())).text;
+  BOOST_TEST(text.find("float4 ") != std::string::npos, text);
+#ifdef TG_HAVE_NVRTC
+  const std::string include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
+  nvrtcProgram prog = nullptr;
+  BOOST_REQUIRE(nvrtcCreateProgram(&prog, text.c_str(), "local_vector.cu", 0, nullptr, nullptr) ==
+                NVRTC_SUCCESS);
+  const char* opts[] = {"--gpu-architecture=compute_90", include.c_str()};
+  const nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
+  size_t ptx_size = 0;
+  if (rc == NVRTC_SUCCESS) nvrtcGetPTXSize(prog, &ptx_size);
+  std::string ptx(ptx_size, '\0');
+  if (rc == NVRTC_SUCCESS) nvrtcGetPTX(prog, ptx.data());
+  nvrtcDestroyProgram(&prog);
+  BOOST_TEST_REQUIRE(rc == NVRTC_SUCCESS, text);
+  BOOST_TEST(ptx.find("ld.shared.v4.f32") != std::string::npos, ptx);
+#endif
+}
+
 BOOST_AUTO_TEST_CASE(every_kernel_compiles_to_ptx_with_nvrtc) {
 #ifndef TG_HAVE_NVRTC
   tgtest::skip_suite("the CUDA toolkit (NVRTC) was not found when this build was configured");

@@ -477,6 +477,14 @@ void CStyle::emit(uint32_t i) {
     const uint32_t p = ins.src[0];
     const Instruction& pi = ir_.instructions[p];
     const std::string& base = lanes_[pi.src[0]][0];
+    if (std::string vt = local_vector_type(ins.dtype, vc);
+        ins.src.size() == 1 && vc > 1 && pi.is_local() && !vt.empty()) {
+      const std::string name = "v" + std::to_string(i);
+      line(vt + " " + name + " = *((" + vt + "*)&" + element(base, element_index(p, 0), true) + ");");
+      lanes_[i].resize(vc);
+      for (unsigned k = 0; k < vc; ++k) lanes_[i][k] = name + "." + "xyzw"[k];
+      return;
+    }
     for (unsigned k = 0; k < vc; ++k) {
       std::string e = load(ins.dtype, base, element_index(p, k), pi.is_local());
       if (ins.src.size() == 1) {

@@ -42,6 +42,9 @@ protected:
   // Element access and the conversions between memory and value representations.
   virtual std::string element(const std::string& base, const std::string& idx, bool local) const;
   virtual std::string load(tg_dtype dt, const std::string& base, const std::string& idx, bool local) const;
+  // A type whose one read loads n consecutive elements of local memory (the lowering emits such
+  // vector LOADs only at multiples of 16 bytes), else "": one read per lane.
+  virtual std::string local_vector_type(tg_dtype /*dt*/, unsigned /*n*/) const { return ""; }
   virtual std::string store(tg_dtype dt, const std::string& base, const std::string& idx, bool local,
                             const std::string& value) const;
   // Rounding a float value to float16/bfloat16 (result is float).

@@ -90,6 +90,10 @@ private:
     if (dt == TG_DTYPE_BFLOAT16) return "__bfloat162float(" + element(base, idx, local) + ")";
     return CStyle::load(dt, base, idx, local);
   }
+  std::string local_vector_type(tg_dtype dt, unsigned n) const override {
+    if (dt != TG_DTYPE_FLOAT32 || (n != 2 && n != 4)) return "";
+    return n == 2 ? "float2" : "float4";
+  }
   std::string store(tg_dtype dt, const std::string& base, const std::string& idx, bool local,
                     const std::string& value) const override {
     if (dt == TG_DTYPE_FLOAT16) return element(base, idx, local) + " = __float2half_rn(" + value + ");";
