@@ -15,7 +15,7 @@ struct Config {
   int beam = 0;               // 0: the heuristic's optimizations
   double beam_timeout_s = 20; // per kernel
   bool disk_cache = true;
-  bool stage = true; // TG_STAGE=0: the heuristic stages no operands in local memory (codegen STAGE)
+  bool stage = true;          // TG_STAGE=0: the heuristic stages no operands in local memory (codegen STAGE)
   bool schedule_cache = true; // TG_SCHEDULE_CACHE=0: no replay of schedules by structure
   std::string cache_dir;
 };

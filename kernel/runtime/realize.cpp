@@ -231,16 +231,17 @@ void launch_kernel(const std::shared_ptr<PreparedKernel>& kernel, std::span<cons
       storages.push_back(std::static_pointer_cast<DeviceStorage>(buffer_arg(b).storage()));
     capture->record(kernel, storages, dims, device);
   }
-  double ms = elapsed ? double(*elapsed) / 1e6
-                      : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double ms = elapsed
+                  ? double(*elapsed) / 1e6
+                  : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   totals.ms += ms;
   ++totals.launched;
   LaunchCounter::note_kernel(kernel->lowered.name, device, ms);
   if (viz && item) viz->on_kernel(*item, *kernel, ms);
   if (debug >= 2) {
     char line[256];
-    std::snprintf(line, sizeof line, "*** %-6s %4d %-28s arg %2zu  tm %9.3f ms  %s  %8.2f GB/s%s", device.c_str(),
-                  totals.launched, kernel->lowered.name.c_str(), buffers.size(), ms,
+    std::snprintf(line, sizeof line, "*** %-6s %4d %-28s arg %2zu  tm %9.3f ms  %s  %8.2f GB/s%s",
+                  device.c_str(), totals.launched, kernel->lowered.name.c_str(), buffers.size(), ms,
                   gflops(double(kernel->lowered.ops), ms).c_str(), double(kernel->lowered.bytes) / (ms * 1e6),
                   kernel->program->from_disk ? "  (disk cache)" : "");
     std::cout << line << "\n";

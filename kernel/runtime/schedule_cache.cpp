@@ -53,7 +53,9 @@ struct Graph {
     }
     srcs.push_back(uint32_t(src.size()));
   }
-  std::span<const int32_t> sources(size_t i) const { return {src.data() + srcs[i], src.data() + srcs[i + 1]}; }
+  std::span<const int32_t> sources(size_t i) const {
+    return {src.data() + srcs[i], src.data() + srcs[i + 1]};
+  }
 };
 
 // One node of a cached expression: its fields without its sources' identities.
@@ -160,7 +162,8 @@ std::shared_ptr<const Entry> make_entry(const Graph& g, const Schedule& s, const
     }
     const UOpRef& buffer = is_buffer(view) ? view : view->src(0);
     auto o = output_of.find(buffer.get());
-    if (o == output_of.end() || buffer_view(buffer, e->outputs[size_t(o->second)].shape) != view) return nullptr;
+    if (o == output_of.end() || buffer_view(buffer, e->outputs[size_t(o->second)].shape) != view)
+      return nullptr;
     e->becomes.push_back({n->second, o->second});
   }
   return e;

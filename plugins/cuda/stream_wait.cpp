@@ -16,8 +16,8 @@ int read_spin_us() {
   char* end = nullptr;
   const long us = std::strtol(v, &end, 10);
   if (*end || us < 0 || us > 1000000)
-    throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT,
-                           std::string("TG_CUDA_SYNC_SPIN_US is \"") + v + "\", not microseconds in 0..1000000");
+    throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT, std::string("TG_CUDA_SYNC_SPIN_US is \"") + v +
+                                                          "\", not microseconds in 0..1000000");
   return int(us);
 }
 

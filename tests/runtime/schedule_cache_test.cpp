@@ -29,7 +29,8 @@ uint64_t misses() { return schedule_cache_stats().misses; }
 
 void check_close(const std::vector<float>& got, const std::vector<float>& want) {
   BOOST_REQUIRE_EQUAL(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) BOOST_TEST(std::abs(got[i] - want[i]) <= 1e-4f * (1 + std::abs(want[i])));
+  for (size_t i = 0; i < got.size(); ++i)
+    BOOST_TEST(std::abs(got[i] - want[i]) <= 1e-4f * (1 + std::abs(want[i])));
 }
 
 } // namespace
