@@ -1,7 +1,8 @@
 // Settings read from the environment once, with tinygrad's names and meanings:
 // DEBUG=1..4, NOOPT=1, TG_CACHE_DIR (default ~/.cache/tinygrad.cpp), DISABLE_COMPILER_CACHE=1,
 // BEAM=N (search each kernel's optimizations, beam width N; kernel/runtime/beam.hpp) and
-// BEAM_TIMEOUT=seconds (the search's bound per kernel, default 20), TG_STAGE=0.
+// BEAM_TIMEOUT=seconds (the search's bound per kernel, default 20), TG_STAGE=0,
+// TG_SCHEDULE_CACHE=0 (realize schedules every expression: kernel/runtime/schedule_cache.hpp).
 #pragma once
 
 #include <string>
@@ -14,7 +15,8 @@ struct Config {
   int beam = 0;               // 0: the heuristic's optimizations
   double beam_timeout_s = 20; // per kernel
   bool disk_cache = true;
-  bool stage = true; // TG_STAGE=0: the heuristic stages no operands in local memory (codegen STAGE)
+  bool stage = true;          // TG_STAGE=0: the heuristic stages no operands in local memory (codegen STAGE)
+  bool schedule_cache = true; // TG_SCHEDULE_CACHE=0: no replay of schedules by structure
   std::string cache_dir;
 };
 
@@ -23,6 +25,7 @@ const Config& config();
 // Tests and tools may override the environment for this process (not thread-safe with realize).
 void set_debug_level(int level);
 void set_noopt(bool noopt);
+void set_schedule_cache(bool on);
 void set_beam(int width, double timeout_s = 20);
 
 } // namespace tg

@@ -5,6 +5,7 @@
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/launch_counter.hpp"
+#include "kernel/runtime/schedule_cache.hpp"
 #include "kernel/runtime/viz_recorder.hpp"
 
 #include <charconv>
@@ -174,6 +175,7 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item) {
 }
 
 void forget_kernels(const std::string& device_name) {
+  forget_schedules(); // replayed schedules hold prepared kernels too
   KernelCache& kernels = kernel_cache();
   std::lock_guard lock(kernels.mutex);
   std::erase_if(kernels.entries, [&](const auto& entry) {
@@ -198,10 +200,68 @@ void run_copy(const ScheduleItem& item) {
 
 } // namespace
 
-double run_schedule(const Schedule& schedule) {
-  const int debug = config().debug;
-  double total_ms = 0;
+namespace {
+
+// What a run launched so far: the DEBUG=1 line's figures.
+struct RunTotals {
+  double ms = 0;
   int launched = 0;
+};
+
+// Launches one prepared kernel on `buffers` (allocated already): records it for a JIT capture,
+// counts it, and prints its DEBUG lines. `item` (may be null) is for VIZ.
+void launch_kernel(const std::shared_ptr<PreparedKernel>& kernel, std::span<const UOpRef> buffers,
+                   const ScheduleItem* item, RunTotals& totals) {
+  const int debug = config().debug;
+  viz::Recorder* viz = viz::recorder();
+  std::vector<tg_buffer_arg> args;
+  args.reserve(buffers.size());
+  for (const auto& b : buffers) args.push_back({storage_of(b).buffer().raw(), 0});
+  LaunchDims dims;
+  dims.global = kernel->lowered.global;
+  dims.local = kernel->lowered.local;
+  const std::string& device = buffer_arg(buffers[0]).device();
+  OpenDevice dev = open_device(device);
+  bool measure = (debug >= 1 || viz) && (dev.device->properties().features & TG_FEATURE_TIMING);
+  auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = kernel->program->program.launch(dims, args, {}, measure);
+  if (CaptureScope* capture = CaptureScope::active()) { // the JIT records what ran
+    std::vector<std::shared_ptr<DeviceStorage>> storages;
+    for (const auto& b : buffers)
+      storages.push_back(std::static_pointer_cast<DeviceStorage>(buffer_arg(b).storage()));
+    capture->record(kernel, storages, dims, device);
+  }
+  double ms = elapsed
+                  ? double(*elapsed) / 1e6
+                  : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  totals.ms += ms;
+  ++totals.launched;
+  LaunchCounter::note_kernel(kernel->lowered.name, device, ms);
+  if (viz && item) viz->on_kernel(*item, *kernel, ms);
+  if (debug >= 2) {
+    char line[256];
+    std::snprintf(line, sizeof line, "*** %-6s %4d %-28s arg %2zu  tm %9.3f ms  %s  %8.2f GB/s%s",
+                  device.c_str(), totals.launched, kernel->lowered.name.c_str(), buffers.size(), ms,
+                  gflops(double(kernel->lowered.ops), ms).c_str(), double(kernel->lowered.bytes) / (ms * 1e6),
+                  kernel->program->from_disk ? "  (disk cache)" : "");
+    std::cout << line << "\n";
+  }
+  if (debug >= 3) {
+    std::cout << "opts " << kernel->lowered.opts << "\n" << kernel->linear.text;
+    std::cout << "--- " << dev.device->plugin().name() << " source\n" << kernel->program->source << "\n";
+  }
+}
+
+void print_totals(const RunTotals& totals, const char* how) {
+  if (config().debug >= 1 && totals.launched)
+    std::cout << "realize: " << totals.launched << (totals.launched == 1 ? " kernel" : " kernels") << " in "
+              << totals.ms << " ms" << how << "\n";
+}
+
+} // namespace
+
+double run_schedule(const Schedule& schedule) {
+  RunTotals totals;
   viz::Recorder* viz = viz::recorder();
   if (viz) viz->on_schedule();
   for (const auto& item : schedule.items) {
@@ -214,50 +274,22 @@ double run_schedule(const Schedule& schedule) {
       if (viz) viz->on_copy(item, 0);
       continue;
     }
-    int64_t n = dims_prod(item.shape);
     storage_of(item.buffers[0], true);
-    if (n == 0) continue; // nothing to compute: an empty buffer
-    auto kernel = prepare_kernel(item);
-    std::vector<tg_buffer_arg> args;
-    for (const auto& b : item.buffers) args.push_back({storage_of(b).buffer().raw(), 0});
-    LaunchDims dims;
-    dims.global = kernel->lowered.global;
-    dims.local = kernel->lowered.local;
-    OpenDevice dev = open_device(buffer_arg(item.buffers[0]).device());
-    bool measure = (debug >= 1 || viz) && (dev.device->properties().features & TG_FEATURE_TIMING);
-    auto t0 = std::chrono::steady_clock::now();
-    auto elapsed = kernel->program->program.launch(dims, args, {}, measure);
-    if (CaptureScope* capture = CaptureScope::active()) { // the JIT records what ran
-      std::vector<std::shared_ptr<DeviceStorage>> storages;
-      for (const auto& b : item.buffers)
-        storages.push_back(std::static_pointer_cast<DeviceStorage>(buffer_arg(b).storage()));
-      capture->record(kernel, storages, dims, buffer_arg(item.buffers[0]).device());
-    }
-    double ms =
-        elapsed ? double(*elapsed) / 1e6
-                : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    total_ms += ms;
-    ++launched;
-    LaunchCounter::note_kernel(kernel->lowered.name, buffer_arg(item.buffers[0]).device(), ms);
-    if (viz) viz->on_kernel(item, *kernel, ms);
-    if (debug >= 2) {
-      char line[256];
-      std::snprintf(line, sizeof line, "*** %-6s %4d %-28s arg %2zu  tm %9.3f ms  %s  %8.2f GB/s%s",
-                    buffer_arg(item.buffers[0]).device().c_str(), launched, kernel->lowered.name.c_str(),
-                    item.buffers.size(), ms, gflops(double(kernel->lowered.ops), ms).c_str(),
-                    double(kernel->lowered.bytes) / (ms * 1e6),
-                    kernel->program->from_disk ? "  (disk cache)" : "");
-      std::cout << line << "\n";
-    }
-    if (debug >= 3) {
-      std::cout << "opts " << kernel->lowered.opts << "\n" << kernel->linear.text;
-      std::cout << "--- " << dev.device->plugin().name() << " source\n" << kernel->program->source << "\n";
-    }
+    if (dims_prod(item.shape) == 0) continue; // nothing to compute: an empty buffer
+    launch_kernel(prepare_kernel(item), item.buffers, &item, totals);
   }
-  if (debug >= 1 && launched)
-    std::cout << "realize: " << launched << (launched == 1 ? " kernel" : " kernels") << " in " << total_ms
-              << " ms\n";
-  return total_ms;
+  print_totals(totals, "");
+  return totals.ms;
+}
+
+double run_prepared(std::span<const PreparedLaunch> launches) {
+  RunTotals totals;
+  for (const auto& l : launches) {
+    storage_of(l.buffers[0], true);
+    if (l.kernel) launch_kernel(l.kernel, l.buffers, nullptr, totals);
+  }
+  print_totals(totals, " (schedule cache)");
+  return totals.ms;
 }
 
 } // namespace tg

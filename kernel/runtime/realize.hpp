@@ -9,6 +9,7 @@
 #include "kernel/runtime/program_cache.hpp"
 
 #include <ostream>
+#include <span>
 
 namespace tg {
 
@@ -34,6 +35,17 @@ void forget_kernels(const std::string& device_name);
 // Runs a schedule in order. Inputs must hold data; outputs get memory from the device's
 // allocator. Returns the total kernel time in ms (measured only at DEBUG>=1, else 0).
 double run_schedule(const Schedule& schedule);
+
+// One kernel of a replayed schedule (kernel/runtime/schedule_cache.hpp): its prepared kernel
+// (null for an empty output) and its BUFFER nodes, [0] the output.
+struct PreparedLaunch {
+  std::shared_ptr<PreparedKernel> kernel;
+  std::vector<UOpRef> buffers;
+};
+
+// Launches prepared kernels in order as run_schedule does (outputs allocated, JIT capture,
+// launch counter, DEBUG lines); returns the total kernel time in ms as run_schedule does.
+double run_prepared(std::span<const PreparedLaunch> launches);
 
 // The device memory behind a BUFFER node, allocating it if asked; throws Error if it has none.
 DeviceStorage& storage_of(const UOpRef& buffer, bool allocate = false);

@@ -113,12 +113,12 @@ struct Scheduler {
   }
 };
 
-UOpRef view_of(const UOpRef& buffer, const Dims& shape) {
+} // namespace
+
+UOpRef buffer_view(const UOpRef& buffer, const Dims& shape) {
   if (shape.size() == 1) return buffer;
   return UOp::make(Ops::RESHAPE, buffer->dtype(), {buffer}, Arg{std::vector<int64_t>(shape)});
 }
-
-} // namespace
 
 bool is_buffer_view(const UOpRef& u) {
   const UOp* n = u.get();
@@ -167,7 +167,7 @@ Schedule create_schedule(const std::vector<UOpRef>& targets, const ScheduleOptio
       if (is_buffer(n) && std::find(item.buffers.begin(), item.buffers.end(), n) == item.buffers.end())
         item.buffers.push_back(n);
     out.items.push_back(std::move(item));
-    out.becomes[u.get()] = view_of(buffer, shape);
+    out.becomes[u.get()] = buffer_view(buffer, shape);
     out.keep_alive.push_back(u);
   }
   for (const auto& t : targets)

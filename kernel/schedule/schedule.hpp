@@ -35,6 +35,9 @@ struct Schedule {
 // BUFFERs (movement ops only) produce no kernel and map to themselves.
 Schedule create_schedule(const std::vector<UOpRef>& targets, const ScheduleOptions& options = {});
 
+// What a computed node becomes: its contiguous output BUFFER seen in the node's shape.
+UOpRef buffer_view(const UOpRef& buffer, const Dims& shape);
+
 // True when u is a BUFFER seen through movement ops only (already materialized data).
 bool is_buffer_view(const UOpRef& u);
 

@@ -4,6 +4,7 @@
 
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/realize.hpp"
+#include "kernel/runtime/schedule_cache.hpp"
 #include "kernel/runtime/viz_recorder.hpp"
 #include "kernel/schedule/buffer.hpp"
 
@@ -165,8 +166,7 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
   if (targets.empty()) return;
   detail::release_dead_results();
   if (viz::Recorder* viz = viz::recorder()) viz->begin_realize(targets);
-  Schedule schedule = create_schedule(targets, options);
-  run_schedule(schedule);
+  Schedule schedule = realize_schedule(targets, options); // replayed when the structure was seen
   for (const auto& lazy : schedule.keep_alive) // targets belong to their tensors, the rest to the cache
     RealizedCache::instance().insert(lazy, schedule.becomes.at(lazy.get()),
                                      std::find(targets.begin(), targets.end(), lazy) == targets.end());

@@ -2,6 +2,7 @@
 #include "compiler.hpp"
 #include "nccl.hpp"
 #include "program.hpp"
+#include "stream_wait.hpp"
 
 #include <tg/sdk/scalar_bytes.hpp>
 
@@ -206,7 +207,7 @@ uint64_t Device::launch_batch(std::span<const sdk::Launch> launches, bool timed)
 
 void Device::synchronize() {
   bind();
-  check(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  wait_stream(stream_, "cuStreamSynchronize");
 }
 
 } // namespace tg::cuda

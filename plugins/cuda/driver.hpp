@@ -26,6 +26,7 @@ namespace tg::cuda {
   X(cuStreamCreate)                                                                                          \
   X(cuStreamDestroy)                                                                                         \
   X(cuStreamSynchronize)                                                                                     \
+  X(cuStreamQuery)                                                                                           \
   X(cuEventCreate)                                                                                           \
   X(cuEventDestroy)                                                                                          \
   X(cuEventRecord)                                                                                           \

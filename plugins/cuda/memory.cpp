@@ -1,5 +1,7 @@
 #include "memory.hpp"
 
+#include "stream_wait.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -72,7 +74,7 @@ void Memory::download(void* dst, CUdeviceptr src, uint64_t size) {
   for (uint64_t done = 0; done < size; done += kStagingBytes) {
     const uint64_t n = std::min(kStagingBytes, size - done);
     check(d.cuMemcpyDtoHAsync(staging_, src + done, n, stream_), "cuMemcpyDtoHAsync");
-    check(d.cuStreamSynchronize(stream_), "cuStreamSynchronize(download)");
+    wait_stream(stream_, "cuStreamSynchronize(download)");
     std::memcpy(to + done, staging_, n);
   }
 }

@@ -2,6 +2,7 @@
 // f16 matmul 8192, conv2d 256x32x28x28 -> 64 3x3, a tiny op including sync) on one device, with
 // PyTorch on the GPU (tools/bench/peer_torch_gpu.py) measured in the same invocation. A
 // benchmark, not a test: it prints a table with each row's ratio and the target.
+#include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/realize.hpp"
 #include "tools/tg/bench_util.hpp"
@@ -46,7 +47,8 @@ double speed(const GpuRow& r, double ms) {
 
 // Where a tiny op's host time goes, phase by phase (median us over `calls` calls per sample):
 // building the expression, scheduling it, the kernel-cache lookup, the launch alone, the launch
-// plus synchronize, the whole realize + synchronize, and a read back of the result.
+// plus synchronize, the whole realize + synchronize, and a read back of the result; then the
+// realize + synchronize with the schedule cache switched the other way (TG_SCHEDULE_CACHE).
 void print_tiny_profile(const Tensor& a, const std::shared_ptr<Device>& device, int repeat) {
   constexpr int calls = 200;
   auto us = [&](const std::function<void()>& fn) {
@@ -84,11 +86,19 @@ void print_tiny_profile(const Tensor& a, const std::shared_ptr<Device>& device, 
     device->synchronize();
   });
   const double read = us([&] { (void)(a + 1.0f).to_vector<float>(); });
+  const bool cached = config().schedule_cache;
+  set_schedule_cache(!cached); // the other setting, for comparison
+  const double full_other = us([&] {
+    (a + 1.0f).realize();
+    device->synchronize();
+  });
+  set_schedule_cache(cached);
   std::cout << "tiny op host profile (us per call, median of " << repeat << " x " << calls << " calls):\n"
             << "  build a+1 " << fixed(expr, 2) << " | schedule (incl. build) " << fixed(schedule, 2)
             << " | prepare_kernel (cache hit) " << fixed(prepare, 2) << " | launch " << fixed(launch, 2)
             << " | launch+sync " << fixed(launch_sync, 2) << " | sync idle " << fixed(sync_idle, 2)
             << "\n  realize+sync " << fixed(full, 2) << " | realize+read 16 floats " << fixed(read, 2)
+            << " | realize+sync with the schedule cache " << (cached ? "off " : "on ") << fixed(full_other, 2)
             << "\n";
 }
 

@@ -1,0 +1,251 @@
+#include "kernel/runtime/schedule_cache.hpp"
+
+#include "kernel/runtime/capture.hpp"
+#include "kernel/runtime/config.hpp"
+#include "kernel/runtime/realize.hpp"
+#include "kernel/runtime/viz_recorder.hpp"
+#include "kernel/schedule/buffer.hpp"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+namespace tg {
+
+namespace {
+
+constexpr size_t kMaxEntries = 4096; // a bound for programs whose structures never repeat
+
+size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+size_t dtype_hash(DType d) {
+  return size_t(d.scalar) | size_t(d.count) << 8 | size_t(d.ptr) << 24 | size_t(d.local) << 25;
+}
+
+// The expression to realize, children first (the SINK over the targets last), with each node's
+// sources as indices into that order and a hash of the structure.
+struct Graph {
+  std::vector<UOpRef> order;
+  std::vector<int32_t> src;   // every node's source indices, one after another
+  std::vector<uint32_t> srcs; // where node i's indices start in `src` (one extra at the end)
+  std::unordered_map<const UOp*, int32_t> index;
+  size_t hash = 0;
+
+  explicit Graph(const std::vector<UOpRef>& targets) : order(toposort(UOp::sink(targets))) {
+    index.reserve(order.size());
+    srcs.reserve(order.size() + 1);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const UOp& u = *order[i];
+      index.emplace(&u, int32_t(i));
+      srcs.push_back(uint32_t(src.size()));
+      size_t h = mix(size_t(u.op()), dtype_hash(u.dtype()));
+      for (const auto& s : u.src()) {
+        src.push_back(index.at(s.get()));
+        h = mix(h, size_t(src.back()));
+      }
+      if (u.op() == Ops::BUFFER) { // a placeholder: what it holds, not which buffer
+        const BufferArg& b = buffer_arg(order[i]);
+        h = mix(mix(h, std::hash<int64_t>{}(b.size())), std::hash<std::string>{}(b.device()));
+      } else {
+        h = mix(h, arg_hash(u.arg()));
+      }
+      hash = mix(hash, h);
+    }
+    srcs.push_back(uint32_t(src.size()));
+  }
+  std::span<const int32_t> sources(size_t i) const {
+    return {src.data() + srcs[i], src.data() + srcs[i + 1]};
+  }
+};
+
+// One node of a cached expression: its fields without its sources' identities.
+struct NodeKey {
+  Ops op;
+  DType dtype;
+  Arg arg; // empty for a BUFFER
+  std::vector<int32_t> src;
+  int64_t size = 0;   // a BUFFER's elements
+  std::string device; // a BUFFER's device
+};
+
+// How to replay a schedule: buffers are named by node index (>= 0: an input BUFFER of the
+// expression) or by ~j (< 0: the output of the schedule's j-th kernel).
+struct Entry {
+  size_t hash = 0;
+  std::string device; // ScheduleOptions::device: where kernels reading no buffer run
+  bool noopt = false, stage = true;
+  int beam = 0;
+  std::vector<NodeKey> nodes;
+  struct Output {
+    std::string device;
+    DType dtype;
+    int64_t size = 0;
+    Dims shape;
+  };
+  std::vector<Output> outputs; // one per kernel
+  struct Launch {
+    std::shared_ptr<PreparedKernel> kernel; // null: an empty output
+    std::vector<int32_t> buffers;
+  };
+  std::vector<Launch> launches;
+  std::vector<std::pair<int32_t, int32_t>> becomes; // node index -> output index, or -1: the node itself
+
+  bool matches(const Graph& g, const ScheduleOptions& options) const {
+    const Config& c = config();
+    if (hash != g.hash || nodes.size() != g.order.size() || device != options.device || noopt != c.noopt ||
+        beam != c.beam || stage != c.stage)
+      return false;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeKey& k = nodes[i];
+      const UOp& u = *g.order[i];
+      if (k.op != u.op() || !(k.dtype == u.dtype())) return false;
+      auto src = g.sources(i);
+      if (!std::equal(src.begin(), src.end(), k.src.begin(), k.src.end())) return false;
+      if (k.op == Ops::BUFFER) {
+        const BufferArg& b = buffer_arg(g.order[i]);
+        if (b.size() != k.size || b.device() != k.device) return false;
+      } else if (!arg_equal(k.arg, u.arg())) {
+        return false;
+      }
+    }
+    return true;
+  }
+};
+
+// The entry for a schedule just run, or null when it cannot be replayed (a copy between
+// devices, a result that is not a kernel's output).
+std::shared_ptr<const Entry> make_entry(const Graph& g, const Schedule& s, const ScheduleOptions& options) {
+  auto e = std::make_shared<Entry>();
+  e->hash = g.hash;
+  e->device = options.device;
+  e->noopt = config().noopt;
+  e->beam = config().beam;
+  e->stage = config().stage;
+  e->nodes.reserve(g.order.size());
+  for (size_t i = 0; i < g.order.size(); ++i) {
+    const UOpRef& u = g.order[i];
+    auto src = g.sources(i);
+    NodeKey k{u->op(), u->dtype(), {}, {src.begin(), src.end()}, 0, {}};
+    if (u->op() == Ops::BUFFER) {
+      k.size = buffer_arg(u).size();
+      k.device = buffer_arg(u).device();
+    } else {
+      k.arg = u->arg();
+    }
+    e->nodes.push_back(std::move(k));
+  }
+  std::unordered_map<const UOp*, int32_t> output_of;
+  for (const auto& item : s.items) {
+    if (item.ast->src(0)->op() == Ops::COPY) return nullptr;
+    const UOpRef& out = item.buffers[0];
+    output_of.emplace(out.get(), int32_t(e->outputs.size()));
+    e->outputs.push_back({buffer_arg(out).device(), out->dtype(), buffer_arg(out).size(), item.shape});
+    Entry::Launch l;
+    if (dims_prod(item.shape) != 0) l.kernel = prepare_kernel(item); // a kernel-cache hit: it just ran
+    for (const auto& b : item.buffers) {
+      if (auto o = output_of.find(b.get()); o != output_of.end())
+        l.buffers.push_back(~o->second);
+      else if (auto n = g.index.find(b.get()); n != g.index.end())
+        l.buffers.push_back(n->second);
+      else
+        return nullptr;
+    }
+    e->launches.push_back(std::move(l));
+  }
+  for (const auto& lazy : s.keep_alive) {
+    auto n = g.index.find(lazy.get());
+    if (n == g.index.end()) return nullptr;
+    const UOpRef& view = s.becomes.at(lazy.get());
+    if (view == lazy) {
+      e->becomes.push_back({n->second, -1});
+      continue;
+    }
+    const UOpRef& buffer = is_buffer(view) ? view : view->src(0);
+    auto o = output_of.find(buffer.get());
+    if (o == output_of.end() || buffer_view(buffer, e->outputs[size_t(o->second)].shape) != view)
+      return nullptr;
+    e->becomes.push_back({n->second, o->second});
+  }
+  return e;
+}
+
+Schedule replay(const Entry& e, const Graph& g) {
+  std::vector<UOpRef> outputs;
+  outputs.reserve(e.outputs.size());
+  for (const auto& o : e.outputs) outputs.push_back(make_buffer(o.device, o.dtype, o.size));
+  std::vector<PreparedLaunch> launches;
+  launches.reserve(e.launches.size());
+  for (const auto& l : e.launches) {
+    PreparedLaunch p{l.kernel, {}};
+    p.buffers.reserve(l.buffers.size());
+    for (int32_t b : l.buffers) p.buffers.push_back(b >= 0 ? g.order[size_t(b)] : outputs[size_t(~b)]);
+    launches.push_back(std::move(p));
+  }
+  run_prepared(launches);
+  Schedule s;
+  s.keep_alive.reserve(e.becomes.size());
+  for (auto [node, output] : e.becomes) {
+    const UOpRef& lazy = g.order[size_t(node)];
+    s.becomes[lazy.get()] =
+        output < 0 ? lazy : buffer_view(outputs[size_t(output)], e.outputs[size_t(output)].shape);
+    s.keep_alive.push_back(lazy);
+  }
+  return s;
+}
+
+struct ScheduleCache {
+  std::mutex mutex;
+  std::unordered_multimap<size_t, std::shared_ptr<const Entry>> entries;
+  std::atomic<uint64_t> hits{0}, misses{0};
+};
+ScheduleCache& schedule_cache() {
+  static ScheduleCache& cache = *new ScheduleCache; // never destroyed: see open_devices()
+  return cache;
+}
+
+} // namespace
+
+Schedule realize_schedule(const std::vector<UOpRef>& targets, const ScheduleOptions& options) {
+  if (!config().schedule_cache || config().debug >= 3 || viz::recorder() || CaptureScope::active()) {
+    Schedule s = create_schedule(targets, options);
+    run_schedule(s);
+    return s;
+  }
+  ScheduleCache& cache = schedule_cache();
+  const Graph g(targets);
+  std::shared_ptr<const Entry> hit;
+  {
+    std::lock_guard lock(cache.mutex);
+    auto [first, last] = cache.entries.equal_range(g.hash);
+    for (auto it = first; it != last && !hit; ++it)
+      if (it->second->matches(g, options)) hit = it->second;
+  }
+  if (hit) {
+    ++cache.hits;
+    return replay(*hit, g);
+  }
+  ++cache.misses;
+  Schedule s = create_schedule(targets, options);
+  run_schedule(s);
+  if (auto entry = make_entry(g, s, options)) {
+    std::lock_guard lock(cache.mutex);
+    if (cache.entries.size() >= kMaxEntries) cache.entries.clear();
+    cache.entries.emplace(g.hash, std::move(entry));
+  }
+  return s;
+}
+
+ScheduleCacheStats schedule_cache_stats() {
+  ScheduleCache& cache = schedule_cache();
+  std::lock_guard lock(cache.mutex);
+  return {cache.hits.load(), cache.misses.load(), cache.entries.size()};
+}
+
+void forget_schedules() {
+  ScheduleCache& cache = schedule_cache();
+  std::lock_guard lock(cache.mutex);
+  cache.entries.clear();
+}
+
+} // namespace tg

@@ -1,0 +1,153 @@
+// The schedule cache (kernel/runtime/schedule_cache.hpp) on the CPU plugin: a repeated
+// expression over new buffers replays the cached schedule (the hit counter says so) and gives
+// the new buffers' results, computed here on the host; expressions that differ in shape, dtype,
+// constant, buffer sharing or targets are not hits; multi-kernel expressions, several targets,
+// views, constants-only kernels and concurrent realizes stay correct.
+#include "kernel/runtime/config.hpp"
+#include "kernel/runtime/schedule_cache.hpp"
+#include "kernel/tensor/tensor.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <thread>
+
+using namespace tg;
+
+namespace {
+
+std::vector<float> values(int64_t n, float seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(seed + float(i)) * 3.0f;
+  return v;
+}
+
+Tensor input(const std::vector<float>& v, Dims shape) { return Tensor::from_vector(v, shape).realize(); }
+
+uint64_t hits() { return schedule_cache_stats().hits; }
+uint64_t misses() { return schedule_cache_stats().misses; }
+
+void check_close(const std::vector<float>& got, const std::vector<float>& want) {
+  BOOST_REQUIRE_EQUAL(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    BOOST_TEST(std::abs(got[i] - want[i]) <= 1e-4f * (1 + std::abs(want[i])));
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(repeated_expression_on_new_buffers_hits_and_gives_new_results) {
+  for (int round = 0; round < 3; ++round) {
+    const auto va = values(16, float(round)), vb = values(16, 10.0f + float(round));
+    Tensor a = input(va, {16}), b = input(vb, {16});
+    const uint64_t h = hits(), m = misses();
+    Tensor c = ((a + b) * 2.5f).realize();
+    if (round > 0) { // the first round may be the first time this process sees the structure
+      BOOST_TEST(hits() == h + 1);
+      BOOST_TEST(misses() == m);
+    }
+    std::vector<float> want(16);
+    for (size_t i = 0; i < 16; ++i) want[i] = (va[i] + vb[i]) * 2.5f;
+    check_close(c.to_vector<float>(), want);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(other_shapes_dtypes_constants_and_sharing_do_not_hit) {
+  const auto v = values(24, 1.0f);
+  Tensor a = input(v, {24}), b = input(values(24, 2.0f), {24});
+  (a * 3.0f).realize();
+  const uint64_t h = hits();
+  Tensor other_const = (a * 4.0f).realize();
+  Tensor other_shape = (input(values(12, 3.0f), {12}) * 3.0f).realize();
+  Tensor other_dtype = (a.cast(dtypes::float16) * 3.0f).realize();
+  BOOST_TEST(hits() == h);
+  std::vector<float> want(24);
+  for (size_t i = 0; i < 24; ++i) want[i] = v[i] * 4.0f;
+  check_close(other_const.to_vector<float>(), want);
+
+  // a+b and a+a differ only in which buffers they share: each is its own structure.
+  (a + b).realize();
+  const uint64_t h2 = hits();
+  Tensor twice = (a + a).realize();
+  BOOST_TEST(hits() == h2);
+  for (size_t i = 0; i < 24; ++i) want[i] = v[i] + v[i];
+  check_close(twice.to_vector<float>(), want);
+}
+
+BOOST_AUTO_TEST_CASE(multi_kernel_expressions_and_several_targets_replay_correctly) {
+  for (int round = 0; round < 2; ++round) {
+    const auto v = values(4 * 8, float(round) + 0.5f);
+    Tensor x = input(v, {4, 8});
+    const uint64_t h = hits();
+    Tensor s = x.softmax(); // max, sum, divide: three kernels with intermediates
+    Tensor t = (x * 2.0f).sum({1});
+    Tensor view = x.permute({1, 0}); // a target that is already a view: no kernel
+    Tensor::realize_all({&s, &t, &view});
+    if (round > 0) BOOST_TEST(hits() == h + 1);
+    std::vector<float> want_s(32), want_t(4);
+    for (size_t r = 0; r < 4; ++r) {
+      float mx = -1e30f, sum = 0;
+      for (size_t c = 0; c < 8; ++c) mx = std::max(mx, v[r * 8 + c]);
+      for (size_t c = 0; c < 8; ++c) sum += std::exp(v[r * 8 + c] - mx);
+      for (size_t c = 0; c < 8; ++c) want_s[r * 8 + c] = std::exp(v[r * 8 + c] - mx) / sum;
+      want_t[r] = 0;
+      for (size_t c = 0; c < 8; ++c) want_t[r] += 2.0f * v[r * 8 + c];
+    }
+    check_close(s.to_vector<float>(), want_s);
+    check_close(t.to_vector<float>(), want_t);
+    std::vector<float> want_view(32);
+    for (size_t r = 0; r < 4; ++r)
+      for (size_t c = 0; c < 8; ++c) want_view[c * 4 + r] = v[r * 8 + c];
+    check_close(view.to_vector<float>(), want_view);
+    // an intermediate of this realize is reused by a later expression
+    check_close((s * 1.0f).to_vector<float>(), want_s);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(constant_only_and_view_inputs_replay) {
+  for (int round = 0; round < 2; ++round) {
+    const uint64_t h = hits();
+    Tensor ones = Tensor::ones({5}).sum().realize();
+    if (round > 0) BOOST_TEST(hits() == h + 1);
+    check_close(ones.to_vector<float>(), {5.0f});
+
+    const auto v = values(6, float(round));
+    Tensor x = input(v, {2, 3});
+    Tensor y = (x.permute({1, 0}) + 1.0f).realize(); // a strided read of a new buffer
+    std::vector<float> want(6);
+    for (size_t r = 0; r < 2; ++r)
+      for (size_t c = 0; c < 3; ++c) want[c * 2 + r] = v[r * 3 + c] + 1.0f;
+    check_close(y.to_vector<float>(), want);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(switched_off_it_never_hits) {
+  const auto v = values(8, 4.0f);
+  Tensor a = input(v, {8});
+  (a - 7.0f).realize();
+  set_schedule_cache(false);
+  const uint64_t h = hits();
+  Tensor r = (a - 7.0f).realize();
+  set_schedule_cache(true);
+  BOOST_TEST(hits() == h);
+  std::vector<float> want(8);
+  for (size_t i = 0; i < 8; ++i) want[i] = v[i] - 7.0f;
+  check_close(r.to_vector<float>(), want);
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_realizes_of_one_structure_are_correct) {
+  constexpr int kThreads = 4, kRounds = 20;
+  std::vector<int> wrong(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([t, &wrong] {
+      for (int i = 0; i < kRounds; ++i) {
+        const auto v = values(32, float(t * 100 + i));
+        Tensor a = Tensor::from_vector(v, {32}).realize();
+        const auto got = ((a * a) + 1.0f).to_vector<float>();
+        for (size_t k = 0; k < 32; ++k)
+          if (std::abs(got[k] - (v[k] * v[k] + 1.0f)) > 1e-3f) ++wrong[size_t(t)];
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int w : wrong) BOOST_TEST(w == 0);
+}
