@@ -27,7 +27,9 @@ std::string device_of(const UOpRef& u, const std::string& fallback) {
 // A RESHAPE of a CONTIGUOUS (always stored, row-major) is a view of that buffer: a target of that
 // form needs no kernel of its own. The packed CPU matmul (kernel/tensor/matmul_pack.cpp) relies on
 // it: its reduce keeps its own (m, n/16, 16) shape and the (m, n) result is that view.
-bool reshapes_stored(const UOpRef& u) { return u->op() == Ops::RESHAPE && u->src(0)->op() == Ops::CONTIGUOUS; }
+bool reshapes_stored(const UOpRef& u) {
+  return u->op() == Ops::RESHAPE && u->src(0)->op() == Ops::CONTIGUOUS;
+}
 
 struct Scheduler {
   ShapeMap shapes;
@@ -178,7 +180,8 @@ Schedule create_schedule(const std::vector<UOpRef>& targets, const ScheduleOptio
   for (const auto& t : targets)
     if (!out.becomes.count(t.get())) {
       UOpRef view = rebuilt.at(t.get()); // already a buffer view
-      if (reshapes_stored(t)) { // one RESHAPE of the CONTIGUOUS's buffer
+      // or one RESHAPE of the CONTIGUOUS's buffer
+      if (reshapes_stored(t)) {
         const UOpRef& stored = out.becomes.at(t->src(0).get());
         view = view_of(is_buffer(stored) ? stored : stored->src(0), s.shapes(t));
       }

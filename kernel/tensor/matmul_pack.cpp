@@ -23,18 +23,28 @@ std::optional<Tensor> packed_matmul(const Tensor& a, const Tensor& b) {
     return std::nullopt;
   const Dims& as = a.shape();
   const int64_t m = as[as.size() - 2], k = as.back(), n = b.shape()[1];
-  int64_t rows = 1; // m times a's batch dims
+  if (k != b.shape()[0]) return std::nullopt; // matmul reports the mismatch
+  int64_t rows = 1;                           // m times a's batch dims
   for (auto d : as) rows *= d;
   rows /= k;
   if (m < 64 || k < 64 || n % kPanel != 0 || n < 4 * kPanel || rows * n * k < (int64_t(1) << 24))
     return std::nullopt;
   if (!cpu_style(a.device())) return std::nullopt;
+  return packed_product(a, b);
+}
+
+Tensor packed_product(const Tensor& a, const Tensor& b) {
+  const Dims& as = a.shape();
+  if (a.ndim() < 2 || b.ndim() != 2 || as.back() != b.shape()[0] || b.shape()[1] % kPanel != 0)
+    throw TensorError("packed_product: a (..., m, k) @ b (k, n) with n a multiple of 16, got " +
+                      dims_str(as) + " and " + dims_str(b.shape()));
+  const int64_t k = as.back(), n = b.shape()[1];
   // b (k, n) -> (n/16, k, 16), stored: panel p holds columns 16p..16p+15, row after row
   Tensor panels = b.reshape({k, n / kPanel, kPanel}).permute({1, 0, 2}).contiguous();
   Dims lhs = as, rhs(as.size() - 2, 1), out(as.begin(), as.end() - 1);
-  lhs.insert(lhs.end() - 1, 1);                  // (..., m, 1, k)
-  lhs.push_back(1);                              // (..., m, 1, k, 1)
-  rhs.insert(rhs.end(), {1, n / kPanel, k, kPanel}); // (1.., 1, n/16, k, 16)
+  lhs.insert(lhs.end() - 1, 1);                                      // (..., m, 1, k)
+  lhs.push_back(1);                                                  // (..., m, 1, k, 1)
+  rhs.insert(rhs.end(), {1, n / kPanel, k, kPanel});                 // (1.., 1, n/16, k, 16)
   Tensor product = (a.reshape(lhs) * panels.reshape(rhs)).sum({-2}); // (..., m, n/16, 16)
   out.push_back(n);
   return product.contiguous().reshape(out);

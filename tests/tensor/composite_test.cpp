@@ -2,10 +2,37 @@
 // linear, conv2d (stride, padding, dilation, groups, bias), max/avg pooling.
 #include "test_util.hpp"
 
+#include "kernel/runtime/config.hpp"
+#include "kernel/tensor/matmul_pack.hpp"
+
 using namespace tt;
 using ref::Dims;
 
 BOOST_AUTO_TEST_SUITE(composite)
+
+// b packed into 16-wide panels (kernel/tensor/matmul_pack.hpp), on shapes the 4x16 tile does not
+// divide (m, k odd; a batch), and a matmul large enough that a CPU device takes the packed path.
+BOOST_AUTO_TEST_CASE(matmul_packed_panels) {
+  Rng rng(101);
+  const std::vector<std::pair<Dims, Dims>> cases = {
+      {{5, 3}, {3, 16}}, {{37, 29}, {29, 48}}, {{2, 9, 70}, {70, 32}}, {{64, 64}, {64, 64}}};
+  for (const auto& [sa, sb] : cases) {
+    Input a = make_input(rng, sa, dtypes::float32, Layout::Contiguous),
+          b = make_input(rng, sb, dtypes::float32, Layout::Strided);
+    check_close(packed_product(a.t, b.t), ref::matmul(a.r, b.r), Tol{1e-5, 1e-5},
+                "packed " + ref::str(sa) + " @ " + ref::str(sb));
+  }
+  Input a = make_input(rng, {256, 256}, dtypes::float32, Layout::Contiguous),
+        b = make_input(rng, {256, 256}, dtypes::float32, Layout::Contiguous);
+  Tensor c = a.t.matmul(b.t);
+  // on the CPU: the panels' copy, then the product in its own shape
+  if (tg::default_device().starts_with("CPU") && tg::config().pack && !tg::config().noopt) {
+    auto items = c.schedule();
+    BOOST_TEST_REQUIRE(items.size() == 2u);
+    BOOST_TEST(items[1].shape == (tg::Dims{256, 16, 16}));
+  }
+  check_close(c, ref::matmul(a.r, b.r), Tol{1e-4, 1e-4}, "matmul 256^3");
+}
 
 BOOST_AUTO_TEST_CASE(matmul_shapes) {
   Rng rng(100);
