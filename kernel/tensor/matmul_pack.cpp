@@ -23,12 +23,11 @@ std::optional<Tensor> packed_matmul(const Tensor& a, const Tensor& b) {
     return std::nullopt;
   const Dims& as = a.shape();
   const int64_t m = as[as.size() - 2], k = as.back(), n = b.shape()[1];
-  if (k != b.shape()[0]) return std::nullopt; // matmul reports the mismatch
-  int64_t rows = 1;                           // m times a's batch dims
-  for (auto d : as) rows *= d;
-  rows /= k;
-  if (m < 64 || k < 64 || n % kPanel != 0 || n < 4 * kPanel || rows * n * k < (int64_t(1) << 24))
-    return std::nullopt;
+  // (a shape mismatch: matmul reports it)
+  if (k != b.shape()[0] || m < 64 || k < 64 || n % kPanel != 0 || n < 4 * kPanel) return std::nullopt;
+  int64_t rows = 1; // m times a's batch dims
+  for (size_t i = 0; i + 1 < as.size(); ++i) rows *= as[i];
+  if (rows * n * k < (int64_t(1) << 24)) return std::nullopt;
   if (!cpu_style(a.device())) return std::nullopt;
   return packed_product(a, b);
 }
