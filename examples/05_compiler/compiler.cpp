@@ -127,7 +127,9 @@ int main(int argc, char** argv) {
   examples::section("BEAM=" + std::to_string(beam) + ": the optimizations searched for a " +
                     std::to_string(n) + "x" + std::to_string(n) + " matmul");
   Tensor product = matrix(n, 5).matmul(matrix(n, 6));
-  auto mm = product.schedule().at(0);
+  // the product is the last kernel (a CPU first copies a large right operand into panels)
+  const auto mm_items = product.schedule();
+  const auto& mm = mm_items.back();
   auto heuristic = tg::prepare_kernel(mm);
   auto by_default = product.to_vector<float>();
   tg::set_beam(beam, args.number("beam-timeout")); // what BEAM=2 BEAM_TIMEOUT=s in the environment do
@@ -153,7 +155,7 @@ int main(int argc, char** argv) {
             << "\n  BEAM's list:      " << tg::to_string(searched->lowered.applied) << "\n";
   claims.check(contains(search, "beam: "),
                "DEBUG=2 reports the search (or the result cached by an earlier run)");
-  claims.equal(beam_kernels, 1u, "the product was computed again, by BEAM's kernel");
+  claims.equal(beam_kernels, mm_items.size(), "the product was computed again, by BEAM's kernel");
   claims.close(examples::doubles(by_beam), examples::doubles(by_default), 1e-4, 1e-4,
                "BEAM's kernel computes the same product as the heuristic's");
 

@@ -25,6 +25,26 @@ int64_t largest_divisor(int64_t n, int64_t cap) {
   return 1;
 }
 
+// A sum of products over one reduce axis whose b operand is contiguous along n (a matmul, or one
+// over b packed into 16-wide panels: kernel/tensor/matmul_pack.hpp): a register tile of 4 rows x
+// 16 lanes (8 accumulating vector FMAs per reduce step, b's 16 values loaded once for 4 rows of
+// a), and a LOOP over up to 64 row tiles, so a work group reuses one panel of b from L2 while a's
+// rows stream past. At least 8 work groups per core remain for the thread pool to balance.
+std::vector<Opt> cpu_product_tile(const KernelInfo& k, const DeviceLimits& d) {
+  if (!k.product || k.reduce_count != 1 || k.axes.size() != k.output_dims + 1) return {};
+  const MatmulAxes mm = *k.product;
+  const AxisInfo &n = k.axes[size_t(mm.n)], &m = k.axes[size_t(mm.m)];
+  if (!n.contiguous || n.size % 16 != 0 || m.size % 4 != 0) return {};
+  std::vector<Opt> opts{{OptOp::UPCAST, mm.n, 16}, {OptOp::UPCAST, mm.m, 4}};
+  const int64_t tiles = k.output_count() / 64, rows = m.size / 4;
+  for (int64_t l = std::min<int64_t>(rows, 64); l >= 2; --l)
+    if (rows % l == 0 && tiles / l >= int64_t(d.compute_units) * 8) {
+      opts.push_back({OptOp::LOOP, mm.m, l});
+      break;
+    }
+  return opts;
+}
+
 // CPU-style devices: work groups are tasks of a thread pool. An elementwise kernel loops over a
 // chunk of its last dim in each group (more chunks when there are too few rows to share); a reduce
 // computes a tile of outputs as lanes sharing one reduce loop.
@@ -63,6 +83,7 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     }
     return opts;
   }
+  if (auto tile = cpu_product_tile(k, d); !tile.empty()) return tile;
   // Upcast dims along which some input does not vary (their loads are reused by every lane: matmul
   // A along j, B along i); a dim along which an input is contiguous gets the wide factor, so its
   // lanes load consecutive elements (and become vectors).

@@ -30,6 +30,7 @@ Config& mutable_config() {
     out.disk_cache = env_int("DISABLE_COMPILER_CACHE", 0) == 0;
     out.stage = env_int("TG_STAGE", 1) != 0;
     out.schedule_cache = env_int("TG_SCHEDULE_CACHE", 1) != 0;
+    out.pack = env_int("TG_PACK", 1) != 0;
     if (const char* dir = std::getenv("TG_CACHE_DIR"); dir && *dir)
       out.cache_dir = dir;
     else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)

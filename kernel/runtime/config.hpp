@@ -1,7 +1,7 @@
 // Settings read from the environment once, with tinygrad's names and meanings:
 // DEBUG=1..4, NOOPT=1, TG_CACHE_DIR (default ~/.cache/tinygrad.cpp), DISABLE_COMPILER_CACHE=1,
 // BEAM=N (search each kernel's optimizations, beam width N; kernel/runtime/beam.hpp) and
-// BEAM_TIMEOUT=seconds (the search's bound per kernel, default 20), TG_STAGE=0,
+// BEAM_TIMEOUT=seconds (the search's bound per kernel, default 20), TG_STAGE=0, TG_PACK=0,
 // TG_SCHEDULE_CACHE=0 (realize schedules every expression: kernel/runtime/schedule_cache.hpp).
 #pragma once
 
@@ -17,6 +17,7 @@ struct Config {
   bool disk_cache = true;
   bool stage = true;          // TG_STAGE=0: the heuristic stages no operands in local memory (codegen STAGE)
   bool schedule_cache = true; // TG_SCHEDULE_CACHE=0: no replay of schedules by structure
+  bool pack = true;           // TG_PACK=0: CPU matmuls read b in place (kernel/tensor/matmul_pack.hpp)
   std::string cache_dir;
 };
 

@@ -24,6 +24,13 @@ std::string device_of(const UOpRef& u, const std::string& fallback) {
   return fallback;
 }
 
+// A RESHAPE of a CONTIGUOUS (always stored, row-major) is a view of that buffer: a target of that
+// form needs no kernel of its own. The packed CPU matmul (kernel/tensor/matmul_pack.cpp) relies on
+// it: its reduce keeps its own (m, n/16, 16) shape and the (m, n) result is that view.
+bool reshapes_stored(const UOpRef& u) {
+  return u->op() == Ops::RESHAPE && u->src(0)->op() == Ops::CONTIGUOUS;
+}
+
 struct Scheduler {
   ShapeMap shapes;
   std::vector<UOpRef> order;                                     // children before parents
@@ -96,7 +103,7 @@ struct Scheduler {
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const UOpRef& u = *it;
       bool is_target = targets.count(u.get()) != 0;
-      if (is_target && !is_buffer_view(u)) realize.insert(u.get());
+      if (is_target && !is_buffer_view(u) && !reshapes_stored(u)) realize.insert(u.get());
       if (u->op() == Ops::CONTIGUOUS) realize.insert(u.get());
       if (u->op() == Ops::COPY) { // a transfer reads one whole contiguous buffer
         realize.insert(u.get());
@@ -172,7 +179,13 @@ Schedule create_schedule(const std::vector<UOpRef>& targets, const ScheduleOptio
   }
   for (const auto& t : targets)
     if (!out.becomes.count(t.get())) {
-      out.becomes[t.get()] = rebuilt.at(t.get()); // already a buffer view
+      UOpRef view = rebuilt.at(t.get()); // already a buffer view
+      // or one RESHAPE of the CONTIGUOUS's buffer
+      if (reshapes_stored(t)) {
+        const UOpRef& stored = out.becomes.at(t->src(0).get());
+        view = view_of(is_buffer(stored) ? stored : stored->src(0), s.shapes(t));
+      }
+      out.becomes[t.get()] = view;
       out.keep_alive.push_back(t);
     }
   return out;

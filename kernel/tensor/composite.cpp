@@ -2,6 +2,8 @@
 // pooling gather windows with movement ops only (no im2col copy), then reduce.
 #include "kernel/tensor/tensor.hpp"
 
+#include "kernel/tensor/matmul_pack.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -18,6 +20,8 @@ Tensor Tensor::matmul(const Tensor& other) const {
   if (k != kb)
     throw TensorError("matmul shapes " + dims_str(this->shape()) + " and " + dims_str(other.shape()) +
                       ": inner dims " + std::to_string(k) + " and " + std::to_string(kb) + " differ");
+  if (other.ndim() == 2 && ndim() >= 2)
+    if (auto packed = packed_matmul(a, b)) return *packed;
   // a: (..., n, 1, k) * b^T: (..., 1, m, k) -> sum over k
   Tensor lhs = a.unsqueeze(-2);
   Tensor rhs = b.transpose(-1, -2).unsqueeze(-3);

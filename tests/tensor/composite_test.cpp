@@ -2,10 +2,43 @@
 // linear, conv2d (stride, padding, dilation, groups, bias), max/avg pooling.
 #include "test_util.hpp"
 
+#include "kernel/runtime/config.hpp"
+#include "kernel/tensor/matmul_pack.hpp"
+
 using namespace tt;
 using ref::Dims;
 
 BOOST_AUTO_TEST_SUITE(composite)
+
+// b packed into 16-wide panels (kernel/tensor/matmul_pack.hpp), on shapes the 4x16 tile does not
+// divide (m, k odd; a batch), and a matmul large enough that a CPU device takes the packed path.
+BOOST_AUTO_TEST_CASE(matmul_packed_panels) {
+  Rng rng(101);
+  const std::vector<std::pair<Dims, Dims>> cases = {
+      {{5, 3}, {3, 16}}, {{37, 29}, {29, 48}}, {{2, 9, 70}, {70, 32}}, {{64, 64}, {64, 64}}};
+  for (const auto& [sa, sb] : cases) {
+    Input a = make_input(rng, sa, dtypes::float32, Layout::Contiguous),
+          b = make_input(rng, sb, dtypes::float32, Layout::Strided);
+    check_close(packed_product(a.t, b.t), ref::matmul(a.r, b.r), Tol{1e-5, 1e-5},
+                "packed " + ref::str(sa) + " @ " + ref::str(sb));
+  }
+  // 256^3 (the CPU packs from 2^24 multiply-adds on) times a diagonal: each column scaled by its
+  // own factor, a reference of n^2 steps (a full one takes seconds under ASan)
+  Input a = make_input(rng, {256, 256}, dtypes::float32, Layout::Contiguous);
+  ref::NdArray d({256, 256}), want({256, 256});
+  for (int64_t j = 0; j < 256; ++j) {
+    d.at({j, j}) = double(j % 7) - 3.5;
+    for (int64_t i = 0; i < 256; ++i) want.at({i, j}) = a.r.at({i, j}) * d.at({j, j});
+  }
+  Tensor c = a.t.matmul(to_tensor(d));
+  // on the CPU: the panels' copy, then the product in its own shape
+  if (tg::default_device().starts_with("CPU") && tg::config().pack && !tg::config().noopt) {
+    auto items = c.schedule();
+    BOOST_TEST_REQUIRE(items.size() == 2u);
+    BOOST_TEST(items[1].shape == (tg::Dims{256, 16, 16}));
+  }
+  check_close(c, want, Tol{1e-5, 1e-5}, "matmul 256^3 by a diagonal");
+}
 
 BOOST_AUTO_TEST_CASE(matmul_shapes) {
   Rng rng(100);

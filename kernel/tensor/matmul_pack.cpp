@@ -1,0 +1,52 @@
+#include "kernel/tensor/matmul_pack.hpp"
+
+#include "kernel/runtime/config.hpp"
+#include "kernel/runtime/devices.hpp"
+#include "kernel/runtime/realize.hpp"
+
+namespace tg {
+
+namespace {
+
+constexpr int64_t kPanel = 16; // the register tile's width: two 8-lane vectors
+
+bool cpu_style(const std::string& device) {
+  OpenDevice dev = open_device(device);
+  return !kernel_options(*dev.device, true).parallel_groups();
+}
+
+} // namespace
+
+std::optional<Tensor> packed_matmul(const Tensor& a, const Tensor& b) {
+  if (config().noopt || !config().pack || a.ndim() < 2 || b.ndim() != 2) return std::nullopt;
+  if (a.dtype() != dtypes::float32 || b.dtype() != dtypes::float32 || a.device() != b.device())
+    return std::nullopt;
+  const Dims& as = a.shape();
+  const int64_t m = as[as.size() - 2], k = as.back(), n = b.shape()[1];
+  // (a shape mismatch: matmul reports it)
+  if (k != b.shape()[0] || m < 64 || k < 64 || n % kPanel != 0 || n < 4 * kPanel) return std::nullopt;
+  int64_t rows = 1; // m times a's batch dims
+  for (size_t i = 0; i + 1 < as.size(); ++i) rows *= as[i];
+  if (rows * n * k < (int64_t(1) << 24)) return std::nullopt;
+  if (!cpu_style(a.device())) return std::nullopt;
+  return packed_product(a, b);
+}
+
+Tensor packed_product(const Tensor& a, const Tensor& b) {
+  const Dims& as = a.shape();
+  if (a.ndim() < 2 || b.ndim() != 2 || as.back() != b.shape()[0] || b.shape()[1] % kPanel != 0)
+    throw TensorError("packed_product: a (..., m, k) @ b (k, n) with n a multiple of 16, got " +
+                      dims_str(as) + " and " + dims_str(b.shape()));
+  const int64_t k = as.back(), n = b.shape()[1];
+  // b (k, n) -> (n/16, k, 16), stored: panel p holds columns 16p..16p+15, row after row
+  Tensor panels = b.reshape({k, n / kPanel, kPanel}).permute({1, 0, 2}).contiguous();
+  Dims lhs = as, rhs(as.size() - 2, 1), out(as.begin(), as.end() - 1);
+  lhs.insert(lhs.end() - 1, 1);                                      // (..., m, 1, k)
+  lhs.push_back(1);                                                  // (..., m, 1, k, 1)
+  rhs.insert(rhs.end(), {1, n / kPanel, k, kPanel});                 // (1.., 1, n/16, k, 16)
+  Tensor product = (a.reshape(lhs) * panels.reshape(rhs)).sum({-2}); // (..., m, n/16, 16)
+  out.push_back(n);
+  return product.contiguous().reshape(out);
+}
+
+} // namespace tg
