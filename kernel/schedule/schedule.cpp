@@ -183,7 +183,7 @@ Schedule create_schedule(const std::vector<UOpRef>& targets, const ScheduleOptio
       // or one RESHAPE of the CONTIGUOUS's buffer
       if (reshapes_stored(t)) {
         const UOpRef& stored = out.becomes.at(t->src(0).get());
-        view = view_of(is_buffer(stored) ? stored : stored->src(0), s.shapes(t));
+        view = buffer_view(is_buffer(stored) ? stored : stored->src(0), s.shapes(t));
       }
       out.becomes[t.get()] = view;
       out.keep_alive.push_back(t);
