@@ -172,6 +172,8 @@ int bench_train(const std::vector<std::string>& args) {
       "peer-compiled", "also time PyTorch's step through torch.compile (slow to start: it compiles first)")(
       "jit", "run the step through tg::TinyJit (warm-up and capture are the untimed steps) and report the "
              "host time per replayed kernel and the step's memory before/after the planner")(
+      "device,d", po::value<std::string>(),
+      "the device of the step (default: $TG_DEVICE or CPU); PyTorch runs on the GPU for CUDA devices")(
       "devices", po::value<std::string>(),
       "data-parallel over these devices (e.g. CUDA:0,CUDA:1; --bs is the global batch): the first device "
       "alone vs all of them, and PyTorch DDP (torchrun, NCCL) on as many GPUs for CUDA devices");
@@ -189,6 +191,7 @@ int bench_train(const std::vector<std::string>& args) {
   if (vm.count("devices"))
     return bench_train_parallel(bs, steps, parse_device_list(vm["devices"].as<std::string>()),
                                 !vm.count("no-peer"), vm["peer-python"].as<std::string>());
+  if (vm.count("device")) set_default_device(vm["device"].as<std::string>());
   Tensor::manual_seed(0);
   MnistNet model;
   std::vector<Tensor> trainable = model.parameters();
