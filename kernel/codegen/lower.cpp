@@ -809,12 +809,7 @@ LoweredKernel Lowerer::run() {
 
   k.global = {uint32_t(groups), 1, 1};
   k.local = local_;
-  // Compile effort where run time dominates: reduces, and elementwise kernels over 2^20 outputs
-  // (a padded copy or a fused backward over a training batch runs 2-3x slower with the fast
-  // instruction selector and register allocator; small kernels keep the fast compile)
-  int64_t outputs = 1;
-  for (auto d : S) outputs *= d;
-  k.compile_level = has_reduce || outputs >= (int64_t(1) << 20) ? 3 : 2;
+  k.compile_level = has_reduce ? 3 : 2;
   k.name = has_reduce ? join_dims("r", S) + "_" + std::to_string(reduce_size_) : join_dims("E", S);
   k.opts = to_string(k.applied) + " groups=" + std::to_string(groups) +
            (threads > 1 ? " local=" + std::to_string(local_[0]) + "x" + std::to_string(local_[1]) + "x" +

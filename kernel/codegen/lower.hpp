@@ -30,12 +30,11 @@ struct LoweredKernel {
   std::string name;
   std::array<uint32_t, 3> global{1, 1, 1};
   std::array<uint32_t, 3> local{1, 1, 1};
-  int64_t ops = 0;          // estimated arithmetic operations
-  int64_t bytes = 0;        // estimated bytes moved (each buffer once)
-  std::vector<Opt> applied; // the optimizations applied
-  std::string opts;         // those and the grid, for DEBUG output
-  uint32_t compile_level =
-      2; // ABI opt_level: 3 for reduces and large elementwise kernels, 2 (fast JIT) otherwise
+  int64_t ops = 0;            // estimated arithmetic operations
+  int64_t bytes = 0;          // estimated bytes moved (each buffer once)
+  std::vector<Opt> applied;   // the optimizations applied
+  std::string opts;           // those and the grid, for DEBUG output
+  uint32_t compile_level = 2; // ABI opt_level: 3 for compute-bound kernels, 2 (fast JIT) otherwise
 };
 
 LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options);
