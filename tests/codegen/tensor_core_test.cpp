@@ -18,12 +18,14 @@
 #include <nvrtc.h>
 #endif
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <random>
+#include <vector>
 
 using namespace tg;
 
@@ -123,6 +125,24 @@ uint16_t ir_minor(const std::vector<std::byte>& ir) {
   uint16_t v;
   std::memcpy(&v, ir.data() + 6, 2);
   return v;
+}
+
+// The worst error of got = a @ b (m x k times k x n, row-major) against a double-precision
+// product, relative to the sum of |products| of each output.
+double worst_error(const std::vector<float>& got, const std::vector<float>& av, const std::vector<float>& bv,
+                   int64_t m, int64_t k, int64_t n) {
+  double worst = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0, scale = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const double p = double(av[size_t(i * k + kk)]) * double(bv[size_t(kk * n + j)]);
+        want += p;
+        scale += std::fabs(p);
+      }
+      worst = std::max(worst, std::fabs(double(got[size_t(i * n + j)]) - want) / std::max(scale, 1.0));
+    }
+  return worst;
 }
 
 } // namespace
@@ -249,17 +269,7 @@ BOOST_AUTO_TEST_CASE(tc_matmul_on_the_device_matches_a_double_reference) {
       const auto got = a.matmul(b).cast(dtypes::float32).to_vector<float>();
       const auto av = a.cast(dtypes::float32).to_vector<float>(),
                  bv = b.cast(dtypes::float32).to_vector<float>();
-      double worst = 0;
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          double want = 0, scale = 0;
-          for (int64_t kk = 0; kk < k; ++kk) {
-            const double p = double(av[size_t(i * k + kk)]) * double(bv[size_t(kk * n + j)]);
-            want += p;
-            scale += std::fabs(p);
-          }
-          worst = std::max(worst, std::fabs(double(got[size_t(i * n + j)]) - want) / std::max(scale, 1.0));
-        }
+      const double worst = worst_error(got, av, bv, m, k, n);
       BOOST_TEST(worst < 1e-2, dt.name() << " " << m << "x" << k << "x" << n << ": worst error " << worst);
     }
 }
@@ -276,17 +286,7 @@ BOOST_AUTO_TEST_CASE(staged_f32_matmul_on_the_device_matches_a_double_reference)
     Tensor a = Tensor::randn({m, k}), b = Tensor::randn({k, n});
     const auto got = a.matmul(b).to_vector<float>();
     const auto av = a.to_vector<float>(), bv = b.to_vector<float>();
-    double worst = 0;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double want = 0, scale = 0;
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const double p = double(av[size_t(i * k + kk)]) * double(bv[size_t(kk * n + j)]);
-          want += p;
-          scale += std::fabs(p);
-        }
-        worst = std::max(worst, std::fabs(double(got[size_t(i * n + j)]) - want) / std::max(scale, 1.0));
-      }
+    const double worst = worst_error(got, av, bv, m, k, n);
     BOOST_TEST(worst < 1e-5, m << "x" << k << "x" << n << ": worst error " << worst);
   }
 }
