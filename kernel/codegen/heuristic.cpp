@@ -192,22 +192,29 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   if (mr % 16 != 0 || nr % 8 != 0 || k.axes[size_t(mm.k)].size % 16 != 0) return {};
   mr /= 16;
   nr /= 8;
+  const bool stage = d.staging && k.axes.size() == k.output_dims + 1 && k.axes[size_t(mm.k)].size % 32 == 0;
   std::vector<Opt> opts{{OptOp::TC, mm.k, 16}};
-  for (int64_t u : {4, 2})
-    if (nr % u == 0) {
-      opts.push_back({OptOp::UPCAST, mm.n, u});
-      nr /= u;
-      break;
-    }
-  if (mr % 2 == 0) {
-    opts.push_back({OptOp::UPCAST, mm.m, 2});
-    mr /= 2;
-  }
-  if (mr % 2 == 0) opts.push_back({OptOp::LOCAL, mm.m, 2});
-  if (nr % 2 == 0) opts.push_back({OptOp::LOCAL, mm.n, 2});
-  // the work group's A and B tiles through local memory, 64 reduce steps at a time
-  if (d.staging && k.axes.size() == k.output_dims + 1 && k.axes[size_t(mm.k)].size % 64 == 0)
-    opts.push_back({OptOp::STAGE, mm.k, 4});
+  auto take = [&](OptOp op, int axis, int64_t& left, std::initializer_list<int64_t> amounts) {
+    for (int64_t u : amounts)
+      if (left % u == 0) {
+        opts.push_back({op, axis, u});
+        left /= u;
+        return;
+      }
+  };
+  // Each warp computes several 16x8 tiles (A fragments serve every n tile, B every m tile). With
+  // the tiles staged: 64x32 per warp, 2x4 warps, a 128x128 block tile (fewer global/L2 reads per
+  // multiply-add); without: 32x32 per warp, 2x2 warps. On an H200 (8192 f16, docs/cuda.md,
+  // session 16): 122 TFLOPS for 128x128 with 64 k per tile, 127 with 32; 64x32 or 128x64 blocks
+  // 68-118, 256x64 101, 64x256 119.
+  take(OptOp::UPCAST, mm.n, nr, {4, 2});
+  take(OptOp::UPCAST, mm.m, mr,
+       stage ? std::initializer_list<int64_t>{4, 2} : std::initializer_list<int64_t>{2});
+  take(OptOp::LOCAL, mm.m, mr, {2});
+  take(OptOp::LOCAL, mm.n, nr,
+       stage ? std::initializer_list<int64_t>{4, 2} : std::initializer_list<int64_t>{2});
+  // the work group's A and B tiles through local memory, 32 reduce steps at a time
+  if (stage) opts.push_back({OptOp::STAGE, mm.k, 2});
   return opts;
 }
 

@@ -73,10 +73,13 @@ void Lowerer::plan_stage() {
   int64_t bytes = 0;
   for (Staged& s : staged_) {
     s.layout.clear();
+    // Under TC the reduce axes go innermost instead: a fragment's neighbouring k are then one
+    // 32-bit word of the tile (A is m x k, B n x k in local memory; lower_tc.cpp: tc_staged_pair).
+    const bool k_inner = tc_.has_value();
     for (size_t pass = 0; pass < 2; ++pass)
       for (size_t a = 0; a < plan_.size(); ++a) {
         const bool reduce_axis = a >= out_shape_.size();
-        if (reduce_axis != (pass == 0) || axis_dim_[a] < 0 || within_size(a) < 2) continue;
+        if (reduce_axis != ((pass == 0) != k_inner) || axis_dim_[a] < 0 || within_size(a) < 2) continue;
         if (s.strides[size_t(axis_dim_[a])] != 0) s.layout.push_back(a);
       }
     // A copy whose contiguous global axis is not the tile's innermost one writes local memory with
@@ -88,7 +91,10 @@ void Lowerer::plan_stage() {
         innermost_stride = st;
         fastest = int64_t(i);
       }
-    const bool pad = !s.layout.empty() && fastest >= 0 && size_t(fastest) + 1 != s.layout.size();
+    // Under TC the rows are always padded: a warp reads fragment words from 8 rows (g) at 4
+    // columns (t); 16 bytes of pad put those 32 words in 32 banks for rows of 32 words.
+    const bool pad =
+        !s.layout.empty() && ((fastest >= 0 && size_t(fastest) + 1 != s.layout.size()) || k_inner);
     s.count = 1;
     s.elements = 1;
     for (size_t a : s.layout) s.elements *= within_size(a);

@@ -94,6 +94,34 @@ UOpRef Lowerer::tc_index(size_t axis) const {
   throw UOpError("codegen: the TC part of axis " + std::to_string(axis) + " has no fragment position");
 }
 
+// Under STAGE, the fragment positions (2j, 2j+1) being loaded (tc_override_) as one read of two
+// neighbouring elements of the operand's tile: k is the tile's innermost axis (plan_stage) and the
+// TC part its innermost part, so the pair is adjacent; it is one aligned 32-bit word if the index
+// is even. nullptr where that does not hold (the lanes are then read one by one).
+UOpRef Lowerer::tc_staged_pair(const UOpRef& operand) const {
+  const auto k = size_t(tc_->k);
+  if (plan_[k].parts.back().op != OptOp::TC) return nullptr;
+  for (const Staged& s : staged_) {
+    if (s.operand != operand) continue;
+    if (s.layout.empty() || s.layout.back() != k) return nullptr;
+    UOpRef idx = idx_const(s.offset);
+    for (size_t i = 0; i < s.layout.size(); ++i)
+      idx = idx + within_index(s.layout[i]) * idx_const(s.local_strides[i]);
+    idx = simplify(idx);
+    UOpRef rest = idx;
+    int64_t c = 0;
+    if (idx->op() == Ops::ADD && idx->src(1)->op() == Ops::CONST) {
+      rest = idx->src(0);
+      c = std::get<int64_t>(idx->src(1)->const_value());
+    }
+    const UOpRef r = simplify(rest % idx_const(2));
+    if (c % 2 != 0 || r->op() != Ops::CONST || std::get<int64_t>(r->const_value()) != 0) return nullptr;
+    UOpRef ptr = UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, idx, stage_barrier_});
+    return UOp::make(Ops::LOAD, operand->dtype().vec(2), {ptr});
+  }
+  return nullptr;
+}
+
 // The first reduce under TC: every output lane of one upcast lane shares a chain of WMMAs over
 // the k loop; each takes its C fragment position from the result. A and B fragments load the
 // operands at the positions the shape's layout gives this thread (tg/sdk/wmma.hpp).
@@ -146,12 +174,30 @@ UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
     const UOpRef& lane = local_ids_.at(0);
     const UOpRef g = idiv(lane, idx_const(4)), t = lane % idx_const(4);
     const auto m = size_t(tc_->m), n = size_t(tc_->n), k = size_t(tc_->k);
-    std::vector<UOpRef> a_lanes, b_lanes;
-    for (int i = 0; i < shape.a_lanes; ++i) // rows g (+8), columns 2t, 2t+1 (+8): see wmma.hpp
-      a_lanes.push_back(operand(tc_a_, {{m, g + idx_const(8 * (i / 2 % 2))},
-                                        {k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 4))}}));
-    for (int i = 0; i < shape.b_lanes; ++i)
-      b_lanes.push_back(operand(tc_b_, {{k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 2))}, {n, g}}));
+    // a fragment's lanes 2j and 2j+1 (neighbouring k): one word from a tile where it can be
+    auto lanes = [&](const UOpRef& x, int count, auto position) {
+      std::vector<UOpRef> out;
+      for (int i = 0; i < count; i += 2) {
+        UOpRef word;
+        if (!staged_.empty()) {
+          tc_override_ = position(i);
+          word = tc_staged_pair(x);
+          tc_override_.clear();
+        }
+        for (int j = i; j < i + 2; ++j)
+          out.push_back(word ? UOp::make(Ops::GEP, x->dtype(), {word}, int64_t(j - i))
+                             : operand(x, position(j)));
+      }
+      return out;
+    };
+    // rows g (+8), columns 2t, 2t+1 (+8): see wmma.hpp
+    std::vector<UOpRef> a_lanes = lanes(tc_a_, shape.a_lanes, [&](int i) {
+      return std::map<size_t, UOpRef>{{m, g + idx_const(8 * (i / 2 % 2))},
+                                      {k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 4))}};
+    });
+    std::vector<UOpRef> b_lanes = lanes(tc_b_, shape.b_lanes, [&](int i) {
+      return std::map<size_t, UOpRef>{{k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 2))}, {n, g}};
+    });
     const DType in = tc_a_->dtype();
     UOpRef A = UOp::make(Ops::VECTORIZE, in.vec(uint16_t(shape.a_lanes)), std::move(a_lanes));
     UOpRef B = UOp::make(Ops::VECTORIZE, in.vec(uint16_t(shape.b_lanes)), std::move(b_lanes));

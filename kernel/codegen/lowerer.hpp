@@ -100,6 +100,7 @@ private:
   std::optional<MatmulAxes> matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
                                         const std::vector<int64_t>& in_dims, bool half_only);
   UOpRef tc_reduce(const UOpRef& r, const Frame& f);
+  UOpRef tc_staged_pair(const UOpRef& operand) const;
   void apply_stage(const std::function<void(const std::string&)>& refuse);
   void plan_stage();
   int64_t within_size(size_t axis) const;

@@ -255,6 +255,47 @@ BOOST_AUTO_TEST_CASE(cuda_renders_mma_sync_that_nvrtc_compiles_for_sm_90) {
   }
 }
 
+// The heuristic's staged TC kernel (128x128 outputs per work group, four tiles of 32 k): the tiles
+// keep k innermost, so each fragment register is one 32-bit read of a __half2/__nv_bfloat162 word
+// handed to mma.sync as is (no float round trip, no packing); the result matches a double matmul
+// in the interpreter and the source compiles for sm_90.
+BOOST_AUTO_TEST_CASE(staged_tc_fragments_are_read_as_32_bit_words) {
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    const Matmul mm = matmul(128, 128, 128, dt);
+    const Lowered l = lower(mm, gpu(true));
+    BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
+      BOOST_TEST(l.kernel.opts.find("STAGE") != std::string::npos);
+      BOOST_TEST(l.kernel.local[0] * l.kernel.local[1] * l.kernel.local[2] == 256u);
+      BOOST_TEST(run_error(mm, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+      const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir)).text;
+      const std::string word = dt == dtypes::float16 ? "__half2 " : "__nv_bfloat162 ";
+      size_t mmas = 0, packed = 0;
+      for (size_t at = src.find("mma.sync"); at != std::string::npos; at = src.find("mma.sync", at + 1)) {
+        const std::string stmt = src.substr(at, src.find(';', src.find("\" :", at)) - at);
+        ++mmas;
+        if (stmt.find("tg_pack_") != std::string::npos) ++packed;
+        BOOST_TEST(stmt.find("reinterpret_cast<const unsigned*>") != std::string::npos, stmt);
+      }
+      BOOST_TEST(mmas == 16u); // 4x4 tiles of 16x8 per warp
+      BOOST_TEST(packed == 0u, src);
+      BOOST_TEST(src.find(word) != std::string::npos);
+#ifdef TG_HAVE_NVRTC
+      const std::string include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
+      nvrtcProgram prog = nullptr;
+      BOOST_REQUIRE(nvrtcCreateProgram(&prog, src.c_str(), "tc.cu", 0, nullptr, nullptr) == NVRTC_SUCCESS);
+      const char* opts[] = {"--gpu-architecture=sm_90", include.c_str()};
+      const nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
+      size_t log_size = 0;
+      nvrtcGetProgramLogSize(prog, &log_size);
+      std::string log(log_size, '\0');
+      nvrtcGetProgramLog(prog, log.data());
+      nvrtcDestroyProgram(&prog);
+      BOOST_TEST(rc == NVRTC_SUCCESS, log << "\n" << src);
+#endif
+    }
+  }
+}
+
 // On a device with tensor cores (TG_DEVICE=CUDA on the GPU machine; elsewhere this case only says
 // so): float16/bfloat16 matmuls through the heuristic's TC against a double matmul on the host.
 BOOST_AUTO_TEST_CASE(tc_matmul_on_the_device_matches_a_double_reference) {

@@ -398,6 +398,35 @@ std::string CStyle::alu(uint32_t i, unsigned k) const {
   }
 }
 
+// The instruction and lane that lane k of instruction i renames (through VECTORIZE and GEP).
+std::pair<uint32_t, unsigned> CStyle::origin(uint32_t i, unsigned k) const {
+  for (;;) {
+    const Instruction& ins = ir_.instructions[i];
+    if (ins.op == TG_OP_VECTORIZE) {
+      i = ins.src[k];
+      k = 0;
+    } else if (ins.op == TG_OP_GEP) {
+      k = unsigned(ins.arg0);
+      i = ins.src[0];
+    } else {
+      return {i, k};
+    }
+  }
+}
+
+// Per lane pair (2j, 2j+1) of a WMMA fragment: the 2-lane local vector variable holding exactly
+// that pair in its order, else "" (see wmma in cstyle.hpp).
+std::vector<std::string> CStyle::words(uint32_t fragment) const {
+  std::vector<std::string> out;
+  for (unsigned k = 0; k + 1 < ir_.instructions[fragment].vcount; k += 2) {
+    const auto lo = origin(fragment, k), hi = origin(fragment, k + 1);
+    const auto it = pair_loads_.find(lo.first);
+    const bool pair = it != pair_loads_.end() && lo.first == hi.first && lo.second == 0 && hi.second == 1;
+    out.push_back(pair ? it->second : "");
+  }
+  return out;
+}
+
 void CStyle::emit(uint32_t i) {
   const Instruction& ins = ir_.instructions[i];
   const unsigned vc = ins.vcount;
@@ -482,7 +511,8 @@ void CStyle::emit(uint32_t i) {
       const std::string name = "v" + std::to_string(i);
       line(vt + " " + name + " = *((" + vt + "*)&" + element(base, element_index(p, 0), true) + ");");
       lanes_[i].resize(vc);
-      for (unsigned k = 0; k < vc; ++k) lanes_[i][k] = name + "." + "xyzw"[k];
+      for (unsigned k = 0; k < vc; ++k) lanes_[i][k] = local_vector_lane(ins.dtype, name, k);
+      if (vc == 2) pair_loads_[i] = name;
       return;
     }
     for (unsigned k = 0; k < vc; ++k) {
@@ -527,7 +557,7 @@ void CStyle::emit(uint32_t i) {
       define(i, k, value_type(ins.dtype), lane(ins.src[2], k));
       d.push_back(lane_name(i, k));
     }
-    line(wmma(ins.arg0, src(0).dtype, a, b, d));
+    line(wmma(ins.arg0, src(0).dtype, a, b, d, words(ins.src[0]), words(ins.src[1])));
     return;
   }
   default:

@@ -5,7 +5,9 @@
 
 #include <tg/sdk/render/render.hpp>
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tg::sdk::render {
@@ -43,8 +45,13 @@ protected:
   virtual std::string element(const std::string& base, const std::string& idx, bool local) const;
   virtual std::string load(tg_dtype dt, const std::string& base, const std::string& idx, bool local) const;
   // A type whose one read loads n consecutive elements of local memory (the lowering emits such
-  // vector LOADs only at multiples of 16 bytes), else "": one read per lane.
+  // vector LOADs only at multiples of their size: 16 bytes, or 4 for a float16/bfloat16 pair read
+  // as a tensor-core fragment word), else "": one read per lane.
   virtual std::string local_vector_type(tg_dtype /*dt*/, unsigned /*n*/) const { return ""; }
+  // The value (a float for float16/bfloat16) of lane k of such a vector variable.
+  virtual std::string local_vector_lane(tg_dtype /*dt*/, const std::string& var, unsigned k) const {
+    return var + "." + "xyzw"[k];
+  }
   virtual std::string store(tg_dtype dt, const std::string& base, const std::string& idx, bool local,
                             const std::string& value) const;
   // Rounding a float value to float16/bfloat16 (result is float).
@@ -68,10 +75,13 @@ protected:
   virtual std::string scalar_name(uint32_t k) const { return "s" + std::to_string(k); }
   // IR 1.1 WMMA: the statement that updates the D lanes `d` (float variables holding C) with
   // A * B from the lanes `a` and `b` (float values of `input` dtype); "" where the dialect has no
-  // matrix unit (check refuses the op then).
+  // matrix unit (check refuses the op then). `a_words`/`b_words` hold, per pair of lanes (2j,
+  // 2j+1), a vector variable from local memory whose lanes (0, 1) are that pair, else "" (then the
+  // pair is packed from the float lanes).
   virtual std::string wmma(int64_t /*shape*/, tg_dtype /*input*/, const std::vector<std::string>& /*a*/,
-                           const std::vector<std::string>& /*b*/,
-                           const std::vector<std::string>& /*d*/) const {
+                           const std::vector<std::string>& /*b*/, const std::vector<std::string>& /*d*/,
+                           const std::vector<std::string>& /*a_words*/,
+                           const std::vector<std::string>& /*b_words*/) const {
     return "";
   }
   virtual bool has_wmma() const { return false; }
@@ -113,7 +123,10 @@ private:
 
   std::vector<std::vector<std::string>> lanes_; // per instruction: expression of each lane
   std::vector<char> hoisted_;                   // declared at the top of the body
-  std::vector<tg_dtype> index_dtype_;           // INDEX: dtype of its index variable
+  std::map<uint32_t, std::string> pair_loads_;  // 2-lane vector LOADs of local memory -> variable
+  std::pair<uint32_t, unsigned> origin(uint32_t i, unsigned k) const;
+  std::vector<std::string> words(uint32_t fragment) const;
+  std::vector<tg_dtype> index_dtype_; // INDEX: dtype of its index variable
   std::vector<std::string> decls_, body_;
   int depth_ = 1;
 };

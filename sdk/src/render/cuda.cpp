@@ -61,20 +61,27 @@ private:
   }
   std::string barrier() const override { return "__syncthreads();"; }
   // mma.sync m16n8k16 (sm_80 and newer): A in 4 and B in 2 registers of two packed 16-bit values
-  // (the lower fragment position in the low half), D/C in 4 floats (docs/abi.md, WMMA).
+  // (the lower fragment position in the low half), D/C in 4 floats (docs/abi.md, WMMA). A pair
+  // read from local memory as one __half2/__nv_bfloat162 word goes in as that word (no float round
+  // trip; docs/cuda.md, session 16).
   bool has_wmma() const override { return true; }
   std::string wmma(int64_t, tg_dtype input, const std::vector<std::string>& a,
-                   const std::vector<std::string>& b, const std::vector<std::string>& d) const override {
+                   const std::vector<std::string>& b, const std::vector<std::string>& d,
+                   const std::vector<std::string>& a_words,
+                   const std::vector<std::string>& b_words) const override {
     const bool bf16 = input == TG_DTYPE_BFLOAT16;
     const std::string pack = bf16 ? "tg_pack_bf2(" : "tg_pack_h2(";
+    auto reg = [&](const std::vector<std::string>& lanes, const std::vector<std::string>& words, size_t k) {
+      if (!words[k / 2].empty()) return "*reinterpret_cast<const unsigned*>(&" + words[k / 2] + ")";
+      return pack + lanes[k] + ", " + lanes[k + 1] + ")";
+    };
     std::string s = std::string("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.") +
                     (bf16 ? "bf16.bf16" : "f16.f16") +
                     ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : ";
     for (size_t k = 0; k < d.size(); ++k) s += (k ? ", \"+f\"(" : "\"+f\"(") + d[k] + ")";
     s += " : ";
-    for (size_t k = 0; k + 1 < a.size(); k += 2)
-      s += (k ? ", \"r\"(" : "\"r\"(") + pack + a[k] + ", " + a[k + 1] + "))";
-    for (size_t k = 0; k + 1 < b.size(); k += 2) s += ", \"r\"(" + pack + b[k] + ", " + b[k + 1] + "))";
+    for (size_t k = 0; k + 1 < a.size(); k += 2) s += (k ? ", \"r\"(" : "\"r\"(") + reg(a, a_words, k) + ")";
+    for (size_t k = 0; k + 1 < b.size(); k += 2) s += ", \"r\"(" + reg(b, b_words, k) + ")";
     return s + ");";
   }
   // 16-byte aligned, so that nvcc may merge adjacent reads of a staged tile into 128-bit loads
@@ -91,8 +98,15 @@ private:
     return CStyle::load(dt, base, idx, local);
   }
   std::string local_vector_type(tg_dtype dt, unsigned n) const override {
+    if (dt == TG_DTYPE_FLOAT16 && n == 2) return "__half2";
+    if (dt == TG_DTYPE_BFLOAT16 && n == 2) return "__nv_bfloat162";
     if (dt != TG_DTYPE_FLOAT32 || (n != 2 && n != 4)) return "";
     return n == 2 ? "float2" : "float4";
+  }
+  std::string local_vector_lane(tg_dtype dt, const std::string& var, unsigned k) const override {
+    if (dt == TG_DTYPE_FLOAT16 || dt == TG_DTYPE_BFLOAT16)
+      return (k ? "__high2float(" : "__low2float(") + var + ")";
+    return CStyle::local_vector_lane(dt, var, k);
   }
   std::string store(tg_dtype dt, const std::string& base, const std::string& idx, bool local,
                     const std::string& value) const override {
