@@ -192,7 +192,8 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   if (mr % 16 != 0 || nr % 8 != 0 || k.axes[size_t(mm.k)].size % 16 != 0) return {};
   mr /= 16;
   nr /= 8;
-  const bool stage = d.staging && k.axes.size() == k.output_dims + 1 && k.axes[size_t(mm.k)].size % 32 == 0;
+  const int64_t kr = k.axes[size_t(mm.k)].size;
+  const bool stage = d.staging && k.axes.size() == k.output_dims + 1 && kr % 32 == 0;
   std::vector<Opt> opts{{OptOp::TC, mm.k, 16}};
   auto take = [&](OptOp op, int axis, int64_t& left, std::initializer_list<int64_t> amounts) {
     for (int64_t u : amounts)
@@ -203,18 +204,21 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
       }
   };
   // Each warp computes several 16x8 tiles (A fragments serve every n tile, B every m tile). With
-  // the tiles staged: 64x32 per warp, 2x4 warps, a 128x128 block tile (fewer global/L2 reads per
-  // multiply-add); without: 32x32 per warp, 2x2 warps. On an H200 (8192 f16, docs/cuda.md,
-  // session 16): 122 TFLOPS for 128x128 with 64 k per tile, 127 with 32; 64x32 or 128x64 blocks
-  // 68-118, 256x64 101, 64x256 119.
-  take(OptOp::UPCAST, mm.n, nr, {4, 2});
-  take(OptOp::UPCAST, mm.m, mr,
-       stage ? std::initializer_list<int64_t>{4, 2} : std::initializer_list<int64_t>{2});
+  // the tiles staged: 64x64 per warp (32 tiles, 128 accumulators per thread), 2x2 warps, a 128x128
+  // block tile, 64 k per tile; without: 32x32 per warp, 2x2 warps. On an H200 (8192 f16,
+  // docs/cuda.md, session 16), 128x128 blocks: 64x64 warps 154 TFLOPS (147 with 32 k per tile),
+  // 64x32 warps 122-130; 128x256 blocks of 64x64 warps 109; 256x64 / 64x256 blocks 101-122.
+  if (stage) {
+    take(OptOp::UPCAST, mm.n, nr, {8, 4, 2});
+    take(OptOp::UPCAST, mm.m, mr, {4, 2});
+  } else {
+    take(OptOp::UPCAST, mm.n, nr, {4, 2});
+    take(OptOp::UPCAST, mm.m, mr, {2});
+  }
   take(OptOp::LOCAL, mm.m, mr, {2});
-  take(OptOp::LOCAL, mm.n, nr,
-       stage ? std::initializer_list<int64_t>{4, 2} : std::initializer_list<int64_t>{2});
-  // the work group's A and B tiles through local memory, 32 reduce steps at a time
-  if (stage) opts.push_back({OptOp::STAGE, mm.k, 2});
+  take(OptOp::LOCAL, mm.n, nr, {2});
+  // the work group's A and B tiles through local memory, 64 (or 32) reduce steps at a time
+  if (stage) opts.push_back({OptOp::STAGE, mm.k, kr % 64 == 0 ? 4 : 2});
   return opts;
 }
 
