@@ -97,10 +97,11 @@ UOpRef Lowerer::tc_index(size_t axis) const {
 // Under STAGE, the fragment positions (2j, 2j+1) being loaded (tc_override_) as one read of two
 // neighbouring elements of the operand's tile: k is the tile's innermost axis (plan_stage) and the
 // TC part its innermost part, so the pair is adjacent; it is one aligned 32-bit word if the index
-// is even. nullptr where that does not hold (the lanes are then read one by one).
+// is even (docs/abi.md 5.3: such a 2-lane LOAD of local memory starts at a multiple of 4 bytes).
+// nullptr where that does not hold (the lanes are then read one by one).
 UOpRef Lowerer::tc_staged_pair(const UOpRef& operand) const {
   const auto k = size_t(tc_->k);
-  if (plan_[k].parts.back().op != OptOp::TC) return nullptr;
+  if (options_.vector_bytes < 4 || plan_[k].parts.back().op != OptOp::TC) return nullptr; // scalar code only
   for (const Staged& s : staged_) {
     if (s.operand != operand) continue;
     if (s.layout.empty() || s.layout.back() != k) return nullptr;
