@@ -226,10 +226,8 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
 // 16x16 threads, each computing a register tile of adjacent outputs (UPCAST on both axes, then
 // LOCAL: a thread's reads of a tile row are adjacent words the compiler may merge into 128-bit
 // loads; 2-3% faster on an H200 than threads interleaved inside the tile), from operand tiles the
-// work group copies to local memory a few reduce steps at a time (STAGE). A convolution (several reduce
-// axes) is not staged: with batch x channels as the tile its copies gather 3-element rows, and the
-// H200 ran 256x32x28x28 -> 64 3x3 at 11.9 TFLOPS staged vs 13.8 without (docs/cuda.md); its STAGE
-// lists stay valid for BEAM.
+// work group copies to local memory a few reduce steps at a time (STAGE). Convolutions (several
+// reduce axes): staged_conv_opts below.
 std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
   if (k.axes.size() != k.output_dims + 1 || d.max_local_threads < 256 || d.max_local_size[0] < 16 ||
@@ -261,13 +259,43 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
   return {};
 }
 
+// A 2-D convolution (outputs batch x channels x rows x columns, a sum over input channels x window
+// rows x window columns) on a GPU: a work group takes 64 output channels x 2 rows x all columns of
+// one image; 16 threads along the channels (4 adjacent each) times half the columns (2 each), and
+// the input channels 4 at a time with the whole window as the staged tile, so that the copies read
+// whole rows of the input image. 256x32x28x28 -> 64 3x3 on an H200: 22.6 TFLOPS vs 18.5 unstaged
+// (the kernel alone; docs/cuda.md). Staging batch x channels instead gathers 3-float rows and lost
+// (11.9 vs 13.8 TFLOPS), so other shapes keep the unstaged choices.
+std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
+  const MatmulAxes mm = *k.product;
+  if (k.output_dims != 4 || k.axes.size() != 7 || std::min(mm.m, mm.n) != 1 || std::max(mm.m, mm.n) != 3)
+    return {};
+  const AxisInfo &co = k.axes[1], &oh = k.axes[2], &ow = k.axes[3], &ci = k.axes[4];
+  const int64_t cols = ow.size / 2; // threads along the columns
+  if (!ow.contiguous || co.size % 64 != 0 || oh.size % 2 != 0 || ow.size % 2 != 0 || cols < 8 || cols > 16 ||
+      ci.size % 4 != 0 || k.axes[5].size > 7 || k.axes[6].size > 7 || d.max_local_size[0] < 16 ||
+      d.max_local_size[1] < uint32_t(cols) || d.max_local_threads < 16 * cols)
+    return {};
+  if (k.axes[0].size * (oh.size / 2) * (co.size / 64) < int64_t(d.compute_units)) return {};
+  return {{OptOp::UPCAST, 1, 4},
+          {OptOp::UPCAST, 2, 2},
+          {OptOp::UPCAST, 3, 2},
+          {OptOp::LOCAL, 1, 16},
+          {OptOp::LOCAL, 3, cols},
+          {OptOp::STAGE, 4, 4},
+          {OptOp::STAGE, 5, k.axes[5].size},
+          {OptOp::STAGE, 6, k.axes[6].size}};
+}
+
 // GPU-style devices: LOCAL threads over the outputs; a reduce whose outputs are too few to fill the
 // device shares each reduction among the threads of a work group (GROUP) through local memory.
 std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   if (d.tensor_cores && k.matmul && d.max_local_threads >= 128)
     if (auto tc = tc_opts(k, d); !tc.empty()) return tc;
-  if (d.staging && k.product && k.reduce_count == 1)
+  if (d.staging && k.product && k.reduce_count == 1) {
     if (auto st = staged_opts(k, d); !st.empty()) return st;
+    if (auto st = staged_conv_opts(k, d); !st.empty()) return st;
+  }
   std::vector<Opt> opts;
   const int64_t threads = std::min<int64_t>(256, d.max_local_threads);
   std::vector<int64_t> done(k.axes.size(), 1);

@@ -423,7 +423,8 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_matmul) {
   LowerOptions off = gpu();
   off.staging = false;
   BOOST_TEST(!has_stage(lower_kernel(items.at(0), off)));
-  // a convolution is not staged by the heuristic (slower on an H200), and still matches NOOPT
+  // a convolution with rows too short for the staged one (2 columns) is not staged, and still
+  // matches NOOPT
   auto conv = compute_items(input({64, 2, 4, 4}).conv2d(input({64, 2, 3, 3})));
   BOOST_TEST_REQUIRE(analyze_kernel(conv.back()).product.has_value());
   LoweredKernel c = lower_kernel(conv.back(), gpu());
@@ -431,6 +432,28 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_matmul) {
   Ran conv_plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
   Ran conv_got = run(conv, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
   check_same(conv, conv_got, conv_plain, "heuristic " + conv_got.opts.back());
+}
+
+// A convolution with 64 output channels and rows of 16 to 32 columns is staged by the GPU
+// heuristic (64 channels x 2 rows x all columns per work group, 4 input channels and the whole
+// window per tile), reads the tiles from local memory, and matches NOOPT.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_conv) {
+  auto conv = compute_items(input({2, 8, 18, 18}).conv2d(input({64, 8, 3, 3})));
+  LoweredKernel c = lower_kernel(conv.back(), gpu());
+  const std::vector<Opt> expected{{OptOp::UPCAST, 1, 4}, {OptOp::UPCAST, 2, 2}, {OptOp::UPCAST, 3, 2},
+                                  {OptOp::LOCAL, 1, 16}, {OptOp::LOCAL, 3, 8},  {OptOp::STAGE, 4, 4},
+                                  {OptOp::STAGE, 5, 3},  {OptOp::STAGE, 6, 3}};
+  BOOST_TEST(to_string(c.applied) == to_string(expected));
+  std::string ir = linearize(c.sink, c.name).text;
+  BOOST_TEST(ir.find("DEFINE_LOCAL") != std::string::npos, ir);
+  Ran plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(conv, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  BOOST_TEST(got.opts.back().find("STAGE") != std::string::npos, got.opts.back());
+  check_same(conv, got, plain, "heuristic " + got.opts.back());
+  LowerOptions off = gpu(); // TG_STAGE=0
+  off.staging = false;
+  LoweredKernel unstaged = lower_kernel(conv.back(), off);
+  BOOST_TEST(to_string(unstaged.applied).find("STAGE") == std::string::npos, unstaged.opts);
 }
 
 BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {

@@ -67,6 +67,67 @@ BOOST_AUTO_TEST_CASE(local_vector_loads_are_128_bit) {
 #endif
 }
 
+// out[t] = sum over `steps` of tile[j] * in[t]: the steps through a staged tile read from local
+// memory (or, with from_local false, the same loop reading global memory), inside a loop over 2
+// tiles; the CUDA C source.
+std::string rendered_tile_steps(int steps, bool from_local) {
+  tg::sdk::KernelBuilder b("tile_steps");
+  auto out = b.global(0, TG_DTYPE_FLOAT32), in = b.global(1, TG_DTYPE_FLOAT32);
+  auto tile = b.local(32, TG_DTYPE_FLOAT32);
+  auto t = b.local_id(0);
+  auto acc = b.acc(b.f32(0.0f));
+  auto tiles = b.range(b.i32(0), b.i32(2));
+  b.store(b.index(tile, t), b.load(b.index(in, b.add(b.mul(tiles, b.i32(32)), t))));
+  b.barrier();
+  auto j = b.range(b.i32(0), b.i32(steps));
+  auto x = from_local ? b.load(b.index(tile, j)) : b.load(b.index(in, j));
+  b.assign(acc, b.alu(TG_OP_MULACC, x, b.load(b.index(in, t)), acc));
+  b.end_range(j);
+  b.end_range(tiles);
+  b.store(b.index(out, t), acc);
+  return tg::sdk::render::render(tg::sdk::render::Dialect::cuda, tg::sdk::parse_kernel_ir(b.serialize()))
+      .text;
+}
+
+// The steps through a staged tile (an innermost loop of 8 to 16 steps reading local memory) are
+// unrolled (nvcc left the 16-step loop of the f32 matmul rolled: 39.2 vs 43.4 TFLOPS unrolled on an
+// H200); the loop around them, shorter or longer step loops and loops over global memory are not.
+BOOST_AUTO_TEST_CASE(staged_tile_steps_are_unrolled) {
+  const std::string pragma = "#pragma unroll // the steps through a staged tile";
+  for (int steps : {8, 16}) {
+    const std::string text = rendered_tile_steps(steps, true);
+    const size_t at = text.find(pragma);
+    BOOST_TEST_REQUIRE(at != std::string::npos, text);
+    BOOST_TEST(text.find(pragma, at + 1) == std::string::npos, text); // not the loop over tiles
+    const size_t loop = text.find("for (", at);
+    BOOST_TEST(text.substr(loop, text.find('\n', loop) - loop).find("< " + std::to_string(steps) + ";") !=
+                   std::string::npos,
+               text); // the pragma's loop is the step loop
+  }
+  for (int steps : {4, 32})
+    BOOST_TEST(rendered_tile_steps(steps, true).find("#pragma unroll") == std::string::npos, steps);
+  BOOST_TEST(rendered_tile_steps(16, false).find("#pragma unroll") == std::string::npos);
+#ifdef TG_HAVE_NVRTC
+  const std::string text = rendered_tile_steps(16, true),
+                    include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
+  nvrtcProgram prog = nullptr;
+  BOOST_REQUIRE(nvrtcCreateProgram(&prog, text.c_str(), "tile_steps.cu", 0, nullptr, nullptr) ==
+                NVRTC_SUCCESS);
+  const char* opts[] = {"--gpu-architecture=compute_90", include.c_str()};
+  const nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
+  size_t ptx_size = 0;
+  if (rc == NVRTC_SUCCESS) nvrtcGetPTXSize(prog, &ptx_size);
+  std::string ptx(ptx_size, '\0');
+  if (rc == NVRTC_SUCCESS) nvrtcGetPTX(prog, ptx.data());
+  nvrtcDestroyProgram(&prog);
+  BOOST_TEST_REQUIRE(rc == NVRTC_SUCCESS, text);
+  size_t shared_loads = 0; // rolled: one read of the tile; unrolled: 16 floats, 4 at a time or fewer
+  for (size_t p = ptx.find("ld.shared."); p != std::string::npos; p = ptx.find("ld.shared.", p + 1))
+    ++shared_loads;
+  BOOST_TEST(shared_loads >= 4u, ptx);
+#endif
+}
+
 BOOST_AUTO_TEST_CASE(every_kernel_compiles_to_ptx_with_nvrtc) {
 #ifndef TG_HAVE_NVRTC
   tgtest::skip_suite("the CUDA toolkit (NVRTC) was not found when this build was configured");
