@@ -76,7 +76,7 @@ std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes,
 std::optional<Tensor> Tensor::split_multi_axis_reduce(Ops op, const Axes& axes,
                                                       const Dims& final_shape) const {
   const Dims& shape = this->shape();
-  auto reduced = [&](int64_t d) { return std::find(axes.begin(), axes.end(), d) != axes.end(); };
+  auto reduced = [&](int64_t d) { return reduced_in(axes, d); };
   Dims merged;         // the shape with each run of adjacent reduced dims as one dim
   Axes merged_reduced; // the reduced dims of `merged`
   for (int64_t d = 0; d < ndim(); ++d) {
@@ -106,7 +106,7 @@ std::optional<Tensor> Tensor::split_multi_axis_reduce(Ops op, const Axes& axes,
   sliced.insert(sliced.begin() + a, split);
   Axes partial_axes;
   for (int64_t r : merged_reduced) partial_axes.push_back(r + 1); // a + 1 is the slice's rest of a
-  Tensor partial = reshape(merged).reshape(sliced).reduce(op, partial_axes, true).contiguous();
+  Tensor partial = reshape(sliced).reduce(op, partial_axes, true).contiguous();
   return partial.reduce(op, {a}, true).reshape(final_shape);
 }
 
