@@ -309,10 +309,31 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     int axis = int(k.output_dims);
     for (int a = axis; a < int(k.axes.size()); ++a)
       if (k.axes[size_t(a)].size > k.axes[size_t(axis)].size) axis = a;
-    const int64_t n = k.axes[size_t(axis)].size;
+    int64_t n = k.axes[size_t(axis)].size;
     int64_t g = 1;
     for (int64_t p = threads; p >= 16 && g == 1; p /= 2)
       if (n % p == 0) g = p;
+    // Several reduced axes (a split BatchNorm sum: a slice of N, then H*W): the innermost one when
+    // it is a contiguous row of >= 32 words, so a warp's reads are one coalesced stretch; grouping
+    // a longer N has neighbouring threads a whole C*H*W apart, and a 400-long row got only 16
+    // threads. Padded to a multiple of the group where no power of two >= 32 divides the row and
+    // the padding is at most 1/8 of it (400 -> 448 for 64 threads).
+    const int last = int(k.axes.size()) - 1;
+    const AxisInfo& inner = k.axes[size_t(last)];
+    int64_t pad = 0;
+    if (!too_long && last > int(k.output_dims) && inner.contiguous && inner.size >= 32) {
+      int64_t gi = 0;
+      for (int64_t p = threads; p >= 32 && gi == 0; p /= 2)
+        if (inner.size % p == 0) gi = p;
+      for (int64_t p = threads; p >= 32 && gi == 0; p /= 2)
+        if ((inner.size + p - 1) / p * p - inner.size <= inner.size / 8) gi = pad = p;
+      if (gi > 0) {
+        axis = last;
+        n = inner.size;
+        g = gi;
+      }
+    }
+    if (pad > 0) opts.push_back({OptOp::PADTO, axis, pad});
     // Under a loop limit: each thread's share of the reduce, unrolled u ways, must fit it (the
     // other reduced axes still loop around it); pad so that threads * u divides the axis.
     int64_t u = 1;

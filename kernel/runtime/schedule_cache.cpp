@@ -9,6 +9,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 namespace tg {
@@ -29,19 +30,22 @@ struct Graph {
   std::vector<UOpRef> order;
   std::vector<int32_t> src;   // every node's source indices, one after another
   std::vector<uint32_t> srcs; // where node i's indices start in `src` (one extra at the end)
-  std::unordered_map<const UOp*, int32_t> index;
+  // node -> its index in `order`; only for large graphs: a small one (the tiny op's 5 nodes) is
+  // searched in `order`, which saves the map's allocations on every realize
+  std::unordered_map<const UOp*, int32_t> large_index;
   size_t hash = 0;
+  static constexpr size_t kSmall = 16;
 
   explicit Graph(const std::vector<UOpRef>& targets) : order(toposort(UOp::sink(targets))) {
-    index.reserve(order.size());
+    if (order.size() > kSmall) large_index.reserve(order.size());
     srcs.reserve(order.size() + 1);
     for (size_t i = 0; i < order.size(); ++i) {
       const UOp& u = *order[i];
-      index.emplace(&u, int32_t(i));
+      if (order.size() > kSmall) large_index.emplace(&u, int32_t(i));
       srcs.push_back(uint32_t(src.size()));
       size_t h = mix(size_t(u.op()), dtype_hash(u.dtype()));
       for (const auto& s : u.src()) {
-        src.push_back(index.at(s.get()));
+        src.push_back(find(s.get()).value()); // toposort: every source comes before its user
         h = mix(h, size_t(src.back()));
       }
       if (u.op() == Ops::BUFFER) { // a placeholder: what it holds, not which buffer
@@ -53,6 +57,16 @@ struct Graph {
       hash = mix(hash, h);
     }
     srcs.push_back(uint32_t(src.size()));
+  }
+  // The index of node u in `order`, if it is there.
+  std::optional<int32_t> find(const UOp* u) const {
+    if (order.size() > kSmall) {
+      auto it = large_index.find(u);
+      return it == large_index.end() ? std::nullopt : std::optional<int32_t>(it->second);
+    }
+    for (size_t i = order.size(); i-- > 0;) // from the end: a node's sources are mostly just before it
+      if (order[i].get() == u) return int32_t(i);
+    return std::nullopt;
   }
   std::span<const int32_t> sources(size_t i) const {
     return {src.data() + srcs[i], src.data() + srcs[i + 1]};
@@ -146,26 +160,26 @@ std::shared_ptr<const Entry> make_entry(const Graph& g, const Schedule& s, const
     for (const auto& b : item.buffers) {
       if (auto o = output_of.find(b.get()); o != output_of.end())
         l.buffers.push_back(~o->second);
-      else if (auto n = g.index.find(b.get()); n != g.index.end())
-        l.buffers.push_back(n->second);
+      else if (auto n = g.find(b.get()))
+        l.buffers.push_back(*n);
       else
         return nullptr;
     }
     e->launches.push_back(std::move(l));
   }
   for (const auto& lazy : s.keep_alive) {
-    auto n = g.index.find(lazy.get());
-    if (n == g.index.end()) return nullptr;
+    auto n = g.find(lazy.get());
+    if (!n) return nullptr;
     const UOpRef& view = s.becomes.at(lazy.get());
     if (view == lazy) {
-      e->becomes.push_back({n->second, -1});
+      e->becomes.push_back({*n, -1});
       continue;
     }
     const UOpRef& buffer = is_buffer(view) ? view : view->src(0);
     auto o = output_of.find(buffer.get());
     if (o == output_of.end() || buffer_view(buffer, e->outputs[size_t(o->second)].shape) != view)
       return nullptr;
-    e->becomes.push_back({n->second, o->second});
+    e->becomes.push_back({*n, o->second});
   }
   return e;
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "kernel/runtime/config.hpp"
+#include "kernel/runtime/devices.hpp"
+#include "kernel/runtime/realize.hpp"
 
 #include <cmath>
 #include <limits>
@@ -11,6 +13,17 @@
 namespace tg {
 
 namespace {
+
+// Devices whose work groups run in parallel (GPUs). On the CPU the split's partial kernel (2048
+// outputs of 8 x 400) ran slower than the one reduce (a DEBUG=2 training step, Debian machine).
+bool gpu_style(const std::string& device) {
+  OpenDevice dev = open_device(device);
+  return kernel_options(*dev.device, true).parallel_groups();
+}
+
+bool reduced_in(const std::vector<int64_t>& axes, int64_t d) {
+  return std::find(axes.begin(), axes.end(), d) != axes.end();
+}
 
 // Sums accumulate small ints in 32 bits and half floats in float32 (tinygrad's sum_acc_dtype).
 DType sum_dtype(DType dt) {
@@ -52,6 +65,51 @@ std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes,
   return r.reshape(final_shape);
 }
 
+// Few outputs of a long reduce over several axes (BatchNorm's per-channel sums over N, H, W of an
+// NCHW tensor): one work group per output leaves most of a GPU idle (32 groups on 132 SMs ran at
+// 115-230 GB/s on an H200). Two kernels instead: partial results over S slices of the first
+// reduced axis, then their reduction. Adjacent reduced dims are merged first (H, W -> H*W) so the
+// partial kernel's innermost reduce axis is one long contiguous row, which the GPU heuristic
+// groups (neighbouring threads read neighbouring words). An earlier split that kept H and W apart
+// left the partial kernel without a usable GROUP axis and ran 10-70x slower (docs/cuda.md). GPUs
+// only (gpu_style).
+std::optional<Tensor> Tensor::split_multi_axis_reduce(Ops op, const Axes& axes,
+                                                      const Dims& final_shape) const {
+  const Dims& shape = this->shape();
+  auto reduced = [&](int64_t d) { return reduced_in(axes, d); };
+  Dims merged;         // the shape with each run of adjacent reduced dims as one dim
+  Axes merged_reduced; // the reduced dims of `merged`
+  for (int64_t d = 0; d < ndim(); ++d) {
+    if (reduced(d) && d > 0 && reduced(d - 1)) {
+      merged.back() *= shape[size_t(d)];
+      continue;
+    }
+    if (reduced(d)) merged_reduced.push_back(int64_t(merged.size()));
+    merged.push_back(shape[size_t(d)]);
+  }
+  // at least two runs (one run is the one-axis split's case), the last one the innermost dims
+  if (merged_reduced.size() < 2 || merged_reduced.back() != int64_t(merged.size()) - 1 || merged.back() < 64)
+    return std::nullopt;
+  int64_t outputs = 1, count = 1;
+  for (int64_t d = 0; d < int64_t(merged.size()); ++d)
+    (reduced_in(merged_reduced, d) ? count : outputs) *= merged[size_t(d)];
+  const int64_t a = merged_reduced[0], n = merged[size_t(a)];
+  int64_t split = 0; // the most slices with <= 2048 partial outputs, each reducing >= 1024 values
+  for (int64_t s : {256, 128, 64, 32, 16, 8, 4, 2})
+    if (n % s == 0 && s * outputs <= 2048 && s * outputs >= 64 && count / s >= 1024) {
+      split = s;
+      break;
+    }
+  if (split == 0 || !gpu_style(device())) return std::nullopt;
+  Dims sliced = merged;
+  sliced[size_t(a)] = n / split;
+  sliced.insert(sliced.begin() + a, split);
+  Axes partial_axes;
+  for (int64_t r : merged_reduced) partial_axes.push_back(r + 1); // a + 1 is the slice's rest of a
+  Tensor partial = reshape(sliced).reduce(op, partial_axes, true).contiguous();
+  return partial.reduce(op, {a}, true).reshape(final_shape);
+}
+
 Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
   Axes axes = axes_or_all(axes_in);
   Dims kept = this->shape(), dropped;
@@ -86,6 +144,8 @@ Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
         return partial.reduce(op, {a}, false).reshape(keepdim ? kept : dropped);
       }
     }
+    if (!config().noopt && real_axes.size() >= 2 && count >= 32768 && outputs < 64)
+      if (auto split = split_multi_axis_reduce(op, real_axes, keepdim ? kept : dropped)) return *split;
     if (auto merged = merge_into_inner_reduce(op, real_axes, keepdim ? kept : dropped)) return *merged;
     out = with(UOp::make(Ops::REDUCE_AXIS, dtype(), {uop()}, ReduceArg{op, real_axes}), kept);
   }

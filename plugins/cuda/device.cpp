@@ -68,20 +68,21 @@ tg_device_properties read_properties(CUdevice dev) {
   return p;
 }
 
-// Packs a launch's arguments: each buffer's device address (base + offset), then the scalars in
-// their parameter types, each at an 8-byte aligned offset.
-KernelCall kernel_call(const sdk::Launch& launch) {
-  KernelCall call;
+// Packs a launch's arguments into `call` (its vectors reused: no allocation once they have grown):
+// each buffer's device address (base + offset), then the scalars in their parameter types, each at
+// an 8-byte aligned offset.
+void pack_call(const sdk::Launch& launch, KernelCall& call) {
   call.function = static_cast<Program&>(launch.program).function();
   call.grid = launch.global;
   call.block = launch.local;
-  call.args.reserve(8 * (launch.buffers.size() + launch.scalars.size()));
-  call.offsets.reserve(launch.buffers.size() + launch.scalars.size());
+  const size_t count = launch.buffers.size() + launch.scalars.size();
+  call.args.assign(8 * count, 0);
+  call.offsets.clear();
+  size_t at = 0;
   auto append = [&](const void* bytes, size_t size) {
-    const size_t at = (call.args.size() + 7) / 8 * 8;
-    call.args.resize(at + 8);
     std::memcpy(call.args.data() + at, bytes, size);
     call.offsets.push_back(at);
+    at += 8;
   };
   for (const sdk::BufferArg& b : launch.buffers) {
     const CUdeviceptr address = static_cast<Buffer*>(b.buffer)->address() + b.offset;
@@ -91,11 +92,18 @@ KernelCall kernel_call(const sdk::Launch& launch) {
     const sdk::ScalarBytes value = sdk::scalar_bytes(s);
     append(value.bytes, value.size);
   }
+}
+
+KernelCall kernel_call(const sdk::Launch& launch) {
+  KernelCall call;
+  pack_call(launch, call);
   return call;
 }
 
-void launch_call(const KernelCall& call, CUstream stream, const std::string& name) {
-  std::vector<void*> params = kernel_params(call);
+void launch_call(const KernelCall& call, CUstream stream, const std::string& name,
+                 std::vector<void*>& params) {
+  params.clear();
+  for (size_t offset : call.offsets) params.push_back(const_cast<unsigned char*>(call.args.data() + offset));
   const CUresult r =
       driver().cuLaunchKernel(call.function, call.grid[0], call.grid[1], call.grid[2], call.block[0],
                               call.block[1], call.block[2], 0, stream, params.data(), nullptr);
@@ -140,7 +148,7 @@ Device::~Device() {
   d.cuDevicePrimaryCtxRelease(device_);
 }
 
-void Device::bind() const { check(driver().cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
+void Device::bind() const { make_current(context_); }
 
 std::vector<sdk::Attribute> Device::attributes() const {
   const Driver& d = driver();
@@ -184,9 +192,9 @@ uint64_t Device::elapsed_since_start() {
 uint64_t Device::launch(const sdk::Launch& launch) {
   bind();
   const Driver& d = driver();
-  const KernelCall call = kernel_call(launch);
+  pack_call(launch, call_); // into the device's scratch: no allocation once it has grown
   if (launch.timed) check(d.cuEventRecord(start_, stream_), "cuEventRecord(start)");
-  launch_call(call, stream_, launch.signature.kernel_name);
+  launch_call(call_, stream_, launch.signature.kernel_name, params_);
   return launch.timed ? elapsed_since_start() : 0;
 }
 
@@ -199,9 +207,11 @@ uint64_t Device::launch_batch(std::span<const sdk::Launch> launches, bool timed)
   if (timed) check(d.cuEventRecord(start_, stream_), "cuEventRecord(start)");
   if (use_graphs_ && calls.size() > 1)
     graphs_->launch(calls);
-  else
+  else {
+    std::vector<void*> params;
     for (size_t i = 0; i < calls.size(); ++i)
-      launch_call(calls[i], stream_, launches[i].signature.kernel_name);
+      launch_call(calls[i], stream_, launches[i].signature.kernel_name, params);
+  }
   return timed ? elapsed_since_start() : 0;
 }
 

@@ -45,6 +45,9 @@ private:
   std::unique_ptr<Memory> memory_;
   std::unique_ptr<Graphs> graphs_;
   bool use_graphs_ = true;
+  // launch's packing scratch, reused (the host serializes calls on a device: abi.h)
+  KernelCall call_{};
+  std::vector<void*> params_;
 };
 
 } // namespace tg::cuda

@@ -84,4 +84,11 @@ void check(CUresult r, const std::string& what) {
   throw sdk::PluginError(code, what + " failed: " + result_text(r));
 }
 
+void make_current(CUcontext context) {
+  const Driver& d = driver();
+  CUcontext current = nullptr;
+  if (d.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == context) return;
+  check(d.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+}
+
 } // namespace tg::cuda

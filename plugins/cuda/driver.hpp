@@ -23,6 +23,7 @@ namespace tg::cuda {
   X(cuDevicePrimaryCtxRetain)                                                                                \
   X(cuDevicePrimaryCtxRelease)                                                                               \
   X(cuCtxSetCurrent)                                                                                         \
+  X(cuCtxGetCurrent)                                                                                         \
   X(cuStreamCreate)                                                                                          \
   X(cuStreamDestroy)                                                                                         \
   X(cuStreamSynchronize)                                                                                     \
@@ -78,5 +79,11 @@ void check(CUresult r, const std::string& what);
 inline void check(CUresult r, const char* what) {
   if (r != CUDA_SUCCESS) check(r, std::string(what));
 }
+
+// Makes `context` current on this thread, calling cuCtxSetCurrent only when another one is (a
+// launch binds its device's context every call; cuCtxGetCurrent is a thread-local read in the
+// driver). The driver is asked rather than a cache of our own, since NCCL or another library in
+// the process may switch the thread's context behind our back.
+void make_current(CUcontext context);
 
 } // namespace tg::cuda

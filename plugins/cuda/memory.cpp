@@ -87,18 +87,18 @@ Buffer::Buffer(Memory& memory, uint64_t size, uint64_t alignment)
 Buffer::~Buffer() { memory_.release(block_, size_); }
 
 void Buffer::copy_from_host(uint64_t offset, const void* src, uint64_t size) {
-  check(driver().cuCtxSetCurrent(memory_.context()), "cuCtxSetCurrent");
+  make_current(memory_.context());
   memory_.upload(ptr_ + offset, src, size);
 }
 
 void Buffer::copy_to_host(uint64_t offset, void* dst, uint64_t size) {
-  check(driver().cuCtxSetCurrent(memory_.context()), "cuCtxSetCurrent");
+  make_current(memory_.context());
   memory_.download(dst, ptr_ + offset, size);
 }
 
 void Buffer::copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, uint64_t size) {
   const Driver& d = driver();
-  check(d.cuCtxSetCurrent(memory_.context()), "cuCtxSetCurrent");
+  make_current(memory_.context());
   const CUdeviceptr from = static_cast<Buffer&>(src).address() + src_offset;
   const CUdeviceptr to = ptr_ + offset;
   if (from + size <= to || to + size <= from) {

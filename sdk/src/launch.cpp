@@ -3,6 +3,8 @@
 // rejects it with the same message.
 #include "handles.hpp"
 
+#include <array>
+
 namespace tg::sdk::detail {
 namespace {
 
@@ -31,9 +33,8 @@ void check_counts(const tg_launch_args& a, const Signature& sig, const tg_device
   if (a.scalar_count > 0) require(a.scalars, "args->scalars");
 }
 
-// Appends the launch's buffer arguments to `out`.
-void check_buffers(const tg_launch_args& a, const Signature& sig, const tg_device* device,
-                   std::vector<BufferArg>& out) {
+// Writes the launch's buffer arguments to out[0, buffer_count) (checked by check_counts first).
+void check_buffers(const tg_launch_args& a, const Signature& sig, const tg_device* device, BufferArg* out) {
   for (uint32_t i = 0; i < a.buffer_count; ++i) {
     const tg_buffer_arg& arg = a.buffers[i];
     auto which = [i] { return "buffers[" + std::to_string(i) + "]"; }; // built only on failure
@@ -46,7 +47,7 @@ void check_buffers(const tg_launch_args& a, const Signature& sig, const tg_devic
     if (element > 1 && arg.offset % element != 0)
       invalid(which() + ".offset " + std::to_string(arg.offset) + " is not a multiple of the " +
               std::to_string(element) + "-byte " + dtype_text(sig.buffers[i]) + " element");
-    out.push_back({arg.buffer->impl.get(), arg.offset});
+    out[i] = {arg.buffer->impl.get(), arg.offset};
   }
 }
 
@@ -85,13 +86,14 @@ bool empty_grid(const tg_launch_args& a) {
   return a.global_size[0] == 0 || a.global_size[1] == 0 || a.global_size[2] == 0;
 }
 
-// Checks one launch; its buffer arguments are appended to `buffers`.
-void check_launch(const tg_launch_args& a, std::vector<BufferArg>& buffers) {
+// Checks one launch: first the program and the argument counts, then `buffers(count)` (where the
+// buffer arguments go, count already checked) is filled, then scalars and grid.
+template <class Storage> void check_launch(const tg_launch_args& a, Storage&& buffers) {
   tg_program* program = require(a.program, "args->program");
   const tg_device_properties& p = program->device->properties;
   if (a.elapsed_ns != nullptr) check_timing(p);
   check_counts(a, program->signature, p);
-  check_buffers(a, program->signature, program->device, buffers);
+  check_buffers(a, program->signature, program->device, buffers(a.buffer_count));
   check_scalars(a, program->signature);
   check_grid(a, p);
 }
@@ -109,8 +111,19 @@ Launch make_launch(const tg_launch_args& a, std::span<const BufferArg> buffers, 
 } // namespace
 
 void validate_and_launch(const tg_launch_args& a) {
-  std::vector<BufferArg> buffers;
-  check_launch(a, buffers);
+  // The buffer arguments on the stack for the common launch (no heap allocation per launch).
+  std::array<BufferArg, 16> near{};
+  std::vector<BufferArg> far;
+  std::span<const BufferArg> buffers;
+  check_launch(a, [&](uint32_t count) {
+    BufferArg* out = near.data();
+    if (count > near.size()) {
+      far.resize(count);
+      out = far.data();
+    }
+    buffers = {out, count};
+    return out;
+  });
   uint64_t elapsed = 0;
   if (!empty_grid(a))
     elapsed = a.program->device->impl->launch(make_launch(a, buffers, a.elapsed_ns != nullptr));
@@ -130,7 +143,10 @@ void validate_and_launch_batch(const tg_launch_batch_args& b) {
     try {
       args[i] = read_args(b.launches[i], "args->launches[i]");
       if (args[i].elapsed_ns != nullptr) invalid("elapsed_ns must be NULL (the batch's elapsed_ns times it)");
-      check_launch(args[i], buffers);
+      check_launch(args[i], [&](uint32_t count) {
+        buffers.resize(first[i] + count);
+        return buffers.data() + first[i];
+      });
       if (args[i].program->device != device) invalid("its program belongs to another device");
     } catch (const PluginError& e) {
       throw PluginError(e.code(), "launches[" + std::to_string(i) + "]: " + e.what(), e.log());

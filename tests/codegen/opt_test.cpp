@@ -214,6 +214,33 @@ BOOST_AUTO_TEST_CASE(heuristic_lists_match_noopt) {
   }
 }
 
+// The partial kernel of a split per-channel sum (kernel/tensor/reduce.cpp: slices of N, then
+// H*W): the GPU heuristic groups the contiguous H*W row (neighbouring threads read neighbouring
+// words), not the longer N slice axis, padded where no power of two >= 32 divides it; the result
+// equals the unoptimized kernel's.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_the_contiguous_row_of_a_split_reduce) {
+  struct Case {
+    Dims shape;
+    std::vector<Opt> want; // the reduce-axis opts, in order
+  };
+  // outputs (slices, 1, channels, 1), reduce axes 4 (the slice of N) and 5 (the row): a 400-long
+  // row (16 threads before), and a row shorter than the slice axis (grouped the slice axis before)
+  for (const Case& c : {Case{{4, 4, 8, 400}, {{OptOp::PADTO, 5, 64}, {OptOp::GROUP, 5, 64}}},
+                        Case{{2, 128, 4, 64}, {{OptOp::GROUP, 5, 64}}}}) {
+    BOOST_TEST_CONTEXT(c.shape[1] << "x" << c.shape[3]) {
+      auto items = compute_items(input(c.shape).sum({1, 3}, true));
+      LoweredKernel k = lower_kernel(items.at(0), gpu());
+      std::vector<Opt> reduce_opts;
+      for (const Opt& o : k.applied)
+        if (o.axis >= 4) reduce_opts.push_back(o);
+      BOOST_TEST(reduce_opts == c.want, k.opts);
+      Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(items, got, plain, "split partial on gpu");
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(gpu_heuristic_uses_work_groups) {
   // outputs few and a long reduce: the threads of a work group share it through local memory
   auto items = compute_items(input({4096}).sum());

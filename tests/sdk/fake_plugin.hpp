@@ -32,6 +32,7 @@ struct World {
   std::vector<tg_scalar_arg> last_scalars;
   std::array<uint32_t, 3> last_global{}, last_local{};
   bool last_timed = false;
+  uint32_t max_buffer_args = 4; // the device's limit, read at open
 };
 inline World world;
 
@@ -85,7 +86,7 @@ public:
     p.max_global_size[0] = 100;
     p.max_global_size[1] = 10;
     p.max_global_size[2] = 10;
-    p.max_buffer_args = 4;
+    p.max_buffer_args = world.max_buffer_args;
     p.max_scalar_args = 2;
     p.buffer_alignment = 16;
     p.features = world.timing ? TG_FEATURE_TIMING : 0;

@@ -258,6 +258,56 @@ BOOST_FIXTURE_TEST_CASE(timing_needs_the_timing_feature, LaunchFixture) {
   api().device_close(untimed);
 }
 
+// More buffer arguments than the adaptor keeps on the stack (16): they arrive in order, and a bad
+// one past the 16th is still named.
+BOOST_FIXTURE_TEST_CASE(many_buffer_arguments, LaunchFixture) {
+  constexpr uint32_t n = 20;
+  world.max_buffer_args = n;
+  tg_device* wide = nullptr;
+  tg_device_open_args open{sizeof(open), 0, 0};
+  check(api().device_open(&open, &wide));
+  tg::sdk::KernelBuilder k("wide_kernel");
+  for (uint32_t i = 0; i < n; ++i) k.global(i, TG_DTYPE_FLOAT32);
+  auto ir = k.serialize();
+  tg_compile_args cargs{sizeof(cargs), ir.data(), ir.size(), nullptr, 0, 2};
+  tg_compile_result* result = nullptr;
+  check(api().compile(&cargs, &result));
+  tg_compile_output co{};
+  co.struct_size = sizeof(co);
+  check(api().compile_result_get(result, &co));
+  tg_program* p = nullptr;
+  check(api().program_load(wide, co.binary, co.binary_size, &p));
+  api().compile_result_destroy(result);
+  tg_buffer_alloc_args alloc_args{sizeof(alloc_args), 128, 0, 0, 0};
+  tg_buffer* b = nullptr;
+  check(api().buffer_alloc(wide, &alloc_args, &b));
+  std::vector<tg_buffer_arg> wide_args;
+  std::vector<uint64_t> offsets;
+  for (uint32_t i = 0; i < n; ++i) {
+    wide_args.push_back({b, 4 * uint64_t(i)});
+    offsets.push_back(4 * uint64_t(i));
+  }
+  tg_launch_args t{};
+  t.struct_size = sizeof(t);
+  t.program = p;
+  t.global_size[0] = t.global_size[1] = t.global_size[2] = 1;
+  t.local_size[0] = t.local_size[1] = t.local_size[2] = 1;
+  t.buffers = wide_args.data();
+  t.buffer_count = n;
+  check(api().launch(&t));
+  BOOST_CHECK(world.last_offsets == offsets);
+  wide_args[18].offset = 3;
+  const int before = world.launches;
+  Status s = take(api().launch(&t));
+  BOOST_CHECK_EQUAL(s.code, TG_ERROR_INVALID_ARGUMENT);
+  BOOST_CHECK_MESSAGE(s.says("buffers[18].offset 3 is not a multiple of the 4-byte float32 element"),
+                      s.message);
+  BOOST_CHECK_EQUAL(world.launches, before);
+  api().buffer_free(b);
+  api().program_free(p);
+  api().device_close(wide);
+}
+
 BOOST_FIXTURE_TEST_CASE(null_and_short_launch_args, LaunchFixture) {
   BOOST_CHECK_EQUAL(take(api().launch(nullptr)).code, TG_ERROR_INVALID_ARGUMENT);
   tg_launch_args a = args();

@@ -159,6 +159,28 @@ BOOST_AUTO_TEST_CASE(multi_axis_reductions_with_few_outputs) {
   check_close(t.mean({0, 2, 3}), ref::mean(a, {0, 2, 3}), Tol{1e-5, 1e-3}, "channel means");
 }
 
+// The split of few-output reduces over several axes (kernel/tensor/reduce.cpp): on GPU-style
+// devices two kernels (partials over slices of the first reduced axis, then their reduce), one
+// kernel elsewhere; the reference's values either way, for adjacent reduced dims (H, W merged),
+// runs of reduced dims apart, every input layout, sum and max.
+BOOST_AUTO_TEST_CASE(multi_axis_reductions_split_on_gpus) {
+  const bool gpu = tg::kernel_options(*tg::open_device(tg::default_device()).device, true).parallel_groups();
+  Rng rng(10);
+  struct Case {
+    Dims shape;
+    std::vector<int64_t> axes;
+  };
+  for (const Case& c : {Case{{64, 8, 8, 64}, {0, 2, 3}}, Case{{256, 2, 4, 128}, {0, 3}}})
+    for (Layout l : {Layout::Contiguous, Layout::Permuted, Layout::Flipped}) {
+      Input x = make_input(rng, c.shape, dtypes::float32, l, -1, 1);
+      const std::string what = ctx("", c.shape, dtypes::float32, l) + " " + axes_str(c.axes);
+      BOOST_TEST(x.t.sum(c.axes).schedule().size() == (gpu ? 2u : 1u), what);
+      check_close(x.t.sum(c.axes), ref::sum(x.r, c.axes), Tol{1e-4, 1e-3}, "sum " + what);
+      check_close(x.t.sum(c.axes, true), ref::sum(x.r, c.axes, true), Tol{1e-4, 1e-3}, "sum keepdim " + what);
+      check_close(x.t.max(c.axes), ref::max(x.r, c.axes), kExact, "max " + what);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(argmax_argmin) {
   Rng rng(13);
   for (DType dt : {dtypes::float32, dtypes::int32, dtypes::uint8, dtypes::bool_, dtypes::int8})
