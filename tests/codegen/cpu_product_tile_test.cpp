@@ -143,6 +143,42 @@ BOOST_AUTO_TEST_CASE(heuristic_product_tile_matches_noopt) {
     }
 }
 
+// 64-byte vectors (AVX-512): 16 lanes are one register, so the tile takes 8 rows (8 accumulators)
+// where m allows, else 4; the results equal NOOPT's.
+BOOST_AUTO_TEST_CASE(product_tile_rows_follow_the_vector_width) {
+  LowerOptions avx512 = cpu();
+  avx512.vector_bytes = 64;
+  struct Case {
+    std::string name;
+    std::function<Tensor()> build;
+    std::string tile;
+  };
+  const std::vector<Case> cases = {
+      {"matmul 128x8 @ 8x64",
+       [] {
+         return input({128, 8}).matmul(input({8, 64}));
+       },
+       "[UPCAST(1,16), UPCAST(0,8)"},
+      {"packed 3x24x24 @ 24x32",
+       [] {
+         return packed_product(input({3, 24, 24}), input({24, 32}));
+       },
+       "[UPCAST(3,16), UPCAST(1,8)"},
+      {"packed 3x20x24 @ 24x32",
+       [] {
+         return packed_product(input({3, 20, 24}), input({24, 32}));
+       },
+       "[UPCAST(3,16), UPCAST(1,4)"}, // m = 20
+  };
+  for (const auto& c : cases) BOOST_TEST_CONTEXT(c.name) {
+      auto items = compute_items(c.build());
+      auto [plain, none] = run(items, false, std::nullopt, avx512);
+      auto [got, list] = run(items, true, std::nullopt, avx512);
+      BOOST_TEST(list.rfind(c.tile, 0) == 0u, list);
+      check_same(got, plain, c.name + " " + list);
+    }
+}
+
 // Sizes the tile does not divide: m not a multiple of 4 gets the general lists; a LOOP over row
 // tiles that does not divide them runs the last work group's loop short.
 BOOST_AUTO_TEST_CASE(ragged_products_match_noopt) {
