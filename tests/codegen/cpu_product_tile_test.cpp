@@ -179,6 +179,19 @@ BOOST_AUTO_TEST_CASE(product_tile_rows_follow_the_vector_width) {
     }
 }
 
+// The panel copy (b (k, n) -> (n/16, k, 16)): rows of 16 whose k is too long to loop whole take
+// 8 rows per work group as lanes; the copy equals NOOPT's.
+BOOST_AUTO_TEST_CASE(panel_copy_takes_8_rows_per_work_group) {
+  auto items = compute_items(packed_product(input({8, 512}), input({512, 64})));
+  BOOST_TEST_REQUIRE(items.size() == 2u);
+  const std::vector<ScheduleItem> copy{items[0]};
+  BOOST_TEST(copy[0].shape == (Dims{4, 512, 16}));
+  auto [plain, none] = run(copy, false);
+  auto [got, list] = run(copy, true);
+  BOOST_TEST(list == "[LOOP(2,16), UPCAST(1,8)]");
+  check_same(got, plain, "panel copy " + list);
+}
+
 // Sizes the tile does not divide: m not a multiple of 4 gets the general lists; a LOOP over row
 // tiles that does not divide them runs the last work group's loop short.
 BOOST_AUTO_TEST_CASE(ragged_products_match_noopt) {
