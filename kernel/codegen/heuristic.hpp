@@ -57,6 +57,7 @@ struct AxisInfo {
 // float16 or bfloat16 (or those cast to float), m and n output axes, k the reduce axis.
 struct MatmulAxes {
   int m = -1, n = -1, k = -1; // axis numbers as Opt names them
+  int m2 = -1; // the output axis before m that only a varies along too (a convolution's y), or -1
 };
 
 struct KernelInfo {

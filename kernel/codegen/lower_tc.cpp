@@ -42,7 +42,10 @@ std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::
   MatmulAxes mm; // m: only a varies along it, n: only b; k: a reduce axis both vary along
   for (size_t i = 0; i < out_dims.size(); ++i) {
     const bool va = varies(sa, in_dims[i]), vb = varies(sb, in_dims[i]);
-    if (va && !vb) mm.m = int(out_dims[i]);
+    if (va && !vb) {
+      mm.m2 = mm.m;
+      mm.m = int(out_dims[i]);
+    }
     if (vb && !va) mm.n = int(out_dims[i]);
   }
   for (size_t j = 0; j < reduce_dims_.size(); ++j)

@@ -1,6 +1,7 @@
 // The CPU heuristic's product tile (heuristic.cpp cpu_product_tile: UPCAST(n,16) UPCAST(m,4) and a
-// LOOP over row tiles) on plain and panel-packed matmuls (kernel/tensor/matmul_pack.hpp), and
-// hand-written lists with ragged loops: each computes what the unoptimized kernel computes.
+// LOOP over row tiles) on plain and panel-packed matmuls (kernel/tensor/matmul_pack.hpp), its
+// convolution tile (cpu_conv_tile), and hand-written lists with ragged loops: each computes what
+// the unoptimized kernel computes.
 // Kernels run in the SDK's reference interpreter over random inputs (no device).
 #include <boost/test/unit_test.hpp>
 
@@ -50,7 +51,8 @@ std::vector<ScheduleItem> compute_items(const Tensor& t) {
 // when `optimize`) and interprets them over the same random inputs. Returns all buffers and the
 // last kernel's applied list.
 std::pair<Memory, std::string> run(const std::vector<ScheduleItem>& items, bool optimize,
-                                   std::optional<std::vector<Opt>> opts = std::nullopt) {
+                                   std::optional<std::vector<Opt>> opts = std::nullopt,
+                                   const LowerOptions& device = cpu()) {
   Memory mem;
   std::mt19937 rng(99);
   for (const auto& item : items)
@@ -62,7 +64,7 @@ std::pair<Memory, std::string> run(const std::vector<ScheduleItem>& items, bool 
       }
   std::string applied;
   for (size_t k = 0; k < items.size(); ++k) {
-    LowerOptions options = cpu();
+    LowerOptions options = device;
     options.optimize = optimize;
     if (k + 1 == items.size()) options.opts = opts;
     LoweredKernel lowered = lower_kernel(items[k], options);
@@ -89,6 +91,15 @@ void check_same(const Memory& got, const Memory& want, const std::string& what) 
 }
 
 bool has(const std::string& list, const std::string& opt) { return list.find(opt) != std::string::npos; }
+
+// The input gradient of conv2d(x, w) at stride 1 (its custom gradient: a convolution) when
+// `input_gradient`, else the weight gradient.
+Tensor conv_gradient(Dims x_shape, Dims w_shape, bool input_gradient) {
+  Tensor x = input(x_shape).requires_grad_(), w = input(w_shape).requires_grad_();
+  Tensor y = x.conv2d(w);
+  (y * input(y.shape())).sum().backward();
+  return input_gradient ? *x.grad() : *w.grad();
+}
 
 } // namespace
 
@@ -132,6 +143,55 @@ BOOST_AUTO_TEST_CASE(heuristic_product_tile_matches_noopt) {
     }
 }
 
+// 64-byte vectors (AVX-512): 16 lanes are one register, so the tile takes 8 rows (8 accumulators)
+// where m allows, else 4; the results equal NOOPT's.
+BOOST_AUTO_TEST_CASE(product_tile_rows_follow_the_vector_width) {
+  LowerOptions avx512 = cpu();
+  avx512.vector_bytes = 64;
+  struct Case {
+    std::string name;
+    std::function<Tensor()> build;
+    std::string tile;
+  };
+  const std::vector<Case> cases = {
+      {"matmul 128x8 @ 8x64",
+       [] {
+         return input({128, 8}).matmul(input({8, 64}));
+       },
+       "[UPCAST(1,16), UPCAST(0,8)"},
+      {"packed 3x24x24 @ 24x32",
+       [] {
+         return packed_product(input({3, 24, 24}), input({24, 32}));
+       },
+       "[UPCAST(3,16), UPCAST(1,8)"},
+      {"packed 3x20x24 @ 24x32",
+       [] {
+         return packed_product(input({3, 20, 24}), input({24, 32}));
+       },
+       "[UPCAST(3,16), UPCAST(1,4)"}, // m = 20
+  };
+  for (const auto& c : cases) BOOST_TEST_CONTEXT(c.name) {
+      auto items = compute_items(c.build());
+      auto [plain, none] = run(items, false, std::nullopt, avx512);
+      auto [got, list] = run(items, true, std::nullopt, avx512);
+      BOOST_TEST(list.rfind(c.tile, 0) == 0u, list);
+      check_same(got, plain, c.name + " " + list);
+    }
+}
+
+// The panel copy (b (k, n) -> (n/16, k, 16)): rows of 16 whose k is too long to loop whole take
+// 8 rows per work group as lanes; the copy equals NOOPT's.
+BOOST_AUTO_TEST_CASE(panel_copy_takes_8_rows_per_work_group) {
+  auto items = compute_items(packed_product(input({8, 512}), input({512, 64})));
+  BOOST_TEST_REQUIRE(items.size() == 2u);
+  const std::vector<ScheduleItem> copy{items[0]};
+  BOOST_TEST(copy[0].shape == (Dims{4, 512, 16}));
+  auto [plain, none] = run(copy, false);
+  auto [got, list] = run(copy, true);
+  BOOST_TEST(list == "[LOOP(2,16), UPCAST(1,8)]");
+  check_same(got, plain, "panel copy " + list);
+}
+
 // Sizes the tile does not divide: m not a multiple of 4 gets the general lists; a LOOP over row
 // tiles that does not divide them runs the last work group's loop short.
 BOOST_AUTO_TEST_CASE(ragged_products_match_noopt) {
@@ -153,6 +213,63 @@ BOOST_AUTO_TEST_CASE(ragged_products_match_noopt) {
       if (!c.opts) BOOST_TEST(!has(list, "UPCAST(0,4)"), list);
       check_same(got, plain, list);
     }
+}
+
+// Convolutions (products over several reduce axes) get 16 or 32 output channels times a row of
+// outputs, as many rows as the device's vector registers hold (cpu_conv_tile): 32-byte vectors
+// (16 registers) and 64-byte ones (32 registers); forward passes with stride and padding, and the
+// custom gradient's two convolutions. Too few rows for 8 accumulators: the general choice. The
+// results equal NOOPT's either way.
+BOOST_AUTO_TEST_CASE(conv_tiles_match_noopt) {
+  LowerOptions avx512 = cpu();
+  avx512.vector_bytes = 64;
+  struct Case {
+    std::string name;
+    std::function<Tensor()> build;
+    std::string tile32, tile64; // the last kernel's list ("" = the general choice: not checked)
+  };
+  // kernel axes: forward and input gradient (N, channels, y, x); weight gradient (co, ci, ky, kx)
+  const std::vector<Case> cases = {
+      {"forward 2x3x10x10 * 16x3x3x3",
+       [] {
+         return input({2, 3, 10, 10}).conv2d(input({16, 3, 3, 3}));
+       },
+       "[UPCAST(1,16), UPCAST(3,4)]", "[UPCAST(1,16), UPCAST(3,8)]"},
+      // 6x6 outputs: 3 rows of 2 vectors are too few; 6 rows of one get 2 rows of y too
+      {"forward stride 2 padding 1",
+       [] {
+         return input({1, 4, 11, 11}).conv2d(input({16, 4, 3, 3}), std::nullopt, 2, 1);
+       },
+       "", "[UPCAST(1,16), UPCAST(3,6), UPCAST(2,2)]"},
+      // 5 columns of the window: 32 channels when 16 fill fewer than 8 accumulators
+      {"weight gradient 5x5, 32 channels",
+       [] {
+         return conv_gradient({2, 3, 9, 9}, {32, 3, 5, 5}, false);
+       },
+       "[UPCAST(0,16), UPCAST(3,5)]", "[UPCAST(0,32), UPCAST(3,5)]"},
+      {"input gradient 3x3, 16 channels",
+       [] {
+         return conv_gradient({1, 16, 9, 9}, {16, 16, 3, 3}, true);
+       },
+       "", "[UPCAST(1,16), UPCAST(3,9)]"},
+      // 20 channels: no whole 16-lane vectors
+      {"forward 20 channels",
+       [] {
+         return input({1, 4, 8, 8}).conv2d(input({20, 4, 3, 3}));
+       },
+       "", ""},
+  };
+  for (const auto& c : cases)
+    for (bool wide : {false, true})
+      BOOST_TEST_CONTEXT(c.name << (wide ? ", 64-byte vectors" : ", 32-byte vectors")) {
+        const LowerOptions& device = wide ? avx512 : cpu();
+        const std::string& tile = wide ? c.tile64 : c.tile32;
+        auto items = compute_items(c.build());
+        auto [plain, none] = run(items, false, std::nullopt, device);
+        auto [got, list] = run(items, true, std::nullopt, device);
+        if (!tile.empty()) BOOST_TEST(list == tile);
+        check_same(got, plain, c.name + " " + list);
+      }
 }
 
 // The packing refuses a b whose columns do not fill 16-wide panels.

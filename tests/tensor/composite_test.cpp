@@ -117,6 +117,38 @@ BOOST_AUTO_TEST_CASE(conv2d) {
   }
 }
 
+// Output channels in multiples of 16: the CPU heuristic's convolution register tile (heuristic.cpp
+// cpu_conv_tile: 16 or 32 channels times a row of outputs) in the forward pass and in both
+// gradients (the custom gradient's convolutions at stride 1, the window view's otherwise), with
+// odd input channels, strides, padding, dilation, groups, and sizes no tile divides (11 wide, 20
+// channels), against naive loops.
+BOOST_AUTO_TEST_CASE(conv2d_register_tiles_with_gradients) {
+  Rng rng(105);
+  struct Case {
+    int64_t n, cin, h, w, cout, k, stride, padding, dilation, groups;
+  };
+  const Case cases[] = {
+      {2, 3, 12, 12, 16, 5, 1, 0, 1, 1}, {2, 5, 13, 11, 32, 3, 1, 1, 1, 1}, {1, 4, 12, 12, 16, 3, 2, 1, 1, 1},
+      {2, 8, 10, 10, 32, 3, 1, 0, 1, 2}, {1, 4, 9, 9, 48, 2, 1, 0, 2, 1},   {3, 16, 7, 7, 20, 3, 1, 1, 1, 1},
+  };
+  for (const auto& cs : cases) {
+    NdArray x = rand_array(rng, {cs.n, cs.cin, cs.h, cs.w});
+    NdArray w = rand_array(rng, {cs.cout, cs.cin / cs.groups, cs.k, cs.k});
+    NdArray want = ref::conv2d(x, w, nullptr, cs.stride, cs.padding, cs.dilation, cs.groups);
+    NdArray g = rand_array(rng, want.shape);
+    auto [want_dx, want_dw] = ref::conv2d_grads(x, w, g, cs.stride, cs.padding, cs.dilation, cs.groups);
+    std::string c = "conv2d x " + ref::str(x.shape) + " w " + ref::str(w.shape) + " stride " +
+                    std::to_string(cs.stride) + " padding " + std::to_string(cs.padding) + " dilation " +
+                    std::to_string(cs.dilation) + " groups " + std::to_string(cs.groups);
+    Tensor xt = to_tensor(x).requires_grad_(), wt = to_tensor(w).requires_grad_();
+    Tensor y = xt.conv2d(wt, std::nullopt, cs.stride, cs.padding, cs.dilation, cs.groups);
+    (y * to_tensor(g)).sum().backward();
+    check_close(y, want, Tol{1e-4, 1e-4}, c);
+    check_close(*xt.grad(), want_dx, Tol{1e-4, 1e-4}, c + " dX");
+    check_close(*wt.grad(), want_dw, Tol{1e-4, 1e-4}, c + " dW");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(pooling) {
   Rng rng(103);
   struct Case {

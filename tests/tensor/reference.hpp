@@ -496,6 +496,29 @@ inline NdArray conv2d(const NdArray& x, const NdArray& w, const NdArray* bias, i
   return out;
 }
 
+// The gradients of sum(conv2d(x, w) * g) with respect to x and w: each product of the forward
+// sum scattered back to the two elements it read (no convolution identities).
+inline std::pair<NdArray, NdArray> conv2d_grads(const NdArray& x, const NdArray& w, const NdArray& g,
+                                                int64_t stride, int64_t padding, int64_t dilation,
+                                                int64_t groups) {
+  const int64_t H = x.shape[2], W = x.shape[3], Ci = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+  const int64_t per_group = w.shape[0] / groups;
+  NdArray dx(x.shape), dw(w.shape);
+  for_each_index(g.shape, [&](const Dims& o) { // o = (n, co, i, j)
+    const double go = g.at(o);
+    const int64_t grp = o[1] / per_group;
+    for (int64_t ci = 0; ci < Ci; ++ci)
+      for (int64_t p = 0; p < kh; ++p)
+        for (int64_t q = 0; q < kw; ++q) {
+          int64_t y = o[2] * stride + p * dilation - padding, z = o[3] * stride + q * dilation - padding;
+          if (y < 0 || y >= H || z < 0 || z >= W) continue;
+          dx.at({o[0], grp * Ci + ci, y, z}) += go * w.at({o[1], ci, p, q});
+          dw.at({o[1], ci, p, q}) += go * x.at({o[0], grp * Ci + ci, y, z});
+        }
+  });
+  return {dx, dw};
+}
+
 // Pooling over the last two dims. avg counts padded cells (count_include_pad, tinygrad's default).
 inline NdArray pool2d(const NdArray& x, int64_t k, int64_t stride, int64_t padding, int64_t dilation,
                       bool is_max) {
