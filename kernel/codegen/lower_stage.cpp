@@ -155,14 +155,20 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       return st < 0 ? std::numeric_limits<int64_t>::max() : st;
     };
     std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return stride(x) > stride(y); });
-    // 128-bit copies: where the copy's innermost axis is contiguous in global memory, each thread
-    // takes `width` neighbouring elements at once (chunk c: elements c * width ... + width - 1) and
-    // moves them with one aligned vector load (and one vector store where the tile keeps them
-    // adjacent). Needs every buffer 16-byte aligned at launch (the core launches at offset 0; the
-    // kernel's DEFINE_GLOBAL states it, and the launch refuses an offset that breaks it).
+    // 128-bit copies: where the copy's innermost axis is contiguous in global memory and is also
+    // the tile's innermost, each thread takes `width` neighbouring elements at once (chunk c:
+    // elements c * width ... + width - 1) and moves them with one aligned vector load and one
+    // vector store. Needs every buffer 16-byte aligned at launch (the core launches at offset 0;
+    // the kernel's DEFINE_GLOBAL states it, and the launch refuses an offset that breaks it).
+    // Transposed copies stay scalar: with a vector load, thread t writes tile rows 8t ... 8t + 7
+    // and a warp's stores of one column fall into one bank (f16 TC matmul on an H200: 155.6 ->
+    // 88.7 TFLOPS when B's copy was vectorized so; docs/cuda.md, session 16, h/vcopy). Only for
+    // 16-bit elements: there A's copy went 156.0 -> 191.1 TFLOPS; the f32 matmul's B copy as
+    // float4 lost 2% (43.2 -> 42.4), so 32-bit copies stay scalar.
     const int64_t isz = s.operand->dtype().itemsize();
-    const int64_t width = options_.vector_bytes >= 16 && options_.buffer_alignment >= 16 && 16 % isz == 0 &&
+    const int64_t width = options_.vector_bytes >= 16 && options_.buffer_alignment >= 16 && isz == 2 &&
                                   !order.empty() && stride(order.back()) == 1 &&
+                                  order.back() + 1 == order.size() &&
                                   within_size(s.layout[order.back()]) % (16 / isz) == 0 &&
                                   s.elements % (16 / isz * threads) == 0
                               ? 16 / isz

@@ -424,7 +424,7 @@ BOOST_AUTO_TEST_CASE(staged_lists_match_noopt) {
         Ran got = run(items, gpu(max_groups), choose);
         check_same(items, got, plain, to_string(opts) + " max_groups " + std::to_string(max_groups));
       }
-      // buffers 16-byte aligned at launch: copies whose rows allow it move 4 floats at a time
+      // buffers 16-byte aligned at launch: the same results
       LowerOptions aligned = gpu();
       aligned.buffer_alignment = 16;
       check_same(items, run(items, aligned, choose), plain, to_string(opts) + " aligned");
@@ -436,21 +436,11 @@ BOOST_AUTO_TEST_CASE(staged_lists_match_noopt) {
       BOOST_TEST(ir.find("BARRIER") != std::string::npos, ir);
       if (i == 4) // the lanes read the tiles 16 bytes at a time
         BOOST_TEST(ir.find("LOAD float32x4") != std::string::npos, ir);
-      if (i == 4) { // aligned: 4-lane global loads stating 16 bytes; B's tile rows take float4 stores
+      if (i == 4) { // aligned: float32 copies stay scalar (measured slower as float4; lower_stage.cpp)
         aligned.opts = opts;
         LoweredKernel ka = lower_kernel(items.back(), aligned);
         const auto pir = sdk::parse_kernel_ir(linearize(ka.sink, ka.name).ir);
-        size_t vloads = 0, vstores = 0;
-        for (const auto& ins : pir.instructions) {
-          if (ins.op != TG_OP_LOAD && ins.op != TG_OP_STORE) continue;
-          const bool local = pir.instructions[ins.src[0]].is_local();
-          if (ins.op == TG_OP_LOAD && !local && ins.vcount == 4 && ins.arg0 == 16) ++vloads;
-          if (ins.op == TG_OP_STORE && local && pir.instructions[ins.src[1]].vcount == 4 && ins.arg0 == 16)
-            ++vstores;
-        }
-        BOOST_TEST(vloads > 0u, sdk::to_string(pir));
-        BOOST_TEST(vstores > 0u);
-        BOOST_TEST(pir.buffer_alignments == (std::vector<uint32_t>{4, 16, 16}));
+        BOOST_TEST(pir.buffer_alignments == (std::vector<uint32_t>{4, 4, 4}));
       }
     }
   }

@@ -298,8 +298,8 @@ BOOST_AUTO_TEST_CASE(staged_tc_fragments_are_read_as_32_bit_words) {
 
 // 128-bit tile copies (issue 13): with buffers 16-byte aligned at launch, the staged TC kernel
 // copies A (k contiguous in global memory and innermost in the tile) as 8-lane vector LOADs and
-// STOREs stating 16-byte alignment, B (transposed into the tile) as 8-lane loads and scalar stores;
-// the DEFINE_GLOBALs claim 16 and the CUDA source moves uint4 words. Without the device's 16-byte
+// STOREs stating 16-byte alignment, B (transposed into the tile) with scalar copies as before; A's
+// DEFINE_GLOBAL claims 16 and the CUDA source moves uint4 words. Without the device's 16-byte
 // buffer alignment nothing claims it. Values vs a double matmul in the interpreter.
 BOOST_AUTO_TEST_CASE(staged_tc_copies_are_128_bit_when_buffers_are_aligned) {
   for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
@@ -319,10 +319,10 @@ BOOST_AUTO_TEST_CASE(staged_tc_copies_are_128_bit_when_buffers_are_aligned) {
         if (ins.op == TG_OP_STORE && !global && ir.instructions[ins.src[1]].vcount == 8 && ins.arg0 == 16)
           ++vstores;
       }
-      BOOST_TEST(claimed == 2u); // A and B; the output is stored as before
+      BOOST_TEST(claimed == 1u); // A only; B and the output as before
       BOOST_TEST(vloads > 0u);
       BOOST_TEST(vstores > 0u);
-      BOOST_TEST(vstores < vloads); // B's stores stay scalar
+      BOOST_TEST(vstores == vloads); // A's copy only: B's (transposed into the tile) stays scalar
       BOOST_TEST(run_error(mm, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
       const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir).text;
       BOOST_TEST(src.find("= *((const uint4*)&") != std::string::npos, src);
