@@ -62,6 +62,13 @@ private:
   std::unordered_map<const UOp*, std::vector<const UOp*>> reduces_closing_; // inner own range -> REDUCEs
   std::unordered_map<const UOp*, sdk::KernelBuilder::Ref> refs_;
   std::vector<std::string> vars_;
+  // DEFINE_GLOBAL -> the largest alignment its LOADs/STOREs state (what the kernel assumes of it)
+  std::unordered_map<const UOp*, uint32_t> global_align_;
+  // A LOAD's or STORE's int64 arg: the byte alignment of its address the lowerer proved (0: none).
+  static uint32_t access_alignment(const UOp* u) {
+    const int64_t* a = u->arg_if<int64_t>();
+    return a ? uint32_t(*a) : 0;
+  }
   std::unordered_set<const UOp*> fused_mul_; // float MULs (WMMAs) folded into their REDUCE's MULACC (WMMA)
   uint64_t trips_outside_ = 1;               // product of the enclosing loops' trip counts
   std::optional<uint64_t> iterations_ = 0;   // LinearKernel::loop_iterations
@@ -296,7 +303,7 @@ void Linearizer::emit_node(const UOp* u) {
     out = b.gep(src(0), uint16_t(u->arg_int()));
     break;
   case Ops::DEFINE_GLOBAL:
-    out = b.global(uint32_t(u->arg_int()), dt);
+    out = b.global(uint32_t(u->arg_int()), dt, global_align_.count(u) ? global_align_.at(u) : 0);
     break;
   case Ops::DEFINE_LOCAL:
     out = b.local(u->arg_int(), dt);
@@ -321,13 +328,14 @@ void Linearizer::emit_node(const UOp* u) {
     out = b.index(src(0), src(1));
     break;
   case Ops::LOAD:
-    out = u->src().size() == 3 ? b.load_gated(src(0), src(1), src(2)) : b.load(src(0), u->dtype().count);
+    out = u->src().size() == 3 ? b.load_gated(src(0), src(1), src(2))
+                               : b.load(src(0), u->dtype().count, access_alignment(u));
     break;
   case Ops::STORE:
     if (u->src().size() == 3)
       b.store_gated(src(0), src(1), src(2));
     else
-      b.store(src(0), src(1));
+      b.store(src(0), src(1), access_alignment(u));
     refs_[u] = 0;
     return;
   case Ops::REDUCE:
@@ -380,6 +388,12 @@ LinearKernel Linearizer::run() {
     if (u->op() == Ops::REDUCE && u->arg_if<ReduceArg>()->op == Ops::ADD && u->src(0)->op() == Ops::WMMA &&
         u->src(0)->src(2)->op() == Ops::CONST && users[u->src(0).get()] == 1)
       fused_mul_.insert(u->src(0).get());
+  for (const auto& u : order_)
+    if ((u->op() == Ops::LOAD || u->op() == Ops::STORE) && access_alignment(u.get()) > 0 &&
+        u->src(0)->op() == Ops::INDEX && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) {
+      uint32_t& a = global_align_[u->src(0)->src(0).get()];
+      a = std::max(a, access_alignment(u.get()));
+    }
   for (const auto& u : order_) {
     if (fused_mul_.count(u.get())) continue;
     if (u->op() == Ops::RANGE)

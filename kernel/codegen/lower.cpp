@@ -840,6 +840,7 @@ LowerOptions lower_options(const tg_device_properties& props, bool optimize) {
   o.compute_units = std::max(1u, props.compute_units);
   o.max_groups = props.max_global_size[0] ? props.max_global_size[0] : 0x7fffffffu;
   o.vector_bytes = props.vector_bytes;
+  o.buffer_alignment = props.buffer_alignment;
   for (size_t i = 0; i < 3; ++i) o.max_local_size[i] = std::max(1u, props.max_local_size[i]);
   o.max_local_threads = std::max(1u, props.max_local_threads);
   o.local_memory_bytes = (props.features & TG_FEATURE_LOCAL_MEMORY) ? props.local_memory_bytes : 0;

@@ -19,7 +19,10 @@ namespace tg {
 
 // What the target device offers, and which optimizations to apply.
 struct LowerOptions : DeviceLimits {
-  bool optimize = true;                 // false = NOOPT: no optimizations, one output per work item
+  bool optimize = true; // false = NOOPT: no optimizations, one output per work item
+  // Bytes every buffer argument's address is a multiple of when the core launches the kernel: the
+  // device's buffer_alignment (the core launches at offset 0). Aligned vector copies (STAGE) need 16.
+  uint32_t buffer_alignment = 0;
   std::optional<std::vector<Opt>> opts; // this list instead of the heuristic's (checked; OptError)
 };
 

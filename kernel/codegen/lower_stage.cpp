@@ -155,51 +155,123 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       return st < 0 ? std::numeric_limits<int64_t>::max() : st;
     };
     std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return stride(x) > stride(y); });
-    for (int64_t first = 0; first < s.elements; first += threads) {
-      UOpRef e = tid + idx_const(first);
+    // 128-bit copies: where the copy's innermost axis is contiguous in global memory and is also
+    // the tile's innermost, each thread takes `width` neighbouring elements at once (chunk c:
+    // elements c * width ... + width - 1) and moves them with one aligned vector load and one
+    // vector store. Needs every buffer 16-byte aligned at launch (the core launches at offset 0;
+    // the kernel's DEFINE_GLOBAL states it, and the launch refuses an offset that breaks it).
+    // Transposed copies stay scalar: with a vector load, thread t writes tile rows 8t ... 8t + 7
+    // and a warp's stores of one column fall into one bank (f16 TC matmul on an H200: 155.6 ->
+    // 88.7 TFLOPS when B's copy was vectorized so; docs/cuda.md, session 16, h/vcopy). Only for
+    // 16-bit elements: there A's copy went 156.0 -> 191.1 TFLOPS; the f32 matmul's B copy as
+    // float4 lost 2% (43.2 -> 42.4), so 32-bit copies stay scalar.
+    const int64_t isz = s.operand->dtype().itemsize();
+    const int64_t width = options_.vector_bytes >= 16 && options_.buffer_alignment >= 16 && isz == 2 &&
+                                  !order.empty() && stride(order.back()) == 1 &&
+                                  order.back() + 1 == order.size() &&
+                                  within_size(s.layout[order.back()]) % (16 / isz) == 0 &&
+                                  s.elements % (16 / isz * threads) == 0
+                              ? 16 / isz
+                              : 1;
+    for (int64_t first = 0; first < s.elements / width; first += threads) {
+      UOpRef c = tid + idx_const(first);
       UOpRef valid = UOp::constant(dtypes::bool_, true);
-      if (first + threads > s.elements) {
-        valid = lt(e, idx_const(s.elements));
-        e = min_index(e, s.elements - 1);
+      if (first + threads > s.elements / width) { // only when width == 1
+        valid = lt(c, idx_const(s.elements));
+        c = min_index(c, s.elements - 1);
       }
-      std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
-      UOpRef rem = e;
-      for (size_t k = order.size(); k-- > 0;) {
-        const int64_t n = within_size(s.layout[order[k]]);
-        coord[order[k]] = k == 0 ? rem : rem % idx_const(n);
-        if (k > 0) rem = idiv(rem, idx_const(n));
+      std::vector<UOpRef> gs, ptrs;
+      for (int64_t j = 0; j < width; ++j) {
+        std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
+        UOpRef rem = c;
+        for (size_t k = order.size(); k-- > 0;) {
+          const int64_t n = within_size(s.layout[order[k]]) / (k + 1 == order.size() ? width : 1);
+          coord[order[k]] = k == 0 ? rem : rem % idx_const(n);
+          if (k + 1 == order.size() && width > 1)
+            coord[order[k]] = coord[order[k]] * idx_const(width) + idx_const(j);
+          if (k > 0) rem = idiv(rem, idx_const(n));
+        }
+        auto coord_of = [&](size_t axis) {
+          for (size_t i = 0; i < s.layout.size(); ++i)
+            if (s.layout[i] == axis) return coord[i];
+          return idx_const(0);
+        };
+        UOpRef lidx = idx_const(s.offset);
+        for (size_t i = 0; i < s.layout.size(); ++i) lidx = lidx + coord[i] * idx_const(s.local_strides[i]);
+        std::vector<UOpRef> oidx;
+        for (size_t d = 0; d < ndim; ++d)
+          oidx.push_back(rest_idx_[d] * idx_const(within_size(d)) + coord_of(d));
+        std::vector<UOpRef> in_idx = oidx;
+        if (!f.mops.empty() || f.base != out_shape) {
+          auto [flat, v] = tracker(out_shape, f.mops).to_index(oidx);
+          (void)v;
+          in_idx = unflatten(flat, out_shape);
+        }
+        for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
+        for (size_t j2 = 0; j2 < reduce_dims_.size(); ++j2) {
+          UOpRef w = coord_of(ndim + j2);
+          in_idx[size_t(reduce_dims_[j2])] =
+              rest_range[j2] ? rest_range[j2] * idx_const(within_size(ndim + j2)) + w : w;
+        }
+        ++reduce_depth_;
+        gs.push_back(value(s.operand, Frame{in_idx, in_shape, {}}));
+        --reduce_depth_;
+        ptrs.push_back(UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, lidx, start}));
       }
-      auto coord_of = [&](size_t axis) {
-        for (size_t i = 0; i < s.layout.size(); ++i)
-          if (s.layout[i] == axis) return coord[i];
-        return idx_const(0);
-      };
-      UOpRef lidx = idx_const(s.offset);
-      for (size_t i = 0; i < s.layout.size(); ++i) lidx = lidx + coord[i] * idx_const(s.local_strides[i]);
-      std::vector<UOpRef> oidx;
-      for (size_t d = 0; d < ndim; ++d)
-        oidx.push_back(rest_idx_[d] * idx_const(within_size(d)) + coord_of(d));
-      std::vector<UOpRef> in_idx = oidx;
-      if (!f.mops.empty() || f.base != out_shape) {
-        auto [flat, v] = tracker(out_shape, f.mops).to_index(oidx);
-        (void)v;
-        in_idx = unflatten(flat, out_shape);
+      if (width > 1) {
+        if (UOpRef v = aligned_vector_load(gs)) {
+          if (aligned_run(ptrs, width)) { // one vector store into the tile
+            stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {ptrs[0], v}, int64_t(16)));
+            continue;
+          }
+          for (int64_t j = 0; j < width; ++j) gs[size_t(j)] = UOp::make(Ops::GEP, s.operand->dtype(), {v}, j);
+        }
       }
-      for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
-      for (size_t j = 0; j < reduce_dims_.size(); ++j) {
-        UOpRef w = coord_of(ndim + j);
-        in_idx[size_t(reduce_dims_[j])] =
-            rest_range[j] ? rest_range[j] * idx_const(within_size(ndim + j)) + w : w;
-      }
-      ++reduce_depth_;
-      UOpRef g = value(s.operand, Frame{in_idx, in_shape, {}});
-      --reduce_depth_;
-      UOpRef ptr = UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, lidx, start});
-      stores.push_back(is_true(valid) ? UOp::make(Ops::STORE, dtypes::void_, {ptr, g})
-                                      : UOp::make(Ops::STORE, dtypes::void_, {ptr, g, valid}));
+      for (size_t j = 0; j < gs.size(); ++j)
+        stores.push_back(is_true(valid) ? UOp::make(Ops::STORE, dtypes::void_, {ptrs[j], gs[j]})
+                                        : UOp::make(Ops::STORE, dtypes::void_, {ptrs[j], gs[j], valid}));
     }
   }
   stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(stores));
+}
+
+namespace {
+// An index as (rest, constant): rest + c, the constant split off a simplified sum.
+std::pair<UOpRef, int64_t> split_const(const UOpRef& idx) {
+  UOpRef i = simplify(idx);
+  if (i->op() == Ops::ADD && i->src(1)->op() == Ops::CONST)
+    return {i->src(0), std::get<int64_t>(i->src(1)->const_value())};
+  if (i->op() == Ops::CONST) return {idx_const(0), std::get<int64_t>(i->const_value())};
+  return {i, 0};
+}
+} // namespace
+
+// Whether the INDEXes name elements e, e + 1, ..., of one buffer with e a proven multiple of their
+// count (so the run starts at a multiple of its size from the buffer's start).
+bool Lowerer::aligned_run(const std::vector<UOpRef>& ptrs, int64_t width) const {
+  auto [rest, c0] = split_const(ptrs[0]->src(1));
+  UOpRef r = simplify(rest % idx_const(width));
+  if (c0 < 0 || c0 % width != 0 || r->op() != Ops::CONST || std::get<int64_t>(r->const_value()) != 0)
+    return false;
+  for (size_t j = 1; j < ptrs.size(); ++j) {
+    auto [rj, cj] = split_const(ptrs[j]->src(1));
+    if (ptrs[j]->src(0) != ptrs[0]->src(0) || rj != rest || cj != c0 + int64_t(j)) return false;
+  }
+  return true;
+}
+
+// The values as one 16-byte-aligned vector LOAD of global memory, if they are plain loads of a run
+// that aligned_run accepts; else null.
+UOpRef Lowerer::aligned_vector_load(const std::vector<UOpRef>& values) const {
+  std::vector<UOpRef> ptrs;
+  for (const UOpRef& g : values) {
+    if (g->op() != Ops::LOAD || g->src().size() != 1 || g->src(0)->op() != Ops::INDEX ||
+        g->src(0)->src(0)->op() != Ops::DEFINE_GLOBAL)
+      return nullptr;
+    ptrs.push_back(g->src(0));
+  }
+  if (!aligned_run(ptrs, int64_t(values.size()))) return nullptr;
+  return UOp::make(Ops::LOAD, values[0]->dtype().vec(uint16_t(values.size())), {ptrs[0]}, int64_t(16));
 }
 
 // The staged operand as this lane reads it from local memory.

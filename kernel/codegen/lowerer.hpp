@@ -106,6 +106,8 @@ private:
   int64_t within_size(size_t axis) const;
   UOpRef within_index(size_t axis) const;
   void stage_copies(const UOpRef& r, const Frame& f);
+  bool aligned_run(const std::vector<UOpRef>& ptrs, int64_t width) const;
+  UOpRef aligned_vector_load(const std::vector<UOpRef>& values) const;
   UOpRef staged_load(const UOpRef& operand) const;
   UOpRef staged_reduce(const UOpRef& r, const Frame& f);
   UOpRef reduce_index(size_t j, const UOpRef& rest_range, int64_t lane);

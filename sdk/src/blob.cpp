@@ -45,13 +45,25 @@ std::vector<tg_dtype> get_dtypes(ByteReader& r, const char* what) {
 }
 
 // Everything between the version and the checksum.
-Blob read_fields(ByteReader& r) {
+Blob read_fields(ByteReader& r, uint32_t version) {
   Blob blob;
   blob.plugin = get_string(r, "plugin name");
   blob.target = get_string(r, "target");
   blob.signature.kernel_name = get_string(r, "kernel name");
   blob.signature.buffers = get_dtypes(r, "buffer dtypes");
   blob.signature.scalars = get_dtypes(r, "scalar dtypes");
+  if (version == kBlobEnvelopeVersionAligned) {
+    auto count = r.get<uint32_t>("alignment count");
+    if (count != blob.signature.buffers.size())
+      invalid("blob has " + std::to_string(count) + " buffer alignments for " +
+              std::to_string(blob.signature.buffers.size()) + " buffers");
+    for (uint32_t k = 0; k < count; ++k) {
+      auto a = r.get<uint32_t>("buffer alignment");
+      if (a == 0 || (a & (a - 1)) != 0)
+        invalid("blob names buffer alignment " + std::to_string(a) + ", not a power of two");
+      blob.signature.alignments.push_back(a);
+    }
+  }
   auto payload_size = r.get<uint64_t>("payload size");
   if (payload_size != r.remaining())
     invalid("blob payload size " + std::to_string(payload_size) + " does not match the " +
@@ -63,17 +75,27 @@ Blob read_fields(ByteReader& r) {
 
 } // namespace
 
-Signature Signature::of(const KernelIR& ir) { return {ir.name, ir.buffer_dtypes, ir.scalar_dtypes}; }
+Signature Signature::of(const KernelIR& ir) {
+  Signature s{ir.name, ir.buffer_dtypes, ir.scalar_dtypes, {}};
+  for (size_t k = 0; k < ir.buffer_alignments.size(); ++k)
+    if (ir.buffer_alignments[k] > dtype_size(ir.buffer_dtypes[k])) s.alignments = ir.buffer_alignments;
+  return s;
+}
 
 std::vector<std::byte> seal_blob(const Blob& blob) {
   ByteWriter w;
   w.put_bytes(kBlobMagic, sizeof(kBlobMagic));
-  w.put<uint32_t>(kBlobEnvelopeVersion);
+  const bool aligned = !blob.signature.alignments.empty();
+  w.put<uint32_t>(aligned ? kBlobEnvelopeVersionAligned : kBlobEnvelopeVersion);
   put_string(w, blob.plugin);
   put_string(w, blob.target);
   put_string(w, blob.signature.kernel_name);
   put_dtypes(w, blob.signature.buffers);
   put_dtypes(w, blob.signature.scalars);
+  if (aligned) {
+    w.put<uint32_t>(count32(blob.signature.alignments.size(), "alignments"));
+    for (uint32_t a : blob.signature.alignments) w.put<uint32_t>(a);
+  }
   w.put<uint64_t>(uint64_t(blob.payload.size()));
   w.put_bytes(blob.payload.data(), blob.payload.size());
   w.put<uint64_t>(fnv1a64(w.out));
@@ -87,7 +109,7 @@ Blob open_blob(std::span<const std::byte> bytes, std::string_view plugin, std::s
             " bytes)");
   ByteReader head(bytes.subspan(sizeof(kBlobMagic)));
   auto version = head.get<uint32_t>("envelope version");
-  if (version != kBlobEnvelopeVersion)
+  if (version != kBlobEnvelopeVersion && version != kBlobEnvelopeVersionAligned)
     invalid("blob envelope version " + std::to_string(version) + ", this plugin reads " +
             std::to_string(kBlobEnvelopeVersion) + ": recompile");
   uint64_t stored;
@@ -97,7 +119,7 @@ Blob open_blob(std::span<const std::byte> bytes, std::string_view plugin, std::s
   ByteReader r(bytes.subspan(kHead, bytes.size() - kHead - kTail));
   Blob blob;
   try {
-    blob = read_fields(r);
+    blob = read_fields(r, version);
   } catch (const TruncatedError& e) {
     invalid(std::string("blob ") + e.what());
   }

@@ -108,6 +108,24 @@ bool uses_wmma(const KernelIR& ir) {
 
 bool op_is_comparison(tg_op op) { return op == TG_OP_CMPLT || op == TG_OP_CMPNE || op == TG_OP_CMPEQ; }
 
+namespace {
+// A DEFINE_GLOBAL's assumed alignment in bytes (arg1; 0 means the element's).
+int64_t global_alignment(const Instruction& g) { return g.arg1 != 0 ? g.arg1 : int64_t(dtype_size(g.dtype)); }
+
+// LOAD/STORE arg0: the byte alignment of the accessed address (0 = the element's). It may not exceed
+// what the buffer guarantees: the DEFINE_GLOBAL's alignment, or 16 for local memory (§5.3).
+template <typename Fail>
+void check_access_alignment(const Instruction& ins, const std::vector<Instruction>& list, Fail&& fail) {
+  const int64_t a = ins.arg0;
+  if (a == 0) return;
+  if (a < 0 || (a & (a - 1)) != 0) fail("alignment " + std::to_string(a) + " is not a power of two");
+  const Instruction& buffer = list[list[ins.src[0]].src[0]];
+  const int64_t limit = buffer.op == TG_OP_DEFINE_GLOBAL ? global_alignment(buffer) : 16;
+  if (a > limit)
+    fail("alignment " + std::to_string(a) + " exceeds its buffer's " + std::to_string(limit) + " bytes");
+}
+} // namespace
+
 void validate_kernel_ir(KernelIR& ir) {
   std::vector<int> globals, vars;  // buffer/scalar index -> instruction, -1 = unseen
   std::vector<size_t> open_scopes; // RANGE and IF instructions not yet closed
@@ -115,6 +133,7 @@ void validate_kernel_ir(KernelIR& ir) {
   std::vector<bool> closed;        // per instruction: a RANGE/IF whose scope has ended
   ir.buffer_dtypes.clear();
   ir.scalar_dtypes.clear();
+  ir.buffer_alignments.clear();
   auto& ins_list = ir.instructions;
   for (size_t i = 0; i < ins_list.size(); ++i) {
     const Instruction& ins = ins_list[i];
@@ -205,6 +224,12 @@ void validate_kernel_ir(KernelIR& ir) {
         fail("DEFINE_GLOBAL carries exactly the POINTER flag");
       if (ins.vcount != 1) fail("argument definitions are scalar");
       if (ins.op == TG_OP_DEFINE_VAR && ins.flags != 0) fail("DEFINE_VAR is a value, not a pointer");
+      if (ins.op == TG_OP_DEFINE_GLOBAL) { // arg1: the byte alignment the kernel assumes (0 = element)
+        const int64_t a = ins.arg1, e = int64_t(dtype_size(ins.dtype));
+        if (a != 0 && (a < e || a > 4096 || (a & (a - 1)) != 0))
+          fail("alignment " + std::to_string(a) + " must be 0 or a power of two from the element size (" +
+               std::to_string(e) + ") to 4096 bytes");
+      }
       size_t idx = size_t(ins.arg0);
       if (seen.size() <= idx) seen.resize(idx + 1, -1);
       if (seen[idx] >= 0) fail("argument index " + std::to_string(idx) + " defined twice");
@@ -264,9 +289,11 @@ void validate_kernel_ir(KernelIR& ir) {
       if (n == 3 && (src_dtype(2) != ins.dtype || src_vcount(2) != ins.vcount))
         fail("alternative value type differs from the load's");
       if (ins.dtype != ins_list[ins.src[0]].dtype) fail("loads the buffer's element dtype");
+      check_access_alignment(ins, ins_list, fail);
       break;
     case TG_OP_STORE:
       if (src_op(0) != TG_OP_INDEX) fail("source 0 must be an INDEX");
+      check_access_alignment(ins, ins_list, fail);
       if (src_dtype(1) != ins_list[ins.src[0]].dtype) fail("stored value dtype differs from the buffer's");
       if (n == 3 && (src_dtype(2) != TG_DTYPE_BOOL || src_vcount(2) != 1)) fail("gate must be a scalar bool");
       break;
@@ -328,6 +355,7 @@ void validate_kernel_ir(KernelIR& ir) {
     }
   };
   collect(globals, ir.buffer_dtypes, "buffer argument");
+  for (int g : globals) ir.buffer_alignments.push_back(uint32_t(global_alignment(ins_list[size_t(g)])));
   collect(vars, ir.scalar_dtypes, "scalar argument");
   ir.buffer_count = uint32_t(ir.buffer_dtypes.size());
   ir.scalar_count = uint32_t(ir.scalar_dtypes.size());
@@ -456,8 +484,8 @@ KernelBuilder::Ref KernelBuilder::emit(Instruction instruction) {
   return Ref(ir_.instructions.size() - 1);
 }
 
-KernelBuilder::Ref KernelBuilder::global(uint32_t index, tg_dtype element) {
-  return emit({TG_OP_DEFINE_GLOBAL, element, TG_IR_FLAG_POINTER, 1, index, 0, {}});
+KernelBuilder::Ref KernelBuilder::global(uint32_t index, tg_dtype element, uint32_t alignment) {
+  return emit({TG_OP_DEFINE_GLOBAL, element, TG_IR_FLAG_POINTER, 1, index, alignment, {}});
 }
 KernelBuilder::Ref KernelBuilder::var(uint32_t index, tg_dtype dtype) {
   return emit({TG_OP_DEFINE_VAR, dtype, 0, 1, index, 0, {}});
@@ -488,14 +516,14 @@ void KernelBuilder::barrier() { emit({TG_OP_BARRIER, TG_DTYPE_VOID, 0, 1, 0, 0, 
 KernelBuilder::Ref KernelBuilder::index(Ref buffer, Ref element) {
   return emit({TG_OP_INDEX, at(buffer).dtype, at(buffer).flags, 1, 0, 0, {buffer, element}});
 }
-KernelBuilder::Ref KernelBuilder::load(Ref pointer, uint16_t vcount) {
-  return emit({TG_OP_LOAD, at(pointer).dtype, 0, vcount, 0, 0, {pointer}});
+KernelBuilder::Ref KernelBuilder::load(Ref pointer, uint16_t vcount, uint32_t alignment) {
+  return emit({TG_OP_LOAD, at(pointer).dtype, 0, vcount, alignment, 0, {pointer}});
 }
 KernelBuilder::Ref KernelBuilder::load_gated(Ref pointer, Ref gate, Ref alternative) {
   return emit({TG_OP_LOAD, at(pointer).dtype, 0, at(alternative).vcount, 0, 0, {pointer, gate, alternative}});
 }
-void KernelBuilder::store(Ref pointer, Ref value) {
-  emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, 0, 0, {pointer, value}});
+void KernelBuilder::store(Ref pointer, Ref value, uint32_t alignment) {
+  emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, alignment, 0, {pointer, value}});
 }
 void KernelBuilder::store_gated(Ref pointer, Ref value, Ref gate) {
   emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, 0, 0, {pointer, value, gate}});

@@ -47,6 +47,16 @@ void check_buffers(const tg_launch_args& a, const Signature& sig, const tg_devic
     if (element > 1 && arg.offset % element != 0)
       invalid(which() + ".offset " + std::to_string(arg.offset) + " is not a multiple of the " +
               std::to_string(element) + "-byte " + dtype_text(sig.buffers[i]) + " element");
+    // The program's DEFINE_GLOBAL may assume more (aligned vector loads, docs/abi.md §5.3); buffer
+    // bases keep the device's buffer_alignment, so a base below the claim is refused as well.
+    if (!sig.alignments.empty() && sig.alignments[i] > element) {
+      const uint32_t want = sig.alignments[i];
+      if (arg.offset % want != 0 || device->properties.buffer_alignment % want != 0)
+        invalid(which() + ".offset " + std::to_string(arg.offset) + " breaks the " + std::to_string(want) +
+                "-byte alignment the program assumes of its buffer " + std::to_string(i) + " (kernel '" +
+                sig.kernel_name + "', device buffer_alignment " +
+                std::to_string(device->properties.buffer_alignment) + ")");
+    }
     out[i] = {arg.buffer->impl.get(), arg.offset};
   }
 }

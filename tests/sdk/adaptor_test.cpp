@@ -324,7 +324,7 @@ BOOST_FIXTURE_TEST_CASE(blobs_carry_the_payload_and_signature_to_load_program, F
   Status target = take(api().program_load(device, other.data(), other.size(), &program));
   BOOST_CHECK_EQUAL(target.code, TG_ERROR_INVALID_ARGUMENT);
   BOOST_CHECK_MESSAGE(target.says("compiled for gfx1030, this device is fake-arch"), target.message);
-  auto foreign = tg::sdk::seal_blob({"cpu", "fake-arch", {"x", {}, {}}, {}});
+  auto foreign = tg::sdk::seal_blob({"cpu", "fake-arch", {"x", {}, {}, {}}, {}});
   Status plugin = take(api().program_load(device, foreign.data(), foreign.size(), &program));
   BOOST_CHECK_MESSAGE(plugin.says("made by the 'cpu' plugin"), plugin.message);
   BOOST_CHECK_EQUAL(take(api().program_load(device, nullptr, 10, &program)).code, TG_ERROR_INVALID_ARGUMENT);

@@ -19,7 +19,7 @@ Blob sample() {
   Blob b;
   b.plugin = "cpu";
   b.target = "x86_64-pc-linux-gnu:znver3";
-  b.signature = {"add_kernel", {TG_DTYPE_FLOAT32, TG_DTYPE_BFLOAT16}, {TG_DTYPE_INT64}};
+  b.signature = {"add_kernel", {TG_DTYPE_FLOAT32, TG_DTYPE_BFLOAT16}, {TG_DTYPE_INT64}, {}};
   for (int i = 0; i < 40; ++i) b.payload.push_back(std::byte(i * 7));
   return b;
 }
@@ -100,7 +100,7 @@ BOOST_AUTO_TEST_CASE(other_plugin_target_or_version_is_named) {
                     "blob was compiled for x86_64-pc-linux-gnu:znver3, this device is "
                     "aarch64-unknown-linux-gnu:generic");
   auto future = bytes;
-  uint32_t version = tg::sdk::kBlobEnvelopeVersion + 1;
+  uint32_t version = tg::sdk::kBlobEnvelopeVersionAligned + 1;
   std::memcpy(future.data() + 4, &version, 4);
   reseal(future);
   BOOST_CHECK(open_error(future).find("envelope version " + std::to_string(version)) != std::string::npos);
@@ -127,3 +127,20 @@ BOOST_AUTO_TEST_CASE(intact_but_malformed_fields_are_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// A signature whose buffers assume more than their element's alignment travels as envelope 2 and
+// comes back intact; one without keeps envelope 1 (byte for byte as before).
+BOOST_AUTO_TEST_CASE(alignments_round_trip_as_envelope_2) {
+  Blob b = sample();
+  b.signature.alignments = {16, 2};
+  auto bytes = seal_blob(b);
+  uint32_t version = 0;
+  std::memcpy(&version, bytes.data() + 4, 4);
+  BOOST_CHECK_EQUAL(version, tg::sdk::kBlobEnvelopeVersionAligned);
+  Blob back = open_blob(bytes, b.plugin, b.target);
+  BOOST_CHECK(back.signature == b.signature);
+  b.signature.alignments.clear();
+  bytes = seal_blob(b);
+  std::memcpy(&version, bytes.data() + 4, 4);
+  BOOST_CHECK_EQUAL(version, tg::sdk::kBlobEnvelopeVersion);
+}

@@ -220,3 +220,51 @@ BOOST_AUTO_TEST_CASE(dtype_table) {
   BOOST_TEST(dtype_name(TG_DTYPE_COUNT) == nullptr);
   BOOST_TEST(std::string(op_name(TG_OP_MULACC)) == "MULACC");
 }
+
+// The alignment contract (docs/abi.md §5.3): DEFINE_GLOBAL arg1 and LOAD/STORE arg0 survive a
+// round trip and reach KernelIR::buffer_alignments; a bad value, or an access claiming more than its
+// buffer, is refused naming the instruction.
+BOOST_AUTO_TEST_CASE(buffer_alignment_round_trips_and_is_checked) {
+  KernelBuilder b("aligned");
+  auto a = b.global(0, TG_DTYPE_FLOAT32, 16), c = b.global(1, TG_DTYPE_FLOAT16);
+  auto v = b.load(b.index(a, b.i32(4)), 4, 16);
+  auto h = b.load(b.index(c, b.i32(0)));
+  b.store(b.index(c, b.i32(1)), h);
+  b.store(b.index(a, b.i32(8)), v, 16);
+  KernelIR ir = parse_kernel_ir(b.serialize());
+  BOOST_CHECK_EQUAL(ir.instructions[0].arg1, 16);
+  BOOST_CHECK_EQUAL(ir.instructions[4].arg0, 16); // the LOAD (after CONST and INDEX)
+  BOOST_REQUIRE_EQUAL(ir.buffer_alignments.size(), 2u);
+  BOOST_CHECK_EQUAL(ir.buffer_alignments[0], 16u);
+  BOOST_CHECK_EQUAL(ir.buffer_alignments[1], 2u); // 0 = the element's
+  auto refused = [](KernelBuilder& k, const std::string& what) {
+    BOOST_CHECK_EXCEPTION(k.serialize(), IRError, [&](const IRError& e) {
+      bool ok = std::string(e.what()).find(what) != std::string::npos;
+      if (!ok) BOOST_TEST_MESSAGE(e.what());
+      return ok;
+    });
+  };
+  {
+    KernelBuilder k("odd");
+    k.global(0, TG_DTYPE_FLOAT32, 12);
+    refused(k, "alignment 12 must be 0 or a power of two from the element size (4) to 4096 bytes");
+  }
+  {
+    KernelBuilder k("small");
+    k.global(0, TG_DTYPE_FLOAT32, 2);
+    refused(k, "alignment 2 must be 0 or a power of two");
+  }
+  {
+    KernelBuilder k("overclaim"); // a 16-byte load from a buffer that only keeps its element's
+    auto g = k.global(0, TG_DTYPE_FLOAT32);
+    k.load(k.index(g, k.i32(0)), 4, 16);
+    refused(k, "instruction 3 (LOAD): alignment 16 exceeds its buffer's 4 bytes");
+  }
+  {
+    KernelBuilder k("local");
+    auto l = k.local(64, TG_DTYPE_FLOAT32);
+    auto x = k.load(k.index(l, k.i32(0)), 4, 16); // local memory keeps 16
+    k.store(k.index(l, k.i32(4)), x, 32);
+    refused(k, "alignment 32 exceeds its buffer's 16 bytes");
+  }
+}

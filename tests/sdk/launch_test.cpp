@@ -258,6 +258,40 @@ BOOST_FIXTURE_TEST_CASE(timing_needs_the_timing_feature, LaunchFixture) {
   api().device_close(untimed);
 }
 
+// A DEFINE_GLOBAL that assumes 16-byte alignment (for 128-bit loads): the blob carries it, an
+// offset that keeps only the element's alignment is refused naming the argument, and one that
+// keeps 16 runs; a claim beyond the device's buffer_alignment (16 on the fake) is refused too.
+BOOST_FIXTURE_TEST_CASE(assumed_alignment_is_enforced, LaunchFixture) {
+  tg::sdk::KernelBuilder k("aligned_kernel");
+  k.global(0, TG_DTYPE_FLOAT32);
+  k.global(1, TG_DTYPE_FLOAT32, 16);
+  auto blob = compile(k.serialize());
+  tg_program* p = nullptr;
+  check(api().program_load(device, blob.data(), blob.size(), &p));
+  tg_launch_args a = args();
+  a.program = p;
+  a.scalar_count = 0;
+  a.scalars = nullptr;
+  buffers = {{{out, 4}, {in, 4}}};
+  expect_invalid(a, "buffers[1].offset 4 breaks the 16-byte alignment the program assumes of its buffer 1 "
+                    "(kernel 'aligned_kernel'");
+  buffers[1].offset = 32;
+  int before = world.launches;
+  check(api().launch(&a));
+  BOOST_CHECK_EQUAL(world.launches, before + 1);
+  api().program_free(p);
+
+  tg::sdk::KernelBuilder wide("over_aligned");
+  wide.global(0, TG_DTYPE_FLOAT32, 64);
+  blob = compile(wide.serialize());
+  check(api().program_load(device, blob.data(), blob.size(), &p));
+  a.program = p;
+  a.buffer_count = 1;
+  buffers[0].offset = 0;
+  expect_invalid(a, "buffers[0].offset 0 breaks the 64-byte alignment the program assumes of its buffer 0");
+  api().program_free(p);
+}
+
 // More buffer arguments than the adaptor keeps on the stack (16): they arrive in order, and a bad
 // one past the 16th is still named.
 BOOST_FIXTURE_TEST_CASE(many_buffer_arguments, LaunchFixture) {

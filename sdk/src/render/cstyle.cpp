@@ -515,6 +515,15 @@ void CStyle::emit(uint32_t i) {
       if (vc == 2) pair_loads_[i] = name;
       return;
     }
+    if (std::string vt = aligned_vector_type(ins.dtype, vc);
+        ins.src.size() == 1 && vc > 1 && !vt.empty() && ins.arg0 >= int64_t(vc * dtype_size(ins.dtype))) {
+      const std::string name = "v" + std::to_string(i);
+      line("const " + vt + " " + name + " = *((const " + vt + "*)&" +
+           element(base, element_index(p, 0), pi.is_local()) + ");");
+      lanes_[i].resize(vc);
+      for (unsigned k = 0; k < vc; ++k) lanes_[i][k] = aligned_vector_lane(ins.dtype, name, k);
+      return;
+    }
     for (unsigned k = 0; k < vc; ++k) {
       std::string e = load(ins.dtype, base, element_index(p, k), pi.is_local());
       if (ins.src.size() == 1) {
@@ -530,6 +539,15 @@ void CStyle::emit(uint32_t i) {
     const uint32_t p = ins.src[0];
     const Instruction& pi = ir_.instructions[p];
     const std::string& base = lanes_[pi.src[0]][0];
+    const unsigned n = src(1).vcount;
+    if (std::string vt = aligned_vector_type(pi.dtype, n);
+        ins.src.size() == 2 && n > 1 && !vt.empty() && ins.arg0 >= int64_t(n * dtype_size(pi.dtype))) {
+      std::vector<std::string> values;
+      for (unsigned k = 0; k < n; ++k) values.push_back(lane(ins.src[1], k));
+      line("*((" + vt + "*)&" + element(base, element_index(p, 0), pi.is_local()) +
+           ") = " + aligned_vector_make(pi.dtype, values) + ";");
+      return;
+    }
     std::string gate = ins.src.size() == 3 ? "if (" + lane(ins.src[2], 0) + ") " : "";
     for (unsigned k = 0; k < src(1).vcount; ++k)
       line(gate + store(pi.dtype, base, element_index(p, k), pi.is_local(), lane(ins.src[1], k)));

@@ -52,6 +52,15 @@ protected:
   virtual std::string local_vector_lane(tg_dtype /*dt*/, const std::string& var, unsigned k) const {
     return var + "." + "xyzw"[k];
   }
+  // A whole-vector type for a LOAD/STORE whose arg0 says its address is aligned to the vector's
+  // size (CUDA: float4, uint4), its lanes as values, and a vector of it built from lanes; "" = none.
+  virtual std::string aligned_vector_type(tg_dtype /*dt*/, unsigned /*n*/) const { return ""; }
+  virtual std::string aligned_vector_lane(tg_dtype /*dt*/, const std::string& /*var*/, unsigned /*k*/) const {
+    return "";
+  }
+  virtual std::string aligned_vector_make(tg_dtype /*dt*/, const std::vector<std::string>& /*lanes*/) const {
+    return "";
+  }
   virtual std::string store(tg_dtype dt, const std::string& base, const std::string& idx, bool local,
                             const std::string& value) const;
   // Rounding a float value to float16/bfloat16 (result is float).

@@ -117,6 +117,30 @@ private:
     if (dt != TG_DTYPE_FLOAT32 || (n != 2 && n != 4)) return "";
     return n == 2 ? "float2" : "float4";
   }
+  // 128-bit global/shared accesses (ld/st .v4): four floats, or eight 16-bit floats as four words.
+  std::string aligned_vector_type(tg_dtype dt, unsigned n) const override {
+    if (dt == TG_DTYPE_FLOAT32 && n == 4) return "float4";
+    if ((dt == TG_DTYPE_FLOAT16 || dt == TG_DTYPE_BFLOAT16) && n == 8) return "uint4";
+    return "";
+  }
+  std::string aligned_vector_lane(tg_dtype dt, const std::string& var, unsigned k) const override {
+    static const char* const xyzw[] = {".x", ".y", ".z", ".w"};
+    if (dt == TG_DTYPE_FLOAT32) return var + xyzw[k];
+    const std::string bits = "(unsigned short)(" + var + xyzw[k / 2] + (k % 2 ? " >> 16)" : ")");
+    return dt == TG_DTYPE_FLOAT16 ? "__half2float(__ushort_as_half(" + bits + "))"
+                                  : "__bfloat162float(__ushort_as_bfloat16(" + bits + "))";
+  }
+  std::string aligned_vector_make(tg_dtype dt, const std::vector<std::string>& v) const override {
+    if (dt == TG_DTYPE_FLOAT32) return "make_float4(" + v[0] + ", " + v[1] + ", " + v[2] + ", " + v[3] + ")";
+    auto bits = [&](const std::string& x) {
+      return dt == TG_DTYPE_FLOAT16 ? "(unsigned)__half_as_ushort(__float2half_rn(" + x + "))"
+                                    : "(unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(" + x + "))";
+    };
+    std::string s = "make_uint4(";
+    for (size_t w = 0; w < 4; ++w)
+      s += (w ? ", " : "") + bits(v[2 * w]) + " | (" + bits(v[2 * w + 1]) + " << 16)";
+    return s + ")";
+  }
   std::string local_vector_lane(tg_dtype dt, const std::string& var, unsigned k) const override {
     if (dt == TG_DTYPE_FLOAT16 || dt == TG_DTYPE_BFLOAT16)
       return (k ? "__high2float(" : "__low2float(") + var + ")";

@@ -25,6 +25,9 @@ namespace tg::sdk {
 
 inline constexpr char kBlobMagic[4] = {'T', 'G', 'B', 'L'};
 inline constexpr uint32_t kBlobEnvelopeVersion = 1;
+// Version 2 appends the buffers' assumed alignments; written only when a buffer assumes more than
+// its element size, so every other blob stays byte for byte a version 1 blob.
+inline constexpr uint32_t kBlobEnvelopeVersionAligned = 2;
 
 // What a program takes: the element dtype of each buffer argument (by DEFINE_GLOBAL index) and the
 // dtype of each scalar argument (by DEFINE_VAR index), plus the kernel's name for messages.
@@ -32,6 +35,9 @@ struct Signature {
   std::string kernel_name;
   std::vector<tg_dtype> buffers;
   std::vector<tg_dtype> scalars;
+  // Bytes each buffer argument's address must be a multiple of, by index; empty when every buffer
+  // assumes only its element's alignment (KernelIR::buffer_alignments).
+  std::vector<uint32_t> alignments;
 
   static Signature of(const KernelIR& ir);
   bool operator==(const Signature&) const = default;

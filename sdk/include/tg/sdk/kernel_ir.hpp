@@ -44,6 +44,9 @@ struct KernelIR {
   uint32_t scalar_count = 0;           // number of DEFINE_VARs (dense indices 0..n-1)
   std::vector<tg_dtype> buffer_dtypes; // by buffer index
   std::vector<tg_dtype> scalar_dtypes; // by scalar index
+  // By buffer index: the byte alignment the kernel assumes of each buffer argument's address
+  // (its DEFINE_GLOBAL's arg1, or the element size where that is 0); launches must keep it.
+  std::vector<uint32_t> buffer_alignments;
 };
 
 // Names and sizes of the stable codes.
@@ -76,7 +79,9 @@ public:
   using Ref = uint32_t;
   explicit KernelBuilder(std::string name);
 
-  Ref global(uint32_t index, tg_dtype element);
+  // alignment: bytes the kernel assumes the buffer's address (base + offset) is a multiple of;
+  // 0 = the element size. The launch refuses an offset that breaks it (docs/abi.md §5.3).
+  Ref global(uint32_t index, tg_dtype element, uint32_t alignment = 0);
   Ref var(uint32_t index, tg_dtype dtype);
   Ref local(int64_t count, tg_dtype element);
   Ref special(int kind, int axis);
@@ -94,9 +99,10 @@ public:
   void barrier();
 
   Ref index(Ref buffer, Ref element);
-  Ref load(Ref pointer, uint16_t vcount = 1);
+  // alignment: bytes the address is a multiple of (0 = the element's); at most the buffer's.
+  Ref load(Ref pointer, uint16_t vcount = 1, uint32_t alignment = 0);
   Ref load_gated(Ref pointer, Ref gate, Ref alternative);
-  void store(Ref pointer, Ref value);
+  void store(Ref pointer, Ref value, uint32_t alignment = 0);
   void store_gated(Ref pointer, Ref value, Ref gate);
   Ref acc(Ref initial);
   Ref assign(Ref accumulator, Ref value);
