@@ -14,9 +14,7 @@
 #include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/render/render.hpp>
 
-#ifdef TG_HAVE_NVRTC
-#include <nvrtc.h>
-#endif
+#include "../render/nvrtc_compile.hpp" // NVRTC where the build found it
 
 #include <algorithm>
 #include <array>
@@ -237,20 +235,9 @@ BOOST_AUTO_TEST_CASE(cuda_renders_mma_sync_that_nvrtc_compiles_for_sm_90) {
         sdk::render::render(sdk::render::Dialect::opencl, ir), std::exception,
         [](const std::exception& e) { return std::string(e.what()).find("WMMA") != std::string::npos; });
 #ifdef TG_HAVE_NVRTC
-    const std::string include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
-    nvrtcProgram prog = nullptr;
-    BOOST_REQUIRE(nvrtcCreateProgram(&prog, src.text.c_str(), "tc.cu", 0, nullptr, nullptr) == NVRTC_SUCCESS);
-    const char* opts[] = {"--gpu-architecture=sm_90", include.c_str()};
-    const nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
-    size_t log_size = 0;
-    nvrtcGetProgramLogSize(prog, &log_size);
-    std::string log(log_size, '\0');
-    nvrtcGetProgramLog(prog, log.data());
-    size_t cubin = 0;
-    if (rc == NVRTC_SUCCESS) nvrtcGetCUBINSize(prog, &cubin);
-    nvrtcDestroyProgram(&prog);
-    BOOST_TEST(rc == NVRTC_SUCCESS, log << "\n" << src.text);
-    BOOST_TEST(cubin > 0u);
+    const auto out = tgtest::nvrtc_compile(src.text, "tc.cu", "sm_90");
+    BOOST_TEST(out.ok, out.log << "\n" << src.text);
+    BOOST_TEST(out.cubin_bytes > 0u);
 #endif
   }
 }
@@ -280,17 +267,8 @@ BOOST_AUTO_TEST_CASE(staged_tc_fragments_are_read_as_32_bit_words) {
       BOOST_TEST(packed == 0u, src);
       BOOST_TEST(src.find(word) != std::string::npos);
 #ifdef TG_HAVE_NVRTC
-      const std::string include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
-      nvrtcProgram prog = nullptr;
-      BOOST_REQUIRE(nvrtcCreateProgram(&prog, src.c_str(), "tc.cu", 0, nullptr, nullptr) == NVRTC_SUCCESS);
-      const char* opts[] = {"--gpu-architecture=sm_90", include.c_str()};
-      const nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
-      size_t log_size = 0;
-      nvrtcGetProgramLogSize(prog, &log_size);
-      std::string log(log_size, '\0');
-      nvrtcGetProgramLog(prog, log.data());
-      nvrtcDestroyProgram(&prog);
-      BOOST_TEST(rc == NVRTC_SUCCESS, log << "\n" << src);
+      const auto out = tgtest::nvrtc_compile(src, "tc.cu", "sm_90");
+      BOOST_TEST(out.ok, out.log << "\n" << src);
 #endif
     }
   }
@@ -328,19 +306,10 @@ BOOST_AUTO_TEST_CASE(staged_tc_copies_are_128_bit_when_buffers_are_aligned) {
       BOOST_TEST(src.find("= *((const uint4*)&") != std::string::npos, src);
       BOOST_TEST(src.find("*((uint4*)&") != std::string::npos);
 #ifdef TG_HAVE_NVRTC
-      const std::string include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
-      nvrtcProgram prog = nullptr;
-      BOOST_REQUIRE(nvrtcCreateProgram(&prog, src.c_str(), "tc.cu", 0, nullptr, nullptr) == NVRTC_SUCCESS);
-      const char* opts[] = {"--gpu-architecture=sm_90", include.c_str()};
-      const nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
-      size_t ptx_size = 0;
-      if (rc == NVRTC_SUCCESS) nvrtcGetPTXSize(prog, &ptx_size);
-      std::string ptx(ptx_size, '\0');
-      if (rc == NVRTC_SUCCESS) nvrtcGetPTX(prog, ptx.data());
-      nvrtcDestroyProgram(&prog);
-      BOOST_TEST(rc == NVRTC_SUCCESS, src);
-      BOOST_TEST(ptx.find("ld.global.v4.u32") != std::string::npos);
-      BOOST_TEST(ptx.find("st.shared.v4.u32") != std::string::npos);
+      const auto out = tgtest::nvrtc_compile(src, "tc.cu", "sm_90");
+      BOOST_TEST(out.ok, out.log << "\n" << src);
+      BOOST_TEST(out.ptx.find("ld.global.v4.u32") != std::string::npos);
+      BOOST_TEST(out.ptx.find("st.shared.v4.u32") != std::string::npos);
 #endif
     }
     const Lowered plain = lower(mm, gpu(true)); // buffer_alignment 0: no claim

@@ -7,9 +7,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#ifdef TG_HAVE_NVRTC
-#include <nvrtc.h>
-#endif
+#include "nvrtc_compile.hpp" // NVRTC where the build found it
 
 namespace {
 
@@ -51,19 +49,9 @@ BOOST_AUTO_TEST_CASE(local_vector_loads_are_128_bit) {
       tg::sdk::render::render(tg::sdk::render::Dialect::cuda, tg::sdk::parse_kernel_ir(b.serialize())).text;
   BOOST_TEST(text.find("float4 ") != std::string::npos, text);
 #ifdef TG_HAVE_NVRTC
-  const std::string include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
-  nvrtcProgram prog = nullptr;
-  BOOST_REQUIRE(nvrtcCreateProgram(&prog, text.c_str(), "local_vector.cu", 0, nullptr, nullptr) ==
-                NVRTC_SUCCESS);
-  const char* opts[] = {"--gpu-architecture=compute_90", include.c_str()};
-  const nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
-  size_t ptx_size = 0;
-  if (rc == NVRTC_SUCCESS) nvrtcGetPTXSize(prog, &ptx_size);
-  std::string ptx(ptx_size, '\0');
-  if (rc == NVRTC_SUCCESS) nvrtcGetPTX(prog, ptx.data());
-  nvrtcDestroyProgram(&prog);
-  BOOST_TEST_REQUIRE(rc == NVRTC_SUCCESS, text);
-  BOOST_TEST(ptx.find("ld.shared.v4.f32") != std::string::npos, ptx);
+  const auto nvrtc = tgtest::nvrtc_compile(text, "local_vector.cu", "compute_90");
+  BOOST_TEST_REQUIRE(nvrtc.ok, nvrtc.log << "\n" << text);
+  BOOST_TEST(nvrtc.ptx.find("ld.shared.v4.f32") != std::string::npos, nvrtc.ptx);
 #endif
 }
 
@@ -108,19 +96,10 @@ BOOST_AUTO_TEST_CASE(staged_tile_steps_are_unrolled) {
     BOOST_TEST(rendered_tile_steps(steps, true).find("#pragma unroll") == std::string::npos, steps);
   BOOST_TEST(rendered_tile_steps(16, false).find("#pragma unroll") == std::string::npos);
 #ifdef TG_HAVE_NVRTC
-  const std::string text = rendered_tile_steps(16, true),
-                    include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
-  nvrtcProgram prog = nullptr;
-  BOOST_REQUIRE(nvrtcCreateProgram(&prog, text.c_str(), "tile_steps.cu", 0, nullptr, nullptr) ==
-                NVRTC_SUCCESS);
-  const char* opts[] = {"--gpu-architecture=compute_90", include.c_str()};
-  const nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
-  size_t ptx_size = 0;
-  if (rc == NVRTC_SUCCESS) nvrtcGetPTXSize(prog, &ptx_size);
-  std::string ptx(ptx_size, '\0');
-  if (rc == NVRTC_SUCCESS) nvrtcGetPTX(prog, ptx.data());
-  nvrtcDestroyProgram(&prog);
-  BOOST_TEST_REQUIRE(rc == NVRTC_SUCCESS, text);
+  const std::string text = rendered_tile_steps(16, true);
+  const auto out = tgtest::nvrtc_compile(text, "tile_steps.cu", "compute_90");
+  BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << text);
+  const std::string& ptx = out.ptx;
   size_t shared_loads = 0; // rolled: one read of the tile; unrolled: 16 floats, 4 at a time or fewer
   for (size_t p = ptx.find("ld.shared."); p != std::string::npos; p = ptx.find("ld.shared.", p + 1))
     ++shared_loads;
@@ -132,28 +111,13 @@ BOOST_AUTO_TEST_CASE(every_kernel_compiles_to_ptx_with_nvrtc) {
 #ifndef TG_HAVE_NVRTC
   tgtest::skip_suite("the CUDA toolkit (NVRTC) was not found when this build was configured");
 #else
-  const std::string include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
   int compiled = 0;
   for (const auto& k : tgtest::render_test_kernels()) {
     BOOST_TEST_CONTEXT("kernel " << k.name) {
       auto src = tg::sdk::render::render(tg::sdk::render::Dialect::cuda, tgtest::parse(k));
-      nvrtcProgram prog = nullptr;
-      BOOST_REQUIRE(nvrtcCreateProgram(&prog, src.text.c_str(), (k.name + ".cu").c_str(), 0, nullptr,
-                                       nullptr) == NVRTC_SUCCESS);
-      const char* opts[] = {"--gpu-architecture=compute_75", include.c_str()};
-      nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
-      size_t log_size = 0;
-      nvrtcGetProgramLogSize(prog, &log_size);
-      std::string log(log_size, '\0');
-      nvrtcGetProgramLog(prog, log.data());
-      size_t ptx_size = 0;
-      if (rc == NVRTC_SUCCESS) nvrtcGetPTXSize(prog, &ptx_size);
-      std::string ptx(ptx_size, '\0');
-      if (rc == NVRTC_SUCCESS) nvrtcGetPTX(prog, ptx.data());
-      nvrtcDestroyProgram(&prog);
-      BOOST_CHECK_MESSAGE(rc == NVRTC_SUCCESS,
-                          std::string(nvrtcGetErrorString(rc)) + "\n" + log + "\n" + src.text);
-      BOOST_CHECK_MESSAGE(ptx.find(".entry " + src.entry) != std::string::npos,
+      const auto out = tgtest::nvrtc_compile(src.text, k.name + ".cu", "compute_75");
+      BOOST_CHECK_MESSAGE(out.ok, out.error + "\n" + out.log + "\n" + src.text);
+      BOOST_CHECK_MESSAGE(out.ptx.find(".entry " + src.entry) != std::string::npos,
                           "no entry " + src.entry + " in PTX");
       ++compiled;
     }
