@@ -539,16 +539,22 @@ UOpRef Lowerer::output_index(size_t d, const std::vector<UOpRef>& rest_idx, int6
   return raw;
 }
 
-UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
+std::vector<UOpRef> Lowerer::reduce_input_index(const UOpRef& r, const Frame& f,
+                                                const std::vector<UOpRef>& idx, UOpRef* valid) {
   const Dims& out_shape = shapes_(r);
-  const Dims& in_shape = shapes_(r->src(0));
-  std::vector<UOpRef> out_idx = f.idx;
-  UOpRef valid = UOp::constant(dtypes::bool_, true);
+  std::vector<UOpRef> in_idx = idx;
   if (!f.mops.empty() || f.base != out_shape) {
-    auto [flat, v] = tracker(out_shape, f.mops).to_index(f.idx);
-    out_idx = unflatten(flat, out_shape);
-    valid = v;
+    auto [flat, v] = tracker(out_shape, f.mops).to_index(idx);
+    in_idx = unflatten(flat, out_shape);
+    if (valid) *valid = v;
   }
+  for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
+  return in_idx;
+}
+
+UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
+  const Dims& in_shape = shapes_(r->src(0));
+  UOpRef valid = UOp::constant(dtypes::bool_, true);
   const auto& axes = r->arg_if<ReduceArg>()->axes;
   Ops op = r->arg_if<ReduceArg>()->op;
   // Reduces over the same space as the first one follow its plan; others run plain loops.
@@ -556,7 +562,7 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
                                               axes == first_reduce_->arg_if<ReduceArg>()->axes);
   if (tc_ && r == first_reduce_) return tc_reduce(r, f);
   if (!staged_.empty() && r == first_reduce_) return staged_reduce(r, f);
-  std::vector<UOpRef> in_idx = out_idx, ranges;
+  std::vector<UOpRef> in_idx = reduce_input_index(r, f, f.idx, &valid), ranges;
   int64_t count = 1, iters = 1;
   bool padded = false;
   for (auto a : axes) {

@@ -119,7 +119,6 @@ void Lowerer::plan_stage() {
 void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   if (stage_barrier_) return;
   const size_t ndim = out_shape_.size();
-  const Dims& out_shape = shapes_(r);
   const Dims& in_shape = shapes_(r->src(0));
   std::vector<UOpRef> rest_range(reduce_dims_.size());
   for (size_t j = 0; j < reduce_dims_.size(); ++j) {
@@ -201,13 +200,7 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
         std::vector<UOpRef> oidx;
         for (size_t d = 0; d < ndim; ++d)
           oidx.push_back(rest_idx_[d] * idx_const(within_size(d)) + coord_of(d));
-        std::vector<UOpRef> in_idx = oidx;
-        if (!f.mops.empty() || f.base != out_shape) {
-          auto [flat, v] = tracker(out_shape, f.mops).to_index(oidx);
-          (void)v;
-          in_idx = unflatten(flat, out_shape);
-        }
-        for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
+        std::vector<UOpRef> in_idx = reduce_input_index(r, f, oidx);
         for (size_t j2 = 0; j2 < reduce_dims_.size(); ++j2) {
           UOpRef w = coord_of(ndim + j2);
           in_idx[size_t(reduce_dims_[j2])] =

@@ -160,13 +160,7 @@ UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
       UOpRef valid = UOp::constant(dtypes::bool_, true);
       std::vector<UOpRef> idx;
       for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx_, cur_lane_, valid));
-      std::vector<UOpRef> in_idx = idx;
-      if (!f.mops.empty() || f.base != out_shape) {
-        auto [flat, v] = tracker(out_shape, f.mops).to_index(idx);
-        (void)v;
-        in_idx = unflatten(flat, out_shape);
-      }
-      for (auto a : r->arg_if<ReduceArg>()->axes) in_idx[size_t(a)] = idx_const(0);
+      std::vector<UOpRef> in_idx = reduce_input_index(r, f, idx);
       for (size_t j = 0; j < reduce_dims_.size(); ++j)
         in_idx[size_t(reduce_dims_[j])] = reduce_index(j, rest_range[j], 0);
       tc_override_.clear();

@@ -115,6 +115,11 @@ private:
   UOpRef value(const UOpRef& u, const Frame& f);
   UOpRef load(const UOpRef& buffer, const Frame& f);
   UOpRef reduce(const UOpRef& r, const Frame& f);
+  // The input index of reduce r at output index `idx` of frame f: seen through f's movement ops
+  // down to r's output shape, r's reduced axes zeroed (the caller puts its loop indices there).
+  // `valid`, when given, receives the movement ops' validity.
+  std::vector<UOpRef> reduce_input_index(const UOpRef& r, const Frame& f, const std::vector<UOpRef>& idx,
+                                         UOpRef* valid = nullptr);
   std::vector<UOpRef> vector_partials(std::vector<UOpRef> partials) const;
   UOpRef group_stage(Ops op, const UOpRef& partial);
   ShapeTracker tracker(const Dims& start, const std::vector<UOpRef>& below_to_base) const;
