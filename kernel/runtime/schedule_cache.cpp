@@ -144,6 +144,11 @@ std::shared_ptr<const Entry> make_entry(const Graph& g, const Schedule& s, const
     if (u->op() == Ops::BUFFER) {
       k.size = buffer_arg(u).size();
       k.device = buffer_arg(u).device();
+    } else if (std::holds_alternative<OpaqueArgRef>(u->arg())) {
+      // An opaque arg (a custom gradient's function) is made anew for every expression, so it
+      // never hits, and keeping it would keep what it captures (a training step's activations)
+      // alive in the cache: such expressions are not cached.
+      return nullptr;
     } else {
       k.arg = u->arg();
     }

@@ -3,7 +3,8 @@
 // prepared then on new output buffers: no scheduling, lowering or kernel-cache lookup, only the
 // buffers are bound. The key is the expression's DAG in children-first order, each BUFFER a
 // numbered placeholder (dtype, size, device); the entry keeps no node of the expression (only
-// args and prepared kernels), so it keeps no tensor's data alive. Off with TG_SCHEDULE_CACHE=0,
+// args and prepared kernels), so it keeps no tensor's data alive; expressions with an opaque arg (a
+// custom gradient's function, which may capture tensors) are not cached. Off with TG_SCHEDULE_CACHE=0,
 // bypassed at DEBUG>=3 and under VIZ (they show each kernel's source and graphs) and while a JIT
 // captures (a capture runs once; a replayed schedule there left jit_test's memory check 8 KiB
 // over, not understood yet). Thread-safe.

@@ -10,6 +10,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <memory>
 #include <thread>
 
 using namespace tg;
@@ -150,4 +151,23 @@ BOOST_AUTO_TEST_CASE(concurrent_realizes_of_one_structure_are_correct) {
     });
   for (auto& th : threads) th.join();
   for (int w : wrong) BOOST_TEST(w == 0);
+}
+
+// A custom gradient's function (an opaque arg, made anew for every expression) is not kept by the
+// cache: what it captures (in training, a step's activations: 7.5 GB after 24 steps of `tg train
+// mnist` before this was fixed) is freed with the expression.
+BOOST_AUTO_TEST_CASE(custom_gradient_captures_are_not_kept_alive) {
+  auto token = std::make_shared<int>(1);
+  std::weak_ptr<int> watch = token;
+  for (int round = 0; round < 2; ++round) {
+    const auto va = values(16, float(round));
+    Tensor a = input(va, {16});
+    Tensor y = Tensor::with_custom_gradient(
+        a * 2.0f, [token](const Tensor&) { return std::vector<std::pair<Tensor, Tensor>>{}; });
+    std::vector<float> want(va.size());
+    for (size_t i = 0; i < va.size(); ++i) want[i] = va[i] * 2.0f;
+    check_close(y.realize().to_vector<float>(), want);
+  }
+  token.reset();
+  BOOST_TEST(watch.expired());
 }
