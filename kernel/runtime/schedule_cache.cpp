@@ -1,6 +1,5 @@
 #include "kernel/runtime/schedule_cache.hpp"
 
-#include "kernel/runtime/capture.hpp"
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/realize.hpp"
 #include "kernel/runtime/viz_recorder.hpp"
@@ -226,7 +225,7 @@ ScheduleCache& schedule_cache() {
 } // namespace
 
 Schedule realize_schedule(const std::vector<UOpRef>& targets, const ScheduleOptions& options) {
-  if (!config().schedule_cache || config().debug >= 3 || viz::recorder() || CaptureScope::active()) {
+  if (!config().schedule_cache || config().debug >= 3 || viz::recorder()) {
     Schedule s = create_schedule(targets, options);
     run_schedule(s);
     return s;

@@ -5,9 +5,8 @@
 // numbered placeholder (dtype, size, device); the entry keeps no node of the expression (only
 // args and prepared kernels), so it keeps no tensor's data alive; expressions with an opaque arg (a
 // custom gradient's function, which may capture tensors) are not cached. Off with TG_SCHEDULE_CACHE=0,
-// bypassed at DEBUG>=3 and under VIZ (they show each kernel's source and graphs) and while a JIT
-// captures (a capture runs once; a replayed schedule there left jit_test's memory check 8 KiB
-// over, not understood yet). Thread-safe.
+// bypassed at DEBUG>=3 and under VIZ (they show each kernel's source and graphs). A JIT capture
+// records a hit's launches like any others (run_prepared). Thread-safe.
 #pragma once
 
 #include "kernel/schedule/schedule.hpp"
