@@ -228,8 +228,6 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(stores));
 }
 
-namespace {
-// An index as (rest, constant): rest + c, the constant split off a simplified sum.
 std::pair<UOpRef, int64_t> split_const(const UOpRef& idx) {
   UOpRef i = simplify(idx);
   if (i->op() == Ops::ADD && i->src(1)->op() == Ops::CONST)
@@ -237,15 +235,17 @@ std::pair<UOpRef, int64_t> split_const(const UOpRef& idx) {
   if (i->op() == Ops::CONST) return {idx_const(0), std::get<int64_t>(i->const_value())};
   return {i, 0};
 }
-} // namespace
+
+bool multiple_of(const UOpRef& rest, int64_t width) {
+  const UOpRef r = simplify(rest % idx_const(width));
+  return r->op() == Ops::CONST && std::get<int64_t>(r->const_value()) == 0;
+}
 
 // Whether the INDEXes name elements e, e + 1, ..., of one buffer with e a proven multiple of their
 // count (so the run starts at a multiple of its size from the buffer's start).
 bool Lowerer::aligned_run(const std::vector<UOpRef>& ptrs, int64_t width) const {
   auto [rest, c0] = split_const(ptrs[0]->src(1));
-  UOpRef r = simplify(rest % idx_const(width));
-  if (c0 < 0 || c0 % width != 0 || r->op() != Ops::CONST || std::get<int64_t>(r->const_value()) != 0)
-    return false;
+  if (c0 < 0 || c0 % width != 0 || !multiple_of(rest, width)) return false;
   for (size_t j = 1; j < ptrs.size(); ++j) {
     auto [rj, cj] = split_const(ptrs[j]->src(1));
     if (ptrs[j]->src(0) != ptrs[0]->src(0) || rj != rest || cj != c0 + int64_t(j)) return false;
@@ -282,14 +282,8 @@ UOpRef Lowerer::staged_load(const UOpRef& operand) const {
     const int64_t width = 16 / operand->dtype().itemsize();
     if (options_.vector_bytes >= 16 && operand->dtype().itemsize() == 4 && !s.cast_to) {
       idx = simplify(idx);
-      UOpRef rest = idx;
-      int64_t c = 0;
-      if (idx->op() == Ops::ADD && idx->src(1)->op() == Ops::CONST) {
-        rest = idx->src(0);
-        c = std::get<int64_t>(idx->src(1)->const_value());
-      }
-      UOpRef r = simplify(rest % idx_const(width));
-      if (c >= 0 && r->op() == Ops::CONST && std::get<int64_t>(r->const_value()) == 0) {
+      auto [rest, c] = split_const(idx);
+      if (c >= 0 && multiple_of(rest, width)) {
         UOpRef block = UOp::make(Ops::LOAD, operand->dtype().vec(uint16_t(width)),
                                  {ptr(rest + idx_const(c - c % width))});
         return UOp::make(Ops::GEP, operand->dtype(), {block}, int64_t(c % width));

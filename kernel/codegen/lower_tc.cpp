@@ -112,14 +112,8 @@ UOpRef Lowerer::tc_staged_pair(const UOpRef& operand) const {
     for (size_t i = 0; i < s.layout.size(); ++i)
       idx = idx + within_index(s.layout[i]) * idx_const(s.local_strides[i]);
     idx = simplify(idx);
-    UOpRef rest = idx;
-    int64_t c = 0;
-    if (idx->op() == Ops::ADD && idx->src(1)->op() == Ops::CONST) {
-      rest = idx->src(0);
-      c = std::get<int64_t>(idx->src(1)->const_value());
-    }
-    const UOpRef r = simplify(rest % idx_const(2));
-    if (c % 2 != 0 || r->op() != Ops::CONST || std::get<int64_t>(r->const_value()) != 0) return nullptr;
+    const auto [rest, c] = split_const(idx);
+    if (c % 2 != 0 || !multiple_of(rest, 2)) return nullptr;
     UOpRef ptr = UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, idx, stage_barrier_});
     return UOp::make(Ops::LOAD, operand->dtype().vec(2), {ptr});
   }

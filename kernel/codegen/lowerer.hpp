@@ -32,6 +32,11 @@ inline bool is_true(const UOpRef& u) {
 
 inline UOpRef min_index(const UOpRef& a, int64_t b) { return -maximum(-a, idx_const(-b)); }
 
+// An index as (rest, constant): rest + c, the constant split off a simplified sum.
+std::pair<UOpRef, int64_t> split_const(const UOpRef& idx);
+// Whether `rest` (an index without its constant) is a proven multiple of `width`.
+bool multiple_of(const UOpRef& rest, int64_t width);
+
 // Per-dim indices of `flat` in a contiguous `shape`.
 std::vector<UOpRef> unflatten(const UOpRef& flat, const Dims& shape);
 // A float16/bfloat16 operand of the product (or one cast to float), else nullptr.
