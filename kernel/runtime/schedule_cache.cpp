@@ -23,6 +23,15 @@ size_t dtype_hash(DType d) {
   return size_t(d.scalar) | size_t(d.count) << 8 | size_t(d.ptr) << 24 | size_t(d.local) << 25;
 }
 
+// A NOOP with an opaque arg carries a custom gradient's function (autograd.cpp). Scheduling and
+// codegen treat every NOOP as its source's value, so the key records only that the function is
+// there, not which: a training step (conv2d's gradient is one) then hits like any expression,
+// and the entry keeps no function, so nothing it captures stays alive.
+bool opaque_noop(const UOp& u) {
+  return u.op() == Ops::NOOP && std::holds_alternative<OpaqueArgRef>(u.arg());
+}
+constexpr size_t kOpaqueNoopHash = 0x6f70617175654e4fULL;
+
 // The expression to realize, children first (the SINK over the targets last), with each node's
 // sources as indices into that order and a hash of the structure.
 struct Graph {
@@ -50,6 +59,8 @@ struct Graph {
       if (u.op() == Ops::BUFFER) { // a placeholder: what it holds, not which buffer
         const BufferArg& b = buffer_arg(order[i]);
         h = mix(mix(h, std::hash<int64_t>{}(b.size())), std::hash<std::string>{}(b.device()));
+      } else if (opaque_noop(u)) {
+        h = mix(h, kOpaqueNoopHash);
       } else {
         h = mix(h, arg_hash(u.arg()));
       }
@@ -76,7 +87,8 @@ struct Graph {
 struct NodeKey {
   Ops op;
   DType dtype;
-  Arg arg; // empty for a BUFFER
+  Arg arg; // empty for a BUFFER and an opaque NOOP
+  bool opaque_noop = false;
   std::vector<int32_t> src;
   int64_t size = 0;   // a BUFFER's elements
   std::string device; // a BUFFER's device
@@ -118,7 +130,9 @@ struct Entry {
       if (k.op == Ops::BUFFER) {
         const BufferArg& b = buffer_arg(g.order[i]);
         if (b.size() != k.size || b.device() != k.device) return false;
-      } else if (!arg_equal(k.arg, u.arg())) {
+      } else if (k.opaque_noop != opaque_noop(u)) {
+        return false;
+      } else if (!k.opaque_noop && !arg_equal(k.arg, u.arg())) {
         return false;
       }
     }
@@ -139,14 +153,15 @@ std::shared_ptr<const Entry> make_entry(const Graph& g, const Schedule& s, const
   for (size_t i = 0; i < g.order.size(); ++i) {
     const UOpRef& u = g.order[i];
     auto src = g.sources(i);
-    NodeKey k{u->op(), u->dtype(), {}, {src.begin(), src.end()}, 0, {}};
+    NodeKey k{u->op(), u->dtype(), {}, false, {src.begin(), src.end()}, 0, {}};
     if (u->op() == Ops::BUFFER) {
       k.size = buffer_arg(u).size();
       k.device = buffer_arg(u).device();
+    } else if (opaque_noop(*u)) {
+      k.opaque_noop = true; // the function is not kept (see opaque_noop)
     } else if (std::holds_alternative<OpaqueArgRef>(u->arg())) {
-      // An opaque arg (a custom gradient's function) is made anew for every expression, so it
-      // never hits, and keeping it would keep what it captures (a training step's activations)
-      // alive in the cache: such expressions are not cached.
+      // Any other opaque arg may change what runs and may keep what it refers to alive in the
+      // cache: such expressions are not cached.
       return nullptr;
     } else {
       k.arg = u->arg();

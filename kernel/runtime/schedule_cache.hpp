@@ -3,8 +3,10 @@
 // prepared then on new output buffers: no scheduling, lowering or kernel-cache lookup, only the
 // buffers are bound. The key is the expression's DAG in children-first order, each BUFFER a
 // numbered placeholder (dtype, size, device); the entry keeps no node of the expression (only
-// args and prepared kernels), so it keeps no tensor's data alive; expressions with an opaque arg (a
-// custom gradient's function, which may capture tensors) are not cached. Off with TG_SCHEDULE_CACHE=0,
+// args and prepared kernels), so it keeps no tensor's data alive. A NOOP's opaque arg (a custom
+// gradient's function, which may capture tensors) is keyed as "a function is here", never kept:
+// codegen treats the NOOP as its source, so a training step hits; an expression with any other
+// opaque arg is not cached. Off with TG_SCHEDULE_CACHE=0,
 // bypassed at DEBUG>=3 and under VIZ (they show each kernel's source and graphs). A JIT capture
 // records a hit's launches like any others (run_prepared). Thread-safe.
 #pragma once
