@@ -28,6 +28,8 @@ void LaunchCounter::note_kernel(const std::string& name, const std::string& devi
   for (LaunchCounter* c : counters) c->launches_.push_back({name, device, ms});
 }
 
+bool LaunchCounter::counting() { return !counters.empty(); }
+
 void LaunchCounter::note_copy() {
   for (LaunchCounter* c : counters) ++c->copies_;
 }

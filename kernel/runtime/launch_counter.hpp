@@ -33,6 +33,8 @@ public:
   // Called by run_schedule (kernel/runtime/realize.cpp) for each launch and copy on this thread.
   static void note_kernel(const std::string& name, const std::string& device, double ms);
   static void note_copy();
+  // Whether a counter lives on this thread (run_schedule times its launches only then, or at DEBUG).
+  static bool counting();
 
 private:
   std::vector<KernelLaunch> launches_;

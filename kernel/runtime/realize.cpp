@@ -8,6 +8,7 @@
 #include "kernel/runtime/schedule_cache.hpp"
 #include "kernel/runtime/viz_recorder.hpp"
 
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -20,7 +21,7 @@ namespace tg {
 
 DeviceStorage& storage_of(const UOpRef& buffer, bool allocate) {
   const BufferArg& arg = buffer_arg(buffer);
-  if (auto s = arg.storage()) return static_cast<DeviceStorage&>(*s);
+  if (BufferStorage* s = arg.storage_if_set()) return static_cast<DeviceStorage&>(*s); // the node holds it
   if (!allocate)
     throw Error("buffer " + arg.str() + " holds no data: it was never written (realize its tensor first)");
   OpenDevice dev = open_device(arg.device());
@@ -214,28 +215,39 @@ void launch_kernel(const std::shared_ptr<PreparedKernel>& kernel, std::span<cons
                    const ScheduleItem* item, RunTotals& totals) {
   const int debug = config().debug;
   viz::Recorder* viz = viz::recorder();
-  std::vector<tg_buffer_arg> args;
-  args.reserve(buffers.size());
-  for (const auto& b : buffers) args.push_back({storage_of(b).buffer().raw(), 0});
+  // The arguments on the stack for the common launch: this runs once per kernel of every realize.
+  std::array<tg_buffer_arg, 16> near;
+  std::vector<tg_buffer_arg> far;
+  tg_buffer_arg* args = near.data();
+  if (buffers.size() > near.size()) {
+    far.resize(buffers.size());
+    args = far.data();
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) args[i] = {storage_of(buffers[i]).buffer().raw(), 0};
   LaunchDims dims;
   dims.global = kernel->lowered.global;
   dims.local = kernel->lowered.local;
   const std::string& device = buffer_arg(buffers[0]).device();
-  OpenDevice dev = open_device(device);
-  bool measure = (debug >= 1 || viz) && (dev.device->properties().features & TG_FEATURE_TIMING);
-  auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = kernel->program->program.launch(dims, args, {}, measure);
+  // Only DEBUG, VIZ and a LaunchCounter read the time: without them, no device lookup and no clock.
+  const bool timed = debug >= 1 || viz || LaunchCounter::counting();
+  std::shared_ptr<Device> dev_handle; // for DEBUG and VIZ: the device's features and plugin name
+  if (debug >= 1 || viz) dev_handle = open_device(device).device;
+  bool measure = dev_handle && (dev_handle->properties().features & TG_FEATURE_TIMING);
+  std::chrono::steady_clock::time_point t0;
+  if (timed) t0 = std::chrono::steady_clock::now();
+  auto elapsed = kernel->program->program.launch(dims, {args, buffers.size()}, {}, measure);
   if (CaptureScope* capture = CaptureScope::active()) { // the JIT records what ran
     std::vector<std::shared_ptr<DeviceStorage>> storages;
     for (const auto& b : buffers)
       storages.push_back(std::static_pointer_cast<DeviceStorage>(buffer_arg(b).storage()));
     capture->record(kernel, storages, dims, device);
   }
+  ++totals.launched;
+  if (!timed) return;
   double ms = elapsed
                   ? double(*elapsed) / 1e6
                   : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   totals.ms += ms;
-  ++totals.launched;
   LaunchCounter::note_kernel(kernel->lowered.name, device, ms);
   if (viz && item) viz->on_kernel(*item, *kernel, ms);
   if (debug >= 2) {
@@ -248,7 +260,7 @@ void launch_kernel(const std::shared_ptr<PreparedKernel>& kernel, std::span<cons
   }
   if (debug >= 3) {
     std::cout << "opts " << kernel->lowered.opts << "\n" << kernel->linear.text;
-    std::cout << "--- " << dev.device->plugin().name() << " source\n" << kernel->program->source << "\n";
+    std::cout << "--- " << dev_handle->plugin().name() << " source\n" << kernel->program->source << "\n";
   }
 }
 

@@ -33,7 +33,8 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item);
 void forget_kernels(const std::string& device_name);
 
 // Runs a schedule in order. Inputs must hold data; outputs get memory from the device's
-// allocator. Returns the total kernel time in ms (measured only at DEBUG>=1, else 0).
+// allocator. Returns the total kernel time in ms (measured only at DEBUG>=1, under VIZ or while a
+// LaunchCounter counts; else 0).
 double run_schedule(const Schedule& schedule);
 
 // One kernel of a replayed schedule (kernel/runtime/schedule_cache.hpp): its prepared kernel

@@ -17,6 +17,7 @@ std::shared_ptr<BufferStorage> BufferArg::storage() const {
 void BufferArg::set_storage(std::shared_ptr<BufferStorage> storage) const {
   std::lock_guard lock(mutex_);
   storage_ = std::move(storage);
+  raw_storage_.store(storage_.get(), std::memory_order_release);
 }
 
 bool BufferArg::equals(const OpaqueArg& other) const {

@@ -25,6 +25,9 @@ public:
   int64_t size() const { return size_; } // elements
 
   std::shared_ptr<BufferStorage> storage() const;
+  // The storage without a lock or a count, for the launch path: valid while this node lives (it
+  // holds the storage; the runtime sets it once, when the buffer is first written). Null if none.
+  BufferStorage* storage_if_set() const { return raw_storage_.load(std::memory_order_acquire); }
   void set_storage(std::shared_ptr<BufferStorage> storage) const;
 
   std::size_t hash() const override { return std::hash<int64_t>{}(id_); }
@@ -37,6 +40,7 @@ private:
   int64_t size_;
   mutable std::mutex mutex_;
   mutable std::shared_ptr<BufferStorage> storage_;
+  mutable std::atomic<BufferStorage*> raw_storage_{nullptr}; // storage_.get(), published after it
 };
 
 // A new BUFFER node (never equal to any other).

@@ -161,7 +161,7 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
   if (!tensors.empty()) options.device = tensors[0]->device();
   for (Tensor* t : tensors) {
     const UOpRef& u = t->uop();
-    if (!contiguous_buffer(u) || !buffer_arg(contiguous_buffer(u)).storage()) targets.push_back(u);
+    if (!contiguous_buffer(u) || !buffer_arg(contiguous_buffer(u)).storage_if_set()) targets.push_back(u);
   }
   if (targets.empty()) return;
   detail::release_dead_results();
