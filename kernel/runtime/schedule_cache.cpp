@@ -32,19 +32,22 @@ bool opaque_noop(const UOp& u) {
 }
 constexpr size_t kOpaqueNoopHash = 0x6f70617175654e4fULL;
 
-// The expression to realize, children first (the SINK over the targets last), with each node's
+// The expression to realize, children first (the target, or the SINK over several, last), with each node's
 // sources as indices into that order and a hash of the structure.
 struct Graph {
   std::vector<UOpRef> order;
   std::vector<int32_t> src;   // every node's source indices, one after another
   std::vector<uint32_t> srcs; // where node i's indices start in `src` (one extra at the end)
-  // node -> its index in `order`; only for large graphs: a small one (the tiny op's 5 nodes) is
+  // node -> its index in `order`; only for large graphs: a small one (the tiny op's 4 nodes) is
   // searched in `order`, which saves the map's allocations on every realize
   std::unordered_map<const UOp*, int32_t> large_index;
   size_t hash = 0;
   static constexpr size_t kSmall = 16;
 
-  explicit Graph(const std::vector<UOpRef>& targets) : order(toposort(UOp::sink(targets))) {
+  // One target is walked from itself: a SINK node would be made and freed on every realize of
+  // the tiny op (two intern-table locks, two allocations). Several targets get their SINK last.
+  explicit Graph(const std::vector<UOpRef>& targets)
+      : order(toposort(targets.size() == 1 ? targets[0] : UOp::sink(targets))) {
     if (order.size() > kSmall) large_index.reserve(order.size());
     srcs.reserve(order.size() + 1);
     for (size_t i = 0; i < order.size(); ++i) {
