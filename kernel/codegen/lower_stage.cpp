@@ -193,8 +193,26 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
                                     s.elements % (16 / isz * threads) == 0
                                 ? 16 / isz
                                 : 1;
+      // A contiguous 16-byte copy of a TC tile with 4 chunks per row (32 k) puts 2 rows into a
+      // quarter warp; rows 80 bytes apart overlap in one bank group. Rows `gap` apart with
+      // stride * gap = 16 words (mod 32 banks) fill the 32 banks: chunk c takes row
+      // (c / 4) permuted within blocks of 2 * gap rows so that a quarter warp's 2 rows are r, r + gap.
+      int64_t gap = 0;
+      if (tc_ && contiguous && width > 1 && s.layout.size() >= 2 &&
+          within_size(s.layout[inner]) == 4 * width) {
+        const int64_t stride16 = s.local_strides[inner - 1] / width, rows = within_size(s.layout[inner - 1]);
+        for (int64_t g = 1; g <= 8 && !gap; g *= 2)
+          if (s.local_strides[inner - 1] % width == 0 && stride16 * g % 8 == 4 && rows % (2 * g) == 0)
+            gap = g;
+      }
       for (int64_t first = 0; first < s.elements / width; first += threads) {
         UOpRef c = tid + idx_const(first);
+        if (gap) {
+          const UOpRef q = idiv(c, idx_const(4)), kc = c % idx_const(4);
+          const UOpRef row = idiv(q, idx_const(2 * gap)) * idx_const(2 * gap) +
+                             (q % idx_const(2)) * idx_const(gap) + idiv(q, idx_const(2)) % idx_const(gap);
+          c = row * idx_const(4) + kc;
+        }
         UOpRef valid = UOp::constant(dtypes::bool_, true);
         if (first + threads > s.elements / width) { // only when width == 1
           valid = lt(c, idx_const(s.elements));

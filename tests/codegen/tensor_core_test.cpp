@@ -364,7 +364,7 @@ BOOST_AUTO_TEST_CASE(staged_tc_tiles_are_double_buffered) {
         const auto ir = sdk::parse_kernel_ir(l.ir);
         struct {
           int64_t local = 0;
-          size_t barriers = 0, first_wmma = 0, last_wmma = 0, loop = 0;
+          size_t barriers = 0, first_wmma = 0, last_wmma = 0, loop = 0, vector_loads = 0, narrow_stores = 0;
           std::vector<size_t> global_loads, local_stores;
         } out;
         for (size_t i = 0; i < ir.instructions.size(); ++i) {
@@ -379,7 +379,10 @@ BOOST_AUTO_TEST_CASE(staged_tc_tiles_are_double_buffered) {
           const bool local =
               (ins.op == TG_OP_LOAD || ins.op == TG_OP_STORE) && ir.instructions[ins.src[0]].is_local();
           if (ins.op == TG_OP_LOAD && !local) out.global_loads.push_back(i);
+          if (ins.op == TG_OP_LOAD && !local && ins.vcount == 8 && ins.arg0 == 16) ++out.vector_loads;
           if (ins.op == TG_OP_STORE && local) out.local_stores.push_back(i);
+          if (ins.op == TG_OP_STORE && local && !(ir.instructions[ins.src[1]].vcount == 8 && ins.arg0 == 16))
+            ++out.narrow_stores;
         }
         return out;
       };
@@ -387,6 +390,11 @@ BOOST_AUTO_TEST_CASE(staged_tc_tiles_are_double_buffered) {
       BOOST_TEST(d.local == 2 * s.local);
       BOOST_TEST(d.barriers == 1u);
       BOOST_TEST(s.barriers == 2u);
+      // A's rows of 32 k go as 16-byte copies (4 per row; rows of a quarter warp 4 apart), B's as
+      // 16-byte stores: 4 of each per thread and tile
+      BOOST_TEST(d.vector_loads == 2 * 4u);
+      BOOST_TEST(d.narrow_stores == 0u);
+      BOOST_TEST(d.local_stores.size() == 2 * 8u);
       // half the copies are the prologue's (before the loop), half the next tile's (in it)
       BOOST_TEST(d.local_stores.size() == 2 * s.local_stores.size());
       size_t ahead_loads = 0, late_stores = 0;
