@@ -260,7 +260,7 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   // docs/cuda.md, session 16), 128x128 blocks: 64x64 warps 154 TFLOPS (147 with 32 k per tile),
   // 64x32 warps 122-130; 128x256 blocks of 64x64 warps 109; 256x64 / 64x256 blocks 101-122.
   // 32 k per tile since session 17: two sets of 18 KiB tiles fit 48 KiB, so the next tile's copy
-  // overlaps this tile's mma (lower_stage.cpp: plan_stage): 236 TFLOPS vs 191 for one set of
+  // overlaps this tile's mma (lower_stage.cpp: plan_stage): 244 TFLOPS vs 192 for one set of
   // 64 k (183 for one set of 32 k); 64x32 warps double-buffered 213 (docs/cuda.md, h/cudaf16).
   if (stage) {
     take(OptOp::UPCAST, mm.n, nr, {8, 4, 2});
