@@ -256,9 +256,12 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   };
   // Each warp computes several 16x8 tiles (A fragments serve every n tile, B every m tile). With
   // the tiles staged: 64x64 per warp (32 tiles, 128 accumulators per thread), 2x2 warps, a 128x128
-  // block tile, 64 k per tile; without: 32x32 per warp, 2x2 warps. On an H200 (8192 f16,
+  // block tile, 32 k per tile; without: 32x32 per warp, 2x2 warps. On an H200 (8192 f16,
   // docs/cuda.md, session 16), 128x128 blocks: 64x64 warps 154 TFLOPS (147 with 32 k per tile),
   // 64x32 warps 122-130; 128x256 blocks of 64x64 warps 109; 256x64 / 64x256 blocks 101-122.
+  // 32 k per tile since session 17: two sets of 18 KiB tiles fit 48 KiB, so the next tile's copy
+  // overlaps this tile's mma (lower_stage.cpp: plan_stage): 244 TFLOPS vs 192 for one set of
+  // 64 k (183 for one set of 32 k); 64x32 warps double-buffered 213 (docs/cuda.md, h/cudaf16).
   if (stage) {
     take(OptOp::UPCAST, mm.n, nr, {8, 4, 2});
     take(OptOp::UPCAST, mm.m, mr, {4, 2});
@@ -268,8 +271,8 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   }
   take(OptOp::LOCAL, mm.m, mr, {2});
   take(OptOp::LOCAL, mm.n, nr, {2});
-  // the work group's A and B tiles through local memory, 64 (or 32) reduce steps at a time
-  if (stage) opts.push_back({OptOp::STAGE, mm.k, kr % 64 == 0 ? 4 : 2});
+  // the work group's A and B tiles through local memory, 32 reduce steps at a time
+  if (stage) opts.push_back({OptOp::STAGE, mm.k, 2});
   return opts;
 }
 

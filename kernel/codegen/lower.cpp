@@ -827,7 +827,8 @@ LoweredKernel Lowerer::run() {
     throw UOpError("codegen: " + std::to_string(k.global[0]) + " work groups exceed the device limit " +
                    std::to_string(options_.max_groups));
   // every buffer is an argument even if simplification removed all its loads (x * 0)
-  std::vector<UOpRef> sink_src = stores;
+  std::vector<UOpRef> sink_src = leading_values_;
+  sink_src.insert(sink_src.end(), stores.begin(), stores.end());
   sink_src.insert(sink_src.end(), globals_.begin(), globals_.end());
   sink_src.insert(sink_src.end(), trailing_barriers_.begin(), trailing_barriers_.end());
   k.sink = narrow(simplify(UOp::sink(sink_src)));

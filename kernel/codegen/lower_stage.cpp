@@ -111,6 +111,18 @@ void Lowerer::plan_stage() {
   if (uint64_t(bytes) > options_.local_memory_bytes)
     throw OptError("optimization STAGE: the tiles need " + std::to_string(bytes) +
                    " bytes of local memory; the device has " + std::to_string(options_.local_memory_bytes));
+  // Under TC with one loop over tiles, two sets of tiles where they fit: the next tile's copy
+  // overlaps this tile's mma (stage_copies). Both operands are 16-bit there, so the second set
+  // starts at bytes / 2 elements, a multiple of 8 (16-byte vector stores stay aligned).
+  stage_half_ = 0;
+  const size_t ndim = out_shape_.size();
+  int64_t tile_loops = 0;
+  for (size_t a = ndim; a < plan_.size(); ++a) tile_loops += plan_[a].rest() > 1;
+  const bool same_size = std::all_of(staged_.begin(), staged_.end(), [&](const Staged& s) {
+    return s.operand->dtype().itemsize() == staged_[0].operand->dtype().itemsize();
+  });
+  if (tc_ && tile_loops == 1 && same_size && uint64_t(2 * bytes) <= options_.local_memory_bytes)
+    stage_half_ = bytes / staged_[0].operand->dtype().itemsize();
 }
 
 // Once per tile: a barrier (every thread is done reading the last tile), the work group's copy of
@@ -132,100 +144,169 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
         if (!p.rest && p.op == OptOp::STAGE)
           stage_ranges_[ndim + j] = UOp::range(p.size, next_range_id_++, kIndex);
   }
-  std::vector<UOpRef> before = stage_tile_ranges_;
-  before.insert(before.end(), rest_idx_.begin(), rest_idx_.end());
-  UOpRef start = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
   int64_t threads = 1;
   UOpRef tid = idx_const(0);
   for (int a = local_axes_; a-- > 0;) { // LOCAL_ID 0 fastest, as the hardware numbers a warp
     tid = tid * idx_const(local_[size_t(a)]) + local_ids_[size_t(a)];
     threads *= local_[size_t(a)];
   }
-  std::vector<UOpRef> stores;
   const Staged& last = staged_.back();
   const int64_t block = std::max(1, 16 / last.operand->dtype().itemsize()); // see plan_stage
-  stage_buffer_ = UOp::make(Ops::DEFINE_LOCAL, last.operand->dtype().ptr_to(true), {},
-                            (last.offset + last.count + block - 1) / block * block);
-  for (Staged& s : staged_) {
-    std::vector<size_t> order(s.layout.size()); // positions in layout, largest global stride first
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    auto stride = [&](size_t i) {
-      const int64_t st = s.strides[size_t(axis_dim_[s.layout[i]])];
-      return st < 0 ? std::numeric_limits<int64_t>::max() : st;
-    };
-    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return stride(x) > stride(y); });
-    // 128-bit copies: where the copy's innermost axis is contiguous in global memory and is also
-    // the tile's innermost, each thread takes `width` neighbouring elements at once (chunk c:
-    // elements c * width ... + width - 1) and moves them with one aligned vector load and one
-    // vector store. Needs every buffer 16-byte aligned at launch (the core launches at offset 0;
-    // the kernel's DEFINE_GLOBAL states it, and the launch refuses an offset that breaks it).
-    // Transposed copies stay scalar: with a vector load, thread t writes tile rows 8t ... 8t + 7
-    // and a warp's stores of one column fall into one bank (f16 TC matmul on an H200: 155.6 ->
-    // 88.7 TFLOPS when B's copy was vectorized so; docs/cuda.md, session 16, h/vcopy). Only for
-    // 16-bit elements: there A's copy went 156.0 -> 191.1 TFLOPS; the f32 matmul's B copy as
-    // float4 lost 2% (43.2 -> 42.4), so 32-bit copies stay scalar.
-    const int64_t isz = s.operand->dtype().itemsize();
-    const int64_t width = options_.vector_bytes >= 16 && options_.buffer_alignment >= 16 && isz == 2 &&
-                                  !order.empty() && stride(order.back()) == 1 &&
-                                  order.back() + 1 == order.size() &&
-                                  within_size(s.layout[order.back()]) % (16 / isz) == 0 &&
-                                  s.elements % (16 / isz * threads) == 0
-                              ? 16 / isz
-                              : 1;
-    for (int64_t first = 0; first < s.elements / width; first += threads) {
-      UOpRef c = tid + idx_const(first);
-      UOpRef valid = UOp::constant(dtypes::bool_, true);
-      if (first + threads > s.elements / width) { // only when width == 1
-        valid = lt(c, idx_const(s.elements));
-        c = min_index(c, s.elements - 1);
+  stage_buffer_ =
+      UOp::make(Ops::DEFINE_LOCAL, last.operand->dtype().ptr_to(true), {},
+                stage_half_ ? 2 * stage_half_ : (last.offset + last.count + block - 1) / block * block);
+  // The copies of the tiles `tile` (per reduce axis: the tile loop's index, null without one) to
+  // local memory from element `base` on, each STORE's INDEX ordered after `barrier` (if any).
+  auto copy = [&](const std::vector<UOpRef>& tile, const UOpRef& base, const UOpRef& barrier) {
+    std::vector<UOpRef> stores;
+    for (Staged& s : staged_) {
+      std::vector<size_t> order(s.layout.size()); // positions in layout, largest global stride first
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      auto stride = [&](size_t i) {
+        const int64_t st = s.strides[size_t(axis_dim_[s.layout[i]])];
+        return st < 0 ? std::numeric_limits<int64_t>::max() : st;
+      };
+      std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return stride(x) > stride(y); });
+      // 128-bit copies: where the copy's innermost axis is contiguous in global memory and is also
+      // the tile's innermost, each thread takes `width` neighbouring elements at once (chunk c:
+      // elements c * width ... + width - 1) and moves them with one aligned vector load and one
+      // vector store. Needs every buffer 16-byte aligned at launch (the core launches at offset 0;
+      // the kernel's DEFINE_GLOBAL states it, and the launch refuses an offset that breaks it).
+      // Transposed copies stay scalar: with a vector load, thread t writes tile rows 8t ... 8t + 7
+      // and a warp's stores of one column fall into one bank (f16 TC matmul on an H200: 155.6 ->
+      // 88.7 TFLOPS when B's copy was vectorized so; docs/cuda.md, session 16, h/vcopy). Only for
+      // 16-bit elements: there A's copy went 156.0 -> 191.1 TFLOPS; the f32 matmul's B copy as
+      // float4 lost 2% (43.2 -> 42.4), so 32-bit copies stay scalar.
+      //
+      // A transposed 16-bit copy under TC (B: n contiguous in global memory, k innermost in the tile)
+      // goes the other way round: thread t takes 8 neighbouring k of one n (neighbouring threads
+      // neighbouring n, so each of its 8 scalar global loads is coalesced over the warp) and writes
+      // them with one 16-byte store into its tile row; the rows are 144 bytes apart (see plan_stage),
+      // so a quarter warp's stores cover 32 banks (was: 16-bit stores with 70M bank conflicts).
+      const int64_t isz = s.operand->dtype().itemsize();
+      const size_t inner = s.layout.size() - 1; // the tile's innermost axis (position in layout)
+      const bool contiguous = !order.empty() && stride(order.back()) == 1 && order.back() == inner;
+      const bool transposed = tc_.has_value() && !order.empty() && stride(order.back()) == 1 && !contiguous;
+      const int64_t width = options_.vector_bytes >= 16 && isz == 2 && (contiguous || transposed) &&
+                                    (options_.buffer_alignment >= 16 || transposed) &&
+                                    within_size(s.layout[inner]) % (16 / isz) == 0 &&
+                                    s.elements % (16 / isz * threads) == 0
+                                ? 16 / isz
+                                : 1;
+      // A contiguous 16-byte copy of a TC tile with 4 chunks per row (32 k) puts 2 rows into a
+      // quarter warp; rows 80 bytes apart overlap in one bank group. Rows `gap` apart with
+      // stride * gap = 16 words (mod 32 banks) fill the 32 banks: chunk c takes row
+      // (c / 4) permuted within blocks of 2 * gap rows so that a quarter warp's 2 rows are r, r + gap.
+      int64_t gap = 0;
+      if (tc_ && contiguous && width > 1 && s.layout.size() >= 2 &&
+          within_size(s.layout[inner]) == 4 * width) {
+        const int64_t stride16 = s.local_strides[inner - 1] / width, rows = within_size(s.layout[inner - 1]);
+        for (int64_t g = 1; g <= 8 && !gap; g *= 2)
+          if (s.local_strides[inner - 1] % width == 0 && stride16 * g % 8 == 4 && rows % (2 * g) == 0)
+            gap = g;
       }
-      std::vector<UOpRef> gs, ptrs;
-      for (int64_t j = 0; j < width; ++j) {
-        std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
-        UOpRef rem = c;
-        for (size_t k = order.size(); k-- > 0;) {
-          const int64_t n = within_size(s.layout[order[k]]) / (k + 1 == order.size() ? width : 1);
-          coord[order[k]] = k == 0 ? rem : rem % idx_const(n);
-          if (k + 1 == order.size() && width > 1)
-            coord[order[k]] = coord[order[k]] * idx_const(width) + idx_const(j);
-          if (k > 0) rem = idiv(rem, idx_const(n));
+      for (int64_t first = 0; first < s.elements / width; first += threads) {
+        UOpRef c = tid + idx_const(first);
+        if (gap) {
+          const UOpRef q = idiv(c, idx_const(4)), kc = c % idx_const(4);
+          const UOpRef row = idiv(q, idx_const(2 * gap)) * idx_const(2 * gap) +
+                             (q % idx_const(2)) * idx_const(gap) + idiv(q, idx_const(2)) % idx_const(gap);
+          c = row * idx_const(4) + kc;
         }
-        auto coord_of = [&](size_t axis) {
-          for (size_t i = 0; i < s.layout.size(); ++i)
-            if (s.layout[i] == axis) return coord[i];
-          return idx_const(0);
-        };
-        UOpRef lidx = idx_const(s.offset);
-        for (size_t i = 0; i < s.layout.size(); ++i) lidx = lidx + coord[i] * idx_const(s.local_strides[i]);
-        std::vector<UOpRef> oidx;
-        for (size_t d = 0; d < ndim; ++d)
-          oidx.push_back(rest_idx_[d] * idx_const(within_size(d)) + coord_of(d));
-        std::vector<UOpRef> in_idx = reduce_input_index(r, f, oidx);
-        for (size_t j2 = 0; j2 < reduce_dims_.size(); ++j2) {
-          UOpRef w = coord_of(ndim + j2);
-          in_idx[size_t(reduce_dims_[j2])] =
-              rest_range[j2] ? rest_range[j2] * idx_const(within_size(ndim + j2)) + w : w;
+        UOpRef valid = UOp::constant(dtypes::bool_, true);
+        if (first + threads > s.elements / width) { // only when width == 1
+          valid = lt(c, idx_const(s.elements));
+          c = min_index(c, s.elements - 1);
         }
-        ++reduce_depth_;
-        gs.push_back(value(s.operand, Frame{in_idx, in_shape, {}}));
-        --reduce_depth_;
-        ptrs.push_back(UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, lidx, start}));
-      }
-      if (width > 1) {
-        if (UOpRef v = aligned_vector_load(gs)) {
-          if (aligned_run(ptrs, width)) { // one vector store into the tile
+        std::vector<UOpRef> gs, ptrs;
+        for (int64_t j = 0; j < width; ++j) {
+          std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
+          UOpRef rem = c;
+          for (size_t k = order.size(); k-- > 0;) { // the tile's innermost axis in chunks of width
+            const int64_t n = within_size(s.layout[order[k]]) / (order[k] == inner ? width : 1);
+            coord[order[k]] = k == 0 ? rem : rem % idx_const(n);
+            if (order[k] == inner && width > 1)
+              coord[order[k]] = coord[order[k]] * idx_const(width) + idx_const(j);
+            if (k > 0) rem = idiv(rem, idx_const(n));
+          }
+          auto coord_of = [&](size_t axis) {
+            for (size_t i = 0; i < s.layout.size(); ++i)
+              if (s.layout[i] == axis) return coord[i];
+            return idx_const(0);
+          };
+          UOpRef lidx = base + idx_const(s.offset);
+          for (size_t i = 0; i < s.layout.size(); ++i) lidx = lidx + coord[i] * idx_const(s.local_strides[i]);
+          std::vector<UOpRef> oidx;
+          for (size_t d = 0; d < ndim; ++d)
+            oidx.push_back(rest_idx_[d] * idx_const(within_size(d)) + coord_of(d));
+          std::vector<UOpRef> in_idx = reduce_input_index(r, f, oidx);
+          for (size_t j2 = 0; j2 < reduce_dims_.size(); ++j2) {
+            UOpRef w = coord_of(ndim + j2);
+            in_idx[size_t(reduce_dims_[j2])] =
+                tile[j2] ? tile[j2] * idx_const(within_size(ndim + j2)) + w : w;
+          }
+          ++reduce_depth_;
+          gs.push_back(value(s.operand, Frame{in_idx, in_shape, {}}));
+          --reduce_depth_;
+          ptrs.push_back(barrier
+                             ? UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, lidx, barrier})
+                             : UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, lidx}));
+        }
+        if (width > 1) {
+          UOpRef v = aligned_vector_load(gs);
+          if (aligned_run(ptrs,
+                          width)) { // one vector store into the tile (of the loads' lanes if transposed)
+            if (!v) v = UOp::make(Ops::VECTORIZE, s.operand->dtype().vec(uint16_t(width)), gs);
             stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {ptrs[0], v}, int64_t(16)));
             continue;
           }
-          for (int64_t j = 0; j < width; ++j) gs[size_t(j)] = UOp::make(Ops::GEP, s.operand->dtype(), {v}, j);
+          if (v)
+            for (int64_t j = 0; j < width; ++j)
+              gs[size_t(j)] = UOp::make(Ops::GEP, s.operand->dtype(), {v}, j);
         }
+        for (size_t j = 0; j < gs.size(); ++j)
+          stores.push_back(is_true(valid) ? UOp::make(Ops::STORE, dtypes::void_, {ptrs[j], gs[j]})
+                                          : UOp::make(Ops::STORE, dtypes::void_, {ptrs[j], gs[j], valid}));
       }
-      for (size_t j = 0; j < gs.size(); ++j)
-        stores.push_back(is_true(valid) ? UOp::make(Ops::STORE, dtypes::void_, {ptrs[j], gs[j]})
-                                        : UOp::make(Ops::STORE, dtypes::void_, {ptrs[j], gs[j], valid}));
     }
+    return stores;
+  };
+  std::vector<UOpRef> before = stage_tile_ranges_;
+  before.insert(before.end(), rest_idx_.begin(), rest_idx_.end());
+  if (stage_half_ == 0) { // barrier, copy of this tile, barrier, the reads
+    UOpRef start = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
+    stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, copy(rest_range, idx_const(0), start));
+    return;
   }
-  stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(stores));
+  // Double-buffered (plan_stage): tile 0 is copied to the first set before the tile loop; step r
+  // starts with one barrier, then copies tile r + 1 (wrapping to tile 0 on the last step, whose
+  // copy nobody reads) to set (r + 1) % 2 while the fragments read set r % 2. The barrier of step
+  // r + 1 orders both: the copy before the reads of the next step, the reads before the copy that
+  // overwrites their set one step later. The next tile's global loads lead the sink and its stores
+  // trail it, so the linearizer emits the loads before the mma steps and the stores after them:
+  // the loads' latency is covered by the mma.
+  std::vector<UOpRef> first(rest_range.size()), next(rest_range.size());
+  for (size_t j = 0; j < rest_range.size(); ++j)
+    if (rest_range[j]) {
+      first[j] = idx_const(0);
+      next[j] = (rest_range[j] + idx_const(1)) % idx_const(plan_[ndim + j].rest());
+    }
+  std::vector<UOpRef> prologue = copy(first, idx_const(0), nullptr);
+  before.insert(before.end(), prologue.begin(), prologue.end());
+  stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
+  const UOpRef& step = stage_tile_ranges_.at(0);
+  for (const UOpRef& st :
+       copy(next, ((step + idx_const(1)) % idx_const(2)) * idx_const(stage_half_), stage_barrier_)) {
+    leading_values_.push_back(st->src(1));
+    trailing_barriers_.push_back(st);
+  }
+}
+
+// Where the tiles of this step start in local memory: the set of the step's parity when
+// double-buffered.
+UOpRef Lowerer::stage_read_offset() const {
+  if (stage_half_ == 0) return idx_const(0);
+  return (stage_tile_ranges_.at(0) % idx_const(2)) * idx_const(stage_half_);
 }
 
 std::pair<UOpRef, int64_t> split_const(const UOpRef& idx) {
@@ -247,8 +328,12 @@ bool Lowerer::aligned_run(const std::vector<UOpRef>& ptrs, int64_t width) const 
   auto [rest, c0] = split_const(ptrs[0]->src(1));
   if (c0 < 0 || c0 % width != 0 || !multiple_of(rest, width)) return false;
   for (size_t j = 1; j < ptrs.size(); ++j) {
+    if (ptrs[j]->src(0) != ptrs[0]->src(0)) return false;
     auto [rj, cj] = split_const(ptrs[j]->src(1));
-    if (ptrs[j]->src(0) != ptrs[0]->src(0) || rj != rest || cj != c0 + int64_t(j)) return false;
+    if (rj == rest && cj == c0 + int64_t(j)) continue;
+    // the same sum associated differently (a chunk at offset 0 folds its terms otherwise)
+    const UOpRef d = simplify(ptrs[j]->src(1) - ptrs[0]->src(1));
+    if (d->op() != Ops::CONST || std::get<int64_t>(d->const_value()) != int64_t(j)) return false;
   }
   return true;
 }
@@ -271,7 +356,7 @@ UOpRef Lowerer::aligned_vector_load(const std::vector<UOpRef>& values) const {
 UOpRef Lowerer::staged_load(const UOpRef& operand) const {
   for (const Staged& s : staged_) {
     if (s.operand != operand) continue;
-    UOpRef idx = idx_const(s.offset);
+    UOpRef idx = stage_read_offset() + idx_const(s.offset);
     for (size_t i = 0; i < s.layout.size(); ++i)
       idx = idx + within_index(s.layout[i]) * idx_const(s.local_strides[i]);
     auto ptr = [&](const UOpRef& i) {

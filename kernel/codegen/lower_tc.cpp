@@ -108,7 +108,7 @@ UOpRef Lowerer::tc_staged_pair(const UOpRef& operand) const {
   for (const Staged& s : staged_) {
     if (s.operand != operand) continue;
     if (s.layout.empty() || s.layout.back() != k) return nullptr;
-    UOpRef idx = idx_const(s.offset);
+    UOpRef idx = stage_read_offset() + idx_const(s.offset);
     for (size_t i = 0; i < s.layout.size(); ++i)
       idx = idx + within_index(s.layout[i]) * idx_const(s.local_strides[i]);
     idx = simplify(idx);

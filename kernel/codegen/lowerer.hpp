@@ -162,6 +162,7 @@ private:
   UOpRef local_buf_;
   int64_t group_slots_ = 0, next_slot_ = 0;
   std::vector<UOpRef> trailing_barriers_;
+  std::vector<UOpRef> leading_values_; // sink sources ahead of the stores: they sort first (linearize)
   bool tile_loop_ = false;
   // TC: the operands of the matmul-shaped reduce (analyze), the axes the opt took, and while the
   // output lanes are built: the tile, the lane, its C fragment position and the WMMA results.
@@ -190,7 +191,9 @@ private:
   std::map<size_t, UOpRef> stage_ranges_; // reduce axis -> its loop inside a tile
   std::vector<UOpRef> stage_tile_ranges_; // the loops over tiles
   UOpRef stage_barrier_;                  // after the copies: the reads wait for it
-  UOpRef stage_buffer_;                   // DEFINE_LOCAL holding every operand's tile
+  int64_t stage_half_ = 0; // double-buffered TC tiles: where the second set starts (elements), else 0
+  UOpRef stage_read_offset() const;
+  UOpRef stage_buffer_; // DEFINE_LOCAL holding every operand's tile
 };
 
 } // namespace tg::lower_detail

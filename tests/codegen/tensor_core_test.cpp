@@ -276,9 +276,11 @@ BOOST_AUTO_TEST_CASE(staged_tc_fragments_are_read_as_32_bit_words) {
 
 // 128-bit tile copies (issue 13): with buffers 16-byte aligned at launch, the staged TC kernel
 // copies A (k contiguous in global memory and innermost in the tile) as 8-lane vector LOADs and
-// STOREs stating 16-byte alignment, B (transposed into the tile) with scalar copies as before; A's
-// DEFINE_GLOBAL claims 16 and the CUDA source moves uint4 words. Without the device's 16-byte
-// buffer alignment nothing claims it. Values vs a double matmul in the interpreter.
+// STOREs stating 16-byte alignment; B (n contiguous in global memory, transposed into the n x k
+// tile) as 8 scalar global loads of neighbouring k per thread gathered into one 8-lane 16-byte
+// STORE (every tile store is then 16 bytes wide); only A's DEFINE_GLOBAL claims 16 and the CUDA
+// source moves uint4 words. Without the device's 16-byte buffer alignment nothing claims it and
+// A's loads are scalar, B's stores still 16 bytes. Values vs a double matmul in the interpreter.
 BOOST_AUTO_TEST_CASE(staged_tc_copies_are_128_bit_when_buffers_are_aligned) {
   for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
     const Matmul mm = matmul(128, 128, 128, dt);
@@ -287,20 +289,27 @@ BOOST_AUTO_TEST_CASE(staged_tc_copies_are_128_bit_when_buffers_are_aligned) {
     const Lowered l = lower(mm, o);
     BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
       const auto ir = sdk::parse_kernel_ir(l.ir);
-      size_t vloads = 0, vstores = 0, claimed = 0;
+      size_t vloads = 0, vstores = 0, gathered = 0, narrow = 0, claimed = 0;
       for (const auto& ins : ir.instructions) {
         if (ins.op == TG_OP_DEFINE_GLOBAL && ins.arg1 == 16) ++claimed;
         const bool global = ins.op != TG_OP_BARRIER && !ins.src.empty() &&
                             (ins.op == TG_OP_LOAD || ins.op == TG_OP_STORE) &&
                             !ir.instructions[ins.src[0]].is_local();
         if (ins.op == TG_OP_LOAD && global && ins.vcount == 8 && ins.arg0 == 16) ++vloads;
-        if (ins.op == TG_OP_STORE && !global && ir.instructions[ins.src[1]].vcount == 8 && ins.arg0 == 16)
+        if (ins.op != TG_OP_STORE || global) continue;
+        const auto& value = ir.instructions[ins.src[1]];
+        if (value.vcount == 8 && ins.arg0 == 16) {
           ++vstores;
+          if (value.op == TG_OP_VECTORIZE) ++gathered; // B's: lanes from 8 scalar global loads
+        } else {
+          ++narrow;
+        }
       }
       BOOST_TEST(claimed == 1u); // A only; B and the output as before
       BOOST_TEST(vloads > 0u);
-      BOOST_TEST(vstores > 0u);
-      BOOST_TEST(vstores == vloads); // A's copy only: B's (transposed into the tile) stays scalar
+      BOOST_TEST(gathered == vloads); // B's tile (128 x 64) is as large as A's (128 x 64)
+      BOOST_TEST(vstores == vloads + gathered);
+      BOOST_TEST(narrow == 0u); // no 16-bit store into the tiles is left
       BOOST_TEST(run_error(mm, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
       const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir).text;
       BOOST_TEST(src.find("= *((const uint4*)&") != std::string::npos, src);
@@ -313,8 +322,102 @@ BOOST_AUTO_TEST_CASE(staged_tc_copies_are_128_bit_when_buffers_are_aligned) {
 #endif
     }
     const Lowered plain = lower(mm, gpu(true)); // buffer_alignment 0: no claim
-    for (const auto& ins : sdk::parse_kernel_ir(plain.ir).instructions)
+    size_t plain_gathered = 0;
+    const auto plain_ir = sdk::parse_kernel_ir(plain.ir);
+    for (const auto& ins : plain_ir.instructions) {
       BOOST_TEST(!(ins.op == TG_OP_DEFINE_GLOBAL && ins.arg1 != 0));
+      BOOST_TEST(!(ins.op == TG_OP_LOAD && ins.vcount > 1 && ins.arg0 == 16 &&
+                   !plain_ir.instructions[ins.src[0]].is_local()));
+      if (ins.op == TG_OP_STORE && plain_ir.instructions[ins.src[1]].op == TG_OP_VECTORIZE && ins.arg0 == 16)
+        ++plain_gathered; // B's stores need only the tile's alignment, not the buffers'
+    }
+    BOOST_TEST(plain_gathered > 0u);
+    BOOST_TEST(run_error(mm, plain) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+  }
+}
+
+// Double-buffered TC tiles (issue 13): with one loop over tiles and room for two sets, tile 0 is
+// copied before the loop and each step copies the next tile into the other set while its mma read
+// this one: one BARRIER per step (two when single-buffered), a local buffer twice the size, and in
+// the loop the next tile's global loads come before the first WMMA and its stores into the tiles
+// after the last one (what lets the loads' latency hide behind the mma). Values vs a double matmul
+// in the interpreter for 4 tiles (k 128, 32 per tile); NVRTC compiles it for sm_90.
+BOOST_AUTO_TEST_CASE(staged_tc_tiles_are_double_buffered) {
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    const Matmul mm = matmul(128, 128, 128, dt);
+    const KernelInfo info = analyze_kernel(mm.item);
+    BOOST_REQUIRE(info.matmul.has_value());
+    const auto list = [&](int64_t stage) {
+      return std::vector<Opt>{{OptOp::TC, info.matmul->k, 16},    {OptOp::UPCAST, info.matmul->n, 8},
+                              {OptOp::UPCAST, info.matmul->m, 4}, {OptOp::LOCAL, info.matmul->m, 2},
+                              {OptOp::LOCAL, info.matmul->n, 2},  {OptOp::STAGE, info.matmul->k, stage}};
+    };
+    LowerOptions o = gpu(true);
+    o.buffer_alignment = 256;
+    o.opts = list(2); // 2 x 18 KiB of tiles: fits 48 KiB twice
+    const Lowered dbl = lower(mm, o);
+    LowerOptions one = o;
+    one.local_memory_bytes = 30000; // room for one set only
+    const Lowered single = lower(mm, one);
+    BOOST_TEST_CONTEXT(dt.name() << " " << dbl.kernel.opts) {
+      auto shape = [](const Lowered& l) {
+        const auto ir = sdk::parse_kernel_ir(l.ir);
+        struct {
+          int64_t local = 0;
+          size_t barriers = 0, first_wmma = 0, last_wmma = 0, loop = 0, vector_loads = 0, narrow_stores = 0;
+          std::vector<size_t> global_loads, local_stores;
+        } out;
+        for (size_t i = 0; i < ir.instructions.size(); ++i) {
+          const auto& ins = ir.instructions[i];
+          if (ins.op == TG_OP_DEFINE_LOCAL) out.local = ins.arg0;
+          if (ins.op == TG_OP_BARRIER) ++out.barriers;
+          if (ins.op == TG_OP_RANGE && !out.loop) out.loop = i; // the loop over tiles
+          if (ins.op == TG_OP_WMMA) {
+            if (!out.first_wmma) out.first_wmma = i;
+            out.last_wmma = i;
+          }
+          const bool local =
+              (ins.op == TG_OP_LOAD || ins.op == TG_OP_STORE) && ir.instructions[ins.src[0]].is_local();
+          if (ins.op == TG_OP_LOAD && !local) out.global_loads.push_back(i);
+          if (ins.op == TG_OP_LOAD && !local && ins.vcount == 8 && ins.arg0 == 16) ++out.vector_loads;
+          if (ins.op == TG_OP_STORE && local) out.local_stores.push_back(i);
+          if (ins.op == TG_OP_STORE && local && !(ir.instructions[ins.src[1]].vcount == 8 && ins.arg0 == 16))
+            ++out.narrow_stores;
+        }
+        return out;
+      };
+      const auto d = shape(dbl), s = shape(single);
+      BOOST_TEST(d.local == 2 * s.local);
+      BOOST_TEST(d.barriers == 1u);
+      BOOST_TEST(s.barriers == 2u);
+      // A's rows of 32 k go as 16-byte copies (4 per row; rows of a quarter warp 4 apart), B's as
+      // 16-byte stores: 4 of each per thread and tile
+      BOOST_TEST(d.vector_loads == 2 * 4u);
+      BOOST_TEST(d.narrow_stores == 0u);
+      BOOST_TEST(d.local_stores.size() == 2 * 8u);
+      // half the copies are the prologue's (before the loop), half the next tile's (in it)
+      BOOST_TEST(d.local_stores.size() == 2 * s.local_stores.size());
+      size_t ahead_loads = 0, late_stores = 0;
+      for (size_t i : d.global_loads) ahead_loads += i > d.loop && i < d.first_wmma;
+      for (size_t i : d.local_stores) late_stores += i > d.last_wmma;
+      BOOST_TEST(ahead_loads * 2 == d.global_loads.size());
+      BOOST_TEST(late_stores * 2 == d.local_stores.size());
+      BOOST_TEST(run_error(mm, dbl) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+      BOOST_TEST(run_error(mm, single) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+      // three tiles: the last step's copy wraps to tile 0 (read by nobody)
+      const Matmul odd = matmul(64, 96, 32, dt);
+      LowerOptions oo = gpu(true);
+      oo.opts = std::vector<Opt>{{OptOp::TC, analyze_kernel(odd.item).matmul->k, 16},
+                                 {OptOp::STAGE, analyze_kernel(odd.item).matmul->k, 2}};
+      const Lowered three = lower(odd, oo);
+      BOOST_TEST(shape(three).barriers == 1u);
+      BOOST_TEST(run_error(odd, three) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+#ifdef TG_HAVE_NVRTC
+      const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(dbl.ir)).text;
+      const auto out = tgtest::nvrtc_compile(src, "tc.cu", "sm_90");
+      BOOST_TEST(out.ok, out.log << "\n" << src);
+#endif
+    }
   }
 }
 
