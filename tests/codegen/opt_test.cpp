@@ -567,6 +567,34 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_the_row_of_few_long_sums) {
   BOOST_TEST(to_string(few.applied).find("GROUP") == std::string::npos, few.opts);
 }
 
+// A convolution's weight gradient (a register tile over the channels, a sum over batch x rows x
+// columns): the contiguous row of columns is unrolled by its largest divisor <= 8; the forward
+// convolution (innermost reduced axis: the 3-wide window) is not.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_unrolls_the_row_of_a_weight_gradient) {
+  Tensor x = input({2, 8, 10, 10}), w = input({64, 8, 3, 3});
+  w.requires_grad_();
+  Tensor y = x.conv2d(w);
+  (y * input({2, 64, 8, 8})).sum().backward();
+  auto items = compute_items(*w.grad());
+  int unrolled = 0;
+  for (const auto& item : items) {
+    const std::string opts = lower_kernel(item, gpu()).opts;
+    if (opts.find("UNROLL(") == std::string::npos) continue;
+    ++unrolled;
+    const KernelInfo info = analyze_kernel(item);
+    const std::string want = "UNROLL(" + std::to_string(info.axes.size() - 1) + ",8)";
+    BOOST_TEST(info.axes.back().size == 8);
+    BOOST_TEST(opts.find("UPCAST(") != std::string::npos, opts);
+    BOOST_TEST(opts.find(want) != std::string::npos, opts);
+  }
+  BOOST_TEST(unrolled == 1);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic");
+  for (const auto& item : compute_items(y))
+    BOOST_TEST(lower_kernel(item, gpu()).opts.find("UNROLL") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {
   auto matmul = compute_items(input({64, 48}).matmul(input({48, 32}))).at(0);
   auto refused = [&](const ScheduleItem& item, LowerOptions o, std::vector<Opt> opts,
