@@ -314,31 +314,37 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
 }
 
 // A 2-D convolution (outputs batch x channels x rows x columns, a sum over input channels x window
-// rows x window columns) on a GPU: a work group takes 64 output channels x 2 rows x all columns of
-// one image; 16 threads along the channels (4 adjacent each) times half the columns (2 each), and
-// the input channels 4 at a time with the whole window as the staged tile, so that the copies read
-// whole rows of the input image. 256x32x28x28 -> 64 3x3 on an H200: 22.6 TFLOPS vs 18.5 unstaged
-// (the kernel alone; docs/cuda.md). Staging batch x channels instead gathers 3-float rows and lost
-// (11.9 vs 13.8 TFLOPS), so other shapes keep the unstaged choices.
+// rows x window columns) on a GPU: a work group takes 64 (or 32) output channels x 2 rows x all
+// columns of one image; 16 (or 8) threads along the channels (4 adjacent each) times half the
+// columns (2 each), and the input channels 4 at a time with the whole window as the staged tile,
+// so that the copies read whole rows of the input image. Output axes of size 1 are skipped: a
+// convolution with a custom gradient (Tensor::conv2d) stores (N, groups, C, 1, H, W, 1, 1).
+// 256x32x28x28 -> 64 3x3 on an H200: 22.6 TFLOPS vs 18.5 unstaged (the kernel alone;
+// docs/cuda.md); the training step's 32-channel 5x5 forward and input-gradient convolutions
+// (512x32x24x24 -> 32 and 512x32x28x28 -> 32): 1.57 -> 0.47 and 2.12 -> 0.52 ms (session 17).
+// Staging batch x channels instead gathers 3-float rows and lost (11.9 vs 13.8 TFLOPS), so other
+// shapes keep the unstaged choices.
 std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
-  if (k.output_dims != 4 || k.axes.size() != 7 || std::min(mm.m, mm.n) != 1 || std::max(mm.m, mm.n) != 3)
+  std::vector<int> out; // the output axes of more than one index: batch, channels, rows, columns
+  for (int a = 0; a < int(k.output_dims); ++a)
+    if (k.axes[size_t(a)].size > 1) out.push_back(a);
+  if (out.size() != 4 || k.axes.size() != k.output_dims + 3 || std::min(mm.m, mm.n) != out[1] ||
+      std::max(mm.m, mm.n) != out[3])
     return {};
-  const AxisInfo &co = k.axes[1], &oh = k.axes[2], &ow = k.axes[3], &ci = k.axes[4];
-  const int64_t cols = ow.size / 2; // threads along the columns
-  if (!ow.contiguous || co.size % 64 != 0 || oh.size % 2 != 0 || ow.size % 2 != 0 || cols < 8 || cols > 16 ||
-      ci.size % 4 != 0 || k.axes[5].size > 7 || k.axes[6].size > 7 || d.max_local_size[0] < 16 ||
-      d.max_local_size[1] < uint32_t(cols) || d.max_local_threads < 16 * cols)
+  const int n = out[0], c = out[1], r = out[2], w = out[3], ci = int(k.output_dims);
+  const AxisInfo &co = k.axes[size_t(c)], &oh = k.axes[size_t(r)], &ow = k.axes[size_t(w)];
+  const int64_t kh = k.axes[size_t(ci) + 1].size, kw = k.axes[size_t(ci) + 2].size;
+  const int64_t cols = ow.size / 2;               // threads along the columns
+  const int64_t lco = co.size % 64 == 0 ? 16 : 8; // threads along the channels, 4 channels each
+  if (!ow.contiguous || co.size % 32 != 0 || oh.size % 2 != 0 || ow.size % 2 != 0 || cols < 8 || cols > 16 ||
+      k.axes[size_t(ci)].size % 4 != 0 || kh > 7 || kw > 7 || d.max_local_size[0] < uint32_t(lco) ||
+      d.max_local_size[1] < uint32_t(cols) || d.max_local_threads < lco * cols)
     return {};
-  if (k.axes[0].size * (oh.size / 2) * (co.size / 64) < int64_t(d.compute_units)) return {};
-  return {{OptOp::UPCAST, 1, 4},
-          {OptOp::UPCAST, 2, 2},
-          {OptOp::UPCAST, 3, 2},
-          {OptOp::LOCAL, 1, 16},
-          {OptOp::LOCAL, 3, cols},
-          {OptOp::STAGE, 4, 4},
-          {OptOp::STAGE, 5, k.axes[5].size},
-          {OptOp::STAGE, 6, k.axes[6].size}};
+  if (k.axes[size_t(n)].size * (oh.size / 2) * (co.size / (4 * lco)) < int64_t(d.compute_units)) return {};
+  return {{OptOp::UPCAST, c, 4},      {OptOp::UPCAST, r, 2},     {OptOp::UPCAST, w, 2},
+          {OptOp::LOCAL, c, lco},     {OptOp::LOCAL, w, cols},   {OptOp::STAGE, ci, 4},
+          {OptOp::STAGE, ci + 1, kh}, {OptOp::STAGE, ci + 2, kw}};
 }
 
 // GPU-style devices: LOCAL threads over the outputs; a reduce whose outputs are too few to fill the
@@ -409,18 +415,50 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       return opts;
     }
   }
+  // Fewer outputs than 256 threads per compute unit and a long reduce whose innermost axis is a
+  // contiguous row: 8 threads share each output along that row (neighbours read neighbouring
+  // words). The training step's first weight gradient (32x32x1x5x5 outputs of 16x24x24 products,
+  // 200 work groups of one thread per output) on an H200: 0.61 -> 0.32 ms; GROUP over its batch
+  // axis instead 0.47 ms, GROUPTOP 0.57-0.78 ms (docs/cuda.md, session 17).
+  if (has_reduce && k.reduce_count == 1 && !too_long && k.output_count() < 256 * int64_t(d.compute_units) &&
+      k.reduce_count_elems() >= 4096) {
+    const int last = int(k.axes.size()) - 1;
+    const AxisInfo& inner = k.axes[size_t(last)];
+    if (last >= int(k.output_dims) && inner.contiguous && inner.size % 8 == 0 && threads >= 8 &&
+        uint64_t(8 * k.itemsize) <= d.local_memory_bytes) {
+      opts.push_back({OptOp::GROUP, last, 8});
+      fill_locals(k, d, threads / 8, done, opts);
+      return opts;
+    }
+  }
   // many outputs: a small upcast tile where inputs are reused (matmul), then threads over outputs
   if (has_reduce) {
     int upcasts = 0;
     for (int a = int(k.output_dims) - 1; a >= 0 && upcasts < 2; --a) {
       const AxisInfo& x = k.axes[size_t(a)];
-      if (x.reuse == 0 || x.size % 4 != 0 || x.size < 64) continue;
+      // An axis of 32-63 reused outputs too, where 16 outputs per thread still leave 256 threads per
+      // compute unit: the training step's 5x5 weight gradient (32x32x32x5x5 outputs, 32 x 32
+      // channels) had no register tile at all and took 3.0 ms on an H200, 1.7 ms with 4x4.
+      const bool wide =
+          x.size >= 64 || (x.size >= 32 && k.output_count() / 16 >= 256 * int64_t(d.compute_units));
+      if (x.reuse == 0 || x.size % 4 != 0 || !wide) continue;
       opts.push_back({OptOp::UPCAST, a, 4});
       done[size_t(a)] *= 4;
       ++upcasts;
     }
   }
   fill_locals(k, d, threads, done, opts);
+  // A register tile over a sum along several axes whose innermost one is a contiguous row of >= 6
+  // (a convolution's weight gradient: batch x rows x columns): that row unrolled by its largest
+  // divisor <= 8, so each thread has several independent loads in flight. The training step's
+  // weight gradients on an H200: 32x32x5x5 (20 columns, by 5) 1.72 -> 0.92 ms (by 4: 1.37),
+  // 64x64x3x3 (6 columns, by 6) 0.45 -> 0.25 ms (by 3: 0.26); 64x32x3x3 (8 columns) unchanged.
+  const size_t last = k.axes.size() - 1;
+  if (has_reduce && k.reduce_count == 1 && !too_long && !opts.empty() && opts[0].op == OptOp::UPCAST &&
+      last >= k.output_dims + 1 && k.axes[last].contiguous && k.axes[last].size >= 6) {
+    const int64_t u = largest_divisor(k.axes[last].size, 8);
+    if (u >= 3) opts.push_back({OptOp::UNROLL, int(last), u});
+  }
   return opts;
 }
 

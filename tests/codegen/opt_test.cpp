@@ -12,6 +12,7 @@
 #include <tg/sdk/interpreter.hpp>
 #include <tg/sdk/kernel_ir.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -491,6 +492,111 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_conv) {
   off.staging = false;
   LoweredKernel unstaged = lower_kernel(conv.back(), off);
   BOOST_TEST(to_string(unstaged.applied).find("STAGE") == std::string::npos, unstaged.opts);
+}
+
+// The training step's convolutions: 32 output channels, forward and input gradient (a full
+// convolution of the padded output gradient), staged with 8 threads x 4 channels, against NOOPT.
+// Two output rows per image (one work group each: a one-unit device) keep the interpreter quick.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_32_channel_conv_and_its_input_gradient) {
+  LowerOptions one = gpu();
+  one.compute_units = 1;
+  Tensor x = input({2, 32, 4, 18}), w = input({32, 32, 3, 3});
+  x.requires_grad_();
+  w.requires_grad_();
+  Tensor y = x.conv2d(w, input({32}));
+  (y * input({2, 32, 2, 16})).sum().backward();
+  auto list = [](int64_t cols) {
+    return to_string(std::vector<Opt>{{OptOp::UPCAST, 1, 4},
+                                      {OptOp::UPCAST, 2, 2},
+                                      {OptOp::UPCAST, 3, 2},
+                                      {OptOp::LOCAL, 1, 8},
+                                      {OptOp::LOCAL, 3, cols},
+                                      {OptOp::STAGE, 4, 4},
+                                      {OptOp::STAGE, 5, 3},
+                                      {OptOp::STAGE, 6, 3}});
+  };
+  for (const auto& [t, cols] : {std::pair{y, int64_t(8)}, std::pair{*x.grad(), int64_t(9)}}) {
+    auto items = compute_items(t);
+    std::vector<std::string> lists;
+    for (const auto& item : items) lists.push_back(to_string(lower_kernel(item, one).applied));
+    BOOST_TEST(std::count(lists.begin(), lists.end(), list(cols)) == 1, list(cols));
+    Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+    Ran got = run(items, one, [](const ScheduleItem&, size_t) { return std::nullopt; });
+    check_same(items, got, plain, "heuristic");
+  }
+  // the same sum stored with its size-1 axes (N, 1, C, 1, H, W, 1, 1), as the training step's
+  // custom-gradient node is: those axes are skipped
+  Tensor win = input({2, 32, 4, 18}).pool({3, 3}, {1, 1}, {1, 1}).reshape({2, 1, 1, 32, 2, 16, 3, 3});
+  auto kept =
+      compute_items((win * input({32, 32, 3, 3}).reshape({1, 1, 32, 32, 1, 1, 3, 3})).sum({3, 6, 7}, true));
+  LoweredKernel c = lower_kernel(kept.back(), one);
+  const std::vector<Opt> expected{{OptOp::UPCAST, 2, 4}, {OptOp::UPCAST, 4, 2}, {OptOp::UPCAST, 5, 2},
+                                  {OptOp::LOCAL, 2, 8},  {OptOp::LOCAL, 5, 8},  {OptOp::STAGE, 8, 4},
+                                  {OptOp::STAGE, 9, 3},  {OptOp::STAGE, 10, 3}};
+  BOOST_TEST(to_string(c.applied) == to_string(expected));
+  Ran plain = run(kept, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(kept, one, [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(kept, got, plain, "heuristic " + got.opts.back());
+}
+
+// Register tiles over reused output axes of 32 (a weight gradient's 32 x 32 channels) where 16
+// outputs per thread still leave 256 threads per compute unit; fewer outputs keep one per thread.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_upcasts_32_wide_reused_axes) {
+  auto many = compute_items(input({16, 32, 64}).matmul(input({16, 64, 32})));
+  LoweredKernel c = lower_kernel(many.back(), gpu());
+  const std::vector<Opt> tile{{OptOp::UPCAST, 2, 4}, {OptOp::UPCAST, 1, 4}};
+  BOOST_TEST(to_string(c.applied).rfind(to_string(tile).substr(0, to_string(tile).size() - 1), 0) == 0u,
+             c.opts);
+  Ran plain = run(many, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(many, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(many, got, plain, "heuristic " + got.opts.back());
+  auto few = compute_items(input({8, 32, 64}).matmul(input({8, 64, 32}))); // 8192 outputs
+  LoweredKernel f = lower_kernel(few.back(), gpu());
+  BOOST_TEST(to_string(f.applied).find("UPCAST") == std::string::npos, f.opts);
+}
+
+// Fewer outputs than 256 threads per compute unit, each a long sum whose innermost axis is a
+// contiguous row (24, as in the first weight gradient) the 16..256-thread GROUP rule does not
+// take (no power of two >= 16 divides 180 x 24): 8 threads share each output along the row.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_the_row_of_few_long_sums) {
+  auto items = compute_items((input({8, 1, 180, 24}) * input({1, 8, 180, 24})).sum({2, 3}));
+  LoweredKernel c = lower_kernel(items.back(), gpu());
+  BOOST_TEST(to_string(c.applied).rfind("[GROUP(3,8), LOCAL(", 0) == 0u, c.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+  // 2304 outputs: enough for 4 units of 256 threads (lowered, not run)
+  auto many = compute_items((input({48, 1, 180, 24}) * input({1, 48, 180, 24})).sum({2, 3}));
+  LoweredKernel m = lower_kernel(many.back(), gpu());
+  BOOST_TEST(to_string(m.applied).find("GROUP") == std::string::npos, m.opts);
+}
+
+// A convolution's weight gradient (a register tile over the channels, a sum over batch x rows x
+// columns): the contiguous row of columns is unrolled by its largest divisor <= 8; the forward
+// convolution (innermost reduced axis: the 3-wide window) is not.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_unrolls_the_row_of_a_weight_gradient) {
+  Tensor x = input({2, 8, 10, 10}), w = input({64, 8, 3, 3});
+  w.requires_grad_();
+  Tensor y = x.conv2d(w);
+  (y * input({2, 64, 8, 8})).sum().backward();
+  auto items = compute_items(*w.grad());
+  int unrolled = 0;
+  for (const auto& item : items) {
+    const std::string opts = lower_kernel(item, gpu()).opts;
+    if (opts.find("UNROLL(") == std::string::npos) continue;
+    ++unrolled;
+    const KernelInfo info = analyze_kernel(item);
+    const std::string want = "UNROLL(" + std::to_string(info.axes.size() - 1) + ",8)";
+    BOOST_TEST(info.axes.back().size == 8);
+    BOOST_TEST(opts.find("UPCAST(") != std::string::npos, opts);
+    BOOST_TEST(opts.find(want) != std::string::npos, opts);
+  }
+  BOOST_TEST(unrolled == 1);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic");
+  for (const auto& item : compute_items(y))
+    BOOST_TEST(lower_kernel(item, gpu()).opts.find("UNROLL") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {
