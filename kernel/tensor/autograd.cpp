@@ -306,9 +306,12 @@ Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string
     Tensor x = s(0), out = self.expand(in);
     if (r.op == Ops::MUL) return {ge * out / x};
     // The share of each tied maximum is divided once per output, not once per input element:
-    // hit is 0 or 1, so the result is the same bit for bit.
+    // hit is 0 or 1, so the result is the same bit for bit. The count of maxima is stored by its
+    // own kernel: fused into g's, it made a second reduce there, recomputed x per output lane
+    // (gathers), and kept a convolution's input gradient from its register tile (beautiful_mnist's
+    // conv3 dX over the pool: 8.4 ms, 2x its FLOPs' worth).
     Tensor hit = x.eq(out).cast(g.dtype());
-    return {hit * (g / hit.sum(axes_of(r.axes), true)).expand(in)};
+    return {hit * (g / hit.sum(axes_of(r.axes), true).contiguous()).expand(in)};
   }
   case Ops::RESHAPE:
     return {g.reshape(shapes(src[0]))};

@@ -272,6 +272,31 @@ BOOST_AUTO_TEST_CASE(conv_tiles_match_noopt) {
       }
 }
 
+// A max pool's backward stores each window's count of maxima in its own kernel: the input gradient
+// of the convolution after the pool stays a single reduce (the conv tile; fused with the count, it
+// took a second reduce and the general choice). Every kernel of the gradient equals NOOPT's.
+BOOST_AUTO_TEST_CASE(pool_count_leaves_the_conv_gradient_one_reduce) {
+  LowerOptions avx512 = cpu();
+  avx512.vector_bytes = 64;
+  Tensor a = input({1, 16, 8, 8}).requires_grad_(), w = input({16, 16, 3, 3});
+  Tensor y = a.max_pool2d(2).conv2d(w, std::nullopt, 1, 1);
+  (y * input(y.shape())).sum().backward();
+  auto items = compute_items(*a.grad());
+  int convs = 0;
+  for (const auto& item : items) {
+    const KernelInfo info = analyze_kernel(item);
+    BOOST_TEST(info.reduce_count <= 1, item.str());
+    if (info.product && info.axes.size() > info.output_dims + 1) {
+      ++convs; // dX of the 3x3 convolution over g padded (6x6 outputs): 16 channels x 6 x 2 rows
+      BOOST_TEST(to_string(heuristic_opts(info, avx512)) == "[UPCAST(2,16), UPCAST(5,6), UPCAST(4,2)]");
+    }
+  }
+  BOOST_TEST(convs == 1);
+  auto [plain, none] = run(items, false, std::nullopt, avx512);
+  auto [got, list] = run(items, true, std::nullopt, avx512);
+  check_same(got, plain, "pool then conv, dX");
+}
+
 // The packing refuses a b whose columns do not fill 16-wide panels.
 BOOST_AUTO_TEST_CASE(packed_product_needs_whole_panels) {
   BOOST_CHECK_THROW(packed_product(input({8, 8}), input({8, 24})), TensorError);

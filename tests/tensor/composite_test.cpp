@@ -149,6 +149,39 @@ BOOST_AUTO_TEST_CASE(conv2d_register_tiles_with_gradients) {
   }
 }
 
+// beautiful_mnist's middle: conv, 2x2 max pool, conv, with gradients. The pool's backward divides
+// each window's gradient (the second convolution's input gradient) by the window's count of
+// maxima, stored by its own kernel (autograd.cpp); the first layer's input needs no gradient.
+// Against naive loops; random inputs have no tied maxima, so each window's gradient goes to its
+// one maximum.
+BOOST_AUTO_TEST_CASE(conv_pool_conv_gradients) {
+  Rng rng(106);
+  NdArray x = rand_array(rng, {2, 3, 12, 12}), w1 = rand_array(rng, {16, 3, 3, 3}),
+          w2 = rand_array(rng, {32, 16, 3, 3});
+  NdArray a = ref::conv2d(x, w1, nullptr, 1, 0, 1, 1); // (2, 16, 10, 10)
+  NdArray p = ref::max_pool2d(a, 2);                   // (2, 16, 5, 5)
+  NdArray y = ref::conv2d(p, w2, nullptr, 1, 1, 1, 1); // (2, 32, 5, 5)
+  NdArray g = rand_array(rng, y.shape);
+  auto [want_dp, want_dw2] = ref::conv2d_grads(p, w2, g, 1, 1, 1, 1);
+  NdArray da(a.shape); // the pool's gradient: each window's to its maximum
+  ref::for_each_index(p.shape, [&](const Dims& o) {
+    Dims best = {o[0], o[1], 2 * o[2], 2 * o[3]};
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j) {
+        Dims at = {o[0], o[1], 2 * o[2] + i, 2 * o[3] + j};
+        if (a.at(at) > a.at(best)) best = at;
+      }
+    da.at(best) += want_dp.at(o);
+  });
+  NdArray want_dw1 = ref::conv2d_grads(x, w1, da, 1, 0, 1, 1).second;
+  Tensor xt = to_tensor(x), w1t = to_tensor(w1).requires_grad_(), w2t = to_tensor(w2).requires_grad_();
+  Tensor yt = xt.conv2d(w1t).max_pool2d(2).conv2d(w2t, std::nullopt, 1, 1);
+  (yt * to_tensor(g)).sum().backward();
+  check_close(yt, y, Tol{1e-4, 1e-4}, "conv, pool, conv");
+  check_close(*w2t.grad(), want_dw2, Tol{1e-4, 1e-4}, "second dW");
+  check_close(*w1t.grad(), want_dw1, Tol{1e-4, 1e-4}, "first dW, through the pool and dX");
+}
+
 BOOST_AUTO_TEST_CASE(pooling) {
   Rng rng(103);
   struct Case {

@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(elementwise_inside_the_reduce_and_after_it) {
 }
 
 BOOST_AUTO_TEST_CASE(conv2d_weight_gradient_in_batch_chunks) {
-  // 40 images of 8x32x32 are larger than the 2 MiB chunk, so dW sums 2 chunks of 20 images.
+  // 40 images of 8x32x32 are larger than the 512 KiB chunk, so dW sums 5 chunks of 8 images.
   Rng rng(304);
   const int64_t n = 40, ci = 8, co = 8, h = 32, k = 3, o = h - k + 1;
   NdArray x = rand_array(rng, {n, ci, h, h}), w = rand_array(rng, {co, ci, k, k}),
