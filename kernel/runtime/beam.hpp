@@ -49,6 +49,7 @@ struct BeamResult {
   double best_ns = 0; // the winner's time
   double heuristic_ns = 0;
   bool timed_out = false;
+  bool unverifiable = false; // the heuristic's kernel itself differs from the reference: kept, no search
   std::string wrong_example; // the first wrong candidate and where it differed (DEBUG>=2)
 };
 

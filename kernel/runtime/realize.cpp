@@ -103,6 +103,10 @@ std::vector<Opt> beam_opts(const ScheduleItem& item, const std::shared_ptr<Devic
     for (auto d : item.shape) name += "_" + std::to_string(d);
     if (r.from_cache)
       std::cout << "beam: " << name << " from the BEAM cache: " << to_string(r.opts) << "\n";
+    else if (r.unverifiable)
+      std::cout << "beam: " << name
+                << " not searched: the heuristic's kernel differs from the unoptimized one ("
+                << r.wrong_example << "), so no candidate can be checked; kept " << to_string(r.opts) << "\n";
     else {
       char line[256];
       std::snprintf(line, sizeof line,

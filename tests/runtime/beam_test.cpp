@@ -146,6 +146,42 @@ BOOST_AUTO_TEST_CASE(a_wrong_candidate_is_never_chosen) {
   BOOST_TEST(!r.timed_out);
 }
 
+BOOST_AUTO_TEST_CASE(a_heuristic_kernel_the_reference_disagrees_with_is_kept_unsearched) {
+  // the heuristic's own list computes something else (row maxima for row sums), as a long float sum
+  // in another order can beyond the tolerance: nothing can be checked, so no candidate is timed and
+  // its list is kept, marked for the disk cache instead of being searched again on every run.
+  const int64_t R = 4, C = 8;
+  Tensor x = input(random_values(size_t(R * C), 5), {R, C});
+  std::vector<ScheduleItem> sum_items = x.sum({1}).schedule(), max_items = x.max({1}).schedule();
+  BOOST_REQUIRE_EQUAL(sum_items.size(), 1u);
+  BOOST_REQUIRE_EQUAL(max_items.size(), 1u);
+  OpenDevice dev = open_device("CPU");
+  const LowerOptions base = lower_options(dev.device->properties(), true);
+  const std::vector<Opt> heuristic = lower_kernel(sum_items[0], base).applied;
+  BOOST_REQUIRE(!heuristic.empty());
+  BeamHooks hooks;
+  hooks.replace_item = [&](const std::vector<Opt>& opts) -> std::optional<ScheduleItem> {
+    if (opts == heuristic) return max_items[0];
+    return std::nullopt;
+  };
+  BeamSettings settings;
+  settings.width = 1;
+  settings.timeout_s = 60;
+  settings.hooks = &hooks;
+  BeamResult r = beam_search(sum_items[0], dev.device, base, settings);
+  BOOST_TEST(r.unverifiable);
+  BOOST_TEST(to_string(r.opts) == to_string(heuristic));
+  BOOST_TEST(r.rounds == 0);
+  BOOST_TEST(r.wrong >= 1);
+  BOOST_TEST(r.wrong_example.starts_with(to_string(heuristic)));
+
+  // without the swap the same kernel is searched as usual
+  hooks.replace_item = nullptr;
+  BeamResult normal = beam_search(sum_items[0], dev.device, base, settings);
+  BOOST_TEST(!normal.unverifiable);
+  BOOST_TEST(normal.rounds > 0);
+}
+
 BOOST_AUTO_TEST_CASE(beam_equals_noopt_on_matmul_and_reductions) {
   const int64_t M = 12, K = 20, N = 9;
   auto a = random_values(size_t(M * K), 4), b = random_values(size_t(K * N), 5);
