@@ -77,6 +77,27 @@ void check_close(const std::vector<float>& got, const std::vector<double>& want,
                           "element " << i << ": " << got[i] << " vs " << want[i]);
 }
 
+// Row sums of a random 4 x 8 matrix, and row maxima of the same matrix: a kernel with the same
+// buffers and axes but other values, for hooks that swap a candidate's kernel.
+struct SumAndMax {
+  ScheduleItem sum, max;
+  OpenDevice dev;
+  LowerOptions base;
+  std::vector<Opt> heuristic; // the heuristic's list for the sum
+};
+
+SumAndMax sum_and_max(uint32_t seed) {
+  const int64_t R = 4, C = 8;
+  Tensor x = input(random_values(size_t(R * C), seed), {R, C});
+  std::vector<ScheduleItem> sum_items = x.sum({1}).schedule(), max_items = x.max({1}).schedule();
+  BOOST_REQUIRE_EQUAL(sum_items.size(), 1u);
+  BOOST_REQUIRE_EQUAL(max_items.size(), 1u);
+  OpenDevice dev = open_device("CPU");
+  const LowerOptions base = lower_options(dev.device->properties(), true);
+  std::vector<Opt> heuristic = lower_kernel(sum_items[0], base).applied;
+  return {sum_items[0], max_items[0], std::move(dev), base, std::move(heuristic)};
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(cache_round_trip_reuses_the_stored_list) {
@@ -111,14 +132,8 @@ BOOST_AUTO_TEST_CASE(a_wrong_candidate_is_never_chosen) {
   // the kernel: row sums; every candidate but [] and the heuristic's list is swapped for row maxima
   // (same buffers and axes, wrong values) and reported as the fastest by far. Small axes: few
   // actions, so the search ends (no round improves on 1 ns) long before its time bound.
-  const int64_t R = 4, C = 8;
-  Tensor x = input(random_values(size_t(R * C), 3), {R, C});
-  std::vector<ScheduleItem> sum_items = x.sum({1}).schedule(), max_items = x.max({1}).schedule();
-  BOOST_REQUIRE_EQUAL(sum_items.size(), 1u);
-  BOOST_REQUIRE_EQUAL(max_items.size(), 1u);
-  OpenDevice dev = open_device("CPU");
-  const LowerOptions base = lower_options(dev.device->properties(), true);
-  const std::vector<Opt> heuristic = lower_kernel(sum_items[0], base).applied;
+  SumAndMax k = sum_and_max(3);
+  const std::vector<Opt>& heuristic = k.heuristic;
   std::mutex mutex; // replace_item runs on the compile threads
   std::set<std::string> replaced;
   auto faked = [&](const std::vector<Opt>& opts) {
@@ -130,14 +145,14 @@ BOOST_AUTO_TEST_CASE(a_wrong_candidate_is_never_chosen) {
     if (opts.empty() || opts == heuristic) return std::nullopt;
     std::lock_guard lock(mutex);
     replaced.insert(to_string(opts));
-    return max_items[0];
+    return k.max;
   };
   hooks.time = [&](const std::vector<Opt>& opts, double ns) { return faked(opts) ? 1.0 : ns + 1e6; };
   BeamSettings settings;
   settings.width = 1;
   settings.timeout_s = 60;
   settings.hooks = &hooks;
-  BeamResult r = beam_search(sum_items[0], dev.device, base, settings);
+  BeamResult r = beam_search(k.sum, k.dev.device, k.base, settings);
   BOOST_TEST_MESSAGE("chosen " << to_string(r.opts) << ", " << r.wrong << " wrong, " << r.timed << " timed");
   BOOST_TEST(r.wrong > 0);
   BOOST_TEST(!replaced.empty());
@@ -150,25 +165,19 @@ BOOST_AUTO_TEST_CASE(a_heuristic_kernel_the_reference_disagrees_with_is_kept_uns
   // the heuristic's own list computes something else (row maxima for row sums), as a long float sum
   // in another order can beyond the tolerance: nothing can be checked, so no candidate is timed and
   // its list is kept, marked for the disk cache instead of being searched again on every run.
-  const int64_t R = 4, C = 8;
-  Tensor x = input(random_values(size_t(R * C), 5), {R, C});
-  std::vector<ScheduleItem> sum_items = x.sum({1}).schedule(), max_items = x.max({1}).schedule();
-  BOOST_REQUIRE_EQUAL(sum_items.size(), 1u);
-  BOOST_REQUIRE_EQUAL(max_items.size(), 1u);
-  OpenDevice dev = open_device("CPU");
-  const LowerOptions base = lower_options(dev.device->properties(), true);
-  const std::vector<Opt> heuristic = lower_kernel(sum_items[0], base).applied;
+  SumAndMax k = sum_and_max(5);
+  const std::vector<Opt>& heuristic = k.heuristic;
   BOOST_REQUIRE(!heuristic.empty());
   BeamHooks hooks;
   hooks.replace_item = [&](const std::vector<Opt>& opts) -> std::optional<ScheduleItem> {
-    if (opts == heuristic) return max_items[0];
+    if (opts == heuristic) return k.max;
     return std::nullopt;
   };
   BeamSettings settings;
   settings.width = 1;
   settings.timeout_s = 60;
   settings.hooks = &hooks;
-  BeamResult r = beam_search(sum_items[0], dev.device, base, settings);
+  BeamResult r = beam_search(k.sum, k.dev.device, k.base, settings);
   BOOST_TEST(r.unverifiable);
   BOOST_TEST(to_string(r.opts) == to_string(heuristic));
   BOOST_TEST(r.rounds == 0);
@@ -177,7 +186,7 @@ BOOST_AUTO_TEST_CASE(a_heuristic_kernel_the_reference_disagrees_with_is_kept_uns
 
   // without the swap the same kernel is searched as usual
   hooks.replace_item = nullptr;
-  BeamResult normal = beam_search(sum_items[0], dev.device, base, settings);
+  BeamResult normal = beam_search(k.sum, k.dev.device, k.base, settings);
   BOOST_TEST(!normal.unverifiable);
   BOOST_TEST(normal.rounds > 0);
 }
