@@ -234,6 +234,56 @@ BOOST_AUTO_TEST_CASE(gradient_reuses_stored_forward_values) {
   BOOST_TEST(read < unread);
 }
 
+// One realize of several tensors (as the optimizer's step does): values read in the same realize
+// as their leaf's update, before or after it in the list, the leaf listed twice. Each value read
+// still differentiates to its leaf (its record was made with the leaves as they were at its turn:
+// `b`, built from p's new expression, reaches p whether p's swap comes first or not), the values
+// match a host reference, and old steps' graphs are released (bounded live nodes).
+BOOST_AUTO_TEST_CASE(values_realized_with_their_leaf_update) {
+  for (bool leaf_first : {false, true}) {
+    BOOST_TEST_CONTEXT((leaf_first ? "leaf listed first" : "leaf listed after a value")) {
+      std::vector<double> pv{0.5, -0.25, 1.0}, mv(3, 0.0);
+      double running_want = 0;
+      Tensor p = f64(pv, {3}).requires_grad_();
+      Tensor m = Tensor::zeros({3}, dtypes::float64).contiguous().realize();
+      Tensor running = Tensor::zeros({}, dtypes::float64);
+      std::vector<size_t> live;
+      for (int step = 0; step < 8; ++step) {
+        p.zero_grad();
+        Tensor loss = (p * p).sum();
+        running = running + loss; // reaches the current p
+        loss.backward();
+        BOOST_REQUIRE(p.grad().has_value());
+        Tensor b = [&] {
+          Tensor::NoGrad no_grad;
+          m.assign(m * 0.5 + *p.grad());
+          p.assign(p - m * 0.1);
+          return p * 2.0; // built from p's new expression
+        }();
+        Tensor p_again = p; // the same tensor twice in one realize
+        std::vector<Tensor*> batch = leaf_first ? std::vector<Tensor*>{&p, &running, &b, &m, &p_again}
+                                                : std::vector<Tensor*>{&running, &b, &m, &p, &p_again};
+        Tensor::realize_all(batch);
+        // the host reference of the same step
+        for (size_t i = 0; i < 3; ++i) {
+          running_want += pv[i] * pv[i];
+          mv[i] = mv[i] * 0.5 + 2 * pv[i];
+          pv[i] -= mv[i] * 0.1;
+        }
+        check_close(p, pv, 1e-12, 0, "p");
+        check_close(b, {2 * pv[0], 2 * pv[1], 2 * pv[2]}, 1e-12, 0, "b");
+        BOOST_TEST(std::abs(running.item<double>() - running_want) <= 1e-12 * running_want);
+        // d/dp sum(b*b) = 8p: through b's stored value, recorded as reaching p
+        check_close((b * b).sum().gradient({p})[0], {8 * pv[0], 8 * pv[1], 8 * pv[2]}, 1e-12, 0,
+                    "gradient through b's read value");
+        live.push_back(tg::UOp::live_count());
+      }
+      BOOST_TEST_MESSAGE("live nodes per step: " << live[2] << " ... " << live.back());
+      BOOST_TEST(live.back() <= live[3]);
+    }
+  }
+}
+
 // Stored expressions are dropped once their leaves change: a loop that reads and accumulates the
 // loss while updating the parameter keeps a bounded number of nodes alive (a chain of old steps'
 // graphs would grow every step).
