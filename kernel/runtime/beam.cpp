@@ -178,10 +178,7 @@ public:
     // The heuristic's own kernel differs from the reference beyond the tolerance (a long float sum
     // in another order can): no candidate can be checked, so its list is kept without a search (and
     // cached: searching again would drop everything again).
-    if (result_.heuristic_ns == 0 && result_.wrong_example.starts_with(to_string(default_opts) + ": ")) {
-      result_.unverifiable = true;
-      return;
-    }
+    if (result_.unverifiable) return;
     // the reference joins unless a timed candidate is the same kernel (the heuristic's list can be)
     seen_lists_.insert(to_string(reference->opts));
     if (!time_empty &&
@@ -332,6 +329,8 @@ private:
       try {
         if (std::string why = compare(item_.buffers[0]->dtype(), output_of(c), reference_); !why.empty()) {
           ++result_.wrong;
+          // result_.opts is the heuristic's list until the search ends
+          if (c.opts == result_.opts) result_.unverifiable = true;
           if (result_.wrong_example.empty()) result_.wrong_example = to_string(c.opts) + ": " + why;
           continue;
         }
