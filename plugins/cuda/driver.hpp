@@ -24,6 +24,8 @@ namespace tg::cuda {
   X(cuDevicePrimaryCtxRelease)                                                                               \
   X(cuCtxSetCurrent)                                                                                         \
   X(cuCtxGetCurrent)                                                                                         \
+  X(cuCtxGetFlags)                                                                                           \
+  X(cuCtxSetFlags)                                                                                           \
   X(cuStreamCreate)                                                                                          \
   X(cuStreamDestroy)                                                                                         \
   X(cuStreamSynchronize)                                                                                     \

@@ -1,7 +1,8 @@
 // `tg bench gpu`: the GPU rows of issue 13 (elementwise and sum over 64M floats, f32 matmul 4096,
 // f16 matmul 8192, conv2d 256x32x28x28 -> 64 3x3, a tiny op including sync) on one device, with
-// PyTorch on the GPU (tools/bench/peer_torch_gpu.py) measured in the same invocation. A
-// benchmark, not a test: it prints a table with each row's ratio and the issue's target.
+// PyTorch on the GPU (tools/bench/peer_torch_gpu.py) measured in the same invocation, and on a CUDA
+// device the tiny op's hardware limit (tg_cuda_floor: the raw driver path). A benchmark, not a
+// test: it prints a table with each row's ratio and the issue's target.
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/realize.hpp"
@@ -102,6 +103,42 @@ void print_tiny_profile(const Tensor& a, const std::shared_ptr<Device>& device, 
             << "\n";
 }
 
+// The tiny op's hardware limit on a CUDA device: tg_cuda_floor (plugins/cuda/floor.cpp, next to
+// tg) times the raw driver path for a kernel of the same shape, with nothing of ours in it. It
+// runs as a separate process (pinned as tg is: it inherits the CPU affinity), right after our row.
+Peer run_cuda_floor(const std::string& device, int repeat) {
+  const PeerScript tool = find_peer_script("tg_cuda_floor");
+  if (!tool.error.empty()) return Peer{{}, tool.error};
+  const size_t colon = device.find(':');
+  const std::string index = colon == std::string::npos ? "0" : device.substr(colon + 1);
+  return run_peer_command(shell_quote(tool.path) + " --index " + shell_quote(index) + " --repeat " +
+                          std::to_string(repeat));
+}
+
+void print_cuda_floor(const Peer& floor, double ours_us) {
+  if (!floor.error.empty()) {
+    std::cout << "hardware limit: " << floor.error << "\n";
+    return;
+  }
+  auto us = [&](const char* key) {
+    const auto v = floor.num(key);
+    return v ? fixed(*v, 2) : std::string("?");
+  };
+  const auto limit = floor.num("launch_sync_us");
+  std::cout
+      << "hardware limit (tg_cuda_floor: the raw driver, out[i] = in[i] + 1 over 16 floats, us per call): "
+      << "cuLaunchKernel + cuStreamSynchronize " << us("launch_sync_us");
+  if (limit && ours_us > 0)
+    std::cout << "; the tiny op row is " << fixed(ours_us / *limit, 2) << "x that ("
+              << fixed(ours_us - *limit, 2) << " us are ours)";
+  std::cout << "\n  cuLaunchKernel alone " << us("launch_us") << " | + event record/sync "
+            << us("launch_event_sync_us") << " | + cuStreamQuery spin " << us("launch_query_spin_us")
+            << " | sync idle " << us("sync_idle_us") << " | launch+sync again " << us("launch_sync_again_us")
+            << "\n  context sched flag (default " << floor.str("default_sched") << "): spin "
+            << us("launch_sync_sched_spin_us") << " | yield " << us("launch_sync_sched_yield_us")
+            << " | blocking sync " << us("launch_sync_sched_blocking_us") << "\n";
+}
+
 } // namespace
 
 int bench_gpu(const std::vector<std::string>& args) {
@@ -117,6 +154,7 @@ int bench_gpu(const std::vector<std::string>& args) {
       "rows", po::value<std::string>()->default_value("all"),
       "comma-separated rows to run: elementwise,sum,matmul_f32,matmul_f16,conv,tiny (PyTorch runs all)")(
       "tiny-profile", "after the table, where the tiny op's host time goes, phase by phase")(
+      "no-floor", "on a CUDA device, skip the tiny op's hardware limit (tg_cuda_floor, next to tg)")(
       "peer-script", po::value<std::string>()->default_value(""),
       "the PyTorch peer script (default: peer_torch_gpu.py from $TG_BENCH_PEER_DIR, next to tg, "
       "../share/tinygrad.cpp/bench, or the source tree)");
@@ -208,6 +246,8 @@ int bench_gpu(const std::vector<std::string>& args) {
     rows.push_back(r);
   }
   std::optional<Tensor> tiny_input;
+  Peer floor{{}, "only measured for the tiny row on a CUDA device"};
+  double tiny_us = 0;
   if (want("tiny")) {
     progress("tiny op");
     Tensor a = random_tensor({16}, 10, device);
@@ -221,6 +261,8 @@ int bench_gpu(const std::vector<std::string>& args) {
                           }) /
                 100;
     tiny_input = a;
+    tiny_us = r.ours_ms * 1e3;
+    if (device.starts_with("CUDA") && !vm.count("no-floor")) floor = run_cuda_floor(device, repeat);
     r.target = "<= 10 us";
     r.absolute = 10;
     rows.push_back(r);
@@ -262,6 +304,7 @@ int bench_gpu(const std::vector<std::string>& args) {
   else
     std::cout << "peer: PyTorch " << peer.str("torch_version") << " on " << peer.str("device") << "\n";
   std::cout << "ratio = PyTorch time / our time (above 1: we are faster)\n";
+  if (tiny_us > 0 && device.starts_with("CUDA") && !vm.count("no-floor")) print_cuda_floor(floor, tiny_us);
   if (vm.count("tiny-profile") && tiny_input) print_tiny_profile(*tiny_input, dev.device, repeat);
   return 0;
 }
