@@ -35,9 +35,16 @@ Tensor Tensor::full(Dims shape, double value, DType dt, const std::string& devic
   check_element_dtype("full", dt);
   for (auto d : shape) // expand would read -1 as "keep this dim" and hide the mistake
     if (d < 0) throw TensorError("negative dimension in shape " + dims_str(shape));
-  Tensor s = scalar(value, dt, device);
-  if (shape.empty()) return s;
-  return s.reshape(Dims(shape.size(), 1)).expand(shape);
+  // The nodes of scalar(value).reshape(ones).expand(shape), made directly: the two tensors in
+  // between cost a state allocation and a realized-results lookup each, and every op with a
+  // plain number (a + 1.0f) builds one of these (on the tiny op's path).
+  UOpRef u = UOp::constant(dt, const_value_for(dt, value));
+  if (!shape.empty()) {
+    Dims ones(shape.size(), 1);
+    u = UOp::make(Ops::RESHAPE, dt, {std::move(u)}, Arg{std::vector<int64_t>(ones)});
+    if (shape != ones) u = UOp::make(Ops::EXPAND, dt, {std::move(u)}, Arg{std::vector<int64_t>(shape)});
+  }
+  return Tensor(std::move(u), std::move(shape), resolve_device(device));
 }
 
 Tensor Tensor::zeros(Dims shape, DType dt, const std::string& device) {
