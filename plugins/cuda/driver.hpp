@@ -56,7 +56,10 @@ namespace tg::cuda {
   X(cuDeviceCanAccessPeer)                                                                                   \
   X(cuCtxEnablePeerAccess)                                                                                   \
   X(cuMemcpyPeerAsync)                                                                                       \
-  X(cuStreamWaitEvent)
+  X(cuStreamWaitEvent)                                                                                       \
+  X(cuMemHostAlloc)                                                                                          \
+  X(cuMemHostGetDevicePointer)                                                                               \
+  X(cuStreamWriteValue32)
 
 // The loaded driver: every pointer above is set, or load() threw.
 struct Driver {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -144,6 +145,34 @@ void run(const Args& args) {
     check(q, "cuStreamQuery");
   });
   const double sync_idle = us_per_call(r, stream_sync);
+  // No driver wait at all: the stream writes a counter into mapped host memory after the kernel
+  // and the host spins on that word (what a synchronize could do instead of cuStreamSynchronize).
+  void* host_word = nullptr;
+  check(d.cuMemHostAlloc(&host_word, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+        "cuMemHostAlloc");
+  CUdeviceptr device_word = 0;
+  check(d.cuMemHostGetDevicePointer(&device_word, host_word, 0), "cuMemHostGetDevicePointer");
+  volatile uint32_t* word = static_cast<volatile uint32_t*>(host_word);
+  *word = 0;
+  uint32_t sequence = 0;
+  const double launch_word = us_per_call(r, [&] {
+    launch();
+    check(d.cuStreamWriteValue32(stream, device_word, ++sequence, 0), "cuStreamWriteValue32");
+    while (*word != sequence) {
+    }
+  });
+  stream_sync();
+  const double word_idle = us_per_call(r, [&] { // the same wait on an idle stream
+    check(d.cuStreamWriteValue32(stream, device_word, ++sequence, 0), "cuStreamWriteValue32");
+    while (*word != sequence) {
+    }
+  });
+  check(d.cuMemFreeHost(host_word), "cuMemFreeHost");
+  // The legacy default stream (stream 0) instead of our non-blocking stream.
+  const double null_stream = us_per_call(r, [&] {
+    check(d.cuLaunchKernel(function, 1, 1, 1, 16, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
+    check(d.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+  });
   // The context's scheduling flag: how the host thread waits in the synchronize calls above.
   auto with_flags = [&](unsigned int sched) {
     check(d.cuCtxSetFlags((default_flags & ~unsigned(CU_CTX_SCHED_MASK)) | sched), "cuCtxSetFlags");
@@ -184,9 +213,11 @@ void run(const Args& args) {
       "{\"device\": \"%s\", \"driver_version\": %d, \"default_sched\": \"%s\", \"launch_us\": %.3f, "
       "\"launch_sync_us\": %.3f, \"launch_event_sync_us\": %.3f, \"launch_query_spin_us\": %.3f, "
       "\"sync_idle_us\": %.3f, \"launch_sync_sched_spin_us\": %.3f, \"launch_sync_sched_yield_us\": %.3f, "
-      "\"launch_sync_sched_blocking_us\": %.3f, \"launch_sync_again_us\": %.3f}\n",
+      "\"launch_sync_sched_blocking_us\": %.3f, \"launch_sync_again_us\": %.3f, "
+      "\"launch_host_word_spin_us\": %.3f, "
+      "\"host_word_idle_us\": %.3f, \"launch_sync_null_stream_us\": %.3f}\n",
       name, d.version, sched_name, launch_only, launch_sync, launch_event, launch_query, sync_idle, sync_spin,
-      sync_yield, sync_blocking, launch_sync_again);
+      sync_yield, sync_blocking, launch_sync_again, launch_word, word_idle, null_stream);
 }
 
 } // namespace

@@ -136,7 +136,10 @@ void print_cuda_floor(const Peer& floor, double ours_us) {
             << " | sync idle " << us("sync_idle_us") << " | launch+sync again " << us("launch_sync_again_us")
             << "\n  context sched flag (default " << floor.str("default_sched") << "): spin "
             << us("launch_sync_sched_spin_us") << " | yield " << us("launch_sync_sched_yield_us")
-            << " | blocking sync " << us("launch_sync_sched_blocking_us") << "\n";
+            << " | blocking sync " << us("launch_sync_sched_blocking_us")
+            << "\n  no driver wait (cuStreamWriteValue32 to mapped host memory, spin on it): launch+wait "
+            << us("launch_host_word_spin_us") << " | idle " << us("host_word_idle_us")
+            << " | legacy stream 0 launch+sync " << us("launch_sync_null_stream_us") << "\n";
 }
 
 } // namespace
