@@ -128,7 +128,6 @@ Device::Device(int32_t index) {
     check(d.cuEventCreate(&end_, CU_EVENT_DEFAULT), "cuEventCreate");
     memory_ = std::make_unique<Memory>(context_, stream_);
     graphs_ = std::make_unique<Graphs>(stream_);
-    waiter_ = std::make_unique<StreamWaiter>(stream_, sync_mode());
   } catch (...) {
     d.cuDevicePrimaryCtxRelease(device_);
     throw;
@@ -141,7 +140,6 @@ Device::~Device() {
   const Driver& d = driver();
   d.cuCtxSetCurrent(context_);
   if (stream_) d.cuStreamSynchronize(stream_);
-  waiter_.reset();
   graphs_.reset();
   memory_.reset();
   if (start_) d.cuEventDestroy(start_);
@@ -166,8 +164,6 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"cuda.memory_bus_bits",
        std::to_string(attribute(device_, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH))},
       {"cuda.launch_batch", use_graphs_ ? "CUDA graphs" : "plain launches (TG_CUDA_GRAPHS=0)"},
-      {"cuda.synchronize",
-       waiter_->mode() == SyncMode::Word ? "spin on a host word (TG_CUDA_SYNC=word)" : "cuStreamSynchronize"},
       {"work_group_execution", "parallel"},
       {"tensor_cores", tensor_cores(cc_major * 10 + cc_minor) ? "m16n8k16:f16,bf16->f32" : "none"},
       {"cuda.nccl", nccl::status()}, // collectives between GPUs (collectives.hpp)
@@ -221,7 +217,7 @@ uint64_t Device::launch_batch(std::span<const sdk::Launch> launches, bool timed)
 
 void Device::synchronize() {
   bind();
-  waiter_->wait("cuStreamSynchronize");
+  wait_stream(stream_, "cuStreamSynchronize");
 }
 
 } // namespace tg::cuda

@@ -7,7 +7,6 @@
 #include "driver.hpp"
 #include "graphs.hpp"
 #include "memory.hpp"
-#include "stream_wait.hpp"
 
 #include <tg/sdk/adaptor.hpp>
 
@@ -45,7 +44,6 @@ private:
   tg_device_properties properties_{};
   std::unique_ptr<Memory> memory_;
   std::unique_ptr<Graphs> graphs_;
-  std::unique_ptr<StreamWaiter> waiter_; // synchronize (TG_CUDA_SYNC)
   bool use_graphs_ = true;
   // launch's packing scratch, reused (the host serializes calls on a device: abi.h)
   KernelCall call_{};
