@@ -433,6 +433,7 @@ private:
 
 std::vector<UOpRef> toposort(const UOpRef& root) {
   std::vector<UOpRef> order;
+  order.reserve(16); // one allocation for a small graph (a realize's key walk) instead of five
   SeenNodes seen;
   std::vector<std::pair<const UOpRef*, std::size_t>> stack;
   stack.reserve(16);

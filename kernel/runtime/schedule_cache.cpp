@@ -50,6 +50,7 @@ struct Graph {
       : order(toposort(targets.size() == 1 ? targets[0] : UOp::sink(targets))) {
     if (order.size() > kSmall) large_index.reserve(order.size());
     srcs.reserve(order.size() + 1);
+    src.reserve(2 * order.size()); // most nodes have one or two sources: one allocation
     for (size_t i = 0; i < order.size(); ++i) {
       const UOp& u = *order[i];
       if (order.size() > kSmall) large_index.emplace(&u, int32_t(i));
