@@ -35,6 +35,22 @@ BOOST_AUTO_TEST_CASE(constants) {
   check_close(Tensor::scalar(4.5, dtypes::float64), NdArray({}, 4.5), kExact, "scalar");
 }
 
+// full makes its nodes directly (no tensors in between): they must be the very nodes of
+// scalar -> reshape(ones) -> expand(shape), so scheduling and the schedule cache see no change.
+BOOST_AUTO_TEST_CASE(full_is_the_reshape_expand_chain_of_its_scalar) {
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{4}, {2, 3}, {1, 1}, {3, 0}, {}, {2, 1, 5}}) {
+    for (DType dt : {dtypes::float32, dtypes::int32, dtypes::bool_}) {
+      Tensor chain = Tensor::scalar(1.5, dt);
+      if (!shape.empty()) chain = chain.reshape(std::vector<int64_t>(shape.size(), 1)).expand(shape);
+      Tensor direct = Tensor::full(shape, 1.5, dt);
+      BOOST_TEST(direct.uop().get() == chain.uop().get(), "full " << shape.size() << "-d " << dt.name());
+      BOOST_TEST(direct.shape() == shape);
+      BOOST_TEST(direct.dtype() == dt);
+    }
+  }
+  check_error<tg::TensorError>([] { (void)Tensor::full({2, -1}, 1.0); }, {"negative dimension", "(2, -1)"});
+}
+
 BOOST_AUTO_TEST_CASE(arange_linspace_eye) {
   auto arange_ref = [](double start, double stop, double step) {
     std::vector<double> v;
