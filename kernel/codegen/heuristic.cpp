@@ -446,6 +446,17 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       done[size_t(a)] *= 4;
       ++upcasts;
     }
+    // A lone 4-wide tile (one reused axis: its 4 outputs share one load of the other operand but
+    // load 4 of their own, 5 loads per 4 products instead of 2 per 1) that leaves fewer threads than
+    // two rounds of 256 per compute unit: 2 wide, twice the threads for almost the same reuse. The
+    // training step's 64x32x3x3 weight gradient (64 output channels tiled, the 32 input channels
+    // too narrow to tile) on an H200: 0.42 -> 0.27 ms (docs/cuda.md, session 17). A 4x4 tile saves
+    // far more loads and keeps 4 (the 64x64x3x3 weight gradient: 2x4 0.33 ms, 4x4 unrolled 0.25).
+    if (upcasts == 1 && k.output_count() / 4 < 2 * 256 * int64_t(d.compute_units)) {
+      const int a = opts.back().axis;
+      opts.back().amount = 2;
+      done[size_t(a)] = done[size_t(a)] / 4 * 2;
+    }
   }
   fill_locals(k, d, threads, done, opts);
   // A register tile over a sum along several axes whose innermost one is a contiguous row of >= 6
