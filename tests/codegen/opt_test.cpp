@@ -630,6 +630,20 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_halves_a_lone_tile_of_few_threads) {
   BOOST_TEST(many[0].find(",4) of") != std::string::npos, many[0]);
 }
 
+// Fewer outputs than compute units (4 here) of a 512-value sum, too short for the GROUP rule of
+// >= 1024 values: the threads of a work group still share each sum (one thread's serial chain of
+// 512 loads was the whole kernel); 4 outputs (one per compute unit) are left alone.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_short_sums_of_few_outputs) {
+  auto items = compute_items(input({3, 512}).sum({1}));
+  LoweredKernel c = lower_kernel(items.back(), gpu());
+  BOOST_TEST(to_string(c.applied).find("GROUP(1,256)") != std::string::npos, c.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+  auto few = compute_items(input({4, 512}).sum({1}));
+  BOOST_TEST(lower_kernel(few.back(), gpu()).opts.find("GROUP") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {
   auto matmul = compute_items(input({64, 48}).matmul(input({48, 32}))).at(0);
   auto refused = [&](const ScheduleItem& item, LowerOptions o, std::vector<Opt> opts,
