@@ -632,7 +632,8 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_halves_a_lone_tile_of_few_threads) {
 
 // Fewer outputs than compute units (4 here) of a 512-value sum, too short for the GROUP rule of
 // >= 1024 values: the threads of a work group still share each sum (one thread's serial chain of
-// 512 loads was the whole kernel); 4 outputs (one per compute unit) are left alone.
+// 512 loads was the whole kernel), also along a strided axis; 4 outputs (one per compute unit)
+// are left alone.
 BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_short_sums_of_few_outputs) {
   auto items = compute_items(input({3, 512}).sum({1}));
   LoweredKernel c = lower_kernel(items.back(), gpu());
@@ -642,6 +643,16 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_short_sums_of_few_outputs) {
   check_same(items, got, plain, "heuristic " + got.opts.back());
   auto few = compute_items(input({4, 512}).sum({1}));
   BOOST_TEST(lower_kernel(few.back(), gpu()).opts.find("GROUP") == std::string::npos);
+  // a linear layer's bias gradient: 10 outputs summed over a batch axis 10 words apart, on a
+  // device of 16 units
+  LowerOptions wide = gpu();
+  wide.compute_units = 16;
+  auto bias = compute_items(input({512, 10}).sum({0}));
+  BOOST_TEST(lower_kernel(bias.back(), wide).opts.find("GROUP(") != std::string::npos,
+             lower_kernel(bias.back(), wide).opts);
+  Ran bias_plain = run(bias, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran bias_got = run(bias, wide, [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(bias, bias_got, bias_plain, "heuristic " + bias_got.opts.back());
 }
 
 BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {
