@@ -599,6 +599,62 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_unrolls_the_row_of_a_weight_gradient) {
     BOOST_TEST(lower_kernel(item, gpu()).opts.find("UNROLL") == std::string::npos);
 }
 
+// A weight gradient whose only tiled axis is its 64 output channels (8 or 24 input channels are
+// too narrow to tile): with fewer than two rounds of 256 threads per compute unit left by a 4-wide
+// tile (4608 outputs / 4 < 2 x 256 x 4 units), the tile is 2 wide; with more outputs (13824) it
+// stays 4 wide.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_halves_a_lone_tile_of_few_threads) {
+  auto tile_of = [](int64_t ci, std::vector<ScheduleItem>* keep) {
+    Tensor x = input({2, ci, 10, 10}), w = input({64, ci, 3, 3});
+    w.requires_grad_();
+    (x.conv2d(w) * input({2, 64, 8, 8})).sum().backward();
+    auto items = compute_items(*w.grad());
+    std::vector<std::string> upcasts;
+    for (const auto& item : items) {
+      const LoweredKernel c = lower_kernel(item, gpu());
+      for (const auto& o : c.applied)
+        if (o.op == OptOp::UPCAST) upcasts.push_back(to_string(o) + " of " + c.opts);
+    }
+    if (keep) *keep = items;
+    return upcasts;
+  };
+  std::vector<ScheduleItem> items;
+  const auto few = tile_of(8, &items);
+  BOOST_TEST_REQUIRE(few.size() == 1u);
+  BOOST_TEST(few[0].find(",2) of") != std::string::npos, few[0]);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic");
+  const auto many = tile_of(24, nullptr);
+  BOOST_TEST_REQUIRE(many.size() == 1u);
+  BOOST_TEST(many[0].find(",4) of") != std::string::npos, many[0]);
+}
+
+// Fewer outputs than compute units (4 here) of a 512-value sum, too short for the GROUP rule of
+// >= 1024 values: the threads of a work group still share each sum (one thread's serial chain of
+// 512 loads was the whole kernel), also along a strided axis; 4 outputs (one per compute unit)
+// are left alone.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_short_sums_of_few_outputs) {
+  auto items = compute_items(input({3, 512}).sum({1}));
+  LoweredKernel c = lower_kernel(items.back(), gpu());
+  BOOST_TEST(to_string(c.applied).find("GROUP(1,256)") != std::string::npos, c.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+  auto few = compute_items(input({4, 512}).sum({1}));
+  BOOST_TEST(lower_kernel(few.back(), gpu()).opts.find("GROUP") == std::string::npos);
+  // a linear layer's bias gradient: 10 outputs summed over a batch axis 10 words apart, on a
+  // device of 16 units
+  LowerOptions wide = gpu();
+  wide.compute_units = 16;
+  auto bias = compute_items(input({512, 10}).sum({0}));
+  BOOST_TEST(lower_kernel(bias.back(), wide).opts.find("GROUP(") != std::string::npos,
+             lower_kernel(bias.back(), wide).opts);
+  Ran bias_plain = run(bias, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran bias_got = run(bias, wide, [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(bias, bias_got, bias_plain, "heuristic " + bias_got.opts.back());
+}
+
 BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {
   auto matmul = compute_items(input({64, 48}).matmul(input({48, 32}))).at(0);
   auto refused = [&](const ScheduleItem& item, LowerOptions o, std::vector<Opt> opts,

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch DDP peer for `tg bench train --devices`: beautiful_mnist, Adam 1e-3, random data, the
 global batch --bs split across the GPUs (one process per GPU under torchrun, NCCL). Rank 0 prints
-the median training-step time as one JSON line."""
+the median training-step time as one JSON line. Strict float32 like ours and like
+peer_torch_train.py, whose one-GPU figure this is compared with: TF32 off for cuDNN and matmuls."""
 import argparse, json, os, statistics, time
 
 p = argparse.ArgumentParser()
@@ -13,6 +14,8 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
 dist.init_process_group("nccl")
 rank, world = dist.get_rank(), dist.get_world_size()
 torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))

@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
 """PyTorch peer for `tg bench train`: the same beautiful_mnist model, Adam 1e-3, random data of
-the same batch size; prints the median training-step time and peak RSS as one JSON line."""
+the same batch size; prints the median training-step time and peak RSS as one JSON line.
+
+By default the step is strict float32, like ours: TF32 off for cuDNN's convolutions and for
+matmuls (PyTorch's own default is `cudnn.allow_tf32 = True`, so its convolutions may run on
+tensor cores with 10-bit mantissas). `--tf32` keeps PyTorch's defaults instead; the JSON line says
+which settings ran."""
 import argparse, json, resource, statistics, time
 
 p = argparse.ArgumentParser()
@@ -9,10 +14,15 @@ p.add_argument("--steps", type=int, default=5)
 p.add_argument("--threads", type=int, default=2)
 p.add_argument("--device", default="cpu", help="cpu or cuda")
 p.add_argument("--compile", action="store_true", help="the step through torch.compile (3 untimed steps)")
+p.add_argument("--tf32", action="store_true", help="keep PyTorch's default TF32 settings (default: strict f32)")
 a = p.parse_args()
 
 import torch
 import torch.nn as nn
+
+if not a.tf32:
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
 
 torch.set_num_threads(a.threads)
 torch.manual_seed(0)
@@ -44,4 +54,6 @@ for i in range(a.steps + warmup):
     if i >= warmup:
         times.append((time.perf_counter() - t0) * 1000)
 print(json.dumps({"step_ms": statistics.median(times), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "torch": torch.__version__, "compiled": a.compile}))
+                  "torch": torch.__version__, "compiled": a.compile,
+                  "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+                  "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32}))

@@ -27,24 +27,31 @@ namespace {
 struct PeerStep {
   double step_ms = 0, peak_mb = 0;
   std::string error;
+  std::string tf32; // what the peer reported of its TF32 settings, e.g. "cudnn tf32 off, matmul tf32 off"
 };
 
 // Runs tools/bench/peer_torch_train.py and reads its one JSON line.
 // `torch_device` is "cpu" or "cuda" (our device is CUDA:N: PyTorch runs on the GPU too).
-// `compiled`: the step through torch.compile.
+// `compiled`: the step through torch.compile. `tf32`: PyTorch's default TF32 settings (its cuDNN
+// convolutions may then run on tensor cores in TF32); otherwise strict f32, as ours.
 PeerStep torch_step(int bs, int steps, const std::string& torch_device, const std::string& python,
-                    bool compiled = false) {
+                    bool compiled = false, bool tf32 = false) {
   PeerStep out;
   const PeerScript script = find_peer_script("peer_torch_train.py");
-  if (!script.error.empty()) return PeerStep{0, 0, script.error};
+  if (!script.error.empty()) return PeerStep{0, 0, script.error, ""};
   JsonPeer peer = run_json_peer(shell_quote(python) + " " + shell_quote(script.path) + " --bs " +
                                     std::to_string(bs) + " --steps " + std::to_string(steps) + " --threads " +
                                     std::to_string(std::thread::hardware_concurrency()) + " --device " +
-                                    torch_device + (compiled ? " --compile" : ""),
+                                    torch_device + (compiled ? " --compile" : "") + (tf32 ? " --tf32" : ""),
                                 {"step_ms", "peak_rss_mb"});
-  if (!peer.error.empty()) return PeerStep{0, 0, peer.error};
+  if (!peer.error.empty()) return PeerStep{0, 0, peer.error, ""};
   out.step_ms = peer.values["step_ms"].get<double>();
   out.peak_mb = peer.values["peak_rss_mb"].get<double>();
+  auto flag = [&](const char* key) {
+    const auto it = peer.values.find(key);
+    return it == peer.values.end() || !it->is_boolean() ? std::string("?") : it->get<bool>() ? "on" : "off";
+  };
+  out.tf32 = "cudnn tf32 " + flag("cudnn_allow_tf32") + ", matmul tf32 " + flag("matmul_allow_tf32");
   return out;
 }
 
@@ -52,14 +59,14 @@ PeerStep torch_step(int bs, int steps, const std::string& torch_device, const st
 // JSON line: the same model and recipe, the global batch split across the GPUs.
 PeerStep torch_ddp_step(int bs, int steps, int gpus, const std::string& python) {
   const PeerScript script = find_peer_script("peer_torch_ddp.py");
-  if (!script.error.empty()) return PeerStep{0, 0, script.error};
+  if (!script.error.empty()) return PeerStep{0, 0, script.error, ""};
   JsonPeer peer = run_json_peer("NCCL_NVLS_ENABLE=0 " + shell_quote(python) +
                                     " -m torch.distributed.run --standalone --nproc_per_node " +
                                     std::to_string(gpus) + " " + shell_quote(script.path) + " --bs " +
                                     std::to_string(bs) + " --steps " + std::to_string(steps),
                                 {"step_ms"});
-  if (!peer.error.empty()) return PeerStep{0, 0, peer.error};
-  return PeerStep{peer.values["step_ms"].get<double>(), 0, ""};
+  if (!peer.error.empty()) return PeerStep{0, 0, peer.error, ""};
+  return PeerStep{peer.values["step_ms"].get<double>(), 0, "", ""};
 }
 
 // Median step time (ms) of data-parallel training over `devices` at global batch `bs`.
@@ -247,20 +254,32 @@ int bench_train(const std::vector<std::string>& args) {
     std::cout << "  PyTorch: " << peer.error << "\n";
     return 0;
   }
-  std::cout << (on_cuda ? "  PyTorch CUDA: " : "  PyTorch CPU:  ") << peer.step_ms << " ms/step, peak RSS "
-            << peer.peak_mb << " MB\n"
+  std::cout << (on_cuda ? "  PyTorch CUDA (strict f32: " + peer.tf32 + "): "
+                        : std::string("  PyTorch CPU:  "))
+            << peer.step_ms << " ms/step, peak RSS " << peer.peak_mb << " MB\n"
             << "  ratio (our time / PyTorch time): " << std::setprecision(2) << ours / peer.step_ms
             << (on_cuda ? "x   (issue 13 asks <= 1x: PyTorch eager's step time)\n"
                         : "x   (issue 12 asks <= 0.7x with --jit and BEAM=2)\n")
             << std::setprecision(1);
+  if (on_cuda) { // PyTorch's defaults, for reference only: its convolutions may run in TF32, ours are f32
+    PeerStep tf32 = torch_step(bs, steps, "cuda", vm["peer-python"].as<std::string>(), false, true);
+    if (!tf32.error.empty())
+      std::cout << "  PyTorch CUDA, default TF32: " << tf32.error << "\n";
+    else
+      std::cout << "  PyTorch CUDA, PyTorch's defaults (" << tf32.tf32 << "; not compared: TF32 rounds "
+                << "inputs to 10-bit mantissas): " << tf32.step_ms << " ms/step, ratio "
+                << std::setprecision(2) << ours / tf32.step_ms << "x\n"
+                << std::setprecision(1);
+  }
   if (vm.count("peer-compiled")) {
     PeerStep compiled =
         torch_step(bs, steps, on_cuda ? "cuda" : "cpu", vm["peer-python"].as<std::string>(), true);
     if (!compiled.error.empty())
       std::cout << "  PyTorch compiled: " << compiled.error << "\n";
     else
-      std::cout << "  PyTorch " << (on_cuda ? "CUDA" : "CPU") << " torch.compile: " << compiled.step_ms
-                << " ms/step, ratio " << std::setprecision(2) << ours / compiled.step_ms << "x\n";
+      std::cout << "  PyTorch " << (on_cuda ? "CUDA" : "CPU") << " torch.compile (" << compiled.tf32
+                << "): " << compiled.step_ms << " ms/step, ratio " << std::setprecision(2)
+                << ours / compiled.step_ms << "x\n";
   }
   return 0;
 }
