@@ -146,7 +146,7 @@ int64_t Lowerer::plain_stage_half(int64_t bytes, int64_t tile_loops) const {
 // be 16-byte aligned at launch and every other dim the operand varies along a multiple of 4
 // elements apart. The window's rows start at its column kw (stride 1 too) and stay scalar. H200:
 // conv row 18.2 -> 21.6 TFLOPS, the training step's conv2 forward 0.474 -> 0.426 ms; the f32
-// matmul's B copy (one reduce axis) lost 1-3% as float4 (45.8-46.5 vs 45.4-45.7), so it stays
+// matmul's B copy (one reduce axis) lost 1-3% as float4 (45.4-45.7 vs 45.8-47.0), so it stays
 // scalar, as do transposed copies (the matmul's A as 4 gathered loads and one 16-byte store:
 // no gain).
 bool Lowerer::plain_vector_copy(const Staged& s, bool contiguous) const {
