@@ -333,7 +333,7 @@ void Linearizer::emit_node(const UOp* u) {
     break;
   case Ops::STORE:
     if (u->src().size() == 3)
-      b.store_gated(src(0), src(1), src(2));
+      b.store_gated(src(0), src(1), src(2), access_alignment(u));
     else
       b.store(src(0), src(1), access_alignment(u));
     refs_[u] = 0;

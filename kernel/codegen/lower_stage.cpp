@@ -123,6 +123,42 @@ void Lowerer::plan_stage() {
   });
   if (tc_ && tile_loops == 1 && same_size && uint64_t(2 * bytes) <= options_.local_memory_bytes)
     stage_half_ = bytes / staged_[0].operand->dtype().itemsize();
+  else if (!tc_ && same_size)
+    stage_half_ = plain_stage_half(bytes, tile_loops);
+}
+
+// Staging without TC (the f32 matmul, the convolutions): two sets of tiles where they fit and one
+// loop runs over tiles, as under TC (stage_copies): the next tile's global loads are issued before
+// this tile's steps, their stores after them, one barrier per step instead of two. The second set
+// starts at bytes / itemsize elements, a multiple of 4 floats (bytes is a whole number of 16-byte
+// blocks), so the 16-byte reads and stores of the tiles stay aligned in either set. H200, `tg
+// bench gpu`: f32 matmul 4096 42.3 -> 45.4 TFLOPS, conv 256x32x28x28 -> 64 3x3 20.1 -> 21.6
+// (docs/cuda.md, session 18, h/convpf).
+int64_t Lowerer::plain_stage_half(int64_t bytes, int64_t tile_loops) const {
+  if (tile_loops != 1 || uint64_t(2 * bytes) > options_.local_memory_bytes) return 0;
+  return bytes / staged_[0].operand->dtype().itemsize();
+}
+
+// A plain (non-TC) staged copy of a convolution (several reduce axes staged) whose tile rows are
+// contiguous in global memory, of 4-byte elements: the weights, which Tensor::conv2d stores
+// output-channel-minor. Each thread moves 4 neighbouring output channels with one 16-byte load
+// and one 16-byte store (a gated last round where the threads do not fill it); the buffers must
+// be 16-byte aligned at launch and every other dim the operand varies along a multiple of 4
+// elements apart. The window's rows start at its column kw (stride 1 too) and stay scalar. H200:
+// conv row 18.2 -> 21.6 TFLOPS, the training step's conv2 forward 0.474 -> 0.426 ms; the f32
+// matmul's B copy (one reduce axis) lost 1-3% as float4 (45.4-45.7 vs 45.8-47.0), so it stays
+// scalar, as do transposed copies (the matmul's A as 4 gathered loads and one 16-byte store:
+// no gain).
+bool Lowerer::plain_vector_copy(const Staged& s, bool contiguous) const {
+  const auto staged_axes = std::count_if(plan_.begin() + std::ptrdiff_t(out_shape_.size()), plan_.end(),
+                                         [](const AxisPlan& a) { return a.has(OptOp::STAGE); });
+  if (tc_ || !contiguous || staged_axes < 2 || s.operand->dtype().itemsize() != 4 ||
+      options_.vector_bytes < 16 || options_.buffer_alignment < 16 || within_size(s.layout.back()) % 4 != 0)
+    return false;
+  const auto inner_dim = size_t(axis_dim_[s.layout.back()]);
+  for (size_t d = 0; d < s.strides.size(); ++d)
+    if (d != inner_dim && s.strides[d] != 0 && (s.strides[d] < 0 || s.strides[d] % 4 != 0)) return false;
+  return true;
 }
 
 // Once per tile: a barrier (every thread is done reading the last tile), the work group's copy of
@@ -176,7 +212,8 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       // and a warp's stores of one column fall into one bank (f16 TC matmul on an H200: 155.6 ->
       // 88.7 TFLOPS when B's copy was vectorized so; docs/cuda.md, session 16, h/vcopy). Only for
       // 16-bit elements: there A's copy went 156.0 -> 191.1 TFLOPS; the f32 matmul's B copy as
-      // float4 lost 2% (43.2 -> 42.4), so 32-bit copies stay scalar.
+      // float4 lost 2% (43.2 -> 42.4), so 32-bit copies stay scalar but a convolution's weights
+      // (plain_vector_copy).
       //
       // A transposed 16-bit copy under TC (B: n contiguous in global memory, k innermost in the tile)
       // goes the other way round: thread t takes 8 neighbouring k of one n (neighbouring threads
@@ -187,12 +224,14 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       const size_t inner = s.layout.size() - 1; // the tile's innermost axis (position in layout)
       const bool contiguous = !order.empty() && stride(order.back()) == 1 && order.back() == inner;
       const bool transposed = tc_.has_value() && !order.empty() && stride(order.back()) == 1 && !contiguous;
-      const int64_t width = options_.vector_bytes >= 16 && isz == 2 && (contiguous || transposed) &&
-                                    (options_.buffer_alignment >= 16 || transposed) &&
-                                    within_size(s.layout[inner]) % (16 / isz) == 0 &&
-                                    s.elements % (16 / isz * threads) == 0
-                                ? 16 / isz
-                                : 1;
+      const bool plain_vector = plain_vector_copy(s, contiguous);
+      const int64_t width =
+          (options_.vector_bytes >= 16 && isz == 2 && (contiguous || transposed) &&
+           (options_.buffer_alignment >= 16 || transposed) &&
+           within_size(s.layout[inner]) % (16 / isz) == 0 && s.elements % (16 / isz * threads) == 0) ||
+                  plain_vector
+              ? 16 / isz
+              : 1;
       // A contiguous 16-byte copy of a TC tile with 4 chunks per row (32 k) puts 2 rows into a
       // quarter warp; rows 80 bytes apart overlap in one bank group. Rows `gap` apart with
       // stride * gap = 16 words (mod 32 banks) fill the 32 banks: chunk c takes row
@@ -205,7 +244,8 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
           if (s.local_strides[inner - 1] % width == 0 && stride16 * g % 8 == 4 && rows % (2 * g) == 0)
             gap = g;
       }
-      for (int64_t first = 0; first < s.elements / width; first += threads) {
+      const int64_t chunks = s.elements / width;
+      for (int64_t first = 0; first < chunks; first += threads) {
         UOpRef c = tid + idx_const(first);
         if (gap) {
           const UOpRef q = idiv(c, idx_const(4)), kc = c % idx_const(4);
@@ -214,9 +254,9 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
           c = row * idx_const(4) + kc;
         }
         UOpRef valid = UOp::constant(dtypes::bool_, true);
-        if (first + threads > s.elements / width) { // only when width == 1
-          valid = lt(c, idx_const(s.elements));
-          c = min_index(c, s.elements - 1);
+        if (first + threads > chunks) { // the last round: width 1, or a plain vector copy
+          valid = lt(c, idx_const(chunks));
+          c = min_index(c, chunks - 1);
         }
         std::vector<UOpRef> gs, ptrs;
         for (int64_t j = 0; j < width; ++j) {
@@ -257,7 +297,9 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
           if (aligned_run(ptrs,
                           width)) { // one vector store into the tile (of the loads' lanes if transposed)
             if (!v) v = UOp::make(Ops::VECTORIZE, s.operand->dtype().vec(uint16_t(width)), gs);
-            stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {ptrs[0], v}, int64_t(16)));
+            stores.push_back(is_true(valid)
+                                 ? UOp::make(Ops::STORE, dtypes::void_, {ptrs[0], v}, int64_t(16))
+                                 : UOp::make(Ops::STORE, dtypes::void_, {ptrs[0], v, valid}, int64_t(16)));
             continue;
           }
           if (v)
@@ -291,7 +333,10 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       first[j] = idx_const(0);
       next[j] = (rest_range[j] + idx_const(1)) % idx_const(plan_[ndim + j].rest());
     }
-  std::vector<UOpRef> prologue = copy(first, idx_const(0), nullptr);
+  // A work group looping over output tiles starts each one's prologue only after every thread's
+  // reads of the last set of the previous output tile (with an odd number of tiles, that is set 0).
+  std::vector<UOpRef> prologue =
+      copy(first, idx_const(0), tile_loop_ ? UOp::make(Ops::BARRIER, dtypes::void_, rest_idx_) : nullptr);
   before.insert(before.end(), prologue.begin(), prologue.end());
   stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
   const UOpRef& step = stage_tile_ranges_.at(0);
@@ -372,6 +417,13 @@ UOpRef Lowerer::staged_load(const UOpRef& operand) const {
         UOpRef block = UOp::make(Ops::LOAD, operand->dtype().vec(uint16_t(width)),
                                  {ptr(rest + idx_const(c - c % width))});
         return UOp::make(Ops::GEP, operand->dtype(), {block}, int64_t(c % width));
+      }
+      // Pairs (8 bytes) where 4 are not proven: a convolution's window, whose columns per thread are
+      // 2 adjacent ones in rows of 26 (the bench row): 2 reads per step instead of 4. H200, the
+      // conv row: 20.7-21.9 TFLOPS vs 20.5 with 4 scalar reads (docs/cuda.md, session 18).
+      if (c >= 0 && !tc_ && multiple_of(rest, 2)) {
+        UOpRef pair = UOp::make(Ops::LOAD, operand->dtype().vec(2), {ptr(rest + idx_const(c - c % 2))});
+        return UOp::make(Ops::GEP, operand->dtype(), {pair}, int64_t(c % 2));
       }
     }
     return UOp::make(Ops::LOAD, operand->dtype(), {ptr(idx)});

@@ -191,8 +191,10 @@ private:
   std::map<size_t, UOpRef> stage_ranges_; // reduce axis -> its loop inside a tile
   std::vector<UOpRef> stage_tile_ranges_; // the loops over tiles
   UOpRef stage_barrier_;                  // after the copies: the reads wait for it
-  int64_t stage_half_ = 0; // double-buffered TC tiles: where the second set starts (elements), else 0
+  int64_t stage_half_ = 0; // double-buffered tiles: where the second set starts (elements), else 0
   UOpRef stage_read_offset() const;
+  int64_t plain_stage_half(int64_t bytes, int64_t tile_loops) const;
+  bool plain_vector_copy(const Staged& s, bool contiguous) const;
   UOpRef stage_buffer_; // DEFINE_LOCAL holding every operand's tile
 };
 

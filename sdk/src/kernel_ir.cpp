@@ -525,8 +525,8 @@ KernelBuilder::Ref KernelBuilder::load_gated(Ref pointer, Ref gate, Ref alternat
 void KernelBuilder::store(Ref pointer, Ref value, uint32_t alignment) {
   emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, alignment, 0, {pointer, value}});
 }
-void KernelBuilder::store_gated(Ref pointer, Ref value, Ref gate) {
-  emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, 0, 0, {pointer, value, gate}});
+void KernelBuilder::store_gated(Ref pointer, Ref value, Ref gate, uint32_t alignment) {
+  emit({TG_OP_STORE, TG_DTYPE_VOID, 0, 1, alignment, 0, {pointer, value, gate}});
 }
 KernelBuilder::Ref KernelBuilder::acc(Ref initial) {
   return emit({TG_OP_DEFINE_ACC, at(initial).dtype, 0, at(initial).vcount, 0, 0, {initial}});

@@ -688,6 +688,149 @@ BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {
   BOOST_TEST(two_reduces == 1);
 }
 
+// Plain (non-TC) staged tiles are double-buffered where two sets fit and one loop runs over tiles
+// (issue 13, the f32 conv and matmul): tile 0 is copied before that loop; in it the next tile's
+// global loads come before the first read of this tile from local memory, and its stores into the
+// other set after the last read: one BARRIER per step (two with one set), a local buffer twice the
+// size. A copy whose contiguous global axis is not the tile's innermost (the matmul's A) gathers
+// 4 floats per thread into one 16-byte STORE with one 16-byte STORE (gated in a last round that
+// the threads do not fill); one whose tile row is contiguous in global memory (the conv's
+// weights, stored channel-minor; the matmul's B) loads 16 bytes at once where the buffers are
+// aligned, and a conv window's rows (starting at kw) stay scalar. Values vs NOOPT in the interpreter: a conv
+// and a matmul, each with tiles that divide evenly and with a size-1 output axis, with work groups looping
+// over output tiles too (max_groups 2: each output tile's prologue waits for the previous tile's reads).
+BOOST_AUTO_TEST_CASE(plain_staged_tiles_are_double_buffered) {
+  struct Shape {
+    int64_t local = 0;
+    size_t barriers = 0, loop = 0, first_read = 0, last_read = 0, vector_loads = 0, gated = 0, pair_reads = 0;
+    std::vector<size_t> global_loads, local_stores;
+  };
+  auto shape = [](const LoweredKernel& k) {
+    const auto ir = sdk::parse_kernel_ir(linearize(k.sink, k.name).ir);
+    Shape out;
+    for (size_t i = 0; i < ir.instructions.size(); ++i) {
+      const auto& ins = ir.instructions[i];
+      if (ins.op == TG_OP_DEFINE_LOCAL) out.local = ins.arg0;
+      if (ins.op == TG_OP_BARRIER) ++out.barriers;
+      if (ins.op == TG_OP_RANGE && !out.loop) out.loop = i; // the loop over tiles
+      const bool local =
+          (ins.op == TG_OP_LOAD || ins.op == TG_OP_STORE) && ir.instructions[ins.src[0]].is_local();
+      if (ins.op == TG_OP_LOAD && local) {
+        out.pair_reads += ins.vcount == 2;
+        if (!out.first_read) out.first_read = i;
+        out.last_read = i;
+      }
+      if (ins.op == TG_OP_LOAD && !local) {
+        out.global_loads.push_back(i);
+        out.vector_loads += ins.vcount == 4 && ins.arg0 == 16;
+      }
+      if (ins.op == TG_OP_STORE && local) {
+        out.local_stores.push_back(i);
+        const auto& value = ir.instructions[ins.src[1]];
+        out.gated += value.vcount == 4 && ins.arg0 == 16 && ins.src.size() == 3;
+      }
+    }
+    return out;
+  };
+  struct List {
+    std::string name;
+    std::function<Tensor()> build;
+    std::vector<Opt> opts;
+    bool vector_copy; // 16-byte copies (a conv's weights)
+    bool gated;       // a 16-byte store in a last round the threads do not fill
+    bool pairs;       // 2 window columns read at once
+  };
+  const std::vector<List> lists = {
+      {"matmul 48x48x32, 8 tiles of 6",
+       [] {
+         return input({48, 48}).matmul(input({48, 32}));
+       },
+       {{OptOp::UPCAST, 1, 4},
+        {OptOp::UPCAST, 0, 4},
+        {OptOp::LOCAL, 1, 4},
+        {OptOp::LOCAL, 0, 3},
+        {OptOp::STAGE, 2, 6}},
+       false,
+       false,
+       false},
+      {"matmul 1x48x32 (a size-1 axis)",
+       [] {
+         return input({1, 48}).matmul(input({48, 32}));
+       },
+       {{OptOp::UPCAST, 1, 4}, {OptOp::LOCAL, 1, 8}, {OptOp::STAGE, 2, 8}},
+       false,
+       false,
+       false},
+      {"conv 2x8x10x10 -> 16 3x3, 2 tiles of 4 channels",
+       [] {
+         return input({2, 8, 10, 10}).conv2d(input({16, 8, 3, 3}));
+       },
+       {{OptOp::UPCAST, 1, 4},
+        {OptOp::UPCAST, 2, 2},
+        {OptOp::UPCAST, 3, 2},
+        {OptOp::LOCAL, 1, 4},
+        {OptOp::LOCAL, 3, 4},
+        {OptOp::STAGE, 4, 4},
+        {OptOp::STAGE, 5, 3},
+        {OptOp::STAGE, 6, 3}},
+       true,
+       false,
+       true},
+      {"conv 1x4x6x10 -> 8 3x3 (batch 1), 4 tiles of 1 channel",
+       [] {
+         return input({1, 4, 6, 10}).conv2d(input({8, 4, 3, 3}));
+       },
+       {{OptOp::UPCAST, 1, 4},
+        {OptOp::LOCAL, 1, 2},
+        {OptOp::LOCAL, 3, 8},
+        {OptOp::STAGE, 5, 3},
+        {OptOp::STAGE, 6, 3}},
+       true,
+       true,
+       false},
+  };
+  for (const List& l : lists) {
+    BOOST_TEST_CONTEXT(l.name << " " << to_string(l.opts)) {
+      auto items = compute_items(l.build());
+      LowerOptions o = gpu();
+      o.buffer_alignment = 16; // contiguous copies may load 16 bytes at once
+      o.opts = l.opts;
+      const LoweredKernel dbl = lower_kernel(items.back(), o);
+      LowerOptions one = o;
+      one.local_memory_bytes = uint64_t(shape(dbl).local) * 4 / 2 + 16; // room for one set only
+      const LoweredKernel single = lower_kernel(items.back(), one);
+      const Shape d = shape(dbl), s = shape(single);
+      BOOST_TEST(d.local == 2 * s.local);
+      BOOST_TEST(d.barriers == 1u);
+      BOOST_TEST(s.barriers == 2u);
+      BOOST_TEST(d.local_stores.size() == 2 * s.local_stores.size()); // the prologue's and the next tile's
+      size_t ahead_loads = 0, late_stores = 0, prologue_stores = 0;
+      for (size_t i : d.global_loads) ahead_loads += i > d.loop && i < d.first_read;
+      for (size_t i : d.local_stores) {
+        late_stores += i > d.last_read;
+        prologue_stores += i < d.loop;
+      }
+      BOOST_TEST(ahead_loads * 2 == d.global_loads.size());
+      BOOST_TEST(late_stores == s.local_stores.size());
+      BOOST_TEST(prologue_stores == s.local_stores.size());
+      BOOST_TEST((d.vector_loads > 0) == l.vector_copy);
+      BOOST_TEST((d.gated > 0) == l.gated);
+      BOOST_TEST((d.pair_reads > 0) == l.pairs);
+      // the window's rows start at kw: its copy stays scalar (a local STORE per element)
+      if (l.vector_copy) BOOST_TEST(d.local_stores.size() > 2 * d.vector_loads);
+      auto choose = [&](const ScheduleItem&, size_t k) {
+        return k + 1 == items.size() ? std::optional(l.opts) : std::optional(std::vector<Opt>{});
+      };
+      Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      for (uint32_t max_groups : {65535u, 2u})
+        check_same(items, run(items, gpu(max_groups), choose), plain,
+                   l.name + " max_groups " + std::to_string(max_groups));
+      check_same(items, run(items, o, choose), plain, l.name + " aligned");
+      check_same(items, run(items, one, choose), plain, l.name + " aligned, one set");
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(random_lists_match_noopt) {
   std::mt19937 rng(7);
   const std::vector<OptOp> ops = {OptOp::UPCAST,   OptOp::UNROLL, OptOp::LOCAL, OptOp::GROUP,

@@ -55,6 +55,32 @@ BOOST_AUTO_TEST_CASE(local_vector_loads_are_128_bit) {
 #endif
 }
 
+// A staged convolution's weight copy (lower_stage.cpp: plain_vector_copy): a 16-byte global load
+// and a 16-byte store into the tile, gated in a last round the threads do not fill, renders as
+// one guarded float4 store; the window's pairs of columns read 8 bytes at once (float2).
+BOOST_AUTO_TEST_CASE(gated_vector_stores_and_pair_reads) {
+  tg::sdk::KernelBuilder b("gated_vector");
+  auto out = b.global(0, TG_DTYPE_FLOAT32), in = b.global(1, TG_DTYPE_FLOAT32, 16);
+  auto tile = b.local(64, TG_DTYPE_FLOAT32);
+  auto t = b.local_id(0);
+  auto v = b.load(b.index(in, b.mul(t, b.i32(4))), 4, 16);
+  b.store_gated(b.index(tile, b.mul(t, b.i32(4))), v, b.cmplt(t, b.i32(12)), 16);
+  b.barrier();
+  auto pair = b.load(b.index(tile, b.mul(t, b.i32(2))), 2);
+  b.store(b.index(out, t), b.add(b.gep(pair, 0), b.gep(pair, 1)));
+  const std::string text =
+      tg::sdk::render::render(tg::sdk::render::Dialect::cuda, tg::sdk::parse_kernel_ir(b.serialize())).text;
+  BOOST_TEST(text.find(") *((float4*)&") != std::string::npos,
+             text); // if (gate) *((float4*)&tile[...]) = ...
+  BOOST_TEST(text.find("float2 ") != std::string::npos, text);
+#ifdef TG_HAVE_NVRTC
+  const auto nvrtc = tgtest::nvrtc_compile(text, "gated_vector.cu", "compute_90");
+  BOOST_TEST_REQUIRE(nvrtc.ok, nvrtc.log << "\n" << text);
+  BOOST_TEST(nvrtc.ptx.find("st.shared.v4.f32") != std::string::npos, nvrtc.ptx);
+  BOOST_TEST(nvrtc.ptx.find("ld.shared.v2.f32") != std::string::npos, nvrtc.ptx);
+#endif
+}
+
 // out[t] = sum over `steps` of tile[j] * in[t]: the steps through a staged tile read from local
 // memory (or, with from_local false, the same loop reading global memory), inside a loop over 2
 // tiles; the CUDA C source.

@@ -540,15 +540,16 @@ void CStyle::emit(uint32_t i) {
     const Instruction& pi = ir_.instructions[p];
     const std::string& base = lanes_[pi.src[0]][0];
     const unsigned n = src(1).vcount;
+    std::string gate = ins.src.size() == 3 ? "if (" + lane(ins.src[2], 0) + ") " : "";
+    // a gated one too: the last round of a staged tile's 16-byte copies (lower_stage.cpp)
     if (std::string vt = aligned_vector_type(pi.dtype, n);
-        ins.src.size() == 2 && n > 1 && !vt.empty() && ins.arg0 >= int64_t(n * dtype_size(pi.dtype))) {
+        n > 1 && !vt.empty() && ins.arg0 >= int64_t(n * dtype_size(pi.dtype))) {
       std::vector<std::string> values;
       for (unsigned k = 0; k < n; ++k) values.push_back(lane(ins.src[1], k));
-      line("*((" + vt + "*)&" + element(base, element_index(p, 0), pi.is_local()) +
+      line(gate + "*((" + vt + "*)&" + element(base, element_index(p, 0), pi.is_local()) +
            ") = " + aligned_vector_make(pi.dtype, values) + ";");
       return;
     }
-    std::string gate = ins.src.size() == 3 ? "if (" + lane(ins.src[2], 0) + ") " : "";
     for (unsigned k = 0; k < src(1).vcount; ++k)
       line(gate + store(pi.dtype, base, element_index(p, k), pi.is_local(), lane(ins.src[1], k)));
     return;

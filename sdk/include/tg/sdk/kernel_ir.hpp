@@ -103,7 +103,7 @@ public:
   Ref load(Ref pointer, uint16_t vcount = 1, uint32_t alignment = 0);
   Ref load_gated(Ref pointer, Ref gate, Ref alternative);
   void store(Ref pointer, Ref value, uint32_t alignment = 0);
-  void store_gated(Ref pointer, Ref value, Ref gate);
+  void store_gated(Ref pointer, Ref value, Ref gate, uint32_t alignment = 0);
   Ref acc(Ref initial);
   Ref assign(Ref accumulator, Ref value);
 
