@@ -245,6 +245,13 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   nr /= 8;
   const int64_t kr = k.axes[size_t(mm.k)].size;
   const bool stage = d.staging && k.axes.size() == k.output_dims + 1 && kr % 32 == 0;
+  // The warpgroup op where the device has it (sm_90a wgmma, IR 1.2 WGMMA): 2 warpgroups of
+  // 64x128 outputs each, a 128x128 block, tiles of 32 k in the core-matrix layout (16 KiB a set,
+  // double-buffered in 32 KiB of static shared memory). lower_kernel falls back to the mma.sync
+  // list below where the kernel refuses it.
+  if (d.warpgroup_mma && stage && k.axes[size_t(mm.m)].size % 128 == 0 &&
+      k.axes[size_t(mm.n)].size % 128 == 0 && d.max_local_threads >= 256 && d.max_local_size[0] >= 128)
+    return {{OptOp::TCWG, mm.k, 128}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, 2}};
   std::vector<Opt> opts{{OptOp::TC, mm.k, 16}};
   auto take = [&](OptOp op, int axis, int64_t& left, std::initializer_list<int64_t> amounts) {
     for (int64_t u : amounts)

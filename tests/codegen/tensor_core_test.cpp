@@ -580,3 +580,69 @@ BOOST_AUTO_TEST_CASE(cuda_renders_wgmma_that_nvrtc_compiles_for_sm_90a) {
 #endif
   }
 }
+
+// ---- the TCWG opt: the core's matmul on the warpgroup op ----
+
+namespace {
+LowerOptions hopper() { // gpu(true) on a device that names the warpgroup shapes (sm_90a)
+  LowerOptions o = gpu(true);
+  o.warpgroup_mma = true;
+  return o;
+}
+} // namespace
+
+// The heuristic picks TCWG on such a device (2 warpgroups of 64x128, 32 k per tile, tiles in the
+// core-matrix layout, double-buffered); the interpreter's result matches a double matmul; the IR
+// says 1.2; an explicit TCWG without STAGE is refused with the reason, and so is TCWG on a device
+// without the shapes; the CUDA source compiles for sm_90a with NVRTC and holds one wgmma run (one
+// fence, one commit/wait) per tile step.
+BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    const Matmul mm = matmul(256, 96, 128, dt);
+    const Lowered l = lower(mm, hopper());
+    BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
+      BOOST_TEST(l.kernel.opts.find("TCWG") != std::string::npos);
+      BOOST_TEST(ir_minor(l.ir) == TG_IR_VERSION_MINOR_WGMMA);
+      BOOST_TEST(l.kernel.local[0] == 128u);
+      BOOST_TEST(run_error(mm, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+      const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
+      auto count = [&](const std::string& what) {
+        size_t c = 0;
+        for (size_t at = src.text.find(what); at != std::string::npos; at = src.text.find(what, at + 1)) ++c;
+        return c;
+      };
+      BOOST_TEST(count("wgmma.mma_async") == 2u, src.text); // 32 k per tile: 2 ops, one run
+      BOOST_TEST(count("wgmma.fence.sync.aligned") == 1u);
+      BOOST_TEST(count("wgmma.commit_group") == 1u);
+#ifdef TG_HAVE_NVRTC
+      const auto out = tgtest::nvrtc_compile(src.text, "tcwg.cu", "sm_90a");
+      BOOST_TEST(out.ok, out.log << "\n" << src.text);
+      BOOST_TEST(out.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16") != std::string::npos);
+#endif
+    }
+  }
+  const Matmul mm = matmul(128, 64, 128, dtypes::float16);
+  const KernelInfo info = analyze_kernel(mm.item);
+  LowerOptions o = hopper();
+  o.opts = std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("must be staged") != std::string::npos;
+  });
+  o = gpu(true);
+  o.opts = std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128}, {OptOp::STAGE, info.matmul->k, 2}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("no warpgroup matrix unit") != std::string::npos;
+  });
+  // explicit lists: N 64 with one warpgroup, N 128 with an upcast of m (two chains per thread)
+  for (const auto& list :
+       {std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 64}, {OptOp::STAGE, info.matmul->k, 4}},
+        std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128},
+                         {OptOp::UPCAST, info.matmul->m, 2},
+                         {OptOp::STAGE, info.matmul->k, 1 + 1}}}) {
+    o = hopper();
+    o.opts = list;
+    const Lowered l = lower(mm, o);
+    BOOST_TEST_CONTEXT(l.kernel.opts) { BOOST_TEST(run_error(mm, l) < 2e-3); }
+  }
+  BOOST_TEST(to_string(parse_opts("[TCWG(2,128)]")) == "[TCWG(2,128)]");
+}

@@ -3,6 +3,7 @@
 #include <tg/sdk/plugin.hpp>
 #include <tg/sdk/scopes.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -604,7 +605,12 @@ void CStyle::emit(uint32_t i) {
       return "&" + element(lane(index.src[0], 0), lane(ins.src[k], 0), true);
     };
     const bool first = !wgmma_open_, last = wgmma_run_ends(i);
-    line(wgmma(ins.arg0, src(0).dtype, address(0), address(1), ins.arg1, d, first, last));
+    const std::string text = wgmma(ins.arg0, src(0).dtype, address(0), address(1), ins.arg1, d, first, last);
+    for (size_t at = 0; at <= text.size();) { // one statement per line
+      const size_t end = std::min(text.find('\n', at), text.size());
+      line(text.substr(at, end - at));
+      at = end + 1;
+    }
     wgmma_open_ = !last;
     return;
   }
