@@ -601,7 +601,7 @@ BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
     const Matmul mm = matmul(256, 96, 128, dt);
     const Lowered l = lower(mm, hopper());
     BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
-      BOOST_TEST(l.kernel.opts.find("TCWG") != std::string::npos);
+      BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), STAGE(2,2)]") != std::string::npos);
       BOOST_TEST(ir_minor(l.ir) == TG_IR_VERSION_MINOR_WGMMA);
       BOOST_TEST(l.kernel.local[0] == 128u);
       BOOST_TEST(run_error(mm, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
@@ -620,6 +620,13 @@ BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
       BOOST_TEST(out.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16") != std::string::npos);
 #endif
     }
+  }
+  { // n a multiple of 256: 2x2 warpgroups (a 128x256 block)
+    const Matmul wide = matmul(128, 64, 256, dtypes::bfloat16);
+    const Lowered l = lower(wide, hopper());
+    BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") != std::string::npos,
+               l.kernel.opts);
+    BOOST_TEST(run_error(wide, l) < 1e-2);
   }
   const Matmul mm = matmul(128, 64, 128, dtypes::float16);
   const KernelInfo info = analyze_kernel(mm.item);
