@@ -227,8 +227,8 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       }
       for (int64_t first = 0; first < s.elements / width; first += threads) {
         UOpRef c = tid + idx_const(first);
-        if (tc_wg_n_ && contiguous &&
-            width > 1) { // TCWG: 8 neighbouring rows of one k chunk per quarter warp
+        // TCWG: a quarter warp takes 8 neighbouring rows of one k chunk (128 contiguous bytes)
+        if (tc_wg_n_ && contiguous && width > 1) {
           const int64_t chunks = within_size(s.layout[inner]) / width;
           const UOpRef q = idiv(c, idx_const(8 * chunks)), rem = c % idx_const(8 * chunks);
           c = (q * idx_const(8) + rem % idx_const(8)) * idx_const(chunks) + idiv(rem, idx_const(8));

@@ -587,6 +587,7 @@ namespace {
 LowerOptions hopper() { // gpu(true) on a device that names the warpgroup shapes (sm_90a)
   LowerOptions o = gpu(true);
   o.warpgroup_mma = true;
+  o.buffer_alignment = 16; // A's copy as 16-byte chunks, reordered by rows (lower_stage.cpp)
   return o;
 }
 } // namespace
