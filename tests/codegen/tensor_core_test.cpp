@@ -14,8 +14,8 @@
 #include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/render/render.hpp>
 
-#include "../render/nvrtc_compile.hpp" // NVRTC where the build found it
-#include "../render/wgmma_kernel.hpp"  // a hand-built IR 1.2 WGMMA program
+#include "../../tools/conform/wgmma_kernel.hpp" // a hand-built IR 1.2 WGMMA program
+#include "../render/nvrtc_compile.hpp"          // NVRTC where the build found it
 
 #include <algorithm>
 #include <array>
@@ -458,13 +458,13 @@ BOOST_AUTO_TEST_CASE(staged_f32_matmul_on_the_device_matches_a_double_reference)
   }
 }
 
-// ---- IR 1.2 WGMMA (the warpgroup op) on a hand-built program (tests/render/wgmma_kernel.hpp) ----
+// ---- IR 1.2 WGMMA (the warpgroup op) on a hand-built program (tools/conform/wgmma_kernel.hpp) ----
 
 namespace {
 
 // Random 16-bit inputs for a WGMMA matmul, run in the interpreter: the worst error against a
 // double matmul, relative to the sum of |products|.
-double wgmma_interpreter_error(const tgtest::WgmmaMatmul& w) {
+double wgmma_interpreter_error(const tg::conform::WgmmaMatmul& w) {
   const DType dt = w.input == TG_DTYPE_FLOAT16 ? dtypes::float16 : dtypes::bfloat16;
   std::mt19937 rng(11);
   auto fill = [&](size_t count) {
@@ -493,7 +493,7 @@ double wgmma_interpreter_error(const tgtest::WgmmaMatmul& w) {
 BOOST_AUTO_TEST_CASE(wgmma_matmul_in_the_interpreter_matches_a_double_reference) {
   for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
     for (auto [n, k, groups] : {std::array<int, 3>{64, 16, 1}, {128, 32, 2}, {256, 48, 1}}) {
-      const auto w = tgtest::wgmma_matmul_kernel(dt, n, k, groups);
+      const auto w = tg::conform::wgmma_matmul_kernel(dt, n, k, groups);
       const double err = wgmma_interpreter_error(w);
       BOOST_TEST(err < 1e-6, sdk::dtype_name(dt) << " n " << n << " k " << k << " groups " << groups
                                                  << ": worst error " << err);
@@ -503,7 +503,7 @@ BOOST_AUTO_TEST_CASE(wgmma_matmul_in_the_interpreter_matches_a_double_reference)
 // A program with WGMMA says IR 1.2 and round-trips; a 1.1 (or 1.0) header with the op is refused;
 // malformed operands are refused naming the instruction; the interpreter needs whole warpgroups.
 BOOST_AUTO_TEST_CASE(wgmma_ir_is_version_1_2_and_refused_under_1_1) {
-  const auto w = tgtest::wgmma_matmul_kernel(TG_DTYPE_FLOAT16, 64, 32, 1);
+  const auto w = tg::conform::wgmma_matmul_kernel(TG_DTYPE_FLOAT16, 64, 32, 1);
   BOOST_TEST(ir_minor(w.ir) == TG_IR_VERSION_MINOR_WGMMA);
   const sdk::KernelIR parsed = sdk::parse_kernel_ir(w.ir);
   BOOST_TEST(sdk::uses_wgmma(parsed));
@@ -554,7 +554,7 @@ BOOST_AUTO_TEST_CASE(wgmma_ir_is_version_1_2_and_refused_under_1_1) {
 // without the op refuse it by name.
 BOOST_AUTO_TEST_CASE(cuda_renders_wgmma_that_nvrtc_compiles_for_sm_90a) {
   for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) {
-    const auto w = tgtest::wgmma_matmul_kernel(dt, 128, 48, 2);
+    const auto w = tg::conform::wgmma_matmul_kernel(dt, 128, 48, 2);
     const auto ir = sdk::parse_kernel_ir(w.ir);
     const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
     auto count = [&](const std::string& what) {

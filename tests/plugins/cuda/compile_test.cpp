@@ -1,8 +1,8 @@
 // The CUDA plugin without a GPU: NVRTC builds every golden-corpus kernel into an sm_90 cubin (an
 // ELF image inside the blob), refuses other targets; device_count says why nothing runs.
+#include "../tools/conform/wgmma_kernel.hpp"
 #include "plugin_fixture.hpp"
 #include "render/test_kernels.hpp"
-#include "render/wgmma_kernel.hpp"
 
 #include <tg/sdk/blob.hpp>
 #include <tg/sdk/interpreter.hpp>
@@ -66,13 +66,13 @@ BOOST_AUTO_TEST_CASE(device_count_says_what_is_missing) {
 
 } // namespace
 
-// IR 1.2 WGMMA (tests/render/wgmma_kernel.hpp): the plugin builds it for sm_90a only (sm_90 as
+// IR 1.2 WGMMA (tools/conform/wgmma_kernel.hpp): the plugin builds it for sm_90a only (sm_90 as
 // the target; sm_80 is refused as unimplemented); on a Hopper GPU the kernel runs and matches a
 // double matmul of the same 16-bit inputs (two warpgroups, three k steps, padded tile strides).
 BOOST_AUTO_TEST_CASE(wgmma_builds_for_sm_90a_and_runs_on_hopper) {
   for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
     for (auto [n, k, groups] : {std::array<int, 3>{64, 16, 1}, {128, 48, 2}, {256, 32, 1}}) {
-      const auto w = tgtest::wgmma_matmul_kernel(dt, n, k, groups);
+      const auto w = tg::conform::wgmma_matmul_kernel(dt, n, k, groups);
       BOOST_TEST_CONTEXT(tg::sdk::dtype_name(dt) << " n " << n << " k " << k << " groups " << groups) {
         tgtest::Compiled c;
         const tgtest::Status s = tgtest::try_compile(w.ir, &c, 0, 2, "sm_90");

@@ -1,6 +1,7 @@
-// A hand-built IR 1.2 program around WGMMA (docs/abi.md 5.7), for the tests that check the op
-// without the core's codegen: the interpreter against a double matmul (tensor_core_test), the CUDA
-// rendering through NVRTC for sm_90a, and the real instruction on a Hopper GPU (cuda_plugin_test).
+// A hand-built IR 1.2 program around WGMMA (docs/abi.md 5.7), checking the op without the core's
+// codegen: the interpreter against a double matmul (tensor_core_test), the CUDA rendering through
+// NVRTC for sm_90a, the real instruction on a Hopper GPU (cuda_plugin_test), and `tg conform`
+// (builtin kernel wgmma_matmul_*: a device's result against the interpreter's).
 //
 // D (M x N float32) = A (M x K) . B (K x N), A and B float16 or bfloat16, row-major in global
 // memory. One work group of 128 * groups work items; warpgroup g computes rows 64g .. 64g + 63.
@@ -17,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace tgtest {
+namespace tg::conform {
 
 struct WgmmaMatmul {
   int m = 0, n = 0, k = 0, threads = 0;
@@ -84,4 +85,4 @@ inline WgmmaMatmul wgmma_matmul_kernel(tg_dtype input, int n, int k, int groups)
   return out;
 }
 
-} // namespace tgtest
+} // namespace tg::conform
