@@ -245,6 +245,25 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   nr /= 8;
   const int64_t kr = k.axes[size_t(mm.k)].size;
   const bool stage = d.staging && k.axes.size() == k.output_dims + 1 && kr % 32 == 0;
+  // The warpgroup op where the device has it (sm_90a wgmma, IR 1.2 WGMMA; the CUDA plugin names
+  // its shapes only with TG_CUDA_WGMMA=1 for now: slower than mma.sync so far): warpgroups of
+  // 64x128 outputs, 2x2 of them (a 128x256 block, 512 threads) or 2x1, tiles of 32 k in the
+  // core-matrix layout, double-buffered (48 or 32 KiB of static shared memory). 8192^3 f16 on an
+  // H200: 192.8 TFLOPS for 2x2, 182.5 for 2x1, 189.3 for 2x1 warpgroups of 64x256, 188.3 for 2x2
+  // of 64x64, 156-172 for one warpgroup, 64 k per tile single-buffered or an upcast of m
+  // (docs/cuda.md, session 18, h/wgmma). lower_kernel falls back to the mma.sync list below where
+  // the kernel refuses it.
+  const int64_t ms = k.axes[size_t(mm.m)].size, ns = k.axes[size_t(mm.n)].size;
+  if (d.warpgroup_mma && stage && ms % 128 == 0 && ns % 128 == 0 && d.max_local_size[0] >= 128) {
+    if (ns % 256 == 0 && d.max_local_threads >= 512 && d.max_local_size[1] >= 2 && d.max_local_size[2] >= 2 &&
+        d.local_memory_bytes >= 49152)
+      return {{OptOp::TCWG, mm.k, 128},
+              {OptOp::LOCAL, mm.m, 2},
+              {OptOp::LOCAL, mm.n, 2},
+              {OptOp::STAGE, mm.k, 2}};
+    if (d.max_local_threads >= 256 && d.max_local_size[1] >= 2)
+      return {{OptOp::TCWG, mm.k, 128}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, 2}};
+  }
   std::vector<Opt> opts{{OptOp::TC, mm.k, 16}};
   auto take = [&](OptOp op, int axis, int64_t& left, std::initializer_list<int64_t> amounts) {
     for (int64_t u : amounts)

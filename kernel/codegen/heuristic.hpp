@@ -33,6 +33,9 @@ struct DeviceLimits {
   // The device runs kernel IR 1.1 WMMA m16n8k16 with float16/bfloat16 inputs
   // (TG_FEATURE_TENSOR_CORES and its `tensor_cores` attribute): the TC opt is valid.
   bool tensor_cores = false;
+  // It also runs IR 1.2 WGMMA m64nNk16 (sm_90a: its `tensor_cores` attribute names
+  // m64n128k16 ... "@wg"): the TCWG opt is valid.
+  bool warpgroup_mma = false;
   // The heuristic may stage a matmul's operands in local memory (STAGE); TG_STAGE=0 turns it off,
   // and lower_kernel does when the kernel refuses it.
   bool staging = true;

@@ -50,6 +50,12 @@ private:
   void emit_loop(const UOp* range);
   void emit_node(const UOp* u);
   sdk::KernelBuilder::Ref ref(const UOpRef& u) const { return refs_.at(u.get()); }
+  // A fused chain of WGMMAs (fused_mul_) accumulating into acc: the first op's C is acc.
+  sdk::KernelBuilder::Ref wgmma_chain(const UOp* m, sdk::KernelBuilder::Ref acc) {
+    const auto c = m->src(2)->op() == Ops::WGMMA ? wgmma_chain(m->src(2).get(), acc) : acc;
+    const auto& arg = *m->arg_if<std::vector<int64_t>>();
+    return builder_.wgmma(ref(m->src(0)), ref(m->src(1)), c, arg.at(0), arg.at(1));
+  }
 
   sdk::KernelBuilder builder_;
   std::vector<UOpRef> order_;
@@ -248,7 +254,8 @@ void Linearizer::emit_loop(const UOp* range) {
     auto acc = refs_.at(r);
     if (fused_mul_.count(r->src(0).get())) {
       const UOpRef& m = r->src(0);
-      builder_.assign(acc, m->op() == Ops::WMMA
+      builder_.assign(acc, m->op() == Ops::WGMMA ? wgmma_chain(m.get(), acc)
+                           : m->op() == Ops::WMMA
                                ? builder_.wmma(ref(m->src(0)), ref(m->src(1)), acc, m->arg_int())
                                : builder_.alu(TG_OP_MULACC, ref(m->src(0)), ref(m->src(1)), acc));
       continue;
@@ -347,6 +354,11 @@ void Linearizer::emit_node(const UOp* u) {
   case Ops::WMMA:
     out = b.wmma(src(0), src(1), src(2), u->arg_int());
     break;
+  case Ops::WGMMA: {
+    const auto& arg = *u->arg_if<std::vector<int64_t>>();
+    out = b.wgmma(src(0), src(1), src(2), arg.at(0), arg.at(1));
+    break;
+  }
   case Ops::BITCAST:
     out = b.bitcast(src(0), dt);
     break;
@@ -388,6 +400,17 @@ LinearKernel Linearizer::run() {
     if (u->op() == Ops::REDUCE && u->arg_if<ReduceArg>()->op == Ops::ADD && u->src(0)->op() == Ops::WMMA &&
         u->src(0)->src(2)->op() == Ops::CONST && users[u->src(0).get()] == 1)
       fused_mul_.insert(u->src(0).get());
+  // acc + (a chain of WGMMAs starting from 0) becomes acc = the chain starting from acc
+  for (const auto& u : order_) {
+    if (u->op() != Ops::REDUCE || u->arg_if<ReduceArg>()->op != Ops::ADD) continue;
+    std::vector<const UOp*> chain;
+    const UOp* m = u->src(0).get();
+    while (m->op() == Ops::WGMMA && users[m] == 1) {
+      chain.push_back(m);
+      m = m->src(2).get();
+    }
+    if (!chain.empty() && m->op() == Ops::CONST) fused_mul_.insert(chain.begin(), chain.end());
+  }
   for (const auto& u : order_)
     if ((u->op() == Ops::LOAD || u->op() == Ops::STORE) && access_alignment(u.get()) > 0 &&
         u->src(0)->op() == Ops::INDEX && u->src(0)->src(0)->op() == Ops::DEFINE_GLOBAL) {

@@ -4,6 +4,8 @@
 
 #include "kernel/schedule/buffer.hpp"
 
+#include <tg/sdk/wmma.hpp>
+
 #include <algorithm>
 #include <string>
 
@@ -98,6 +100,24 @@ void Lowerer::plan_stage() {
     s.count = 1;
     s.elements = 1;
     for (size_t a : s.layout) s.elements *= within_size(a);
+    if (tc_wg_n_) { // TCWG: rows x k in 8-row x 16-byte core matrices, unpadded (wmma.hpp)
+      const size_t row_axis = size_t(s.operand == tc_a_ ? tc_->m : tc_->n);
+      if (s.layout != std::vector<size_t>{row_axis, size_t(tc_->k)} || s.operand->dtype().itemsize() != 2)
+        throw OptError("optimization TCWG: an operand's tile is not its rows x k of 16-bit elements");
+      // Core matrices of neighbouring rows are adjacent (128 bytes apart), those of the next 8 k a
+      // whole column of them further: a quarter warp's 16-byte copy stores then fill 128
+      // contiguous bytes (8 rows of one k chunk: stage_copies orders A's chunks so).
+      s.wg_stride_row = 128;
+      s.wg_stride_k = 128 * (within_size(row_axis) / 8);
+      if (!sdk::wgmma_strides_valid({s.wg_stride_k, s.wg_stride_row, 0, 0}))
+        throw OptError("optimization TCWG: a tile of " + std::to_string(within_size(row_axis)) +
+                       " rows is too tall for the matrix descriptor");
+      s.local_strides.assign(s.layout.size(), 0);
+      s.count = s.elements;
+      s.offset = bytes / 2;
+      bytes += s.count * 2;
+      continue;
+    }
     s.local_strides.assign(s.layout.size(), 1);
     for (size_t i = s.layout.size(); i-- > 0;) {
       s.local_strides[i] = s.count;
@@ -237,7 +257,7 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       // stride * gap = 16 words (mod 32 banks) fill the 32 banks: chunk c takes row
       // (c / 4) permuted within blocks of 2 * gap rows so that a quarter warp's 2 rows are r, r + gap.
       int64_t gap = 0;
-      if (tc_ && contiguous && width > 1 && s.layout.size() >= 2 &&
+      if (tc_ && !tc_wg_n_ && contiguous && width > 1 && s.layout.size() >= 2 &&
           within_size(s.layout[inner]) == 4 * width) {
         const int64_t stride16 = s.local_strides[inner - 1] / width, rows = within_size(s.layout[inner - 1]);
         for (int64_t g = 1; g <= 8 && !gap; g *= 2)
@@ -247,6 +267,12 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       const int64_t chunks = s.elements / width;
       for (int64_t first = 0; first < chunks; first += threads) {
         UOpRef c = tid + idx_const(first);
+        // TCWG: a quarter warp takes 8 neighbouring rows of one k chunk (128 contiguous bytes)
+        if (tc_wg_n_ && contiguous && width > 1) {
+          const int64_t chunks = within_size(s.layout[inner]) / width;
+          const UOpRef q = idiv(c, idx_const(8 * chunks)), rem = c % idx_const(8 * chunks);
+          c = (q * idx_const(8) + rem % idx_const(8)) * idx_const(chunks) + idiv(rem, idx_const(8));
+        }
         if (gap) {
           const UOpRef q = idiv(c, idx_const(4)), kc = c % idx_const(4);
           const UOpRef row = idiv(q, idx_const(2 * gap)) * idx_const(2 * gap) +
@@ -261,10 +287,11 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
         std::vector<UOpRef> gs, ptrs;
         for (int64_t j = 0; j < width; ++j) {
           std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
-          UOpRef rem = c;
+          UOpRef rem = c, chunk; // chunk: the innermost axis's coordinate in units of width
           for (size_t k = order.size(); k-- > 0;) { // the tile's innermost axis in chunks of width
             const int64_t n = within_size(s.layout[order[k]]) / (order[k] == inner ? width : 1);
             coord[order[k]] = k == 0 ? rem : rem % idx_const(n);
+            if (order[k] == inner) chunk = coord[order[k]];
             if (order[k] == inner && width > 1)
               coord[order[k]] = coord[order[k]] * idx_const(width) + idx_const(j);
             if (k > 0) rem = idiv(rem, idx_const(n));
@@ -275,7 +302,13 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
             return idx_const(0);
           };
           UOpRef lidx = base + idx_const(s.offset);
-          for (size_t i = 0; i < s.layout.size(); ++i) lidx = lidx + coord[i] * idx_const(s.local_strides[i]);
+          if (tc_wg_n_ && width == 8) // one 16-byte row of a core matrix: its elements are adjacent
+            lidx = lidx + wg_tile_index(s, coord[0], chunk * idx_const(8)) + idx_const(j);
+          else if (tc_wg_n_)
+            lidx = lidx + wg_tile_index(s, coord[0], coord[1]);
+          else
+            for (size_t i = 0; i < s.layout.size(); ++i)
+              lidx = lidx + coord[i] * idx_const(s.local_strides[i]);
           std::vector<UOpRef> oidx;
           for (size_t d = 0; d < ndim; ++d)
             oidx.push_back(rest_idx_[d] * idx_const(within_size(d)) + coord_of(d));

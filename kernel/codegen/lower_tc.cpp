@@ -59,20 +59,29 @@ std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::
 }
 
 // TC splits m by 16, n by 8 and k by 16 (innermost parts) and makes the warp LOCAL_ID 0.
+// TCWG (the warpgroup op, IR 1.2 WGMMA m64nNk16) splits m by 64, n by N and k by 16 and makes
+// LOCAL_ID 0 a warpgroup of 128 threads (4 warps); its operands must then be staged (wg_reduce).
 void Lowerer::apply_tc(const Opt& o, const KernelInfo& info,
                        const std::function<void(const std::string&)>& refuse) {
   if (!options_.tensor_cores) refuse("the device has no tensor cores (TG_FEATURE_TENSOR_CORES)");
+  const bool wg = o.op == OptOp::TCWG;
+  if (wg && !options_.warpgroup_mma)
+    refuse("the device has no warpgroup matrix unit (a tensor_cores shape ending in @wg)");
   if (!info.matmul)
     refuse("the kernel is not a sum over k of a[m,k] * b[k,n] with float16 or bfloat16 a and b");
   const MatmulAxes mm = *info.matmul;
   if (o.axis != mm.k) refuse("TC names the reduce axis k of the matmul, axis " + std::to_string(mm.k));
-  if (o.amount != 16) refuse("TC's amount is the tensor core's k: 16 (m16n8k16)");
+  if (!wg && o.amount != 16) refuse("TC's amount is the tensor core's k: 16 (m16n8k16)");
+  if (wg && !sdk::wgmma_code(int(o.amount))) refuse("TCWG's amount is the N of m64nNk16: 64, 128 or 256");
   if (local_axes_ > 0 || !upcasts_.empty() || !unrolls_.empty() ||
       std::any_of(plan_.begin(), plan_.end(), [](const AxisPlan& a) { return a.parts.size() != 1; }))
     refuse("TC must be the first optimization");
-  if (options_.max_local_threads < 32 || options_.max_local_size[0] < 32)
-    refuse("a warp of 32 threads does not fit the device's work group");
-  const std::array<std::pair<int, int64_t>, 3> splits{{{mm.m, 16}, {mm.n, 8}, {mm.k, 16}}};
+  const uint32_t threads = wg ? 128 : 32;
+  if (options_.max_local_threads < threads || options_.max_local_size[0] < threads)
+    refuse("a " + std::string(wg ? "warpgroup" : "warp") + " of " + std::to_string(threads) +
+           " threads does not fit the device's work group");
+  const std::array<std::pair<int, int64_t>, 3> splits{
+      {{mm.m, wg ? 64 : 16}, {mm.n, wg ? o.amount : 8}, {mm.k, 16}}};
   for (auto [axis, size] : splits)
     if (plan_[size_t(axis)].size % size != 0)
       refuse("axis " + std::to_string(axis) + " (" + std::to_string(plan_[size_t(axis)].size) +
@@ -83,8 +92,9 @@ void Lowerer::apply_tc(const Opt& o, const KernelInfo& info,
     ax.parts.push_back(Part{OptOp::TC, size, false});
   }
   local_axes_ = 1;
-  local_[0] = 32;
+  local_[0] = threads;
   tc_ = mm;
+  tc_wg_n_ = wg ? o.amount : 0;
 }
 
 // The index within its TC part of axis m, n or k: a fragment position being loaded
@@ -92,6 +102,13 @@ void Lowerer::apply_tc(const Opt& o, const KernelInfo& info,
 UOpRef Lowerer::tc_index(size_t axis) const {
   if (auto it = tc_override_.find(axis); it != tc_override_.end()) return it->second;
   const UOpRef& lane = local_ids_.at(0);
+  if (tc_wg_n_) { // wgmma_c_element: lane t of the warpgroup, C lane tc_digit_
+    const int i = tc_digit_;
+    if (int(axis) == tc_->m)
+      return idiv(lane, idx_const(32)) * idx_const(16) + idiv(lane % idx_const(32), idx_const(4)) +
+             idx_const(8 * (i / 2 % 2));
+    if (int(axis) == tc_->n) return (lane % idx_const(4)) * idx_const(2) + idx_const(8 * (i / 4) + i % 2);
+  }
   if (int(axis) == tc_->m) return idiv(lane, idx_const(4)) + idx_const(8 * (tc_digit_ / 2));
   if (int(axis) == tc_->n) return (lane % idx_const(4)) * idx_const(2) + idx_const(tc_digit_ % 2);
   throw UOpError("codegen: the TC part of axis " + std::to_string(axis) + " has no fragment position");
@@ -124,6 +141,7 @@ UOpRef Lowerer::tc_staged_pair(const UOpRef& operand) const {
 // the k loop; each takes its C fragment position from the result. A and B fragments load the
 // operands at the positions the shape's layout gives this thread (tg/sdk/wmma.hpp).
 UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
+  if (tc_wg_n_) return wg_reduce(r, f);
   const Dims& out_shape = shapes_(r);
   const Dims& in_shape = shapes_(r->src(0));
   if (f.base != out_shape_)
@@ -206,6 +224,77 @@ UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
     int64_t iters = 1;
     for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
     reduce_iters_ = std::max(reduce_iters_, iters);
+    int64_t count = 1;
+    for (auto a : r->arg_if<ReduceArg>()->axes) count *= in_shape[size_t(a)];
+    reduce_size_ = std::max(reduce_size_, count);
+  }
+  UOpRef out = UOp::make(Ops::GEP, dtypes::float32, {acc}, int64_t(tc_digit_));
+  if (out->dtype() != r->dtype()) out = cast(out, r->dtype());
+  UOpRef valid = UOp::constant(dtypes::bool_, true);
+  if (!f.mops.empty() || f.base != out_shape) valid = tracker(out_shape, f.mops).to_index(f.idx).second;
+  return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
+}
+
+UOpRef Lowerer::wg_tile_index(const Staged& s, const UOpRef& row, const UOpRef& k) const {
+  return (row % idx_const(8)) * idx_const(8) + k % idx_const(8) +
+         idiv(k, idx_const(8)) * idx_const(s.wg_stride_k / 2) +
+         idiv(row, idx_const(8)) * idx_const(s.wg_stride_row / 2);
+}
+
+// The first reduce under TCWG: per upcast lane, one chain of WGMMAs through the k steps of a staged
+// tile (A at the warpgroup's first row of m, B at its first row of n, 16 k further each op), summed
+// over the tile loop; each output lane takes its C lane (wgmma_c_element) with a GEP. The chain
+// is one run for the renderer (one fence, one commit and wait per tile).
+UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
+  const Dims& out_shape = shapes_(r);
+  const Dims& in_shape = shapes_(r->src(0));
+  if (f.base != out_shape_)
+    throw OptError("optimization TCWG: the kernel's reduce is not read in the output's index space");
+  if (staged_.empty())
+    throw OptError("optimization TCWG: the operands must be staged (a STAGE of k after it)");
+  UOpRef& acc = tc_acc_[cur_lane_];
+  if (!acc) {
+    const size_t ndim = out_shape_.size();
+    const auto m = size_t(tc_->m), n = size_t(tc_->n), k = size_t(tc_->k);
+    std::vector<UOpRef> ranges;
+    for (size_t j = 0; j < reduce_dims_.size(); ++j) {
+      const AxisPlan& ax = plan_[ndim + j];
+      if (ax.rest() > 1) ranges.push_back(range_for(r.get(), size_t(reduce_dims_[j]), ax.rest()));
+    }
+    stage_copies(r, f); // makes the tile loop's range (the same node as above)
+    const int64_t steps = within_size(k) / 16;
+    const int64_t code = sdk::wgmma_code(int(tc_wg_n_));
+    auto address = [&](const UOpRef& x, size_t row_axis, int64_t k0) {
+      for (const Staged& s : staged_) {
+        if (s.operand != x) continue;
+        tc_override_ = {{row_axis, idx_const(0)}};
+        const UOpRef row0 = within_index(row_axis);
+        tc_override_.clear();
+        UOpRef idx = stage_read_offset() + idx_const(s.offset) + wg_tile_index(s, row0, idx_const(k0));
+        return UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, simplify(idx), stage_barrier_});
+      }
+      throw UOpError("codegen: TCWG has no tile for an operand");
+    };
+    const Staged *sa = nullptr, *sb = nullptr;
+    for (const Staged& s : staged_) (s.operand == tc_a_ ? sa : sb) = &s;
+    const int64_t strides =
+        sdk::wgmma_pack({sa->wg_stride_k, sa->wg_stride_row, sb->wg_stride_k, sb->wg_stride_row});
+    const DType cd = dtypes::float32.vec(uint16_t(tc_wg_n_ / 2));
+    UOpRef c = UOp::constant(cd, 0.0);
+    for (int64_t st = 0; st < steps; ++st)
+      c = UOp::make(Ops::WGMMA, cd, {address(tc_a_, m, 16 * st), address(tc_b_, n, 16 * st), c},
+                    std::vector<int64_t>{code, strides});
+    alu_inside_ += 2 * 64 * tc_wg_n_ * 16 * steps / 128; // per thread
+    if (ranges.empty()) {
+      acc = c;
+    } else {
+      std::vector<UOpRef> src{c};
+      src.insert(src.end(), ranges.begin(), ranges.end());
+      acc = UOp::make(Ops::REDUCE, cd, std::move(src), ReduceArg{Ops::ADD, {}});
+    }
+    int64_t iters = 1;
+    for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
+    reduce_iters_ = std::max(reduce_iters_, iters * steps);
     int64_t count = 1;
     for (auto a : r->arg_if<ReduceArg>()->axes) count *= in_shape[size_t(a)];
     reduce_size_ = std::max(reduce_size_, count);

@@ -105,6 +105,7 @@ private:
   std::optional<MatmulAxes> matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
                                         const std::vector<int64_t>& in_dims, bool half_only);
   UOpRef tc_reduce(const UOpRef& r, const Frame& f);
+  UOpRef wg_reduce(const UOpRef& r, const Frame& f); // TCWG: chains of WGMMA over the staged tiles
   UOpRef tc_staged_pair(const UOpRef& operand) const;
   void apply_stage(const std::function<void(const std::string&)>& refuse);
   void plan_stage();
@@ -173,6 +174,7 @@ private:
   int tc_digit_ = 0;     // its position in the C fragment
   std::map<size_t, UOpRef> tc_override_;
   std::map<int64_t, UOpRef> tc_acc_; // upcast lane -> accumulated WMMA result
+  int64_t tc_wg_n_ = 0; // TCWG: the N of m64nNk16 (the warpgroup op), else 0 (mma.sync's m16n8k16)
   // STAGE: the reduce's a * b reads a and b from local memory, copied there once per reduce tile
   // by the whole work group. Each operand's tile spans the kernel axes it varies along.
   struct Staged {
@@ -184,7 +186,12 @@ private:
     int64_t elements = 1;         // of the tile
     int64_t count = 1;            // its local memory, padded
     int64_t offset = 0; // where it starts in the one local buffer (equal DEFINE_LOCALs are one node)
+    // TCWG: the tile (rows of its m or n axis x k) in WGMMA's core-matrix layout (wmma.hpp): byte
+    // strides between core matrices along k and along the rows; layout = {row axis, k}.
+    int64_t wg_stride_k = 0, wg_stride_row = 0;
   };
+  // TCWG: element index of (row, k) within a tile in the core-matrix layout (from its start).
+  UOpRef wg_tile_index(const Staged& s, const UOpRef& row, const UOpRef& k) const;
   std::vector<Staged> staged_;
   UOpRef stage_mul_;                      // the reduce's MUL
   std::vector<int64_t> axis_dim_;         // kernel axis -> reduce input dim (-1: none)

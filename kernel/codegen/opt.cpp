@@ -7,7 +7,8 @@
 namespace tg {
 
 namespace {
-constexpr std::array kNames{"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "LOOP", "PADTO", "TC", "STAGE"};
+constexpr std::array kNames{"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP",
+                            "LOOP",   "PADTO",  "TC",    "STAGE", "TCWG"};
 }
 
 const char* opt_name(OptOp op) { return kNames.at(size_t(op)); }

@@ -31,6 +31,10 @@ enum class OptOp : uint8_t {
             // the work group copies the slices of a and b its outputs need into local memory
             // (each thread a share), waits at a barrier, and reads the products' operands from
             // there. Needs local memory; with TC, UPCAST, LOCAL and other STAGEs only.
+  TCWG,     // reduce axis k of such a matmul on the warpgroup matrix unit (IR 1.2 WGMMA): a
+            // warpgroup (LOCAL_ID 0, 128 threads) computes 64 x `amount` outputs (m64nNk16, N =
+            // 64, 128 or 256), 16 k per op, A and B read from tiles in local memory, so a STAGE
+            // of k must follow. Needs a device naming the shape with "@wg"; the first opt.
 };
 
 struct Opt {

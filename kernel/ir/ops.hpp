@@ -100,7 +100,10 @@ inline constexpr tg_op kNoAbiOp = 0;
   X(SHRINK, Movement, 1, 0, kNoAbiOp)                                                                        \
   X(FLIP, Movement, 1, 0, kNoAbiOp)                                                                          \
   /* kernel level, IR 1.1: a warp-wide matrix multiply-accumulate (arg = TG_WMMA_* shape) */                 \
-  X(WMMA, Meta, 3, 0, TG_OP_WMMA)
+  X(WMMA, Meta, 3, 0, TG_OP_WMMA)                                                                            \
+  /* kernel level, IR 1.2: a warpgroup matrix multiply-accumulate of tiles in local memory */                \
+  /* (src 0/1 = INDEXes of A and B, src 2 = C; arg = {TG_WGMMA_* shape, packed strides}) */                  \
+  X(WGMMA, Meta, 3, 0, TG_OP_WGMMA)
 
 enum class Ops : std::uint8_t {
 #define TG_OP_ENUM(name, cat, arity, traits, abi) name,

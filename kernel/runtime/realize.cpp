@@ -141,9 +141,11 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
       options.serial_work_groups = value == "serial";
     } else if (key == "tensor_cores") { // the WMMA shapes, e.g. "m16n8k16:f16,bf16->f32"
       tc_shape = value.find("m16n8k16") != std::string::npos;
+      options.warpgroup_mma = value.find("m64n128k16:f16,bf16->f32@wg") != std::string::npos;
     }
   }
   options.tensor_cores = options.tensor_cores && tc_shape; // the feature and the shape codegen emits
+  options.warpgroup_mma = options.warpgroup_mma && options.tensor_cores;
   return options;
 }
 

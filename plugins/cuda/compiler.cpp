@@ -124,6 +124,13 @@ std::string Compiler::resolve(const std::string& target) const {
 sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
   const std::string target = resolve(request.target);
   const ArchChoice arch = choose(parse_target(target));
+  // WGMMA (IR 1.2) is wgmma.mma_async, which exists only in the arch-specific sm_90a target
+  // (docs/cuda.md): such a program builds for sm_90a or not at all.
+  const bool wgmma = sdk::uses_wgmma(request.ir);
+  if (wgmma && !(arch.cubin && arch.arch == 90))
+    throw sdk::PluginError(TG_ERROR_UNIMPLEMENTED,
+                           "kernel " + request.ir.name +
+                               " uses WGMMA, which needs sm_90a (Hopper); the target is " + target);
   sdk::render::Source source = sdk::render::render(sdk::render::Dialect::cuda, request.ir);
 
   nvrtcProgram raw = nullptr;
@@ -133,7 +140,7 @@ sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
   ProgramHandle program(raw);
   std::vector<std::string> options = include_options();
   options.push_back(std::string("--gpu-architecture=") + (arch.cubin ? "sm_" : "compute_") +
-                    std::to_string(arch.arch));
+                    std::to_string(arch.arch) + (wgmma ? "a" : ""));
   if (request.opt_level == 0) options.push_back("--dopt=off");
   std::vector<const char*> argv;
   for (const std::string& o : options) argv.push_back(o.c_str());

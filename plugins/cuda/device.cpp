@@ -23,6 +23,19 @@ bool tensor_cores(int cc) {
   return cc >= 80 && !(env && std::string(env) == "0");
 }
 
+// The `tensor_cores` attribute: mma.sync's shape from sm_80 on; on sm_90 (Hopper) with
+// TG_CUDA_WGMMA=1 also the warpgroup shapes of IR 1.2 WGMMA ("@wg": wgmma.mma_async, built for
+// sm_90a). Off by default: the core's TCWG matmul (8192 f16, H200) runs 183-193 TFLOPS against
+// 242 for the mma.sync one (docs/cuda.md, session 18, h/wgmma).
+std::string tensor_core_shapes(int cc) {
+  if (!tensor_cores(cc)) return "none";
+  std::string s = "m16n8k16:f16,bf16->f32";
+  const char* env = std::getenv("TG_CUDA_WGMMA");
+  if (cc == 90 && env && std::string(env) == "1")
+    s += "; m64n64k16:f16,bf16->f32@wg; m64n128k16:f16,bf16->f32@wg; m64n256k16:f16,bf16->f32@wg";
+  return s;
+}
+
 int attribute(CUdevice device, CUdevice_attribute which) {
   int value = 0;
   check(driver().cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute");
@@ -165,7 +178,7 @@ std::vector<sdk::Attribute> Device::attributes() const {
        std::to_string(attribute(device_, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH))},
       {"cuda.launch_batch", use_graphs_ ? "CUDA graphs" : "plain launches (TG_CUDA_GRAPHS=0)"},
       {"work_group_execution", "parallel"},
-      {"tensor_cores", tensor_cores(cc_major * 10 + cc_minor) ? "m16n8k16:f16,bf16->f32" : "none"},
+      {"tensor_cores", tensor_core_shapes(cc_major * 10 + cc_minor)},
       {"cuda.nccl", nccl::status()}, // collectives between GPUs (collectives.hpp)
   };
 }

@@ -364,7 +364,8 @@ public:
 private:
   void run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3> local);
   void step_until_barrier(WorkItem& item); // stops at a BARRIER or WMMA (pc on it) or the end (done)
-  void warp_mma(std::vector<WorkItem>& items, size_t i); // WMMA i for every warp of the group
+  void warp_mma(std::vector<WorkItem>& items, size_t i);      // WMMA i for every warp of the group
+  void warpgroup_mma(std::vector<WorkItem>& items, size_t i); // WGMMA i for every warpgroup
   void execute(WorkItem& item, size_t i);
   Lane operand(const WorkItem& item, uint32_t src, unsigned lane) const {
     const Instruction& s = ir_.instructions[src];
@@ -429,6 +430,7 @@ Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte
       has_barrier_ = true;
       continue;
     case TG_OP_WMMA: // a warp-wide op: the items of a group run to it together, like to a BARRIER
+    case TG_OP_WGMMA:
       has_barrier_ = true;
       lane_count_ += ins.vcount;
       continue;
@@ -615,7 +617,7 @@ void Interpreter::step_until_barrier(WorkItem& item) {
   const size_t n = ir_.instructions.size();
   while (item.pc < n) {
     const tg_op op = ir_.instructions[item.pc].op;
-    if (op == TG_OP_BARRIER || op == TG_OP_WMMA) return;
+    if (op == TG_OP_BARRIER || op == TG_OP_WMMA || op == TG_OP_WGMMA) return;
     execute(item, item.pc);
   }
   item.done = true;
@@ -662,6 +664,7 @@ void Interpreter::run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3
     }
     if (first.done) return;
     if (ir_.instructions[first.pc].op == TG_OP_WMMA) warp_mma(items, first.pc);
+    if (ir_.instructions[first.pc].op == TG_OP_WGMMA) warpgroup_mma(items, first.pc);
     for (auto& item : items) ++item.pc;
   }
 }
@@ -698,6 +701,70 @@ void Interpreter::warp_mma(std::vector<WorkItem>& items, size_t i) {
       Lane* out = result(items[w + size_t(lane)], i);
       for (int e = 0; e < shape.c_lanes; ++e) {
         auto [r, col] = wmma_c_element(ins.arg0, lane, e);
+        double sum = c[size_t(r * shape.n + col)];
+        for (int kk = 0; kk < shape.k; ++kk)
+          sum += a[size_t(r * shape.k + kk)] * b[size_t(kk * shape.n + col)];
+        out[e] = float_lane(double(float(sum)));
+      }
+    }
+  }
+}
+
+// A warpgroup is 128 consecutive work items (4 warps). A and B are read from local memory at the
+// byte offsets of the core-matrix layout (wgmma_tile_offset) from the address every item of the
+// warpgroup names; products are exact in double and the sum is rounded to float once, as for WMMA.
+void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
+  const Instruction& ins = ir_.instructions[i];
+  const WgmmaShape shape = *wgmma_shape(ins.arg0); // validated
+  const WgmmaStrides st = wgmma_unpack(ins.arg1);
+  if (items.size() % size_t(shape.threads) != 0)
+    fail(items.front(), i,
+         "WGMMA needs whole warpgroups: the work group has " + std::to_string(items.size()) +
+             " items, not a multiple of " + std::to_string(shape.threads));
+  // The tile element at byte `offset` from operand k's address (bounds checked).
+  auto tile = [&](const WorkItem& item, int k, int64_t offset) {
+    const Instruction& index = ir_.instructions[ins.src[size_t(k)]];
+    const Memory& mem = memory_[index.src[0]];
+    const uint64_t at = operand(item, index.src[1], 0).u * 2 + uint64_t(offset);
+    if (at + 2 > mem.bytes)
+      fail(item, i,
+           std::string(k == 0 ? "A" : "B") + " reads byte " + std::to_string(at) + ", outside " + mem.what +
+               " (" + std::to_string(mem.bytes) + " bytes)");
+    return load_element(mem.dtype, mem.data + at).f;
+  };
+  std::vector<double> a(size_t(shape.m * shape.k)), b(size_t(shape.k * shape.n)),
+      c(size_t(shape.m * shape.n));
+  for (size_t w = 0; w < items.size(); w += size_t(shape.threads)) {
+    const WorkItem& first = items[w];
+    for (int k = 0; k < 2; ++k) { // one tile per warpgroup, 16-byte aligned (the descriptor drops 4 bits)
+      const uint32_t idx_src = ir_.instructions[ins.src[size_t(k)]].src[1];
+      const uint64_t base = operand(first, idx_src, 0).u;
+      if (base * 2 % 16 != 0)
+        fail(first, i,
+             std::string(k == 0 ? "A" : "B") + "'s address (element " + std::to_string(base) +
+                 ") is not a multiple of 16 bytes");
+      for (int t = 1; t < shape.threads; ++t)
+        if (operand(items[w + size_t(t)], idx_src, 0).u != base)
+          fail(items[w + size_t(t)], i,
+               std::string(k == 0 ? "A" : "B") + "'s address differs within the warpgroup (element " +
+                   std::to_string(operand(items[w + size_t(t)], idx_src, 0).u) + ", its first item names " +
+                   std::to_string(base) + ")");
+    }
+    for (int r = 0; r < shape.m; ++r)
+      for (int kk = 0; kk < shape.k; ++kk)
+        a[size_t(r * shape.k + kk)] = tile(first, 0, wgmma_tile_offset(st.a_k, st.a_m, r, kk));
+    for (int col = 0; col < shape.n; ++col)
+      for (int kk = 0; kk < shape.k; ++kk)
+        b[size_t(kk * shape.n + col)] = tile(first, 1, wgmma_tile_offset(st.b_k, st.b_n, col, kk));
+    for (int t = 0; t < shape.threads; ++t)
+      for (int e = 0; e < shape.c_lanes; ++e) {
+        auto [r, col] = wgmma_c_element(ins.arg0, t, e);
+        c[size_t(r * shape.n + col)] = operand(items[w + size_t(t)], ins.src[2], unsigned(e)).f;
+      }
+    for (int t = 0; t < shape.threads; ++t) {
+      Lane* out = result(items[w + size_t(t)], i);
+      for (int e = 0; e < shape.c_lanes; ++e) {
+        auto [r, col] = wgmma_c_element(ins.arg0, t, e);
         double sum = c[size_t(r * shape.n + col)];
         for (int kk = 0; kk < shape.k; ++kk)
           sum += a[size_t(r * shape.k + kk)] * b[size_t(kk * shape.n + col)];

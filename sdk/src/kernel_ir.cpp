@@ -64,6 +64,7 @@ constexpr std::array kOps = {
     OpInfo{TG_OP_WHERE, "WHERE", 3, 3, true},
     OpInfo{TG_OP_MULACC, "MULACC", 3, 3, true},
     OpInfo{TG_OP_WMMA, "WMMA", 3, 3, true},
+    OpInfo{TG_OP_WGMMA, "WGMMA", 3, 3, true},
 };
 
 const OpInfo* find_op(tg_op op) {
@@ -103,6 +104,12 @@ bool dtype_is_unsigned_int(tg_dtype dt) {
 bool uses_wmma(const KernelIR& ir) {
   for (const auto& ins : ir.instructions)
     if (ins.op == TG_OP_WMMA) return true;
+  return false;
+}
+
+bool uses_wgmma(const KernelIR& ir) {
+  for (const auto& ins : ir.instructions)
+    if (ins.op == TG_OP_WGMMA) return true;
   return false;
 }
 
@@ -167,8 +174,8 @@ void validate_kernel_ir(KernelIR& ir) {
     if (!info->has_value && (ins.dtype != TG_DTYPE_VOID || ins.vcount != 1))
       fail("has no value: dtype must be void");
     bool value_op = ins.op >= TG_OP_VECTORIZE;
-    if (value_op) {
-      for (int k = 0; k < n; ++k)
+    if (value_op) { // WGMMA's A and B are pointers into local memory (checked below)
+      for (int k = ins.op == TG_OP_WGMMA ? 2 : 0; k < n; ++k)
         if (src_is_ptr(k)) fail("source " + std::to_string(k) + " is a pointer, expected a value");
     }
     // A value made inside a RANGE or IF is gone once that scope closes.
@@ -327,6 +334,23 @@ void validate_kernel_ir(KernelIR& ir) {
              std::to_string(shape->c_lanes) + " lanes (A/B/C), the result " + std::to_string(shape->c_lanes));
       break;
     }
+    case TG_OP_WGMMA: {
+      const auto shape = wgmma_shape(ins.arg0);
+      if (!shape) fail("unknown WGMMA shape " + std::to_string(ins.arg0));
+      for (int k = 0; k < 2; ++k)
+        if (src_op(k) != TG_OP_INDEX || !ins_list[ins.src[size_t(k)]].is_local())
+          fail(std::string(k == 0 ? "A" : "B") + " must be an INDEX into local memory");
+      if (!wgmma_input_dtype(ins.arg0, src_dtype(0)) || src_dtype(1) != src_dtype(0))
+        fail("A and B must be float16 or both bfloat16");
+      if (ins.dtype != TG_DTYPE_FLOAT32 || src_dtype(2) != TG_DTYPE_FLOAT32) fail("C and D are float32");
+      if (src_vcount(2) != shape->c_lanes || ins.vcount != shape->c_lanes)
+        fail("C and D need " + std::to_string(shape->c_lanes) + " lanes");
+      const WgmmaStrides st = wgmma_unpack(ins.arg1);
+      if (!wgmma_strides_valid(st))
+        fail("core-matrix strides (" + std::to_string(st.a_k) + ", " + std::to_string(st.a_m) + ", " +
+             std::to_string(st.b_k) + ", " + std::to_string(st.b_n) + " bytes) must be multiples of 16");
+      break;
+    }
     case TG_OP_WHERE:
       if (src_dtype(0) != TG_DTYPE_BOOL) fail("condition must be bool");
       if (src_dtype(1) != ins.dtype || src_dtype(2) != ins.dtype)
@@ -397,6 +421,10 @@ KernelIR parse_kernel_ir(std::span<const std::byte> bytes) {
         throw IRError("instruction " + std::to_string(i) + ": WMMA needs kernel IR 1.1, the header says 1." +
                           std::to_string(minor),
                       i);
+      if (ins.op == TG_OP_WGMMA && minor < TG_IR_VERSION_MINOR_WGMMA)
+        throw IRError("instruction " + std::to_string(i) + ": WGMMA needs kernel IR 1.2, the header says 1." +
+                          std::to_string(minor),
+                      i);
       ins.dtype = r.get<uint8_t>("dtype");
       ins.flags = r.get<uint8_t>("flags");
       ins.vcount = r.get<uint16_t>("vcount");
@@ -428,7 +456,9 @@ std::vector<std::byte> serialize_kernel_ir(const KernelIR& ir) {
   ByteWriter w;
   for (int k = 0; k < 4; ++k) w.put<uint8_t>(uint8_t(TG_IR_MAGIC[k]));
   w.put<uint16_t>(TG_IR_VERSION_MAJOR);
-  w.put<uint16_t>(uses_wmma(ir) ? TG_IR_VERSION_MINOR_WMMA : TG_IR_VERSION_MINOR);
+  w.put<uint16_t>(uses_wgmma(ir)  ? TG_IR_VERSION_MINOR_WGMMA
+                  : uses_wmma(ir) ? TG_IR_VERSION_MINOR_WMMA
+                                  : TG_IR_VERSION_MINOR);
   w.put<uint32_t>(uint32_t(ir.instructions.size()));
   w.put<uint32_t>(uint32_t(ir.name.size()));
   for (char c : ir.name) w.put<uint8_t>(uint8_t(c));
@@ -558,6 +588,10 @@ KernelBuilder::Ref KernelBuilder::vectorize(std::span<const Ref> lanes) {
 }
 KernelBuilder::Ref KernelBuilder::wmma(Ref a, Ref b, Ref c, int64_t shape) {
   return emit({TG_OP_WMMA, at(c).dtype, 0, at(c).vcount, shape, 0, {a, b, c}});
+}
+
+KernelBuilder::Ref KernelBuilder::wgmma(Ref a, Ref b, Ref c, int64_t shape, int64_t strides) {
+  return emit({TG_OP_WGMMA, at(c).dtype, 0, at(c).vcount, shape, strides, {a, b, c}});
 }
 KernelBuilder::Ref KernelBuilder::gep(Ref vector, uint16_t lane) {
   return emit({TG_OP_GEP, at(vector).dtype, 0, 1, lane, 0, {vector}});

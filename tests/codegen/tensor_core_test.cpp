@@ -14,7 +14,8 @@
 #include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/render/render.hpp>
 
-#include "../render/nvrtc_compile.hpp" // NVRTC where the build found it
+#include "../../tools/conform/wgmma_kernel.hpp" // a hand-built IR 1.2 WGMMA program
+#include "../render/nvrtc_compile.hpp"          // NVRTC where the build found it
 
 #include <algorithm>
 #include <array>
@@ -455,4 +456,201 @@ BOOST_AUTO_TEST_CASE(staged_f32_matmul_on_the_device_matches_a_double_reference)
     const double worst = worst_error(got, av, bv, m, k, n);
     BOOST_TEST(worst < 1e-5, m << "x" << k << "x" << n << ": worst error " << worst);
   }
+}
+
+// ---- IR 1.2 WGMMA (the warpgroup op) on a hand-built program (tools/conform/wgmma_kernel.hpp) ----
+
+namespace {
+
+// Random 16-bit inputs for a WGMMA matmul, run in the interpreter: the worst error against a
+// double matmul, relative to the sum of |products|.
+double wgmma_interpreter_error(const tg::conform::WgmmaMatmul& w) {
+  const DType dt = w.input == TG_DTYPE_FLOAT16 ? dtypes::float16 : dtypes::bfloat16;
+  std::mt19937 rng(11);
+  auto fill = [&](size_t count) {
+    std::vector<std::byte> bytes(count * 2);
+    for (size_t i = 0; i < bytes.size(); i += 2) {
+      const uint16_t v = from_double(dt, std::uniform_real_distribution<double>(-2, 2)(rng));
+      std::memcpy(bytes.data() + i, &v, 2);
+    }
+    return bytes;
+  };
+  std::vector<std::byte> a = fill(size_t(w.m * w.k)), b = fill(size_t(w.k * w.n)),
+                         d(size_t(w.m * w.n) * 4, std::byte{0xff}); // NaN where nothing is written
+  std::vector<std::span<std::byte>> spans{d, a, b};
+  sdk::interpret(sdk::parse_kernel_ir(w.ir), {1, 1, 1}, {uint32_t(w.threads), 1, 1}, spans, {});
+  std::vector<float> got(size_t(w.m * w.n)), av, bv;
+  std::memcpy(got.data(), d.data(), d.size());
+  for (size_t i = 0; i < a.size(); i += 2) av.push_back(float(to_double(dt, a.data() + i)));
+  for (size_t i = 0; i < b.size(); i += 2) bv.push_back(float(to_double(dt, b.data() + i)));
+  return worst_error(got, av, bv, w.m, w.k, w.n);
+}
+
+} // namespace
+
+// Every shape, both input dtypes, one and two warpgroups, one to three k steps: products are exact
+// and the interpreter rounds the double sum to float once per WGMMA, so the error is float's.
+BOOST_AUTO_TEST_CASE(wgmma_matmul_in_the_interpreter_matches_a_double_reference) {
+  for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
+    for (auto [n, k, groups] : {std::array<int, 3>{64, 16, 1}, {128, 32, 2}, {256, 48, 1}}) {
+      const auto w = tg::conform::wgmma_matmul_kernel(dt, n, k, groups);
+      const double err = wgmma_interpreter_error(w);
+      BOOST_TEST(err < 1e-6, sdk::dtype_name(dt) << " n " << n << " k " << k << " groups " << groups
+                                                 << ": worst error " << err);
+    }
+}
+
+// A program with WGMMA says IR 1.2 and round-trips; a 1.1 (or 1.0) header with the op is refused;
+// malformed operands are refused naming the instruction; the interpreter needs whole warpgroups.
+BOOST_AUTO_TEST_CASE(wgmma_ir_is_version_1_2_and_refused_under_1_1) {
+  const auto w = tg::conform::wgmma_matmul_kernel(TG_DTYPE_FLOAT16, 64, 32, 1);
+  BOOST_TEST(ir_minor(w.ir) == TG_IR_VERSION_MINOR_WGMMA);
+  const sdk::KernelIR parsed = sdk::parse_kernel_ir(w.ir);
+  BOOST_TEST(sdk::uses_wgmma(parsed));
+  BOOST_TEST((sdk::serialize_kernel_ir(parsed) == w.ir));
+  BOOST_TEST(sdk::to_string(parsed).find("WGMMA") != std::string::npos);
+  for (uint8_t minor : {1, 0}) {
+    std::vector<std::byte> old = w.ir;
+    old[6] = std::byte{minor};
+    BOOST_CHECK_EXCEPTION(sdk::parse_kernel_ir(old), sdk::IRError, [](const sdk::IRError& e) {
+      return std::string(e.what()).find("WGMMA needs kernel IR 1.2") != std::string::npos;
+    });
+  }
+  // operands: A from global memory, strides off 16, too few C lanes
+  auto refused = [](sdk::KernelBuilder& b, const char* why) {
+    BOOST_CHECK_EXCEPTION(b.serialize(), sdk::IRError, [&](const sdk::IRError& e) {
+      BOOST_TEST_MESSAGE(e.what());
+      return std::string(e.what()).find(why) != std::string::npos &&
+             std::string(e.what()).find("(WGMMA)") != std::string::npos;
+    });
+  };
+  auto program = [](bool global_a, int64_t a_k, int lanes) {
+    sdk::KernelBuilder b("bad");
+    const auto g = b.global(0, TG_DTYPE_FLOAT16), l = b.local(4096, TG_DTYPE_FLOAT16);
+    const auto pa = b.index(global_a ? g : l, b.i32(0)), pb = b.index(l, b.i32(0));
+    std::vector<sdk::KernelBuilder::Ref> zeros(size_t(lanes), b.f32(0));
+    b.wgmma(pa, pb, b.vectorize(zeros), TG_WGMMA_M64N64K16, sdk::wgmma_pack({a_k, 256, 128, 256}));
+    return b;
+  };
+  auto b1 = program(true, 128, 32);
+  refused(b1, "A must be an INDEX into local memory");
+  auto b2 = program(false, 120, 32);
+  refused(b2, "multiples of 16");
+  auto b3 = program(false, 128, 16);
+  refused(b3, "need 32 lanes");
+  // half a warpgroup
+  const sdk::KernelIR ir = sdk::parse_kernel_ir(w.ir);
+  std::vector<std::byte> d(64 * 64 * 4), a(64 * 32 * 2), bb(32 * 64 * 2);
+  std::vector<std::span<std::byte>> spans{d, a, bb};
+  BOOST_CHECK_EXCEPTION(sdk::interpret(ir, {1, 1, 1}, {64, 1, 1}, spans, {}), std::exception,
+                        [](const std::exception& e) {
+                          return std::string(e.what()).find("whole warpgroups") != std::string::npos;
+                        });
+}
+
+// The CUDA renderer: one wgmma.fence before and one commit/wait after the run of WGMMAs of a k
+// loop step (here 3 back to back), descriptors built from __cvta_generic_to_shared, the proxy fence
+// before the barrier; NVRTC compiles it for sm_90a and the PTX holds wgmma.mma_async. Dialects
+// without the op refuse it by name.
+BOOST_AUTO_TEST_CASE(cuda_renders_wgmma_that_nvrtc_compiles_for_sm_90a) {
+  for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) {
+    const auto w = tg::conform::wgmma_matmul_kernel(dt, 128, 48, 2);
+    const auto ir = sdk::parse_kernel_ir(w.ir);
+    const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
+    auto count = [&](const std::string& what) {
+      size_t c = 0;
+      for (size_t at = src.text.find(what); at != std::string::npos; at = src.text.find(what, at + 1)) ++c;
+      return c;
+    };
+    const std::string in = dt == TG_DTYPE_FLOAT16 ? "f16.f16" : "bf16.bf16";
+    BOOST_TEST(count("wgmma.mma_async.sync.aligned.m64n128k16.f32." + in) == 3u, src.text);
+    BOOST_TEST(count("wgmma.fence.sync.aligned") == 1u);
+    BOOST_TEST(count("wgmma.commit_group.sync.aligned") == 1u);
+    BOOST_TEST(count("wgmma.wait_group.sync.aligned 0") == 1u);
+    BOOST_TEST(count("fence.proxy.async.shared::cta") == 1u);
+    BOOST_TEST(count("__cvta_generic_to_shared") == 1u);
+    BOOST_CHECK_EXCEPTION(
+        sdk::render::render(sdk::render::Dialect::opencl, ir), std::exception,
+        [](const std::exception& e) { return std::string(e.what()).find("WGMMA") != std::string::npos; });
+#ifdef TG_HAVE_NVRTC
+    const auto out = tgtest::nvrtc_compile(src.text, "wgmma.cu", "sm_90a");
+    BOOST_TEST(out.ok, out.log << "\n" << src.text);
+    BOOST_TEST(out.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16") != std::string::npos);
+    BOOST_TEST(out.cubin_bytes > 0u);
+#endif
+  }
+}
+
+// ---- the TCWG opt: the core's matmul on the warpgroup op ----
+
+namespace {
+LowerOptions hopper() { // gpu(true) on a device that names the warpgroup shapes (sm_90a)
+  LowerOptions o = gpu(true);
+  o.warpgroup_mma = true;
+  o.buffer_alignment = 16; // A's copy as 16-byte chunks, reordered by rows (lower_stage.cpp)
+  return o;
+}
+} // namespace
+
+// The heuristic picks TCWG on such a device (2 warpgroups of 64x128, 32 k per tile, tiles in the
+// core-matrix layout, double-buffered); the interpreter's result matches a double matmul; the IR
+// says 1.2; an explicit TCWG without STAGE is refused with the reason, and so is TCWG on a device
+// without the shapes; the CUDA source compiles for sm_90a with NVRTC and holds one wgmma run (one
+// fence, one commit/wait) per tile step.
+BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    const Matmul mm = matmul(256, 96, 128, dt);
+    const Lowered l = lower(mm, hopper());
+    BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
+      BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), STAGE(2,2)]") != std::string::npos);
+      BOOST_TEST(ir_minor(l.ir) == TG_IR_VERSION_MINOR_WGMMA);
+      BOOST_TEST(l.kernel.local[0] == 128u);
+      BOOST_TEST(run_error(mm, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+      const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
+      auto count = [&](const std::string& what) {
+        size_t c = 0;
+        for (size_t at = src.text.find(what); at != std::string::npos; at = src.text.find(what, at + 1)) ++c;
+        return c;
+      };
+      BOOST_TEST(count("wgmma.mma_async") == 2u, src.text); // 32 k per tile: 2 ops, one run
+      BOOST_TEST(count("wgmma.fence.sync.aligned") == 1u);
+      BOOST_TEST(count("wgmma.commit_group") == 1u);
+#ifdef TG_HAVE_NVRTC
+      const auto out = tgtest::nvrtc_compile(src.text, "tcwg.cu", "sm_90a");
+      BOOST_TEST(out.ok, out.log << "\n" << src.text);
+      BOOST_TEST(out.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16") != std::string::npos);
+#endif
+    }
+  }
+  { // n a multiple of 256: 2x2 warpgroups (a 128x256 block)
+    const Matmul wide = matmul(128, 64, 256, dtypes::bfloat16);
+    const Lowered l = lower(wide, hopper());
+    BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") != std::string::npos,
+               l.kernel.opts);
+    BOOST_TEST(run_error(wide, l) < 1e-2);
+  }
+  const Matmul mm = matmul(128, 64, 128, dtypes::float16);
+  const KernelInfo info = analyze_kernel(mm.item);
+  LowerOptions o = hopper();
+  o.opts = std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("must be staged") != std::string::npos;
+  });
+  o = gpu(true);
+  o.opts = std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128}, {OptOp::STAGE, info.matmul->k, 2}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("no warpgroup matrix unit") != std::string::npos;
+  });
+  // explicit lists: N 64 with one warpgroup, N 128 with an upcast of m (two chains per thread)
+  for (const auto& list :
+       {std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 64}, {OptOp::STAGE, info.matmul->k, 4}},
+        std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128},
+                         {OptOp::UPCAST, info.matmul->m, 2},
+                         {OptOp::STAGE, info.matmul->k, 1 + 1}}}) {
+    o = hopper();
+    o.opts = list;
+    const Lowered l = lower(mm, o);
+    BOOST_TEST_CONTEXT(l.kernel.opts) { BOOST_TEST(run_error(mm, l) < 2e-3); }
+  }
+  BOOST_TEST(to_string(parse_opts("[TCWG(2,128)]")) == "[TCWG(2,128)]");
 }

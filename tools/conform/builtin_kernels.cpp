@@ -2,6 +2,7 @@
 // corpus of the core's own codegen covers, plus what codegen rarely emits (every cast, bool
 // math, nested IFs, local memory with a barrier).
 #include "tools/conform/kernel_case.hpp"
+#include "tools/conform/wgmma_kernel.hpp"
 
 #include <tg/sdk/kernel_ir.hpp>
 
@@ -425,6 +426,17 @@ std::vector<KernelCase> builtin_kernels() {
   kernels.push_back(scalars_mixed(true));
   kernels.push_back(int64_index());
   kernels.push_back(nested_ifs());
+  for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) { // IR 1.2 WGMMA: 2 warpgroups, 3 k steps
+    WgmmaMatmul w = wgmma_matmul_kernel(dt, 128, 48, 2);
+    KernelCase k{
+        std::string("wgmma_matmul_") + tg::sdk::dtype_name(dt),
+        std::move(w.ir),
+        {1, 1, 1},
+        {uint32_t(w.threads), 1, 1},
+        {{TG_DTYPE_FLOAT32, uint64_t(w.m * w.n)}, {dt, uint64_t(w.m * w.k)}, {dt, uint64_t(w.k * w.n)}},
+        {}};
+    kernels.push_back(std::move(k));
+  }
   return kernels;
 }
 

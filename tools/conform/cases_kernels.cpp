@@ -9,6 +9,7 @@
 #include <tg/sdk/bytes.hpp>
 #include <tg/sdk/interpreter.hpp>
 #include <tg/sdk/kernel_ir.hpp>
+#include <tg/sdk/wmma.hpp>
 
 #include <cstring>
 
@@ -46,9 +47,35 @@ std::string unsupported(const KernelCase& k, const tg::sdk::KernelIR& ir, const 
   return {};
 }
 
+// IR 1.2 WGMMA runs only where the device names its shape with "@wg" in the tensor_cores
+// attribute (docs/abi.md 5.7); empty when it does, or the program has none.
+std::string unnamed_wgmma_shape(const Context& ctx, const tg::sdk::KernelIR& ir) {
+  std::string want;
+  for (const auto& ins : ir.instructions)
+    if (ins.op == TG_OP_WGMMA)
+      want = "m64n" + std::to_string(tg::sdk::wgmma_shape(ins.arg0)->n) + "k16:f16,bf16->f32@wg";
+  if (want.empty()) return {};
+  const std::string why = "the device does not name " + want + " in its tensor_cores attribute";
+  if (!(ctx.properties.features & TG_FEATURE_TENSOR_CORES) || !TG_CONFORM_HAS(device_attribute_count) ||
+      !TG_CONFORM_HAS(device_attribute))
+    return why;
+  Device device(ctx.device_index);
+  int32_t count = 0;
+  check(api().device_attribute_count(device.get(), &count), "device_attribute_count");
+  for (int32_t i = 0; i < count; ++i) {
+    const char *key = nullptr, *value = nullptr;
+    check(api().device_attribute(device.get(), i, &key, &value), "device_attribute");
+    if (key && value && std::string(key) == "tensor_cores" &&
+        std::string(value).find(want) != std::string::npos)
+      return {};
+  }
+  return why;
+}
+
 void run_kernel(const Context& ctx, const KernelCase& k) {
   tg::sdk::KernelIR ir = tg::sdk::parse_kernel_ir(k.ir);
   if (std::string why = unsupported(k, ir, ctx.properties); !why.empty()) throw CaseSkipped(why);
+  if (std::string why = unnamed_wgmma_shape(ctx, ir); !why.empty()) throw CaseSkipped(why);
   if (!TG_CONFORM_HAS(compile) || !TG_CONFORM_HAS(program_load) || !TG_CONFORM_HAS(launch))
     throw CaseSkipped("the plugin lacks compile, program_load or launch");
   expect(k.buffers.size() == ir.buffer_count, "kernel description and IR disagree on the buffer count");

@@ -125,6 +125,9 @@ typedef int32_t tg_dtype;
 /* IR 1.1 appends TG_OP_WMMA. A program that uses it says 1.1 in its header; one that does not
  * is written as 1.0, byte for byte what a 1.0 host wrote. */
 #define TG_IR_VERSION_MINOR_WMMA 1
+/* IR 1.2 appends TG_OP_WGMMA. A program that uses it says 1.2; one that does not is written as
+ * 1.1 (with WMMA) or 1.0, byte for byte as before. */
+#define TG_IR_VERSION_MINOR_WGMMA 2
 
 /* Instruction flags. */
 #define TG_IR_FLAG_POINTER 0x01u /* the value is a pointer to dtype elements */
@@ -197,6 +200,22 @@ typedef int32_t tg_op;
 /* WMMA shapes (arg0). M16N8K16: a warp of 32 lanes; A 16x16 and B 16x8 of FLOAT16 or BFLOAT16
  * (8 and 4 lanes per lane), C/D 16x8 FLOAT32 (4 lanes per lane). */
 #define TG_WMMA_M16N8K16 1
+
+/* warpgroup matrix unit (IR 1.2; only for a device with TG_FEATURE_TENSOR_CORES that names the
+ * shape with "@wg" in its tensor_cores attribute): one D = A * B + C computed by a warpgroup of
+ * 128 consecutive work items (4 warps, starting at a local id that is a multiple of 128).
+ * src0 = A, src1 = B: INDEXes into one DEFINE_LOCAL of FLOAT16 or BFLOAT16 (16-byte aligned), the
+ * tiles laid out as 8-row x 16-byte core matrices; src2 = this item's C (FLOAT32, N/2 lanes).
+ * arg0 = TG_WGMMA_* shape; arg1 = the tiles' byte strides, 16 bits each (multiples of 16):
+ * bits 0-15 A between core matrices along k, 16-31 A along m, 32-47 B along k, 48-63 B along n.
+ * The element layout and the per-item lanes of C/D are in docs/abi.md. */
+#define TG_OP_WGMMA 73
+
+/* WGMMA shapes (arg0): m64nNk16, A 64x16 and B 16xN of FLOAT16 or BFLOAT16 in local memory,
+ * C/D 64xN FLOAT32 (N/2 lanes per work item). */
+#define TG_WGMMA_M64N64K16 1
+#define TG_WGMMA_M64N128K16 2
+#define TG_WGMMA_M64N256K16 3
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host description, handed to the plugin's query function                                     */

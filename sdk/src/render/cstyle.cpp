@@ -3,6 +3,7 @@
 #include <tg/sdk/plugin.hpp>
 #include <tg/sdk/scopes.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -143,6 +144,8 @@ void CStyle::check(uint32_t i, const Instruction& ins) const {
     refuse(i, "shifts of bool are not supported");
   if (ins.op == TG_OP_SPECIAL && (ins.arg1 < 0 || ins.arg1 > 2)) refuse(i, "SPECIAL axis must be 0..2");
   if (ins.op == TG_OP_WMMA && !has_wmma()) refuse(i, "this dialect has no matrix multiply-accumulate (WMMA)");
+  if (ins.op == TG_OP_WGMMA && !has_wgmma())
+    refuse(i, "this dialect has no warpgroup matrix multiply-accumulate (WGMMA)");
 }
 
 tg_dtype CStyle::passed_as(tg_dtype dt) const {
@@ -427,6 +430,19 @@ std::vector<std::string> CStyle::words(uint32_t fragment) const {
   return out;
 }
 
+// Between two WGMMAs of one run only index arithmetic may stand (constants, INDEX, integer ALU):
+// anything else may read a result, so the run ends before it.
+bool CStyle::wgmma_run_ends(uint32_t i) const {
+  const auto& list = ir_.instructions;
+  for (uint32_t j = i + 1; j < list.size(); ++j) {
+    const Instruction& ins = list[j];
+    if (ins.op == TG_OP_WGMMA) return false;
+    const bool int_alu = ins.op >= TG_OP_NEG && ins.op <= TG_OP_MULACC && !dtype_is_float(ins.dtype);
+    if (ins.op != TG_OP_CONST && ins.op != TG_OP_INDEX && !int_alu) return true;
+  }
+  return true;
+}
+
 void CStyle::emit(uint32_t i) {
   const Instruction& ins = ir_.instructions[i];
   const unsigned vc = ins.vcount;
@@ -577,6 +593,26 @@ void CStyle::emit(uint32_t i) {
       d.push_back(lane_name(i, k));
     }
     line(wmma(ins.arg0, src(0).dtype, a, b, d, words(ins.src[0]), words(ins.src[1])));
+    return;
+  }
+  case TG_OP_WGMMA: { // D starts as a copy of C; A and B are tiles in local memory
+    std::vector<std::string> d;
+    for (unsigned k = 0; k < vc; ++k) {
+      define(i, k, value_type(ins.dtype), lane(ins.src[2], k));
+      d.push_back(lane_name(i, k));
+    }
+    auto address = [&](size_t k) {
+      const Instruction& index = src(k);
+      return "&" + element(lane(index.src[0], 0), lane(ins.src[k], 0), true);
+    };
+    const bool first = !wgmma_open_, last = wgmma_run_ends(i);
+    const std::string text = wgmma(ins.arg0, src(0).dtype, address(0), address(1), ins.arg1, d, first, last);
+    for (size_t at = 0; at <= text.size();) { // one statement per line
+      const size_t end = std::min(text.find('\n', at), text.size());
+      line(text.substr(at, end - at));
+      at = end + 1;
+    }
+    wgmma_open_ = !last;
     return;
   }
   default:

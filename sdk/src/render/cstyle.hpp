@@ -94,6 +94,18 @@ protected:
     return "";
   }
   virtual bool has_wmma() const { return false; }
+  // IR 1.2 WGMMA: the statement that updates the D lanes `d` (float variables holding C) of this
+  // work item with A * B, A and B read by the warpgroup from local memory at the addresses `a` and
+  // `b` (C expressions of pointers) in the core-matrix layout with the packed strides (wmma.hpp).
+  // `first`: no WGMMA of this run of consecutive ones was issued before it; `last`: the run ends
+  // here (the next instruction that is not index arithmetic is not a WGMMA), so the results must be
+  // complete after the statement. "" where the dialect has none (check refuses the op then).
+  virtual std::string wgmma(int64_t /*shape*/, tg_dtype /*input*/, const std::string& /*a*/,
+                            const std::string& /*b*/, int64_t /*strides*/,
+                            const std::vector<std::string>& /*d*/, bool /*first*/, bool /*last*/) const {
+    return "";
+  }
+  virtual bool has_wgmma() const { return false; }
   // A line to put before the loop that RANGE instruction i opens (a pragma), or "".
   virtual std::string loop_pragma(uint32_t /*i*/) const { return ""; }
   // Indentation level of the body's statements inside the entry function.
@@ -135,6 +147,9 @@ private:
   std::map<uint32_t, std::string> pair_loads_;  // 2-lane vector LOADs of local memory -> variable
   std::pair<uint32_t, unsigned> origin(uint32_t i, unsigned k) const;
   std::vector<std::string> words(uint32_t fragment) const;
+  // Whether WGMMA i ends its run of WGMMAs (see wgmma above).
+  bool wgmma_run_ends(uint32_t i) const;
+  bool wgmma_open_ = false;           // a WGMMA run was started and not yet completed
   std::vector<tg_dtype> index_dtype_; // INDEX: dtype of its index variable
   std::vector<std::string> decls_, body_;
   int depth_ = 1;

@@ -4,6 +4,8 @@
 #include "cstyle.hpp"
 #include "dialects.hpp"
 
+#include <tg/sdk/wmma.hpp>
+
 #include <cmath>
 
 namespace tg::sdk::render {
@@ -73,7 +75,45 @@ private:
     return std::string(kind == TG_SPECIAL_GROUP_ID ? "((int)blockIdx." : "((int)threadIdx.") + xyz[axis] +
            ")";
   }
-  std::string barrier() const override { return "__syncthreads();"; }
+  // Local memory written by ordinary stores and read next by wgmma (the async proxy) needs a proxy
+  // fence in each writing thread before the barrier (PTX ISA, "async proxy").
+  std::string barrier() const override {
+    return uses_wgmma(ir_)
+               ? "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); __syncthreads();"
+               : "__syncthreads();";
+  }
+  // wgmma.mma_async m64nNk16 (sm_90a): A and B through shared-memory matrix descriptors
+  // (tg_wgmma_desc: no swizzle, K-major, the leading byte offset is the stride between core
+  // matrices along k, the stride byte offset the one along m/n), D in N/2 floats per thread updated
+  // in place (scale-d 1: D = A * B + D). A run of consecutive WGMMAs shares one wgmma.fence before
+  // its first and one commit_group + wait_group 0 after its last, so the results are complete
+  // before anything else reads them.
+  bool has_wgmma() const override { return true; }
+  std::string wgmma(int64_t shape, tg_dtype input, const std::string& a, const std::string& b,
+                    int64_t strides, const std::vector<std::string>& d, bool first,
+                    bool last) const override {
+    const WgmmaShape sh = *wgmma_shape(shape);
+    const WgmmaStrides st = wgmma_unpack(strides);
+    const std::string in = input == TG_DTYPE_BFLOAT16 ? "bf16" : "f16";
+    const size_t nd = d.size();
+    std::string regs;
+    for (size_t k = 0; k < nd; ++k) regs += (k ? ", %" : "%") + std::to_string(k);
+    std::string s = first ? "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n" : "";
+    s += "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(nd + 2) +
+         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(sh.n) + "k16.f32." + in + "." + in +
+         " {" + regs + "}, %" + std::to_string(nd) + ", %" + std::to_string(nd + 1) +
+         ", p, 1, 1, 0, 0;\\n}\" : ";
+    for (size_t k = 0; k < nd; ++k) s += (k ? ", \"+f\"(" : "\"+f\"(") + d[k] + ")";
+    auto desc = [](const std::string& p, int64_t stride_k, int64_t stride_row) {
+      return "\"l\"(tg_wgmma_desc(" + p + ", " + std::to_string(stride_k) + "ull, " +
+             std::to_string(stride_row) + "ull))";
+    };
+    s += " : " + desc(a, st.a_k, st.a_m) + ", " + desc(b, st.b_k, st.b_n) + ", \"r\"(1) : \"memory\");";
+    if (last)
+      s += "\nasm volatile(\"wgmma.commit_group.sync.aligned;\\nwgmma.wait_group.sync.aligned 0;\" ::: "
+           "\"memory\");";
+    return s;
+  }
   // mma.sync m16n8k16 (sm_80 and newer): A in 4 and B in 2 registers of two packed 16-bit values
   // (the lower fragment position in the low half), D/C in 4 floats (docs/abi.md, WMMA). A pair
   // read from local memory as one __half2/__nv_bfloat162 word goes in as that word (no float round
@@ -192,6 +232,13 @@ private:
       s += "__device__ __forceinline__ unsigned tg_pack_bf2(float lo, float hi) {\n"
            "  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);\n  return "
            "*reinterpret_cast<unsigned*>(&v);\n}\n";
+    if (uses_wgmma(ir_))
+      s += "// a shared-memory matrix descriptor: address, leading and stride byte offsets >> 4, no swizzle\n"
+           "__device__ __forceinline__ unsigned long long tg_wgmma_desc(const void* p, unsigned long long "
+           "lbo,\n"
+           "                                                           unsigned long long sbo) {\n"
+           "  const unsigned long long a = (unsigned long long)__cvta_generic_to_shared(p);\n"
+           "  return ((a & 0x3FFFFull) >> 4) | ((lbo >> 4) << 16) | ((sbo >> 4) << 32);\n}\n";
     s += "extern \"C\" __global__ void " + out_.entry + "(";
     std::string sep;
     for (const auto& b : out_.buffers) {

@@ -59,6 +59,8 @@ bool dtype_is_unsigned_int(tg_dtype dt); // includes BOOL
 bool op_is_comparison(tg_op op);
 // Whether a program uses an IR 1.1 op (WMMA): it is then written, and must be read, as IR 1.1.
 bool uses_wmma(const KernelIR& ir);
+// Whether a program uses the IR 1.2 op WGMMA: it is then written, and must be read, as IR 1.2.
+bool uses_wgmma(const KernelIR& ir);
 
 // Parses and validates: header, known ops and dtypes, source counts and kinds, sources before
 // use, properly nested RANGE/IF, dense buffer/scalar indices. Throws IRError.
@@ -120,6 +122,9 @@ public:
   Ref gep(Ref vector, uint16_t lane);
   // IR 1.1: one warp-wide D = A * B + C of a TG_WMMA_* shape (tg/sdk/wmma.hpp); dtype of c.
   Ref wmma(Ref a, Ref b, Ref c, int64_t shape);
+  // IR 1.2: one warpgroup D = A * B + C of a TG_WGMMA_* shape; a and b are INDEXes into local
+  // memory, strides the packed core-matrix strides (wgmma_pack in tg/sdk/wmma.hpp); dtype of c.
+  Ref wgmma(Ref a, Ref b, Ref c, int64_t shape, int64_t strides);
 
   // Appends any instruction as given (for tests that need malformed or unusual programs).
   Ref emit(Instruction instruction);

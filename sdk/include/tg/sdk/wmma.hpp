@@ -36,4 +36,37 @@ MatrixElement wmma_c_element(int64_t code, int lane, int i);
 // Input dtypes a shape accepts (FLOAT16, BFLOAT16 for M16N8K16); C/D are FLOAT32.
 bool wmma_input_dtype(int64_t code, tg_dtype dt);
 
+// ---- IR 1.2 WGMMA: the warpgroup op (docs/abi.md section 5.7) ----
+
+struct WgmmaShape {
+  int m = 64, n = 0, k = 16;
+  int threads = 128; // a warpgroup: 4 consecutive warps
+  int c_lanes = 0;   // FLOAT32 lanes of C/D per work item (n / 2)
+};
+
+// The shape of a TG_WGMMA_* code, or nullopt for an unknown one.
+std::optional<WgmmaShape> wgmma_shape(int64_t code);
+// The TG_WGMMA_* code of m64nNk16, or 0 where N is not one.
+int64_t wgmma_code(int n);
+
+// The byte strides between 8-row x 16-byte core matrices of the A (m x k) and B (n x k) tiles,
+// packed 16 bits each into WGMMA's arg1 (bits 0-15 a_k, 16-31 a_m, 32-47 b_k, 48-63 b_n).
+struct WgmmaStrides {
+  int64_t a_k = 0, a_m = 0, b_k = 0, b_n = 0;
+};
+int64_t wgmma_pack(const WgmmaStrides& s);
+WgmmaStrides wgmma_unpack(int64_t arg1);
+// Whether every stride is a multiple of 16 below 65536 (what the hardware descriptor can hold).
+bool wgmma_strides_valid(const WgmmaStrides& s);
+
+// Byte offset of A[m][k] from A's address (and of B[k][n] from B's, with n for m and the B
+// strides): (row % 8) * 16 + (k % 8) * 2 + (k / 8) * stride_k + (row / 8) * stride_row.
+int64_t wgmma_tile_offset(int64_t stride_k, int64_t stride_row, int row, int k);
+
+// Lane i (0 .. n/2 - 1) of work item t (0..127) of the warpgroup holds D[row][col] with
+// w = t / 32, g = t % 32 / 4, q = t % 4: row 16w + g + 8 * (i / 2 % 2), col 8 * (i / 4) + 2q + i % 2.
+MatrixElement wgmma_c_element(int64_t code, int item, int i);
+
+bool wgmma_input_dtype(int64_t code, tg_dtype dt);
+
 } // namespace tg::sdk
