@@ -269,9 +269,9 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
         UOpRef c = tid + idx_const(first);
         // TCWG: a quarter warp takes 8 neighbouring rows of one k chunk (128 contiguous bytes)
         if (tc_wg_n_ && contiguous && width > 1) {
-          const int64_t chunks = within_size(s.layout[inner]) / width;
-          const UOpRef q = idiv(c, idx_const(8 * chunks)), rem = c % idx_const(8 * chunks);
-          c = (q * idx_const(8) + rem % idx_const(8)) * idx_const(chunks) + idiv(rem, idx_const(8));
+          const int64_t per_row = within_size(s.layout[inner]) / width;
+          const UOpRef q = idiv(c, idx_const(8 * per_row)), rem = c % idx_const(8 * per_row);
+          c = (q * idx_const(8) + rem % idx_const(8)) * idx_const(per_row) + idiv(rem, idx_const(8));
         }
         if (gap) {
           const UOpRef q = idiv(c, idx_const(4)), kc = c % idx_const(4);
