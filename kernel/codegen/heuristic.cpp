@@ -342,8 +342,14 @@ std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
       d.max_local_size[1] < uint32_t(cols) || d.max_local_threads < lco * cols)
     return {};
   if (k.axes[size_t(n)].size * (oh.size / 2) * (co.size / (4 * lco)) < int64_t(d.compute_units)) return {};
+  // 8 input channels per tile where two sets of tiles fit (double-buffered, lower_stage.cpp): the
+  // weights (4 lco channels x the window) and the window's footprint (rows 2 + kh - 1 x columns
+  // ow + kw - 1; lower_stage.cpp: footprint_tile), 4 bytes each.
+  const int64_t per_channel = (4 * lco * kh * kw + (kh + 1) * (ow.size + kw - 1)) * k.itemsize;
+  const int64_t cin =
+      k.axes[size_t(ci)].size % 8 == 0 && uint64_t(2 * 8 * per_channel) <= d.local_memory_bytes ? 8 : 4;
   return {{OptOp::UPCAST, c, 4},      {OptOp::UPCAST, r, 2},     {OptOp::UPCAST, w, 2},
-          {OptOp::LOCAL, c, lco},     {OptOp::LOCAL, w, cols},   {OptOp::STAGE, ci, 4},
+          {OptOp::LOCAL, c, lco},     {OptOp::LOCAL, w, cols},   {OptOp::STAGE, ci, cin},
           {OptOp::STAGE, ci + 1, kh}, {OptOp::STAGE, ci + 2, kw}};
 }
 
