@@ -848,31 +848,49 @@ BOOST_AUTO_TEST_CASE(footprint_tiles_match_noopt) {
     std::string name;
     std::function<Tensor()> build;
     std::vector<Opt> opts;
-    int64_t local; // floats of local memory
+    int64_t local;       // floats of local memory
+    size_t vector_loads; // 16-byte global loads with 16-byte aligned buffers (both sets' copies)
   };
   const std::vector<Case> cases = {
       {"conv 2x8x18x18 -> 64 3x3",
        [] {
          return input({2, 8, 18, 18}).conv2d(input({64, 8, 3, 3}));
        },
-       conv_list, footprint},
+       conv_list, footprint, 2 * 5},
+      // rows of 10 + 2 columns, 16-byte aligned (12 x 12 images): the window's copy is 16 bytes per
+      // thread too (48 chunks for 80 threads, the weights' 576 in 8 rounds)
+      {"conv 2x8x12x12 -> 64 3x3",
+       [] {
+         return input({2, 8, 12, 12}).conv2d(input({64, 8, 3, 3}));
+       },
+       {{OptOp::UPCAST, 1, 4},
+        {OptOp::UPCAST, 2, 2},
+        {OptOp::UPCAST, 3, 2},
+        {OptOp::LOCAL, 1, 16},
+        {OptOp::LOCAL, 3, 5},
+        {OptOp::STAGE, 4, 4},
+        {OptOp::STAGE, 5, 3},
+        {OptOp::STAGE, 6, 3}},
+       2 * (2304 + 4 * 4 * 12),
+       2 * (8 + 1)},
       {"conv 2x8x16x16 -> 64 3x3, padding 1",
        [] {
          return input({2, 8, 16, 16}).conv2d(input({64, 8, 3, 3}), std::nullopt, 1, 1);
        },
-       conv_list, footprint},
+       conv_list, footprint, 2 * 5},
       {"conv 2x8x33x33 -> 64 3x3, stride 2",
        [] {
          return input({2, 8, 33, 33}).conv2d(input({64, 8, 3, 3}), std::nullopt, 2);
        },
-       conv_list, 2 * (2304 + 1440)},
+       conv_list, 2 * (2304 + 1440), 2 * 5},
       // a 16 x 16 tile of outputs, 8 steps: a (16 x 8) and b (8 x 16), a padded by 4 floats
       {"matmul 32x48x32",
        [] {
          return input({32, 48}).matmul(input({48, 32}));
        },
        {{OptOp::LOCAL, 1, 16}, {OptOp::LOCAL, 0, 16}, {OptOp::STAGE, 2, 8}},
-       2 * (8 * 20 + 8 * 16)},
+       2 * (8 * 20 + 8 * 16),
+       0},
   };
   for (const Case& c : cases) {
     BOOST_TEST_CONTEXT(c.name << " " << to_string(c.opts)) {
@@ -894,6 +912,13 @@ BOOST_AUTO_TEST_CASE(footprint_tiles_match_noopt) {
       aligned.buffer_alignment = 16;
       check_same(items, run(items, aligned, choose), plain, c.name + " aligned");
       check_same(items, run(items, gpu(2), choose), plain, c.name + " max_groups 2");
+      aligned.opts = c.opts;
+      const LoweredKernel ka = lower_kernel(items.back(), aligned);
+      const auto air = sdk::parse_kernel_ir(linearize(ka.sink, ka.name).ir);
+      size_t vector_loads = 0;
+      for (const auto& ins : air.instructions)
+        vector_loads += ins.op == TG_OP_LOAD && !air.instructions[ins.src[0]].is_local() && ins.vcount == 4;
+      BOOST_TEST(vector_loads == c.vector_loads);
     }
   }
 }
