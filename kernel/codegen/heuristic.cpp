@@ -323,7 +323,10 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
 // docs/cuda.md); the training step's 32-channel 5x5 forward and input-gradient convolutions
 // (512x32x24x24 -> 32 and 512x32x28x28 -> 32): 1.57 -> 0.47 and 2.12 -> 0.52 ms (session 17).
 // Staging batch x channels instead gathers 3-float rows and lost (11.9 vs 13.8 TFLOPS), so other
-// shapes keep the unstaged choices.
+// shapes keep the unstaged choices. With the window staged as its footprint (lower_stage.cpp:
+// footprint_tile) two sets of 8 channels fit 48 KiB, but lost to 4 (conv row 23.6-24.3 vs 24.7
+// TFLOPS on an H200; the training step's 5x5 convolutions, one set of 8: within 2%; docs/cuda.md,
+// session 18, h/convwin).
 std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
   std::vector<int> out; // the output axes of more than one index: batch, channels, rows, columns
@@ -342,14 +345,8 @@ std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
       d.max_local_size[1] < uint32_t(cols) || d.max_local_threads < lco * cols)
     return {};
   if (k.axes[size_t(n)].size * (oh.size / 2) * (co.size / (4 * lco)) < int64_t(d.compute_units)) return {};
-  // 8 input channels per tile where two sets of tiles fit (double-buffered, lower_stage.cpp): the
-  // weights (4 lco channels x the window) and the window's footprint (rows 2 + kh - 1 x columns
-  // ow + kw - 1; lower_stage.cpp: footprint_tile), 4 bytes each.
-  const int64_t per_channel = (4 * lco * kh * kw + (kh + 1) * (ow.size + kw - 1)) * k.itemsize;
-  const int64_t cin =
-      k.axes[size_t(ci)].size % 8 == 0 && uint64_t(2 * 8 * per_channel) <= d.local_memory_bytes ? 8 : 4;
   return {{OptOp::UPCAST, c, 4},      {OptOp::UPCAST, r, 2},     {OptOp::UPCAST, w, 2},
-          {OptOp::LOCAL, c, lco},     {OptOp::LOCAL, w, cols},   {OptOp::STAGE, ci, cin},
+          {OptOp::LOCAL, c, lco},     {OptOp::LOCAL, w, cols},   {OptOp::STAGE, ci, 4},
           {OptOp::STAGE, ci + 1, kh}, {OptOp::STAGE, ci + 2, kw}};
 }
 

@@ -497,7 +497,6 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_conv) {
 // The training step's convolutions: 32 output channels, forward and input gradient (a full
 // convolution of the padded output gradient), staged with 8 threads x 4 channels, against NOOPT.
 // Two output rows per image (one work group each: a one-unit device) keep the interpreter quick.
-// Tiles of 8 input channels: two sets of their footprints fit the 32 KiB (staged_conv_opts).
 BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_32_channel_conv_and_its_input_gradient) {
   LowerOptions one = gpu();
   one.compute_units = 1;
@@ -512,7 +511,7 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_32_channel_conv_and_its_input_gradient
                                       {OptOp::UPCAST, 3, 2},
                                       {OptOp::LOCAL, 1, 8},
                                       {OptOp::LOCAL, 3, cols},
-                                      {OptOp::STAGE, 4, 8},
+                                      {OptOp::STAGE, 4, 4},
                                       {OptOp::STAGE, 5, 3},
                                       {OptOp::STAGE, 6, 3}});
   };
@@ -532,7 +531,7 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_32_channel_conv_and_its_input_gradient
       compute_items((win * input({32, 32, 3, 3}).reshape({1, 1, 32, 32, 1, 1, 3, 3})).sum({3, 6, 7}, true));
   LoweredKernel c = lower_kernel(kept.back(), one);
   const std::vector<Opt> expected{{OptOp::UPCAST, 2, 4}, {OptOp::UPCAST, 4, 2}, {OptOp::UPCAST, 5, 2},
-                                  {OptOp::LOCAL, 2, 8},  {OptOp::LOCAL, 5, 8},  {OptOp::STAGE, 8, 8},
+                                  {OptOp::LOCAL, 2, 8},  {OptOp::LOCAL, 5, 8},  {OptOp::STAGE, 8, 4},
                                   {OptOp::STAGE, 9, 3},  {OptOp::STAGE, 10, 3}};
   BOOST_TEST(to_string(c.applied) == to_string(expected));
   Ran plain = run(kept, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
