@@ -157,7 +157,8 @@ int64_t Lowerer::plain_stage_half(int64_t bytes, int64_t tile_loops) const {
 // output-channel-minor. Each thread moves 4 neighbouring output channels with one 16-byte load
 // and one 16-byte store (a gated last round where the threads do not fill it); the buffers must
 // be 16-byte aligned at launch and every other dim the operand varies along a multiple of 4
-// elements apart. The window's rows start at its column kw (stride 1 too) and stay scalar. H200:
+// elements apart (for a footprint tile, every dim but those its innermost entry sums): a window's
+// footprint rows of 28 columns (the bench conv) qualify; a view tile's rows start at kw. H200:
 // conv row 18.2 -> 21.6 TFLOPS, the training step's conv2 forward 0.474 -> 0.426 ms; the f32
 // matmul's B copy (one reduce axis) lost 1-3% as float4 (45.4-45.7 vs 45.8-47.0), so it stays
 // scalar, as do transposed copies (the matmul's A as 4 gathered loads and one 16-byte store:
@@ -566,9 +567,10 @@ UOpRef Lowerer::staged_load(const UOpRef& operand) const {
                                  {ptr(rest + idx_const(c - c % width))});
         return UOp::make(Ops::GEP, operand->dtype(), {block}, int64_t(c % width));
       }
-      // Pairs (8 bytes) where 4 are not proven: a convolution's window, whose columns per thread are
-      // 2 adjacent ones in rows of 26 (the bench row): 2 reads per step instead of 4. H200, the
-      // conv row: 20.7-21.9 TFLOPS vs 20.5 with 4 scalar reads (docs/cuda.md, session 18).
+      // Pairs (8 bytes) where 4 are not proven: a convolution's window as a view tile, whose columns
+      // per thread are 2 adjacent ones in rows of 26: 2 reads per step instead of 4. H200, the conv
+      // row: 20.7-21.9 TFLOPS vs 20.5 with 4 scalar reads (docs/cuda.md, session 18). A footprint's
+      // index ow + kw is no proven even number: scalar reads.
       if (c >= 0 && !tc_ && multiple_of(rest, 2)) {
         UOpRef pair = UOp::make(Ops::LOAD, operand->dtype().vec(2), {ptr(rest + idx_const(c - c % 2))});
         return UOp::make(Ops::GEP, operand->dtype(), {pair}, int64_t(c % 2));
