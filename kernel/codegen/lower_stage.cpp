@@ -213,6 +213,8 @@ UOpRef substitute_vars(const UOpRef& root, const std::vector<UOpRef>& vars, cons
 // A stride-2 window (2 oh + kh) or a mask that reads oh alone keeps the view tile.
 void Lowerer::footprint_tile(Staged& s) {
   if (s.layout.size() < 2) return;
+  for (const UOpRef& u : toposort(s.operand)) // a nested reduce has loops of its own: the view tile
+    if (u->op() == Ops::REDUCE_AXIS) return;
   const Dims& in_shape = shapes_(first_reduce_->src(0));
   std::vector<UOpRef> vars;
   std::unordered_map<const UOp*, size_t> dim_of;
@@ -221,9 +223,12 @@ void Lowerer::footprint_tile(Staged& s) {
         UOp::variable("stage_dim" + std::to_string(d), 0, std::max<int64_t>(0, in_shape[d] - 1), kIndex));
     dim_of[vars.back().get()] = d;
   }
+  const int64_t alu_inside = alu_inside_, alu_outside = alu_outside_; // not the kernel's work
   ++reduce_depth_;
   const UOpRef v = simplify(value(s.operand, Frame{vars, in_shape, {}}));
   --reduce_depth_;
+  alu_inside_ = alu_inside;
+  alu_outside_ = alu_outside;
   std::unordered_map<const UOp*, Dims> affine; // node -> its coefficient per dim
   std::vector<Dims> forms;                     // the affine forms the value reads
   auto nonzero = [](const Dims& c) {
