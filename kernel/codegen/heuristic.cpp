@@ -342,7 +342,10 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
 // docs/cuda.md); the training step's 32-channel 5x5 forward and input-gradient convolutions
 // (512x32x24x24 -> 32 and 512x32x28x28 -> 32): 1.57 -> 0.47 and 2.12 -> 0.52 ms (session 17).
 // Staging batch x channels instead gathers 3-float rows and lost (11.9 vs 13.8 TFLOPS), so other
-// shapes keep the unstaged choices.
+// shapes keep the unstaged choices. With the window staged as its footprint (lower_stage.cpp:
+// footprint_tile) two sets of 8 channels fit 48 KiB, but lost to 4 (conv row 23.6-24.3 vs 24.7
+// TFLOPS on an H200; the training step's 5x5 convolutions, one set of 8: within 2%; docs/cuda.md,
+// session 18, h/convwin).
 std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
   std::vector<int> out; // the output axes of more than one index: batch, channels, rows, columns

@@ -7,7 +7,9 @@
 #include <tg/sdk/wmma.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 namespace tg::lower_detail {
 
@@ -84,6 +86,14 @@ void Lowerer::plan_stage() {
         if (reduce_axis != ((pass == 0) != k_inner) || axis_dim_[a] < 0 || within_size(a) < 2) continue;
         if (s.strides[size_t(axis_dim_[a])] != 0) s.layout.push_back(a);
       }
+    s.sums.clear();
+    s.extents.clear();
+    s.footprint = nullptr;
+    for (size_t a : s.layout) {
+      s.sums.push_back({a});
+      s.extents.push_back(within_size(a));
+    }
+    if (!k_inner) footprint_tile(s);
     // A copy whose contiguous global axis is not the tile's innermost one writes local memory with
     // a stride: pad the rows by 16 bytes (rows stay 16-byte aligned for vector reads) so that those
     // writes fall into different banks. (A 1-element pad: f16 TC matmul 44 vs 54 TFLOPS, H200.)
@@ -99,7 +109,7 @@ void Lowerer::plan_stage() {
         !s.layout.empty() && ((fastest >= 0 && size_t(fastest) + 1 != s.layout.size()) || k_inner);
     s.count = 1;
     s.elements = 1;
-    for (size_t a : s.layout) s.elements *= within_size(a);
+    for (int64_t e : s.extents) s.elements *= e;
     if (tc_wg_n_) { // TCWG: rows x k in 8-row x 16-byte core matrices, unpadded (wmma.hpp)
       const size_t row_axis = size_t(s.operand == tc_a_ ? tc_->m : tc_->n);
       if (s.layout != std::vector<size_t>{row_axis, size_t(tc_->k)} || s.operand->dtype().itemsize() != 2)
@@ -121,9 +131,12 @@ void Lowerer::plan_stage() {
     s.local_strides.assign(s.layout.size(), 1);
     for (size_t i = s.layout.size(); i-- > 0;) {
       s.local_strides[i] = s.count;
-      s.count *= within_size(s.layout[i]);
+      s.count *= s.extents[i];
       if (pad && i + 1 == s.layout.size()) s.count += std::max(1, 16 / s.operand->dtype().itemsize());
     }
+    // each tile starts at a 16-byte block (a footprint's extents need not keep the next tile's
+    // 16-byte stores aligned)
+    bytes = (bytes + 15) / 16 * 16;
     s.offset = bytes / s.operand->dtype().itemsize();
     bytes += s.count * s.operand->dtype().itemsize();
   }
@@ -164,7 +177,8 @@ int64_t Lowerer::plain_stage_half(int64_t bytes, int64_t tile_loops) const {
 // output-channel-minor. Each thread moves 4 neighbouring output channels with one 16-byte load
 // and one 16-byte store (a gated last round where the threads do not fill it); the buffers must
 // be 16-byte aligned at launch and every other dim the operand varies along a multiple of 4
-// elements apart. The window's rows start at its column kw (stride 1 too) and stay scalar. H200:
+// elements apart (for a footprint tile, every dim but those its innermost entry sums): a window's
+// footprint rows of 28 columns (the bench conv) qualify; a view tile's rows start at kw. H200:
 // conv row 18.2 -> 21.6 TFLOPS, the training step's conv2 forward 0.474 -> 0.426 ms; the f32
 // matmul's B copy (one reduce axis) lost 1-3% as float4 (45.4-45.7 vs 45.8-47.0), so it stays
 // scalar, as do transposed copies (the matmul's A as 4 gathered loads and one 16-byte store:
@@ -173,12 +187,144 @@ bool Lowerer::plain_vector_copy(const Staged& s, bool contiguous) const {
   const auto staged_axes = std::count_if(plan_.begin() + std::ptrdiff_t(out_shape_.size()), plan_.end(),
                                          [](const AxisPlan& a) { return a.has(OptOp::STAGE); });
   if (tc_ || !contiguous || staged_axes < 2 || s.operand->dtype().itemsize() != 4 ||
-      options_.vector_bytes < 16 || options_.buffer_alignment < 16 || within_size(s.layout.back()) % 4 != 0)
+      options_.vector_bytes < 16 || options_.buffer_alignment < 16 || s.extents.back() % 4 != 0)
     return false;
-  const auto inner_dim = size_t(axis_dim_[s.layout.back()]);
+  std::vector<bool> inner_dim(s.strides.size(), false); // a footprint's innermost entry sums several
+  for (size_t a : s.sums.back()) inner_dim[size_t(axis_dim_[a])] = true;
   for (size_t d = 0; d < s.strides.size(); ++d)
-    if (d != inner_dim && s.strides[d] != 0 && (s.strides[d] < 0 || s.strides[d] % 4 != 0)) return false;
+    if (!inner_dim[d] && s.strides[d] != 0 && (s.strides[d] < 0 || s.strides[d] % 4 != 0)) return false;
   return true;
+}
+
+namespace {
+
+// root with each of vars replaced by the node of the same position in `to`.
+UOpRef substitute_vars(const UOpRef& root, const std::vector<UOpRef>& vars, const std::vector<UOpRef>& to) {
+  std::unordered_map<const UOp*, UOpRef> done;
+  for (size_t i = 0; i < vars.size(); ++i) done[vars[i].get()] = to[i];
+  for (const UOpRef& u : toposort(root)) {
+    if (done.count(u.get())) continue;
+    std::vector<UOpRef> src = u->src();
+    bool changed = false;
+    for (UOpRef& x : src)
+      if (auto it = done.find(x.get()); it != done.end()) {
+        x = it->second;
+        changed = true;
+      }
+    if (changed) done[u.get()] = replace_src(u, std::move(src));
+  }
+  auto it = done.find(root.get());
+  return simplify(it == done.end() ? root : it->second);
+}
+
+} // namespace
+
+// A footprint tile (plain STAGE only): where the operand depends on several tile axes only through
+// their sum, those axes share one tile entry indexed by the sum, of extent sum(extent - 1) + 1.
+// A convolution's window x[.., oh + kh, ow + kw] is then a tile of input rows x columns, 4 x 28
+// floats per input channel for 2 x 26 outputs and a 3x3 window instead of 3 x 3 x 2 x 26 = 468
+// (the copy moved 4x the data; docs/cuda.md, session 18, h/convpf and h/convwin). The analysis: the
+// operand's value at one variable per reduce-input dim, simplified under the dims' bounds, is a
+// function of the maximal affine forms (sums of variables times constants) its non-affine nodes
+// read (INDEX, comparisons of masks, div/mod); axes whose coefficients agree in every one of those
+// forms give the same value at (i, j) and (i + 1, j - 1): they are summed. The copy evaluates that
+// simplified value with the whole entry index on the entry's first axis (0 on the others): a point
+// outside the view (ow past its last column), but every form equals its value at a point inside.
+// A stride-2 window (2 oh + kh) or a mask that reads oh alone keeps the view tile.
+void Lowerer::footprint_tile(Staged& s) {
+  if (s.layout.size() < 2) return;
+  for (const UOpRef& u : toposort(s.operand)) // a nested reduce has loops of its own: the view tile
+    if (u->op() == Ops::REDUCE_AXIS) return;
+  const Dims& in_shape = shapes_(first_reduce_->src(0));
+  std::vector<UOpRef> vars;
+  std::unordered_map<const UOp*, size_t> dim_of;
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    vars.push_back(
+        UOp::variable("stage_dim" + std::to_string(d), 0, std::max<int64_t>(0, in_shape[d] - 1), kIndex));
+    dim_of[vars.back().get()] = d;
+  }
+  const int64_t alu_inside = alu_inside_, alu_outside = alu_outside_; // not the kernel's work
+  ++reduce_depth_;
+  const UOpRef v = simplify(value(s.operand, Frame{vars, in_shape, {}}));
+  --reduce_depth_;
+  alu_inside_ = alu_inside;
+  alu_outside_ = alu_outside;
+  std::unordered_map<const UOp*, Dims> affine; // node -> its coefficient per dim
+  std::vector<Dims> forms;                     // the affine forms the value reads
+  auto nonzero = [](const Dims& c) {
+    return std::any_of(c.begin(), c.end(), [](int64_t x) { return x != 0; });
+  };
+  auto coef = [&](const UOpRef& u) -> const Dims* {
+    auto it = affine.find(u.get());
+    return it == affine.end() ? nullptr : &it->second;
+  };
+  for (const UOpRef& u : toposort(v)) {
+    std::optional<Dims> c;
+    if (auto it = dim_of.find(u.get()); it != dim_of.end()) {
+      c = Dims(in_shape.size(), 0);
+      (*c)[it->second] = 1;
+    } else if (u->is_const() && u->dtype() == kIndex) {
+      c = Dims(in_shape.size(), 0);
+    } else if (u->dtype() == kIndex && (u->op() == Ops::ADD || u->op() == Ops::SUB) && coef(u->src(0)) &&
+               coef(u->src(1))) {
+      c = *coef(u->src(0));
+      const Dims& b = *coef(u->src(1));
+      for (size_t d = 0; d < c->size(); ++d) (*c)[d] += u->op() == Ops::ADD ? b[d] : -b[d];
+    } else if (u->dtype() == kIndex && u->op() == Ops::NEG && coef(u->src(0))) {
+      c = *coef(u->src(0));
+      for (int64_t& x : *c) x = -x;
+    } else if (u->dtype() == kIndex && u->op() == Ops::MUL && coef(u->src(0)) && coef(u->src(1))) {
+      for (size_t k = 0; k < 2 && !c; ++k)
+        if (u->src(1 - k)->is_const()) {
+          c = *coef(u->src(k));
+          for (int64_t& x : *c) x *= std::get<int64_t>(u->src(1 - k)->const_value());
+        }
+    }
+    if (c) {
+      affine[u.get()] = std::move(*c);
+      continue;
+    }
+    for (const UOpRef& x : u->src())
+      if (const Dims* cx = coef(x); cx && nonzero(*cx)) forms.push_back(*cx);
+  }
+  if (const Dims* cv = coef(v); cv && nonzero(*cv)) forms.push_back(*cv);
+  // Tile axes whose coefficients agree in every form are one entry, at the place of its last axis.
+  std::vector<Dims> column(s.layout.size());
+  for (size_t i = 0; i < s.layout.size(); ++i)
+    for (const Dims& f : forms) column[i].push_back(f[size_t(axis_dim_[s.layout[i]])]);
+  std::vector<size_t> group(s.layout.size());
+  bool summed = false;
+  for (size_t i = 0; i < s.layout.size(); ++i) {
+    group[i] = i;
+    for (size_t j = 0; j < i && group[i] == i; ++j)
+      if (group[j] == j && nonzero(column[i]) && column[j] == column[i]) group[i] = j;
+    summed |= group[i] != i;
+  }
+  if (!summed) return;
+  std::vector<size_t> layout;
+  std::vector<std::vector<size_t>> sums;
+  Dims extents;
+  for (size_t i = 0; i < s.layout.size(); ++i) {
+    const size_t g = group[i];
+    bool last = true;
+    for (size_t j = i + 1; j < s.layout.size(); ++j) last &= group[j] != g;
+    if (!last) continue;
+    std::vector<size_t> axes;
+    int64_t extent = 1;
+    for (size_t j = 0; j <= i; ++j)
+      if (group[j] == g) {
+        axes.push_back(s.layout[j]);
+        extent += within_size(s.layout[j]) - 1;
+      }
+    layout.push_back(axes[0]);
+    sums.push_back(std::move(axes));
+    extents.push_back(extent);
+  }
+  s.layout = std::move(layout);
+  s.sums = std::move(sums);
+  s.extents = std::move(extents);
+  s.footprint = v;
+  s.footprint_vars = std::move(vars);
 }
 
 // Once per tile: a barrier (every thread is done reading the last tile), the work group's copy of
@@ -245,13 +391,12 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       const bool contiguous = !order.empty() && stride(order.back()) == 1 && order.back() == inner;
       const bool transposed = tc_.has_value() && !order.empty() && stride(order.back()) == 1 && !contiguous;
       const bool plain_vector = plain_vector_copy(s, contiguous);
-      const int64_t width =
-          (options_.vector_bytes >= 16 && isz == 2 && (contiguous || transposed) &&
-           (options_.buffer_alignment >= 16 || transposed) &&
-           within_size(s.layout[inner]) % (16 / isz) == 0 && s.elements % (16 / isz * threads) == 0) ||
-                  plain_vector
-              ? 16 / isz
-              : 1;
+      const int64_t width = (options_.vector_bytes >= 16 && isz == 2 && (contiguous || transposed) &&
+                             (options_.buffer_alignment >= 16 || transposed) &&
+                             s.extents[inner] % (16 / isz) == 0 && s.elements % (16 / isz * threads) == 0) ||
+                                    plain_vector
+                                ? 16 / isz
+                                : 1;
       // A contiguous 16-byte copy of a TC tile with 4 chunks per row (32 k) puts 2 rows into a
       // quarter warp; rows 80 bytes apart overlap in one bank group. Rows `gap` apart with
       // stride * gap = 16 words (mod 32 banks) fill the 32 banks: chunk c takes row
@@ -289,13 +434,15 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
           std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
           UOpRef rem = c, chunk; // chunk: the innermost axis's coordinate in units of width
           for (size_t k = order.size(); k-- > 0;) { // the tile's innermost axis in chunks of width
-            const int64_t n = within_size(s.layout[order[k]]) / (order[k] == inner ? width : 1);
+            const int64_t n = s.extents[order[k]] / (order[k] == inner ? width : 1);
             coord[order[k]] = k == 0 ? rem : rem % idx_const(n);
             if (order[k] == inner) chunk = coord[order[k]];
             if (order[k] == inner && width > 1)
               coord[order[k]] = coord[order[k]] * idx_const(width) + idx_const(j);
             if (k > 0) rem = idiv(rem, idx_const(n));
           }
+          // a footprint entry's index goes to its first axis whole, the others' to 0: the value
+          // depends on their sum only (footprint_tile)
           auto coord_of = [&](size_t axis) {
             for (size_t i = 0; i < s.layout.size(); ++i)
               if (s.layout[i] == axis) return coord[i];
@@ -318,9 +465,13 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
             in_idx[size_t(reduce_dims_[j2])] =
                 tile[j2] ? tile[j2] * idx_const(within_size(ndim + j2)) + w : w;
           }
-          ++reduce_depth_;
-          gs.push_back(value(s.operand, Frame{in_idx, in_shape, {}}));
-          --reduce_depth_;
+          if (s.footprint) {
+            gs.push_back(substitute_vars(s.footprint, s.footprint_vars, in_idx));
+          } else {
+            ++reduce_depth_;
+            gs.push_back(value(s.operand, Frame{in_idx, in_shape, {}}));
+            --reduce_depth_;
+          }
           ptrs.push_back(barrier
                              ? UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, lidx, barrier})
                              : UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, lidx}));
@@ -435,8 +586,11 @@ UOpRef Lowerer::staged_load(const UOpRef& operand) const {
   for (const Staged& s : staged_) {
     if (s.operand != operand) continue;
     UOpRef idx = stage_read_offset() + idx_const(s.offset);
-    for (size_t i = 0; i < s.layout.size(); ++i)
-      idx = idx + within_index(s.layout[i]) * idx_const(s.local_strides[i]);
+    for (size_t i = 0; i < s.layout.size(); ++i) {
+      UOpRef at = within_index(s.sums[i][0]); // a footprint entry: the sum of its axes' indices
+      for (size_t j = 1; j < s.sums[i].size(); ++j) at = at + within_index(s.sums[i][j]);
+      idx = idx + at * idx_const(s.local_strides[i]);
+    }
     auto ptr = [&](const UOpRef& i) {
       return UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, i, stage_barrier_});
     };
@@ -451,9 +605,10 @@ UOpRef Lowerer::staged_load(const UOpRef& operand) const {
                                  {ptr(rest + idx_const(c - c % width))});
         return UOp::make(Ops::GEP, operand->dtype(), {block}, int64_t(c % width));
       }
-      // Pairs (8 bytes) where 4 are not proven: a convolution's window, whose columns per thread are
-      // 2 adjacent ones in rows of 26 (the bench row): 2 reads per step instead of 4. H200, the
-      // conv row: 20.7-21.9 TFLOPS vs 20.5 with 4 scalar reads (docs/cuda.md, session 18).
+      // Pairs (8 bytes) where 4 are not proven: a convolution's window as a view tile, whose columns
+      // per thread are 2 adjacent ones in rows of 26: 2 reads per step instead of 4. H200, the conv
+      // row: 20.7-21.9 TFLOPS vs 20.5 with 4 scalar reads (docs/cuda.md, session 18). A footprint's
+      // index ow + kw is no proven even number: scalar reads.
       if (c >= 0 && !tc_ && multiple_of(rest, 2)) {
         UOpRef pair = UOp::make(Ops::LOAD, operand->dtype().vec(2), {ptr(rest + idx_const(c - c % 2))});
         return UOp::make(Ops::GEP, operand->dtype(), {pair}, int64_t(c % 2));

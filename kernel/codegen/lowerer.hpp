@@ -183,8 +183,14 @@ private:
     Dims strides;                 // global element stride per reduce-input dim (-1: unknown)
     std::vector<size_t> layout;   // kernel axes of its tile in local memory, outermost first
     Dims local_strides;           // per layout entry
-    int64_t elements = 1;         // of the tile
-    int64_t count = 1;            // its local memory, padded
+    // A footprint tile (footprint_tile): per layout entry, the kernel axes whose indices it sums
+    // (layout[i] is sums[i][0]; one axis: a plain entry) and its extent in the tile.
+    std::vector<std::vector<size_t>> sums;
+    Dims extents;
+    UOpRef footprint;                   // its value at footprint_vars (null: the view tile)
+    std::vector<UOpRef> footprint_vars; // one per reduce-input dim
+    int64_t elements = 1;               // of the tile
+    int64_t count = 1;                  // its local memory, padded
     int64_t offset = 0; // where it starts in the one local buffer (equal DEFINE_LOCALs are one node)
     // TCWG: the tile (rows of its m or n axis x k) in WGMMA's core-matrix layout (wmma.hpp): byte
     // strides between core matrices along k and along the rows; layout = {row axis, k}.
@@ -202,6 +208,7 @@ private:
   UOpRef stage_read_offset() const;
   int64_t plain_stage_half(int64_t bytes, int64_t tile_loops) const;
   bool plain_vector_copy(const Staged& s, bool contiguous) const;
+  void footprint_tile(Staged& s);
   UOpRef stage_buffer_; // DEFINE_LOCAL holding every operand's tile
 };
 
