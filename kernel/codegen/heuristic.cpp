@@ -369,6 +369,44 @@ std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
           {OptOp::STAGE, ci + 1, kh}, {OptOp::STAGE, ci + 2, kw}};
 }
 
+// A convolution's weight gradient (outputs [batch slice x] co x ci x kh x kw, a sum over [batch x]
+// rows x columns of dY[.., co, oh, ow] * X[.., ci, oh + kh, ow + kw]; dY is stored channel-minor, so
+// co is contiguous) on a GPU: a work group takes 32 output channels x 8 input channels x the whole
+// window, 8 x kh x 4 threads, each a register tile of 4 co x 2 ci x a row of kw; per tile it stages
+// `rows` output rows of dY (32 co x rows x ow) and X's footprint (8 ci x (rows + kh - 1) x (ow + kw
+// - 1): lower_stage.cpp, footprint_tile), so each value read from global memory serves the
+// threads of every (kh, kw) it meets, and a thread's kw row shares its window reads across the
+// unrolled kw. The training step's weight gradients on an H200 (one kernel at a time): 32x32x5x5
+// 0.945 -> 0.371 ms, 64x32x3x3 0.160 -> 0.061, 64x64x3x3 0.169 -> 0.065 (they were a 4x4 register
+// tile of strided global loads). Tried in the same call: 4 co x 4 ci per thread with kw over
+// threads (0.431 / 0.078 / 0.087 ms), the same with 2 rows (0.433), or the batch slice staged too,
+// double-buffered (0.537; docs/cuda.md, session 18, h/convdw).
+std::vector<Opt> staged_weight_gradient_opts(const KernelInfo& k, const DeviceLimits& d) {
+  const MatmulAxes mm = *k.product;
+  std::vector<int> out, red; // axes of more than one index
+  for (int a = 0; a < int(k.axes.size()); ++a)
+    if (k.axes[size_t(a)].size > 1) (a < int(k.output_dims) ? out : red).push_back(a);
+  if (out.size() < 4 || red.size() < 2 || red.size() > 3) return {};
+  const int c = out[out.size() - 4], ci = out[out.size() - 3], kh = out[out.size() - 2], kw = out.back();
+  const int oh = red[red.size() - 2], ow = red.back();
+  if (mm.n != c || mm.m != kw || mm.m2 != kh || mm.k != ow || !k.axes[size_t(c)].contiguous) return {};
+  const int64_t nco = k.axes[size_t(c)].size, nci = k.axes[size_t(ci)].size, h = k.axes[size_t(kh)].size,
+                w = k.axes[size_t(kw)].size, out_rows = k.axes[size_t(oh)].size,
+                cols = k.axes[size_t(ow)].size;
+  if (nco % 32 != 0 || nci % 8 != 0 || h > 7 || w > 7 || cols > 32 || d.max_local_size[0] < 8 ||
+      d.max_local_size[1] < uint32_t(h) || d.max_local_size[2] < 4 || d.max_local_threads < 32 * h)
+    return {};
+  if (k.output_count() / (32 * 8 * h * w) < int64_t(d.compute_units)) return {};
+  for (int64_t rows : {4, 2}) {
+    const int64_t floats = 32 * rows * cols + 8 * (rows + h - 1) * (cols + w - 1) + 8; // + alignment
+    if (out_rows % rows != 0 || uint64_t(floats) * uint64_t(k.itemsize) > d.local_memory_bytes) continue;
+    return {{OptOp::UPCAST, c, 4},    {OptOp::UPCAST, ci, 2},  {OptOp::UPCAST, kw, w},
+            {OptOp::LOCAL, c, 8},     {OptOp::LOCAL, kh, h},   {OptOp::LOCAL, ci, 4},
+            {OptOp::STAGE, oh, rows}, {OptOp::STAGE, ow, cols}};
+  }
+  return {};
+}
+
 // GPU-style devices: LOCAL threads over the outputs; a reduce whose outputs are too few to fill the
 // device shares each reduction among the threads of a work group (GROUP) through local memory.
 std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
@@ -377,6 +415,7 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   if (d.staging && k.product && k.reduce_count == 1) {
     if (auto st = staged_opts(k, d); !st.empty()) return st;
     if (auto st = staged_conv_opts(k, d); !st.empty()) return st;
+    if (auto st = staged_weight_gradient_opts(k, d); !st.empty()) return st;
   }
   std::vector<Opt> opts;
   const int64_t threads = std::min<int64_t>(256, d.max_local_threads);

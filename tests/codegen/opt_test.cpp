@@ -602,16 +602,19 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_unrolls_the_row_of_a_weight_gradient) {
 // A weight gradient whose only tiled axis is its 64 output channels (8 or 24 input channels are
 // too narrow to tile): with fewer than two rounds of 256 threads per compute unit left by a 4-wide
 // tile (4608 outputs / 4 < 2 x 256 x 4 units), the tile is 2 wide; with more outputs (13824) it
-// stays 4 wide.
+// stays 4 wide. Without STAGE: 24 input channels would take the staged weight-gradient list
+// (gpu_heuristic_stages_a_weight_gradient).
 BOOST_AUTO_TEST_CASE(gpu_heuristic_halves_a_lone_tile_of_few_threads) {
-  auto tile_of = [](int64_t ci, std::vector<ScheduleItem>* keep) {
+  LowerOptions unstaged = gpu();
+  unstaged.staging = false;
+  auto tile_of = [&unstaged](int64_t ci, std::vector<ScheduleItem>* keep) {
     Tensor x = input({2, ci, 10, 10}), w = input({64, ci, 3, 3});
     w.requires_grad_();
     (x.conv2d(w) * input({2, 64, 8, 8})).sum().backward();
     auto items = compute_items(*w.grad());
     std::vector<std::string> upcasts;
     for (const auto& item : items) {
-      const LoweredKernel c = lower_kernel(item, gpu());
+      const LoweredKernel c = lower_kernel(item, unstaged);
       for (const auto& o : c.applied)
         if (o.op == OptOp::UPCAST) upcasts.push_back(to_string(o) + " of " + c.opts);
     }
@@ -623,7 +626,7 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_halves_a_lone_tile_of_few_threads) {
   BOOST_TEST_REQUIRE(few.size() == 1u);
   BOOST_TEST(few[0].find(",2) of") != std::string::npos, few[0]);
   Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  Ran got = run(items, unstaged, [](const ScheduleItem&, size_t) { return std::nullopt; });
   check_same(items, got, plain, "heuristic");
   const auto many = tile_of(24, nullptr);
   BOOST_TEST_REQUIRE(many.size() == 1u);
@@ -1086,4 +1089,45 @@ BOOST_AUTO_TEST_CASE(loop_limit_is_kept_or_refused) {
   auto rows = compute_items(input({4096, 64}).sum({1}));
   BOOST_TEST(run(rows, limited, [](const ScheduleItem&, size_t) { return std::nullopt; }).opts.at(0) ==
              run(rows, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; }).opts.at(0));
+}
+
+// A convolution's weight gradient (Tensor::conv2d's backward: 32 output channels x 8 input channels
+// x 3 x 3, a sum over batch x rows x columns of dY (channel-minor) times the window of X): the
+// heuristic stages it (staged_weight_gradient_opts): 32 channels x 8 input channels x the window
+// per work group, dY's rows (32 x 4 x 8) and X's footprint (8 channels x (4 + 2) x (8 + 2) floats)
+// as the tiles, double-buffered (one loop over tiles, the batch); against NOOPT in the interpreter.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_a_weight_gradient) {
+  LowerOptions one = gpu();
+  one.compute_units = 1;
+  Tensor x = input({2, 8, 6, 10}), w = input({32, 8, 3, 3});
+  w.requires_grad_();
+  (x.conv2d(w) * input({2, 32, 4, 8})).sum().backward();
+  auto items = compute_items(*w.grad());
+  int staged = 0;
+  for (const auto& item : items) {
+    const LoweredKernel c = lower_kernel(item, one);
+    if (c.opts.find("STAGE") == std::string::npos) continue;
+    ++staged;
+    const KernelInfo info = analyze_kernel(item);
+    const int o = int(info.output_dims); // co, ci, kh, kw, then batch, rows, columns
+    BOOST_TEST_REQUIRE(info.axes.size() == size_t(o) + 3);
+    const std::vector<Opt> expected{{OptOp::UPCAST, o - 4, 4}, {OptOp::UPCAST, o - 3, 2},
+                                    {OptOp::UPCAST, o - 1, 3}, {OptOp::LOCAL, o - 4, 8},
+                                    {OptOp::LOCAL, o - 2, 3},  {OptOp::LOCAL, o - 3, 4},
+                                    {OptOp::STAGE, o + 1, 4},  {OptOp::STAGE, o + 2, 8}};
+    BOOST_TEST(to_string(c.applied) == to_string(expected));
+    const auto ir = sdk::parse_kernel_ir(linearize(c.sink, c.name).ir);
+    int64_t local = 0;
+    for (const auto& ins : ir.instructions)
+      if (ins.op == TG_OP_DEFINE_LOCAL) local = ins.arg0;
+    BOOST_TEST(local == 2 * (32 * 4 * 8 + 8 * 6 * 10)); // footprint of X, two sets
+  }
+  BOOST_TEST(staged == 1);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, one, [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic");
+  LowerOptions aligned = one;
+  aligned.buffer_alignment = 16;
+  check_same(items, run(items, aligned, [](const ScheduleItem&, size_t) { return std::nullopt; }), plain,
+             "heuristic, 16-byte aligned buffers");
 }
