@@ -375,12 +375,12 @@ std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
 // window, 8 x kh x 4 threads, each a register tile of 4 co x 2 ci x a row of kw; per tile it stages
 // `rows` output rows of dY (32 co x rows x ow) and X's footprint (8 ci x (rows + kh - 1) x (ow + kw
 // - 1): lower_stage.cpp, footprint_tile), so each value read from global memory serves the
-// threads of every (kh, kw) it meets, and a thread's kw row shares its window reads across the
-// unrolled kw. The training step's weight gradients on an H200 (one kernel at a time): 32x32x5x5
-// 0.945 -> 0.371 ms, 64x32x3x3 0.160 -> 0.061, 64x64x3x3 0.169 -> 0.065 (they were a 4x4 register
-// tile of strided global loads). Tried in the same call: 4 co x 4 ci per thread with kw over
-// threads (0.431 / 0.078 / 0.087 ms), the same with 2 rows (0.433), or the batch slice staged too,
-// double-buffered (0.537; docs/cuda.md, session 18, h/convdw).
+// threads of every (kh, kw) it meets, and a thread's kw lanes read neighbouring columns of one
+// footprint row (the reads of neighbouring oh steps overlap: nvcc may keep them). The training step's weight
+// gradients on an H200 (one kernel at a time): 32x32x5x5 0.945 -> 0.371 ms, 64x32x3x3 0.160 -> 0.061,
+// 64x64x3x3 0.169 -> 0.065 (they were a 4x4 register tile of strided global loads). Tried in the same call: 4
+// co x 4 ci per thread with kw over threads (0.431 / 0.078 / 0.087 ms), the same with 2 rows (0.433), or the
+// batch slice staged too, double-buffered (0.537; docs/cuda.md, session 18, h/convdw).
 std::vector<Opt> staged_weight_gradient_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
   std::vector<int> out, red; // axes of more than one index
