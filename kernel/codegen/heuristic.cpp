@@ -1,7 +1,6 @@
 #include "kernel/codegen/heuristic.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace tg {
 
@@ -358,9 +357,8 @@ std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
   const int n = out[0], c = out[1], r = out[2], w = out[3], ci = int(k.output_dims);
   const AxisInfo &co = k.axes[size_t(c)], &oh = k.axes[size_t(r)], &ow = k.axes[size_t(w)];
   const int64_t kh = k.axes[size_t(ci) + 1].size, kw = k.axes[size_t(ci) + 2].size;
-  const int64_t cols = ow.size / 2;         // threads along the columns
-  int64_t lco = co.size % 64 == 0 ? 16 : 8; // threads along the channels, 4 channels each
-  if (const char* e = std::getenv("TG_EXP_CONV_LCO")) lco = std::atoi(e); // EXPERIMENT
+  const int64_t cols = ow.size / 2;               // threads along the columns
+  const int64_t lco = co.size % 64 == 0 ? 16 : 8; // threads along the channels, 4 channels each
   if (!ow.contiguous || co.size % 32 != 0 || oh.size % 2 != 0 || ow.size % 2 != 0 || cols < 8 || cols > 16 ||
       k.axes[size_t(ci)].size % 4 != 0 || kh > 7 || kw > 7 || d.max_local_size[0] < uint32_t(lco) ||
       d.max_local_size[1] < uint32_t(cols) || d.max_local_threads < lco * cols)

@@ -7,7 +7,6 @@
 #include <tg/sdk/wmma.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -582,18 +581,6 @@ UOpRef Lowerer::aligned_vector_load(const std::vector<UOpRef>& values) const {
   return UOp::make(Ops::LOAD, values[0]->dtype().vec(uint16_t(values.size())), {ptrs[0]}, int64_t(16));
 }
 
-// EXPERIMENT: TG_EXP_CR = 0 (main), 1 (pair + select in the step loop), 2 (steps unrolled here).
-static int exp_read_mode() {
-  const char* e = std::getenv("TG_EXP_CR");
-  return e ? std::atoi(e) : 1;
-}
-
-// A reduce axis read only through its STAGE loop (a window's kh or kw).
-bool Lowerer::stage_step_axis(size_t a) const {
-  return a >= out_shape_.size() && stage_ranges_.count(a) && plan_[a].rest() == 1 &&
-         within_size(a) == stage_ranges_.at(a)->src(1)->arg_int();
-}
-
 // The staged operand as this lane reads it from local memory.
 UOpRef Lowerer::staged_load(const UOpRef& operand) const {
   for (const Staged& s : staged_) {
@@ -626,32 +613,6 @@ UOpRef Lowerer::staged_load(const UOpRef& operand) const {
         UOpRef pair = UOp::make(Ops::LOAD, operand->dtype().vec(2), {ptr(rest + idx_const(c - c % 2))});
         return UOp::make(Ops::GEP, operand->dtype(), {pair}, int64_t(c % 2));
       }
-      // EXPERIMENT (mode 1): a footprint row read at an even column plus the summed steps' index k
-      // reads the pair holding it and picks its half; once nvcc unrolls the k loop both fold.
-      if (exp_read_mode() == 1 && !tc_ && s.footprint && s.sums.back().size() > 1 &&
-          s.local_strides.back() == 1) {
-        UOpRef idx0 = stage_read_offset() + idx_const(s.offset), k = idx_const(0);
-        for (size_t i = 0; i < s.layout.size(); ++i) {
-          UOpRef at = idx_const(0);
-          for (size_t a : s.sums[i]) {
-            if (i + 1 == s.layout.size() && stage_step_axis(a))
-              k = k + within_index(a);
-            else
-              at = at + within_index(a);
-          }
-          idx0 = idx0 + at * idx_const(s.local_strides[i]);
-        }
-        auto [r0, c0] = split_const(simplify(idx0));
-        if (c0 >= 0 && multiple_of(r0, 2)) {
-          const UOpRef off = simplify(idx_const(c0 % 2) + k);
-          UOpRef pair =
-              UOp::make(Ops::LOAD, operand->dtype().vec(2),
-                        {ptr(r0 + idx_const(c0 - c0 % 2) + idiv(off, idx_const(2)) * idx_const(2))});
-          return where(lt(off % idx_const(2), idx_const(1)),
-                       UOp::make(Ops::GEP, operand->dtype(), {pair}, int64_t(0)),
-                       UOp::make(Ops::GEP, operand->dtype(), {pair}, int64_t(1)));
-        }
-      }
     }
     return UOp::make(Ops::LOAD, operand->dtype(), {ptr(idx)});
   }
@@ -664,40 +625,16 @@ UOpRef Lowerer::staged_reduce(const UOpRef& r, const Frame& f) {
   if (f.base != out_shape_)
     throw OptError("optimization STAGE: the kernel's reduce is not read in the output's index space");
   stage_copies(r, f);
-  auto product = [&] {
-    std::vector<UOpRef> ops;
-    for (const Staged& s : staged_) {
-      UOpRef x = staged_load(s.operand);
-      ops.push_back(s.cast_to ? cast(x, *s.cast_to) : x);
-    }
-    UOpRef p = UOp::make(Ops::MUL, stage_mul_->dtype(), std::move(ops));
-    return r->src(0)->op() == Ops::CAST ? cast(p, r->src(0)->dtype()) : p;
-  };
-  // EXPERIMENT (mode 2): the steps summed into a footprint's innermost entry are unrolled here.
-  std::vector<size_t> unrolled;
-  if (exp_read_mode() == 2 && !tc_)
-    for (const Staged& s : staged_)
-      if (s.footprint && s.sums.back().size() > 1)
-        for (size_t a : s.sums.back())
-          if (stage_step_axis(a) && within_size(a) <= 8) unrolled.push_back(a);
-  UOpRef v;
-  int64_t combos = 1;
-  for (size_t a : unrolled) combos *= within_size(a);
-  std::map<size_t, UOpRef> saved = stage_ranges_;
-  for (int64_t q = 0; q < combos; ++q) {
-    int64_t rem = q;
-    for (size_t a : unrolled) {
-      stage_ranges_[a] = idx_const(rem % within_size(a));
-      rem /= within_size(a);
-    }
-    UOpRef p = product();
-    v = v ? v + p : p;
+  std::vector<UOpRef> ops;
+  for (const Staged& s : staged_) {
+    UOpRef x = staged_load(s.operand);
+    ops.push_back(s.cast_to ? cast(x, *s.cast_to) : x);
   }
-  stage_ranges_ = saved;
+  UOpRef v = UOp::make(Ops::MUL, stage_mul_->dtype(), std::move(ops));
+  if (r->src(0)->op() == Ops::CAST) v = cast(v, r->src(0)->dtype());
   std::vector<UOpRef> ranges = stage_tile_ranges_;
-  for (const auto& [axis, rng] : stage_ranges_)
-    if (std::find(unrolled.begin(), unrolled.end(), axis) == unrolled.end()) ranges.push_back(rng);
-  int64_t iters = combos, count = 1;
+  for (const auto& [axis, rng] : stage_ranges_) ranges.push_back(rng);
+  int64_t iters = 1, count = 1;
   for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
   for (auto a : r->arg_if<ReduceArg>()->axes) count *= shapes_(r->src(0))[size_t(a)];
   reduce_iters_ = std::max(reduce_iters_, iters);

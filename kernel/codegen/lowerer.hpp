@@ -115,7 +115,6 @@ private:
   bool aligned_run(const std::vector<UOpRef>& ptrs, int64_t width) const;
   UOpRef aligned_vector_load(const std::vector<UOpRef>& values) const;
   UOpRef staged_load(const UOpRef& operand) const;
-  bool stage_step_axis(size_t a) const;
   UOpRef staged_reduce(const UOpRef& r, const Frame& f);
   UOpRef reduce_index(size_t j, const UOpRef& rest_range, int64_t lane);
   UOpRef output_index(size_t axis, const std::vector<UOpRef>& rest_idx, int64_t lane, UOpRef& valid);
