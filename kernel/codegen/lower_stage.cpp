@@ -608,7 +608,8 @@ UOpRef Lowerer::staged_load(const UOpRef& operand) const {
       // Pairs (8 bytes) where 4 are not proven: a convolution's window as a view tile, whose columns
       // per thread are 2 adjacent ones in rows of 26: 2 reads per step instead of 4. H200, the conv
       // row: 20.7-21.9 TFLOPS vs 20.5 with 4 scalar reads (docs/cuda.md, session 18). A footprint's
-      // index ow + kw is no proven even number: scalar reads.
+      // index ow + kw is no proven even number: scalar reads, which nvcc merges into ld.shared.v2
+      // itself (it proves 2t even); explicit pairs there gained nothing (session 18, h/convread).
       if (c >= 0 && !tc_ && multiple_of(rest, 2)) {
         UOpRef pair = UOp::make(Ops::LOAD, operand->dtype().vec(2), {ptr(rest + idx_const(c - c % 2))});
         return UOp::make(Ops::GEP, operand->dtype(), {pair}, int64_t(c % 2));
