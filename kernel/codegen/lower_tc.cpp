@@ -142,7 +142,6 @@ UOpRef Lowerer::tc_staged_pair(const UOpRef& operand) const {
 // operands at the positions the shape's layout gives this thread (tg/sdk/wmma.hpp).
 UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
   if (tc_wg_n_) return wg_reduce(r, f);
-  const Dims& out_shape = shapes_(r);
   const Dims& in_shape = shapes_(r->src(0));
   if (f.base != out_shape_)
     throw OptError("optimization TC: the kernel's reduce is not read in the output's index space");
@@ -214,20 +213,34 @@ UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
     const DType cd = dtypes::float32.vec(uint16_t(shape.c_lanes));
     UOpRef mma = UOp::make(Ops::WMMA, cd, {A, B, UOp::constant(cd, 0.0)}, int64_t(TG_WMMA_M16N8K16));
     alu_inside_ += 2 * shape.m * shape.n * shape.k / shape.warp; // per thread
-    if (ranges.empty()) {
-      acc = mma;
-    } else {
-      std::vector<UOpRef> src{mma};
-      src.insert(src.end(), ranges.begin(), ranges.end());
-      acc = UOp::make(Ops::REDUCE, cd, std::move(src), ReduceArg{Ops::ADD, {}});
-    }
-    int64_t iters = 1;
-    for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
-    reduce_iters_ = std::max(reduce_iters_, iters);
-    int64_t count = 1;
-    for (auto a : r->arg_if<ReduceArg>()->axes) count *= in_shape[size_t(a)];
-    reduce_size_ = std::max(reduce_size_, count);
+    acc = tc_accumulate(r, mma, ranges, 1);
   }
+  return tc_output(r, f, acc);
+}
+
+// The accumulator over the reduce's remaining loops (`product` is one pass of its body, `ops` matrix
+// ops per pass), with the reduce's loop and size counts for the kernel's statistics.
+UOpRef Lowerer::tc_accumulate(const UOpRef& r, const UOpRef& product, const std::vector<UOpRef>& ranges,
+                              int64_t ops) {
+  UOpRef acc = product;
+  if (!ranges.empty()) {
+    std::vector<UOpRef> src{product};
+    src.insert(src.end(), ranges.begin(), ranges.end());
+    acc = UOp::make(Ops::REDUCE, product->dtype(), std::move(src), ReduceArg{Ops::ADD, {}});
+  }
+  int64_t iters = 1;
+  for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
+  reduce_iters_ = std::max(reduce_iters_, iters * ops);
+  int64_t count = 1;
+  const Dims& in_shape = shapes_(r->src(0));
+  for (auto a : r->arg_if<ReduceArg>()->axes) count *= in_shape[size_t(a)];
+  reduce_size_ = std::max(reduce_size_, count);
+  return acc;
+}
+
+// This lane's element of the accumulator, as the reduce's dtype, masked where the frame is outside.
+UOpRef Lowerer::tc_output(const UOpRef& r, const Frame& f, const UOpRef& acc) {
+  const Dims& out_shape = shapes_(r);
   UOpRef out = UOp::make(Ops::GEP, dtypes::float32, {acc}, int64_t(tc_digit_));
   if (out->dtype() != r->dtype()) out = cast(out, r->dtype());
   UOpRef valid = UOp::constant(dtypes::bool_, true);
@@ -246,8 +259,6 @@ UOpRef Lowerer::wg_tile_index(const Staged& s, const UOpRef& row, const UOpRef& 
 // over the tile loop; each output lane takes its C lane (wgmma_c_element) with a GEP. The chain
 // is one run for the renderer (one fence, one commit and wait per tile).
 UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
-  const Dims& out_shape = shapes_(r);
-  const Dims& in_shape = shapes_(r->src(0));
   if (f.base != out_shape_)
     throw OptError("optimization TCWG: the kernel's reduce is not read in the output's index space");
   if (staged_.empty())
@@ -285,25 +296,9 @@ UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
       c = UOp::make(Ops::WGMMA, cd, {address(tc_a_, m, 16 * st), address(tc_b_, n, 16 * st), c},
                     std::vector<int64_t>{code, strides});
     alu_inside_ += 2 * 64 * tc_wg_n_ * 16 * steps / 128; // per thread
-    if (ranges.empty()) {
-      acc = c;
-    } else {
-      std::vector<UOpRef> src{c};
-      src.insert(src.end(), ranges.begin(), ranges.end());
-      acc = UOp::make(Ops::REDUCE, cd, std::move(src), ReduceArg{Ops::ADD, {}});
-    }
-    int64_t iters = 1;
-    for (const auto& rg : ranges) iters *= rg->src(1)->arg_int();
-    reduce_iters_ = std::max(reduce_iters_, iters * steps);
-    int64_t count = 1;
-    for (auto a : r->arg_if<ReduceArg>()->axes) count *= in_shape[size_t(a)];
-    reduce_size_ = std::max(reduce_size_, count);
+    acc = tc_accumulate(r, c, ranges, steps);
   }
-  UOpRef out = UOp::make(Ops::GEP, dtypes::float32, {acc}, int64_t(tc_digit_));
-  if (out->dtype() != r->dtype()) out = cast(out, r->dtype());
-  UOpRef valid = UOp::constant(dtypes::bool_, true);
-  if (!f.mops.empty() || f.base != out_shape) valid = tracker(out_shape, f.mops).to_index(f.idx).second;
-  return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
+  return tc_output(r, f, acc);
 }
 
 } // namespace tg::lower_detail

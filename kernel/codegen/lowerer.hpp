@@ -106,6 +106,9 @@ private:
                                         const std::vector<int64_t>& in_dims, bool half_only);
   UOpRef tc_reduce(const UOpRef& r, const Frame& f);
   UOpRef wg_reduce(const UOpRef& r, const Frame& f); // TCWG: chains of WGMMA over the staged tiles
+  UOpRef tc_accumulate(const UOpRef& r, const UOpRef& product, const std::vector<UOpRef>& ranges,
+                       int64_t ops);
+  UOpRef tc_output(const UOpRef& r, const Frame& f, const UOpRef& acc);
   UOpRef tc_staged_pair(const UOpRef& operand) const;
   void apply_stage(const std::function<void(const std::string&)>& refuse);
   void plan_stage();
