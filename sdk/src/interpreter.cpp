@@ -669,6 +669,15 @@ void Interpreter::run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3
   }
 }
 
+// D[r][col] of a matrix op: C's element plus A's row r times B's column col (row-major m x k and
+// k x n in double, so products are exact), rounded to float once.
+double mma_element(const std::vector<double>& a, const std::vector<double>& b, const std::vector<double>& c,
+                   int r, int col, int k, int n) {
+  double sum = c[size_t(r * n + col)];
+  for (int kk = 0; kk < k; ++kk) sum += a[size_t(r * k + kk)] * b[size_t(kk * n + col)];
+  return double(float(sum));
+}
+
 // Warps are 32 consecutive work items in local-id order (x fastest). Products of float16/bfloat16
 // values are exact in double; the sum is rounded to float once (the hardware's order and
 // intermediate rounding may differ: compare with a tolerance).
@@ -701,10 +710,7 @@ void Interpreter::warp_mma(std::vector<WorkItem>& items, size_t i) {
       Lane* out = result(items[w + size_t(lane)], i);
       for (int e = 0; e < shape.c_lanes; ++e) {
         auto [r, col] = wmma_c_element(ins.arg0, lane, e);
-        double sum = c[size_t(r * shape.n + col)];
-        for (int kk = 0; kk < shape.k; ++kk)
-          sum += a[size_t(r * shape.k + kk)] * b[size_t(kk * shape.n + col)];
-        out[e] = float_lane(double(float(sum)));
+        out[e] = float_lane(mma_element(a, b, c, r, col, shape.k, shape.n));
       }
     }
   }
@@ -765,10 +771,7 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
       Lane* out = result(items[w + size_t(t)], i);
       for (int e = 0; e < shape.c_lanes; ++e) {
         auto [r, col] = wgmma_c_element(ins.arg0, t, e);
-        double sum = c[size_t(r * shape.n + col)];
-        for (int kk = 0; kk < shape.k; ++kk)
-          sum += a[size_t(r * shape.k + kk)] * b[size_t(kk * shape.n + col)];
-        out[e] = float_lane(double(float(sum)));
+        out[e] = float_lane(mma_element(a, b, c, r, col, shape.k, shape.n));
       }
     }
   }
