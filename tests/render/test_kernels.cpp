@@ -11,10 +11,22 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 
 namespace tgtest {
 namespace {
+
+// The build's source tree, or TG_TEST_SOURCE_DIR where the tests run from a copy of the build on
+// another machine (the GPU machine gets the working tree at another path).
+std::filesystem::path test_source_dir() {
+  const char* dir = std::getenv("TG_TEST_SOURCE_DIR");
+  std::filesystem::path root = dir && *dir ? dir : TG_SOURCE_DIR;
+  if (!std::filesystem::is_directory(root / "tests/data/corpus"))
+    throw std::runtime_error("no golden corpus under " + (root / "tests/data/corpus").string() +
+                             " (set TG_TEST_SOURCE_DIR to a checkout of the sources)");
+  return root;
+}
 
 using tg::conform::CorpusBuffer;
 using tg::conform::CorpusKernel;
@@ -198,7 +210,7 @@ CorpusKernel staged_matmul() {
   CorpusKernel k;
   k.name = "render_staged_matmul";
   k.origin = "codegen with opts " + lowered.opts + " (renderer tests)";
-  const std::filesystem::path stored = TG_SOURCE_DIR "/tests/data/render/staged_matmul.tgir";
+  const std::filesystem::path stored = test_source_dir() / "tests/data/render/staged_matmul.tgir";
   const char* update = std::getenv("TG_UPDATE_GOLDEN");
   if ((update && std::string(update) == "1") || !std::filesystem::exists(stored)) {
     k.ir = tg::linearize(lowered.sink, lowered.name).ir;
@@ -218,7 +230,7 @@ CorpusKernel staged_matmul() {
 }
 
 std::vector<CorpusKernel> render_test_kernels() {
-  std::vector<CorpusKernel> all = tg::conform::read_corpus(TG_SOURCE_DIR "/tests/data/corpus");
+  std::vector<CorpusKernel> all = tg::conform::read_corpus(test_source_dir() / "tests/data/corpus");
   all.push_back(vector_accumulator());
   all.push_back(bitcasts());
   all.push_back(integer_edges());
