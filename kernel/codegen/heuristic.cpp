@@ -334,10 +334,14 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
 
 // A 2-D convolution (outputs batch x channels x rows x columns, a sum over input channels x window
 // rows x window columns) on a GPU: a work group takes 64 (or 32) output channels x 2 rows x all
-// columns of one image; 16 (or 8) threads along the channels (4 adjacent each) times half the
-// columns (2 each), and the input channels 4 at a time with the whole window as the staged tile,
-// so that the copies read whole rows of the input image. Output axes of size 1 are skipped: a
-// convolution with a custom gradient (Tensor::conv2d) stores (N, groups, C, 1, H, W, 1, 1).
+// columns of one image (two images where the batch is even); threads along the channels times
+// half the columns (2 each) [times the 2 images], and the input channels 4 at a time with the
+// whole window as the staged tile, so that the copies read whole rows of the input image. Output
+// axes of size 1 are skipped: a convolution with a custom gradient (Tensor::conv2d) stores (N,
+// groups, C, 1, H, W, 1, 1). Channels per thread: 4 adjacent ones, 16 (or 8) threads; with two
+// images and 64 channels, 8 threads x 8 channels (4 adjacent, 4 more 32 apart: a warp's 16-byte
+// reads of the weight tile then cover 8 x 16 distinct bytes, and each window value read from local
+// memory serves 8 outputs instead of 4).
 // 256x32x28x28 -> 64 3x3 on an H200: 22.6 TFLOPS vs 18.5 unstaged (the kernel alone;
 // docs/cuda.md); the training step's 32-channel 5x5 forward and input-gradient convolutions
 // (512x32x24x24 -> 32 and 512x32x28x28 -> 32): 1.57 -> 0.47 and 2.12 -> 0.52 ms (session 17).
@@ -345,7 +349,11 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
 // shapes keep the unstaged choices. With the window staged as its footprint (lower_stage.cpp:
 // footprint_tile) two sets of 8 channels fit 48 KiB, but lost to 4 (conv row 23.6-24.3 vs 24.7
 // TFLOPS on an H200; the training step's 5x5 convolutions, one set of 8: within 2%; docs/cuda.md,
-// session 18, h/convwin).
+// session 18, h/convwin). Two images per work group (session 19, h/convx; H200): the conv row
+// 22.8-23.5 -> 25.3-25.7 TFLOPS with 8 channels per thread (16 threads x 4 channels, 416 threads:
+// 22.8; 8 x 8 with one image, 104 threads: 23.0; four images: 20.8); the training step's 32-channel
+// forward 0.353 -> 0.291 ms and input gradient 0.430 -> 0.417 ms with 8 threads x 4 channels (8 x 8
+// channels: 0.361 / 0.411; four images, 8 x 8 channels: 0.314 / 0.412).
 std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
   std::vector<int> out; // the output axes of more than one index: batch, channels, rows, columns
@@ -363,10 +371,26 @@ std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
       k.axes[size_t(ci)].size % 4 != 0 || kh > 7 || kw > 7 || d.max_local_size[0] < uint32_t(lco) ||
       d.max_local_size[1] < uint32_t(cols) || d.max_local_threads < lco * cols)
     return {};
-  if (k.axes[size_t(n)].size * (oh.size / 2) * (co.size / (4 * lco)) < int64_t(d.compute_units)) return {};
-  return {{OptOp::UPCAST, c, 4},      {OptOp::UPCAST, r, 2},     {OptOp::UPCAST, w, 2},
-          {OptOp::LOCAL, c, lco},     {OptOp::LOCAL, w, cols},   {OptOp::STAGE, ci, 4},
-          {OptOp::STAGE, ci + 1, kh}, {OptOp::STAGE, ci + 2, kw}};
+  const int64_t images = k.axes[size_t(n)].size;
+  if (images * (oh.size / 2) * (co.size / (4 * lco)) < int64_t(d.compute_units)) return {};
+  // Two images per work group: 8 threads along the channels, times 8 channels each where there are
+  // 64 per group. The tiles: both images' windows (2 x 4 channels x (kh + 1) rows x (ow + kw - 1)
+  // columns) and the weights of 4 input channels.
+  const int64_t group_co = 4 * lco;
+  const int64_t floats =
+      2 * 4 * (kh + 1) * (ow.size + kw - 1) + 4 * kh * kw * group_co + 4; // + 16-byte rounding
+  const bool pair = images % 2 == 0 && d.max_local_size[2] >= 2 && d.max_local_threads >= 16 * cols &&
+                    uint64_t(floats) * uint64_t(k.itemsize) <= d.local_memory_bytes &&
+                    (images / 2) * (oh.size / 2) * (co.size / group_co) >= int64_t(d.compute_units);
+  std::vector<Opt> o{{OptOp::UPCAST, c, 4},
+                     {OptOp::UPCAST, r, 2},
+                     {OptOp::UPCAST, w, 2},
+                     {OptOp::LOCAL, c, pair ? 8 : lco},
+                     {OptOp::LOCAL, w, cols}};
+  if (pair) o.push_back({OptOp::LOCAL, n, 2});
+  if (pair && group_co == 64) o.push_back({OptOp::UPCAST, c, 2});
+  o.insert(o.end(), {{OptOp::STAGE, ci, 4}, {OptOp::STAGE, ci + 1, kh}, {OptOp::STAGE, ci + 2, kw}});
+  return o;
 }
 
 // A convolution's weight gradient (outputs [batch slice x] co x ci x kh x kw, a sum over [batch x]

@@ -112,29 +112,41 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_matmul) {
 
 // A convolution with 64 output channels and rows of 16 to 32 columns is staged by the GPU
 // heuristic (64 channels x 2 rows x all columns per work group, 4 input channels and the whole
-// window per tile), reads the tiles from local memory, and matches NOOPT.
+// window per tile), reads the tiles from local memory, and matches NOOPT. An even batch puts two
+// images into a work group, with 8 threads x 8 channels (4 adjacent, 4 more 32 apart); an odd one
+// keeps one image, 16 threads x 4 channels.
 BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_conv) {
-  auto conv = compute_items(input({2, 8, 18, 18}).conv2d(input({64, 8, 3, 3})));
-  LoweredKernel c = lower_kernel(conv.back(), gpu());
-  const std::vector<Opt> expected{{OptOp::UPCAST, 1, 4}, {OptOp::UPCAST, 2, 2}, {OptOp::UPCAST, 3, 2},
-                                  {OptOp::LOCAL, 1, 16}, {OptOp::LOCAL, 3, 8},  {OptOp::STAGE, 4, 4},
-                                  {OptOp::STAGE, 5, 3},  {OptOp::STAGE, 6, 3}};
-  BOOST_TEST(to_string(c.applied) == to_string(expected));
-  std::string ir = linearize(c.sink, c.name).text;
-  BOOST_TEST(ir.find("DEFINE_LOCAL") != std::string::npos, ir);
-  Ran plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  Ran got = run(conv, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
-  BOOST_TEST(got.opts.back().find("STAGE") != std::string::npos, got.opts.back());
-  check_same(conv, got, plain, "heuristic " + got.opts.back());
-  LowerOptions off = gpu(); // TG_STAGE=0
-  off.staging = false;
-  LoweredKernel unstaged = lower_kernel(conv.back(), off);
-  BOOST_TEST(to_string(unstaged.applied).find("STAGE") == std::string::npos, unstaged.opts);
+  const std::vector<Opt> pair{{OptOp::UPCAST, 1, 4}, {OptOp::UPCAST, 2, 2}, {OptOp::UPCAST, 3, 2},
+                              {OptOp::LOCAL, 1, 8},  {OptOp::LOCAL, 3, 8},  {OptOp::LOCAL, 0, 2},
+                              {OptOp::UPCAST, 1, 2}, {OptOp::STAGE, 4, 4},  {OptOp::STAGE, 5, 3},
+                              {OptOp::STAGE, 6, 3}};
+  const std::vector<Opt> one{{OptOp::UPCAST, 1, 4}, {OptOp::UPCAST, 2, 2}, {OptOp::UPCAST, 3, 2},
+                             {OptOp::LOCAL, 1, 16}, {OptOp::LOCAL, 3, 8},  {OptOp::STAGE, 4, 4},
+                             {OptOp::STAGE, 5, 3},  {OptOp::STAGE, 6, 3}};
+  for (const auto& [images, expected] : {std::pair{int64_t(2), pair}, std::pair{int64_t(3), one}}) {
+    BOOST_TEST_CONTEXT(images << " images") {
+      auto conv = compute_items(input({images, 8, 18, 18}).conv2d(input({64, 8, 3, 3})));
+      LoweredKernel c = lower_kernel(conv.back(), gpu());
+      BOOST_TEST(to_string(c.applied) == to_string(expected));
+      BOOST_TEST((c.local == std::array<uint32_t, 3>{images == 2 ? 8u : 16u, 8, images == 2 ? 2u : 1u}));
+      std::string ir = linearize(c.sink, c.name).text;
+      BOOST_TEST(ir.find("DEFINE_LOCAL") != std::string::npos, ir);
+      Ran plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      Ran got = run(conv, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+      BOOST_TEST(got.opts.back().find("STAGE") != std::string::npos, got.opts.back());
+      check_same(conv, got, plain, "heuristic " + got.opts.back());
+      LowerOptions off = gpu(); // TG_STAGE=0
+      off.staging = false;
+      LoweredKernel unstaged = lower_kernel(conv.back(), off);
+      BOOST_TEST(to_string(unstaged.applied).find("STAGE") == std::string::npos, unstaged.opts);
+    }
+  }
 }
 
 // The training step's convolutions: 32 output channels, forward and input gradient (a full
-// convolution of the padded output gradient), staged with 8 threads x 4 channels, against NOOPT.
-// Two output rows per image (one work group each: a one-unit device) keep the interpreter quick.
+// convolution of the padded output gradient), staged with 8 threads x 4 channels and, the batch
+// being even, two images per work group, against NOOPT. Two output rows per image (one work group
+// for both: a one-unit device) keep the interpreter quick.
 BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_32_channel_conv_and_its_input_gradient) {
   LowerOptions one = gpu();
   one.compute_units = 1;
@@ -149,6 +161,7 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_32_channel_conv_and_its_input_gradient
                                       {OptOp::UPCAST, 3, 2},
                                       {OptOp::LOCAL, 1, 8},
                                       {OptOp::LOCAL, 3, cols},
+                                      {OptOp::LOCAL, 0, 2},
                                       {OptOp::STAGE, 4, 4},
                                       {OptOp::STAGE, 5, 3},
                                       {OptOp::STAGE, 6, 3}});
@@ -169,8 +182,8 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_32_channel_conv_and_its_input_gradient
       compute_items((win * input({32, 32, 3, 3}).reshape({1, 1, 32, 32, 1, 1, 3, 3})).sum({3, 6, 7}, true));
   LoweredKernel c = lower_kernel(kept.back(), one);
   const std::vector<Opt> expected{{OptOp::UPCAST, 2, 4}, {OptOp::UPCAST, 4, 2}, {OptOp::UPCAST, 5, 2},
-                                  {OptOp::LOCAL, 2, 8},  {OptOp::LOCAL, 5, 8},  {OptOp::STAGE, 8, 4},
-                                  {OptOp::STAGE, 9, 3},  {OptOp::STAGE, 10, 3}};
+                                  {OptOp::LOCAL, 2, 8},  {OptOp::LOCAL, 5, 8},  {OptOp::LOCAL, 0, 2},
+                                  {OptOp::STAGE, 8, 4},  {OptOp::STAGE, 9, 3},  {OptOp::STAGE, 10, 3}};
   BOOST_TEST(to_string(c.applied) == to_string(expected));
   Ran plain = run(kept, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
   Ran got = run(kept, one, [](const ScheduleItem&, size_t) { return std::nullopt; });

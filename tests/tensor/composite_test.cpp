@@ -117,6 +117,19 @@ BOOST_AUTO_TEST_CASE(conv2d) {
   }
 }
 
+// The shapes of the GPU heuristic's staged convolutions (heuristic.cpp: staged_conv_opts): 64
+// output channels, rows of 26 columns, an even batch (2 images per work group, 8 channels per
+// thread on a GPU of up to 143 compute units) and an odd one (one image per work group, 4 channels
+// per thread), against naive loops. Other devices run their own lists on the same shapes.
+BOOST_AUTO_TEST_CASE(conv2d_staged_shapes) {
+  Rng rng(107);
+  for (int64_t n : {22, 21}) {
+    NdArray x = rand_array(rng, {n, 4, 28, 28}), w = rand_array(rng, {64, 4, 3, 3});
+    check_close(to_tensor(x).conv2d(to_tensor(w)), ref::conv2d(x, w, nullptr, 1, 0, 1, 1), Tol{1e-4, 1e-4},
+                "conv2d x " + ref::str(x.shape) + " w " + ref::str(w.shape));
+  }
+}
+
 // Output channels in multiples of 16: the CPU heuristic's convolution register tile (heuristic.cpp
 // cpu_conv_tile: 16 or 32 channels times a row of outputs) in the forward pass and in both
 // gradients (the custom gradient's convolutions at stride 1, the window view's otherwise), with
