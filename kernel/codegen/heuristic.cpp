@@ -349,10 +349,12 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
 // shapes keep the unstaged choices. With the window staged as its footprint (lower_stage.cpp:
 // footprint_tile) two sets of 8 channels fit 48 KiB, but lost to 4 (conv row 23.6-24.3 vs 24.7
 // TFLOPS on an H200; the training step's 5x5 convolutions, one set of 8: within 2%; docs/cuda.md,
-// session 18, h/convwin). Two images per work group (session 19, h/convx; H200): the conv row
-// 22.8-23.5 -> 25.3-25.7 TFLOPS with 8 channels per thread (16 threads x 4 channels, 416 threads:
-// 22.8; 8 x 8 with one image, 104 threads: 23.0; four images: 20.8); the training step's 32-channel
-// forward 0.353 -> 0.291 ms and input gradient 0.430 -> 0.417 ms with 8 threads x 4 channels (8 x 8
+// session 18, h/convwin). Two images per work group (session 19, h/convx; H200, two calls): the
+// conv row 23.7 -> 24.9 and 24.1 -> 24.7 TFLOPS (means of all runs per call; 0.83x and 0.86x
+// PyTorch in the peer runs) with 8 channels per thread (16 threads x 4 channels, 416 threads:
+// 22.8; 8 x 8 with one image, 104 threads: 23.0; four images: 20.8; the images on LOCAL_ID 0:
+// 23.4-23.7; two images per thread: 21.1-21.6); the training step's 32-channel forward
+// 0.353 -> 0.291 ms and input gradient 0.431 -> 0.417 ms with 8 threads x 4 channels (8 x 8
 // channels: 0.361 / 0.411; four images, 8 x 8 channels: 0.314 / 0.412).
 std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
