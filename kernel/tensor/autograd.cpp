@@ -3,6 +3,9 @@
 // just more lazy graph, fused and scheduled like everything else).
 #include "kernel/tensor/tensor.hpp"
 
+#include "kernel/runtime/config.hpp"
+#include "kernel/runtime/device.hpp"
+#include "kernel/runtime/devices.hpp"
 #include "kernel/schedule/shapes.hpp"
 #include "kernel/tensor/realized.hpp"
 
@@ -492,7 +495,21 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   return out;
 }
 
+bool detail::realize_early(const std::string& device) {
+  const int mode = config().realize_early;
+  if (mode >= 0) return mode == 1;
+  return (open_device(device).device->properties().features & TG_FEATURE_ASYNC) != 0;
+}
+
 void Tensor::backward(std::optional<Tensor> seed) const {
+  // On a device that queues launches the forward pass's kernels start now and run while the host
+  // builds the gradient graph (and the optimizer's), instead of the device idling until the step's
+  // one realize (docs/cuda.md, session 19). The gradient then reads the stored forward values, as
+  // for a value read before backward(), so what it computes is unchanged.
+  if (detail::realize_early(device())) {
+    Tensor root = *this; // shares this tensor's state: it holds the stored value afterwards
+    root.realize();
+  }
   GradOrigins::instance().purge();
   Unrealize unrealize;
   std::unordered_set<const UOp*> in_graph;

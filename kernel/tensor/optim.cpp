@@ -1,6 +1,8 @@
 // tg::optim: lazy parameter updates realized in one schedule per step; LR schedules.
 #include "kernel/tensor/optim.hpp"
 
+#include "kernel/tensor/realized.hpp"
+
 #include <cmath>
 #include <numbers>
 
@@ -45,6 +47,18 @@ std::vector<Tensor> Optimizer::schedule_step() {
 }
 
 void Optimizer::step_and_realize(std::vector<Tensor> also) {
+  // On a device that queues launches the gradients' kernels (the backward pass) start before the
+  // update's graph is built, so the device runs them meanwhile (detail::realize_early). The
+  // gradients are read by several update kernels, so they are stored either way.
+  if (!params_.empty() && detail::realize_early(params_[0].device())) {
+    std::vector<Tensor> grads;
+    for (const auto& p : params_)
+      if (auto g = p.grad()) grads.push_back(*g);
+    grads.insert(grads.end(), buffers_.begin(), buffers_.end()); // BatchNorm's statistics read the forward
+    std::vector<Tensor*> ptrs;
+    for (auto& g : grads) ptrs.push_back(&g);
+    Tensor::realize_all(ptrs);
+  }
   std::vector<Tensor> targets = schedule_step();
   targets.insert(targets.end(), also.begin(), also.end());
   std::vector<Tensor*> ptrs;
