@@ -3,6 +3,7 @@
 // just more lazy graph, fused and scheduled like everything else).
 #include "kernel/tensor/tensor.hpp"
 
+#include "kernel/runtime/capture.hpp"
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/device.hpp"
 #include "kernel/runtime/devices.hpp"
@@ -496,6 +497,8 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
 }
 
 bool detail::realize_early(const std::string& device) {
+  // A step the JIT captures is replayed as one batch, where realizing in parts gains nothing.
+  if (CaptureScope::active()) return false;
   const int mode = config().realize_early;
   if (mode >= 0) return mode == 1;
   return (open_device(device).device->properties().features & TG_FEATURE_ASYNC) != 0;

@@ -22,18 +22,21 @@ void Optimizer::zero_grad() {
 }
 
 Tensor Optimizer::host_scalar(double value, const Tensor& like) {
-  for (const auto& c : scalars_)
-    if (c.value == value && c.dtype == like.dtype() && c.device == like.device()) return c.tensor;
+  for (auto& c : scalars_)
+    if (c.value == value && c.dtype == like.dtype() && c.device == like.device()) {
+      c.used = true;
+      return c.tensor;
+    }
   std::vector<double> v{value};
   Tensor t = Tensor::from_vector<double>(v, Dims{}, std::nullopt, like.device()).cast(like.dtype());
-  scalars_.push_back({value, like.dtype(), like.device(), t});
+  scalars_.push_back({value, like.dtype(), like.device(), t, true});
   return t;
 }
 
 std::vector<Tensor> Optimizer::schedule_step() {
   Tensor::NoGrad no_grad;
   ++steps_;
-  scalars_.clear();
+  for (auto& c : scalars_) c.used = false;
   begin_step();
   std::vector<Tensor> out;
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -43,6 +46,7 @@ std::vector<Tensor> Optimizer::schedule_step() {
     out.push_back(params_[i]);
   }
   out.insert(out.end(), buffers_.begin(), buffers_.end());
+  std::erase_if(scalars_, [](const CachedScalar& c) { return !c.used; }); // a changed lr's old value
   return out;
 }
 

@@ -57,7 +57,7 @@ bool reaches_grad_leaf(const std::vector<Tensor>& roots);
 // Whether a training step realizes in parts on `device` (TG_REALIZE_EARLY, kernel/runtime/config.hpp;
 // default: on devices that queue launches): backward() realizes its root first and
 // Optimizer::step_and_realize the gradients before it builds the update, so the device computes
-// each part while the host builds the next (autograd.cpp).
+// each part while the host builds the next; never while the JIT captures a step (autograd.cpp).
 bool realize_early(const std::string& device);
 
 // Called by Tensor::assign before the value changes: a JIT capturing on this thread records the

@@ -173,15 +173,16 @@ BOOST_AUTO_TEST_CASE(float32_and_lr_changes) {
     }
     check_close(p, want, 1e-5, 1e-6, "Adam float32 step " + std::to_string(t));
   }
-  // lr changed between steps (a schedule) takes effect on the next step
-  std::vector<double> lrs = {0.1, 0.05, 0.2, 0.01};
+  // lr changed between steps (a schedule) takes effect on the next step; a value kept for a step
+  // reuses its upload (Optimizer::host_scalar), one dropped and set again is uploaded anew
+  std::vector<double> lrs = {0.1, 0.05, 0.05, 0.2, 0.1, 0.01};
   run_against(
       "SGD with lr changing every step",
       [&](Tensor& q) { return std::make_unique<optim::SGD>(std::vector<Tensor>{q}, lrs[0]); },
       [&](auto& q, const auto& g, int t) {
         for (size_t i = 0; i < q.size(); ++i) q[i] -= lrs[size_t(t - 1)] * g[i];
       },
-      4,
+      int(lrs.size()),
       [&](optim::Optimizer& o, int t) {
         if (size_t(t) < lrs.size()) o.lr = lrs[size_t(t)];
       });
