@@ -61,6 +61,39 @@ BOOST_AUTO_TEST_CASE(churn_across_threads_is_safe) {
   BOOST_TEST(bad.load() == 0);
 }
 
+// The intern table's shards are open-addressing tables (uop.cpp): erased entries leave tombstones
+// that lookups must probe past, and the tables grow and rehash while nodes live. Every held node
+// must come back as itself after its neighbours died, through several rounds of growth and churn.
+BOOST_AUTO_TEST_CASE(interning_survives_growth_and_erasure) {
+  const std::size_t before = UOp::live_count();
+  auto v = UOp::variable("grow", 0, 1 << 20);
+  constexpr int kNodes = 40000;
+  std::vector<UOpRef> held(kNodes);
+  std::vector<const UOp*> first(kNodes);
+  for (int i = 0; i < kNodes; ++i) {
+    held[size_t(i)] = v * (i + 2);
+    first[size_t(i)] = held[size_t(i)].get();
+  }
+  int moved = 0, duplicated = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = round % 2; i < kNodes; i += 2) held[size_t(i)].reset(); // tombstones between live entries
+    for (int i = 0; i < 5000; ++i) (void)(v * (-i - 1));                 // churn: made and freed at once
+    for (int i = 0; i < kNodes; ++i) {
+      UOpRef again = v * (i + 2);
+      if (held[size_t(i)] && again.get() != first[size_t(i)]) ++moved; // a live node must be found
+      if (held[size_t(i)] && again != held[size_t(i)]) ++duplicated;
+      held[size_t(i)] = again;
+      first[size_t(i)] = again.get();
+    }
+  }
+  BOOST_TEST(moved == 0);
+  BOOST_TEST(duplicated == 0);
+  // each (v * c) is two nodes (the constant and the product), plus v: nothing else is left
+  BOOST_TEST(UOp::live_count() <= before + 2 * std::size_t(kNodes) + 1 + 4);
+  held.clear();
+  BOOST_TEST(UOp::live_count() <= before + 2);
+}
+
 BOOST_AUTO_TEST_CASE(unreferenced_nodes_are_freed) {
   std::size_t before = UOp::live_count();
   {
