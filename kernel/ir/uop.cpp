@@ -451,11 +451,13 @@ const VarArg& UOp::var_arg() const {
 namespace {
 
 // The nodes a walk has visited: a linear scan over a fixed array while they are few (a tiny op's
-// graph, where the hash set's allocations cost more than the walk), a hash set past that.
+// graph, where a hash set's allocations cost more than the walk), then a flat open-addressing set
+// (linear probing, at most half full): one allocation per growth instead of a node per insert
+// (the training step's walks visit ~1000 nodes several times per realize; docs/cuda.md session 19).
 class SeenNodes {
 public:
   bool insert(const UOp* u) { // true when u is new
-    if (set_.empty()) {
+    if (slots_.empty()) {
       if (std::find(few_.begin(), few_.begin() + std::ptrdiff_t(count_), u) !=
           few_.begin() + std::ptrdiff_t(count_))
         return false;
@@ -463,15 +465,41 @@ public:
         few_[count_++] = u;
         return true;
       }
-      set_.insert(few_.begin(), few_.end());
+      rehash(256);
+      for (const UOp* f : few_) place(f);
     }
-    return set_.insert(u).second;
+    if ((count_ + 1) * 2 > slots_.size()) {
+      std::vector<const UOp*> old = std::move(slots_);
+      rehash(old.size() * 2);
+      for (const UOp* f : old)
+        if (f) place(f);
+    }
+    return place(u);
   }
 
 private:
+  void rehash(std::size_t size) {
+    slots_.assign(size, nullptr);
+    bits_ = std::countr_zero(size);
+    count_ = 0;
+  }
+  // Node addresses share their low bits (alignment): the slot takes a multiplicative hash's high bits.
+  bool place(const UOp* u) {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = (reinterpret_cast<std::uintptr_t>(u) * 0x9e3779b97f4a7c15ULL) >> (64 - bits_);;
+         i = (i + 1) & mask) {
+      if (slots_[i] == u) return false;
+      if (!slots_[i]) {
+        slots_[i] = u;
+        ++count_;
+        return true;
+      }
+    }
+  }
   std::array<const UOp*, 32> few_{};
   std::size_t count_ = 0;
-  std::unordered_set<const UOp*> set_;
+  std::vector<const UOp*> slots_; // power of two, or empty while the array serves
+  int bits_ = 0;
 };
 
 } // namespace

@@ -1,6 +1,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "kernel/ir/uop.hpp"
@@ -120,6 +122,30 @@ BOOST_AUTO_TEST_CASE(printing_shares_subtrees) {
   BOOST_TEST(e->render() == "((x+3)*(x+3))");
   BOOST_TEST(UOp::constant(dtypes::float32, 2.0)->str() == "UOp(Ops.CONST, dtypes.float, arg=2.0, src=())");
   BOOST_TEST(UOp::constant(dtypes::bool_, true)->str() == "UOp(Ops.CONST, dtypes.bool, arg=True, src=())");
+}
+
+// A DAG past toposort's small array (its visited set then grows several times): every node once,
+// each after its sources, against a host-side count of the distinct nodes built.
+BOOST_AUTO_TEST_CASE(toposort_of_a_large_shared_graph) {
+  auto v = UOp::variable("wide", 0, 1000);
+  std::vector<UOpRef> level{v};
+  std::set<const UOp*> built{v.get()};
+  for (int i = 1; i < 3000; ++i) { // each node adds two earlier ones: many shared sources
+    const UOpRef& a = level[size_t(i) / 2];
+    const UOpRef& b = level[size_t(i) - 1];
+    UOpRef c = UOp::constant(dtypes::index, std::int64_t{i});
+    level.push_back((a + b) * c);
+    for (const UOpRef& u : {level.back(), level.back()->src(0), c}) built.insert(u.get());
+  }
+  std::vector<UOpRef> order = toposort(level.back());
+  std::map<const UOp*, size_t> at;
+  for (size_t i = 0; i < order.size(); ++i) BOOST_TEST_REQUIRE(at.emplace(order[i].get(), i).second);
+  BOOST_TEST(order.size() == built.size());
+  BOOST_TEST(order.back().get() == level.back().get());
+  int misplaced = 0;
+  for (const auto& u : order)
+    for (const auto& s : u->src()) misplaced += !at.count(s.get()) || at.at(s.get()) >= at.at(u.get());
+  BOOST_TEST(misplaced == 0);
 }
 
 BOOST_AUTO_TEST_CASE(toposort_and_exports) {
