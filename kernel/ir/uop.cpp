@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,6 +11,8 @@
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "kernel/ir/alu.hpp"
 
@@ -33,14 +36,51 @@ std::size_t dtype_hash(DType dt) {
 
 // Sharded weak intern table. An entry is erased by its node's destructor; a lookup only locks
 // (promotes) an entry whose fields match, so it never drops the last reference under the lock.
+// Each shard is an open-addressing table (linear probing, the hash kept in the slot): a lookup
+// touches one run of adjacent slots instead of a bucket list's scattered nodes, and an insert
+// allocates nothing. Every graph built runs through it (docs/cuda.md, session 19: it was the
+// largest single item of the eager training step's host time).
 struct InternTable {
-  struct Entry {
-    const UOp* raw;
+  struct Slot {
+    std::size_t hash = 0;
+    const UOp* raw = nullptr; // nullptr: never used; tombstone(): erased
     std::weak_ptr<const UOp> weak;
   };
+  static const UOp* tombstone() { return reinterpret_cast<const UOp*>(alignof(UOp)); }
   struct Shard {
     std::mutex mu;
-    std::unordered_multimap<std::size_t, Entry> map;
+    std::vector<Slot> slots; // a power of two, at most half full (live + tombstones)
+    std::size_t used = 0;    // slots not empty: entries and tombstones
+    int bits = 0;            // log2(slots.size())
+
+    // The start of h's probe run. The shard index came from bits 7..12 of h, so the slot takes
+    // the high bits of a multiplicative hash instead of h's low bits.
+    std::size_t start(std::size_t h) const { return (h * 0x9e3779b97f4a7c15ULL) >> (64 - bits); }
+    std::size_t mask() const { return slots.size() - 1; }
+
+    void insert(std::size_t h, const UOp* raw, std::weak_ptr<const UOp> weak) {
+      if ((used + 1) * 2 > slots.size()) grow();
+      for (std::size_t i = start(h);; i = (i + 1) & mask()) {
+        Slot& s = slots[i];
+        if (s.raw == nullptr || s.raw == tombstone()) {
+          used += s.raw == nullptr;
+          s = Slot{h, raw, std::move(weak)};
+          return;
+        }
+      }
+    }
+    // Rehashes the entries (tombstones dropped) into a table twice the entries' need.
+    void grow() {
+      std::size_t live = 0;
+      for (const auto& s : slots) live += s.raw != nullptr && s.raw != tombstone();
+      std::size_t want = 64;
+      while (want < (live + 1) * 4) want *= 2;
+      std::vector<Slot> old = std::exchange(slots, std::vector<Slot>(want));
+      bits = std::countr_zero(want);
+      used = 0;
+      for (auto& s : old)
+        if (s.raw != nullptr && s.raw != tombstone()) insert(s.hash, s.raw, std::move(s.weak));
+    }
   };
   static constexpr std::size_t kShards = 64;
   std::array<Shard, kShards> shards;
@@ -313,14 +353,16 @@ UOp::~UOp() {
   {
     auto& sh = t.shard(hash_);
     std::lock_guard lock(sh.mu);
-    auto [lo, hi] = sh.map.equal_range(hash_);
-    for (auto it = lo; it != hi; ++it) {
-      if (it->second.raw == this) {
-        sh.map.erase(it);
-        t.live.fetch_sub(1, std::memory_order_relaxed);
-        break;
+    if (!sh.slots.empty())
+      for (std::size_t i = sh.start(hash_); sh.slots[i].raw != nullptr; i = (i + 1) & sh.mask()) {
+        InternTable::Slot& s = sh.slots[i];
+        if (s.raw == this) {
+          s.raw = InternTable::tombstone();
+          s.weak.reset();
+          t.live.fetch_sub(1, std::memory_order_relaxed);
+          break;
+        }
       }
-    }
   }
   // Release sources iteratively: a long chain would otherwise recurse once per node.
   if (pending_release) {
@@ -355,14 +397,17 @@ UOpRef UOp::make(Ops op, DType dtype, std::vector<UOpRef> src, Arg arg) {
   auto& t = table();
   auto& sh = t.shard(h);
   std::lock_guard lock(sh.mu);
-  auto [lo, hi] = sh.map.equal_range(h);
-  for (auto it = lo; it != hi; ++it) {
-    const UOp* c = it->second.raw;
-    if (c->op_ != op || c->dtype_ != dtype || !src_equal(c->src_, src) || !arg_equal(c->arg_, arg)) continue;
-    if (auto alive = it->second.weak.lock()) return alive;
-  }
+  if (!sh.slots.empty())
+    for (std::size_t i = sh.start(h); sh.slots[i].raw != nullptr; i = (i + 1) & sh.mask()) {
+      const InternTable::Slot& slot = sh.slots[i];
+      const UOp* c = slot.raw;
+      if (slot.hash != h || c == InternTable::tombstone()) continue;
+      if (c->op_ != op || c->dtype_ != dtype || !src_equal(c->src_, src) || !arg_equal(c->arg_, arg))
+        continue;
+      if (auto alive = slot.weak.lock()) return alive;
+    }
   auto node = std::make_shared<const UOp>(Passkey{}, op, dtype, std::move(src), std::move(arg), h);
-  sh.map.emplace(h, InternTable::Entry{node.get(), node});
+  sh.insert(h, node.get(), node);
   t.live.fetch_add(1, std::memory_order_relaxed);
   return node;
 }
@@ -406,11 +451,13 @@ const VarArg& UOp::var_arg() const {
 namespace {
 
 // The nodes a walk has visited: a linear scan over a fixed array while they are few (a tiny op's
-// graph, where the hash set's allocations cost more than the walk), a hash set past that.
+// graph, where a hash set's allocations cost more than the walk), then a flat open-addressing set
+// (linear probing, at most half full): one allocation per growth instead of a node per insert
+// (the training step's walks visit ~1000 nodes several times per realize; docs/cuda.md session 19).
 class SeenNodes {
 public:
   bool insert(const UOp* u) { // true when u is new
-    if (set_.empty()) {
+    if (slots_.empty()) {
       if (std::find(few_.begin(), few_.begin() + std::ptrdiff_t(count_), u) !=
           few_.begin() + std::ptrdiff_t(count_))
         return false;
@@ -418,15 +465,41 @@ public:
         few_[count_++] = u;
         return true;
       }
-      set_.insert(few_.begin(), few_.end());
+      rehash(256);
+      for (const UOp* f : few_) place(f);
     }
-    return set_.insert(u).second;
+    if ((count_ + 1) * 2 > slots_.size()) {
+      std::vector<const UOp*> old = std::move(slots_);
+      rehash(old.size() * 2);
+      for (const UOp* f : old)
+        if (f) place(f);
+    }
+    return place(u);
   }
 
 private:
+  void rehash(std::size_t size) {
+    slots_.assign(size, nullptr);
+    bits_ = std::countr_zero(size);
+    count_ = 0;
+  }
+  // Node addresses share their low bits (alignment): the slot takes a multiplicative hash's high bits.
+  bool place(const UOp* u) {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = (reinterpret_cast<std::uintptr_t>(u) * 0x9e3779b97f4a7c15ULL) >> (64 - bits_);;
+         i = (i + 1) & mask) {
+      if (slots_[i] == u) return false;
+      if (!slots_[i]) {
+        slots_[i] = u;
+        ++count_;
+        return true;
+      }
+    }
+  }
   std::array<const UOp*, 32> few_{};
   std::size_t count_ = 0;
-  std::unordered_set<const UOp*> set_;
+  std::vector<const UOp*> slots_; // power of two, or empty while the array serves
+  int bits_ = 0;
 };
 
 } // namespace

@@ -2,7 +2,10 @@
 // DEBUG=1..4, NOOPT=1, TG_CACHE_DIR (default ~/.cache/tinygrad.cpp), DISABLE_COMPILER_CACHE=1,
 // BEAM=N (search each kernel's optimizations, beam width N; kernel/runtime/beam.hpp) and
 // BEAM_TIMEOUT=seconds (the search's bound per kernel, default 20), TG_STAGE=0, TG_PACK=0,
-// TG_SCHEDULE_CACHE=0 (realize schedules every expression: kernel/runtime/schedule_cache.hpp).
+// TG_SCHEDULE_CACHE=0 (realize schedules every expression: kernel/runtime/schedule_cache.hpp),
+// TG_REALIZE_EARLY=0/1 (Tensor::backward realizes its root first and Optimizer::step_and_realize
+// the gradients before building the update; default: on devices that queue launches,
+// TG_FEATURE_ASYNC, so the device runs each part while the host builds the next).
 #pragma once
 
 #include <string>
@@ -18,6 +21,7 @@ struct Config {
   bool stage = true;          // TG_STAGE=0: the heuristic stages no operands in local memory (codegen STAGE)
   bool schedule_cache = true; // TG_SCHEDULE_CACHE=0: no replay of schedules by structure
   bool pack = true;           // TG_PACK=0: CPU matmuls read b in place (kernel/tensor/matmul_pack.hpp)
+  int realize_early = -1;     // TG_REALIZE_EARLY: 1 always, 0 never, -1 on async devices
   std::string cache_dir;
 };
 
@@ -28,5 +32,6 @@ void set_debug_level(int level);
 void set_noopt(bool noopt);
 void set_schedule_cache(bool on);
 void set_beam(int width, double timeout_s = 20);
+void set_realize_early(int mode); // 1 always, 0 never, -1 on async devices (the default)
 
 } // namespace tg

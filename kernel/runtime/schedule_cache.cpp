@@ -6,6 +6,7 @@
 #include "kernel/schedule/buffer.hpp"
 
 #include <atomic>
+#include <bit>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -39,8 +40,11 @@ struct Graph {
   std::vector<int32_t> src;   // every node's source indices, one after another
   std::vector<uint32_t> srcs; // where node i's indices start in `src` (one extra at the end)
   // node -> its index in `order`; only for large graphs: a small one (the tiny op's 4 nodes) is
-  // searched in `order`, which saves the map's allocations on every realize
-  std::unordered_map<const UOp*, int32_t> large_index;
+  // searched in `order`, which saves the map's allocations on every realize. A flat
+  // open-addressing table (at most half full): one allocation instead of one per node (a training
+  // step's realize walks ~1000 nodes; docs/cuda.md session 19).
+  std::vector<std::pair<const UOp*, int32_t>> large_index;
+  int index_bits = 0;
   size_t hash = 0;
   static constexpr size_t kSmall = 16;
 
@@ -48,12 +52,15 @@ struct Graph {
   // the tiny op (two intern-table locks, two allocations). Several targets get their SINK last.
   explicit Graph(const std::vector<UOpRef>& targets)
       : order(toposort(targets.size() == 1 ? targets[0] : UOp::sink(targets))) {
-    if (order.size() > kSmall) large_index.reserve(order.size());
+    if (order.size() > kSmall) {
+      index_bits = std::bit_width(2 * order.size() - 1);
+      large_index.assign(size_t(1) << index_bits, {nullptr, 0});
+    }
     srcs.reserve(order.size() + 1);
     src.reserve(2 * order.size()); // most nodes have one or two sources: one allocation
     for (size_t i = 0; i < order.size(); ++i) {
       const UOp& u = *order[i];
-      if (order.size() > kSmall) large_index.emplace(&u, int32_t(i));
+      if (order.size() > kSmall) large_index[slot(&u)] = {&u, int32_t(i)};
       srcs.push_back(uint32_t(src.size()));
       size_t h = mix(size_t(u.op()), dtype_hash(u.dtype()));
       for (const auto& s : u.src()) {
@@ -75,12 +82,20 @@ struct Graph {
   // The index of node u in `order`, if it is there.
   std::optional<int32_t> find(const UOp* u) const {
     if (order.size() > kSmall) {
-      auto it = large_index.find(u);
-      return it == large_index.end() ? std::nullopt : std::optional<int32_t>(it->second);
+      const auto& [node, index] = large_index[slot(u)];
+      return node ? std::optional<int32_t>(index) : std::nullopt;
     }
     for (size_t i = order.size(); i-- > 0;) // from the end: a node's sources are mostly just before it
       if (order[i].get() == u) return int32_t(i);
     return std::nullopt;
+  }
+  // u's slot in large_index, or the empty one where it would go (linear probing from a
+  // multiplicative hash's high bits: node addresses share their low bits).
+  size_t slot(const UOp* u) const {
+    const size_t mask = large_index.size() - 1;
+    size_t i = (reinterpret_cast<std::uintptr_t>(u) * 0x9e3779b97f4a7c15ULL) >> (64 - index_bits);
+    while (large_index[i].first && large_index[i].first != u) i = (i + 1) & mask;
+    return i;
   }
   std::span<const int32_t> sources(size_t i) const {
     return {src.data() + srcs[i], src.data() + srcs[i + 1]};

@@ -3,6 +3,10 @@
 // just more lazy graph, fused and scheduled like everything else).
 #include "kernel/tensor/tensor.hpp"
 
+#include "kernel/runtime/capture.hpp"
+#include "kernel/runtime/config.hpp"
+#include "kernel/runtime/device.hpp"
+#include "kernel/runtime/devices.hpp"
 #include "kernel/schedule/shapes.hpp"
 #include "kernel/tensor/realized.hpp"
 
@@ -83,9 +87,14 @@ public:
     std::lock_guard lock(mutex_);
     purge(current);
     if (current.set.empty()) return; // nothing is differentiable: the common case in inference
-    std::vector<std::weak_ptr<const UOp>> leaves = leaves_below(expr, current);
+    std::vector<std::weak_ptr<const UOp>> leaves =
+        current.hold.size() <= 64 ? leaves_below_memo(expr, current) : leaves_below(expr, current);
     if (leaves.empty()) return;
-    if (clean_.count(view.get())) clean_.clear(); // it reaches leaves now (a view seen unrecorded)
+    if (clean_.count(view.get())) { // it reaches leaves now (a view seen unrecorded)
+      clean_.clear();
+      ++epoch_;
+    }
+    if (map_.count(view.get()) || memo_.count(view.get())) ++epoch_; // its leaves change
     map_[view.get()] = Entry{view, expr, std::move(leaves)};
   }
 
@@ -93,6 +102,7 @@ public:
   void leaves_changed() {
     std::lock_guard lock(mutex_);
     clean_.clear();
+    ++epoch_;
   }
 
   // The expression `view` was computed from, if recorded.
@@ -118,7 +128,10 @@ public:
     std::lock_guard lock(mutex_);
     for (const auto& w : views)
       if (auto view = w.lock())
-        if (find(view)) map_.erase(view.get());
+        if (find(view)) {
+          map_.erase(view.get());
+          ++epoch_;
+        }
   }
 
 private:
@@ -170,24 +183,100 @@ private:
     return found;
   }
 
+  // leaves_below for up to 64 current leaves: each node's leaves as a bit mask, memoized across
+  // calls while the current leaves and the recorded views stay the same. The targets of one
+  // realize (a step's gradients, the optimizer's updates) share most of their graph, which the
+  // plain walk visited once per target (docs/cuda.md, session 19). Nodes are held weakly: an
+  // expired entry is computed again, so a new node at a dead one's address is never confused.
+  std::vector<std::weak_ptr<const UOp>> leaves_below_memo(const UOpRef& root, const LeafNodes& current) {
+    if (!memo_matches(current)) {
+      memo_.clear();
+      memo_leaves_.clear();
+      memo_index_.clear();
+      for (const auto& l : current.hold)
+        if (memo_index_.emplace(l.get(), int(memo_leaves_.size())).second) memo_leaves_.push_back(l);
+      memo_epoch_ = epoch_;
+    }
+    if (memo_.size() > (size_t(1) << 18)) memo_.clear(); // bounded, like clean_
+    if (clean_.size() > (size_t(1) << 18)) clean_.clear();
+    auto bit = [&](const UOp* u) -> uint64_t {
+      auto it = memo_index_.find(u);
+      return it == memo_index_.end() ? 0 : uint64_t(1) << it->second;
+    };
+    auto known = [&](const UOp* u) -> const uint64_t* {
+      auto it = memo_.find(u);
+      return it != memo_.end() && !it->second.first.expired() ? &it->second.second : nullptr;
+    };
+    std::vector<std::pair<const UOpRef*, bool>> stack{{&root, false}};
+    while (!stack.empty()) {
+      auto [ref, expanded] = stack.back();
+      stack.pop_back();
+      const UOpRef& u = *ref;
+      if (known(u.get())) continue;
+      if (!expanded) {
+        if (auto it = clean_.find(u.get()); it != clean_.end() && !it->second.expired()) {
+          memo_[u.get()] = {u, 0};
+          continue;
+        }
+        stack.push_back({ref, true});
+        for (const auto& s : u->src())
+          if (!known(s.get())) stack.push_back({&s, false});
+        continue;
+      }
+      uint64_t m = bit(u.get());
+      if (const Entry* e = find(u))
+        for (const auto& w : e->leaves)
+          if (auto leaf = w.lock()) m |= bit(leaf.get());
+      for (const auto& s : u->src()) m |= *known(s.get());
+      memo_[u.get()] = {u, m};
+      if (!m) clean_[u.get()] = u;
+    }
+    const uint64_t m = *known(root.get()) & ~bit(root.get()); // root itself excluded
+    std::vector<std::weak_ptr<const UOp>> found;
+    for (size_t i = 0; i < memo_leaves_.size(); ++i)
+      if (m >> i & 1) found.push_back(memo_leaves_[i]);
+    return found;
+  }
+
+  // Whether the memo was built for these current leaves (the same nodes, still alive) and no
+  // recorded view changed since.
+  bool memo_matches(const LeafNodes& current) const {
+    if (memo_epoch_ != epoch_ || memo_index_.empty()) return false;
+    size_t distinct = 0;
+    for (const auto& l : current.hold) {
+      auto it = memo_index_.find(l.get());
+      if (it == memo_index_.end() || memo_leaves_[size_t(it->second)].expired()) return false;
+      distinct += it->second == int(distinct); // first occurrences come in the memo's order
+    }
+    return distinct == memo_leaves_.size();
+  }
+
   const Entry* find(const UOpRef& view) const {
     auto it = map_.find(view.get());
     return it != map_.end() && it->second.view.lock() == view ? &it->second : nullptr;
   }
 
   void purge(const LeafNodes& current) {
+    const size_t before = map_.size();
     std::erase_if(map_, [&](const auto& kv) {
       if (kv.second.view.expired()) return true;
       for (const auto& w : kv.second.leaves)
         if (auto leaf = w.lock(); leaf && current.set.count(leaf.get())) return false;
       return true;
     });
+    if (map_.size() != before) ++epoch_; // a recorded view's leaves no longer count
   }
 
   std::mutex mutex_;
   std::unordered_map<const UOp*, Entry> map_;
   // Nodes known to reach no current leaf (held weakly); valid until the leaves change.
   std::unordered_map<const UOp*, std::weak_ptr<const UOp>> clean_;
+  // leaves_below_memo's state: each node's leaf mask (held weakly) over memo_leaves_, valid while
+  // epoch_ (bumped when a recorded view is dropped or changes, or the leaves change) is memo_epoch_.
+  std::unordered_map<const UOp*, std::pair<std::weak_ptr<const UOp>, uint64_t>> memo_;
+  std::vector<std::weak_ptr<const UOp>> memo_leaves_;
+  std::unordered_map<const UOp*, int> memo_index_;
+  uint64_t epoch_ = 0, memo_epoch_ = 0;
 };
 
 // The graph autograd differentiates: every recorded realized view replaced by the expression it
@@ -492,7 +581,23 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   return out;
 }
 
+bool detail::realize_early(const std::string& device) {
+  // A step the JIT captures is replayed as one batch, where realizing in parts gains nothing.
+  if (CaptureScope::active()) return false;
+  const int mode = config().realize_early;
+  if (mode >= 0) return mode == 1;
+  return (open_device(device).device->properties().features & TG_FEATURE_ASYNC) != 0;
+}
+
 void Tensor::backward(std::optional<Tensor> seed) const {
+  // On a device that queues launches the forward pass's kernels start now and run while the host
+  // builds the gradient graph (and the optimizer's), instead of the device idling until the step's
+  // one realize (docs/cuda.md, session 19). The gradient then reads the stored forward values, as
+  // for a value read before backward(), so what it computes is unchanged.
+  if (detail::realize_early(device())) {
+    Tensor root = *this; // shares this tensor's state: it holds the stored value afterwards
+    root.realize();
+  }
   GradOrigins::instance().purge();
   Unrealize unrealize;
   std::unordered_set<const UOp*> in_graph;

@@ -1,6 +1,8 @@
 // tg::optim: lazy parameter updates realized in one schedule per step; LR schedules.
 #include "kernel/tensor/optim.hpp"
 
+#include "kernel/tensor/realized.hpp"
+
 #include <cmath>
 #include <numbers>
 
@@ -20,18 +22,21 @@ void Optimizer::zero_grad() {
 }
 
 Tensor Optimizer::host_scalar(double value, const Tensor& like) {
-  for (const auto& c : scalars_)
-    if (c.value == value && c.dtype == like.dtype() && c.device == like.device()) return c.tensor;
+  for (auto& c : scalars_)
+    if (c.value == value && c.dtype == like.dtype() && c.device == like.device()) {
+      c.used = true;
+      return c.tensor;
+    }
   std::vector<double> v{value};
   Tensor t = Tensor::from_vector<double>(v, Dims{}, std::nullopt, like.device()).cast(like.dtype());
-  scalars_.push_back({value, like.dtype(), like.device(), t});
+  scalars_.push_back({value, like.dtype(), like.device(), t, true});
   return t;
 }
 
 std::vector<Tensor> Optimizer::schedule_step() {
   Tensor::NoGrad no_grad;
   ++steps_;
-  scalars_.clear();
+  for (auto& c : scalars_) c.used = false;
   begin_step();
   std::vector<Tensor> out;
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -41,10 +46,23 @@ std::vector<Tensor> Optimizer::schedule_step() {
     out.push_back(params_[i]);
   }
   out.insert(out.end(), buffers_.begin(), buffers_.end());
+  std::erase_if(scalars_, [](const CachedScalar& c) { return !c.used; }); // a changed lr's old value
   return out;
 }
 
 void Optimizer::step_and_realize(std::vector<Tensor> also) {
+  // On a device that queues launches the gradients' kernels (the backward pass) start before the
+  // update's graph is built, so the device runs them meanwhile (detail::realize_early). The
+  // gradients are read by several update kernels, so they are stored either way.
+  if (!params_.empty() && detail::realize_early(params_[0].device())) {
+    std::vector<Tensor> grads;
+    for (const auto& p : params_)
+      if (auto g = p.grad()) grads.push_back(*g);
+    grads.insert(grads.end(), buffers_.begin(), buffers_.end()); // BatchNorm's statistics read the forward
+    std::vector<Tensor*> ptrs;
+    for (auto& g : grads) ptrs.push_back(&g);
+    Tensor::realize_all(ptrs);
+  }
   std::vector<Tensor> targets = schedule_step();
   targets.insert(targets.end(), also.begin(), also.end());
   std::vector<Tensor*> ptrs;

@@ -51,7 +51,8 @@ protected:
   // Called once per step before the updates (steps_ already counts this step).
   virtual void begin_step() {}
   // A realized 0-d tensor holding `value` (uploaded from the host), cast to `like`'s dtype on its
-  // device; one upload per value, dtype and device per step.
+  // device; one upload per value, dtype and device, kept while the steps keep using it (an upload
+  // on an asynchronous device may wait for the work queued before it, docs/cuda.md session 19).
   Tensor host_scalar(double value, const Tensor& like);
 
   std::vector<Tensor> params_, buffers_;
@@ -63,8 +64,9 @@ private:
     DType dtype;
     std::string device;
     Tensor tensor;
+    bool used = true; // by this step
   };
-  std::vector<CachedScalar> scalars_; // this step's uploads
+  std::vector<CachedScalar> scalars_; // the uploads this step or the last one used
 };
 
 // torch.optim.SGD (dampening 0): g += wd * p; with momentum, buf = momentum * buf + g (buf starts

@@ -54,6 +54,12 @@ UOpRef stored_buffer(const UOpRef& view);
 // not through DETACH); MultiTensor's collectives record themselves for backward only then.
 bool reaches_grad_leaf(const std::vector<Tensor>& roots);
 
+// Whether a training step realizes in parts on `device` (TG_REALIZE_EARLY, kernel/runtime/config.hpp;
+// default: on devices that queue launches): backward() realizes its root first and
+// Optimizer::step_and_realize the gradients before it builds the update, so the device computes
+// each part while the host builds the next; never while the JIT captures a step (autograd.cpp).
+bool realize_early(const std::string& device);
+
 // Called by Tensor::assign before the value changes: a JIT capturing on this thread records the
 // tensor as step state (jit.cpp).
 void note_assign(const Tensor& t);

@@ -9,6 +9,7 @@
 #include "kernel/schedule/buffer.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -40,6 +41,7 @@ public:
     if (it == map_.end()) return std::nullopt;
     UOpRef view = it->second.get();
     if (!view) {
+      owned_ -= int64_t(it->second.owned != nullptr);
       map_.erase(it);
       return std::nullopt;
     }
@@ -49,8 +51,13 @@ public:
   // `owned`: the cache keeps the result alive (an intermediate); else only the tensors do.
   void insert(const UOpRef& lazy, const UOpRef& realized, bool owned) {
     std::lock_guard lock(mutex_);
-    map_[lazy.get()] = Entry{lazy, realized, owned ? realized : nullptr};
+    Entry& e = map_[lazy.get()];
+    owned_ += int64_t(owned) - int64_t(e.owned != nullptr);
+    e = Entry{lazy, realized, owned ? realized : nullptr};
   }
+  // Whether the cache owns a stored intermediate (an expression about to be realized may then
+  // contain it). Read without the lock: a stale answer only skips or adds one substitute walk.
+  bool holds_intermediates() const { return owned_.load(std::memory_order_relaxed) > 0; }
   // root with every cached node replaced by its realized view on `device` (one lock for the
   // whole walk).
   UOpRef substitute(const UOpRef& root, const std::string& device) {
@@ -80,7 +87,11 @@ public:
   // instead of doubling peak memory.
   void purge() {
     std::lock_guard lock(mutex_);
-    std::erase_if(map_, [](const auto& kv) { return !kv.second.get(); });
+    std::erase_if(map_, [this](const auto& kv) {
+      if (kv.second.get()) return false;
+      owned_ -= int64_t(kv.second.owned != nullptr);
+      return true;
+    });
   }
 
 private:
@@ -101,6 +112,7 @@ private:
   };
   std::mutex mutex_;
   std::unordered_map<const UOp*, Entry> map_;
+  std::atomic<int64_t> owned_{0}; // entries that own their result (intermediates)
 };
 
 // The whole, contiguous BUFFER behind a view, or nullptr if the view is anything else.
@@ -165,11 +177,30 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
   }
   if (targets.empty()) return;
   detail::release_dead_results();
+  // Values an earlier realize stored as intermediates are read, not recomputed: when backward()
+  // realized the loss first (Tensor::backward), the step's last realize still contains forward
+  // expressions (BatchNorm's running statistics) whose values that realize stored.
+  std::vector<UOpRef> asked; // the targets as the tensors hold them, when substituted
+  if (RealizedCache::instance().holds_intermediates()) {
+    UOpRef root = targets.size() == 1 ? targets[0] : UOp::sink(targets);
+    UOpRef stored = RealizedCache::instance().substitute(root, options.device);
+    if (stored != root) {
+      asked = targets;
+      if (targets.size() == 1)
+        targets[0] = stored;
+      else
+        targets = stored->src();
+    }
+  }
   if (viz::Recorder* viz = viz::recorder()) viz->begin_realize(targets);
   Schedule schedule = realize_schedule(targets, options); // replayed when the structure was seen
   for (const auto& lazy : schedule.keep_alive) // targets belong to their tensors, the rest to the cache
     RealizedCache::instance().insert(lazy, schedule.becomes.at(lazy.get()),
                                      std::find(targets.begin(), targets.end(), lazy) == targets.end());
+  for (size_t i = 0; i < asked.size(); ++i) // the tensors look their result up by the node they hold
+    if (asked[i] != targets[i])
+      if (auto it = schedule.becomes.find(targets[i].get()); it != schedule.becomes.end())
+        RealizedCache::instance().insert(asked[i], it->second, false);
   for (Tensor* t : tensors) (void)t->uop(); // pick up the realized views
 }
 

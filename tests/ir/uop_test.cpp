@@ -1,6 +1,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "kernel/ir/uop.hpp"
@@ -61,6 +63,39 @@ BOOST_AUTO_TEST_CASE(churn_across_threads_is_safe) {
   BOOST_TEST(bad.load() == 0);
 }
 
+// The intern table's shards are open-addressing tables (uop.cpp): erased entries leave tombstones
+// that lookups must probe past, and the tables grow and rehash while nodes live. Every held node
+// must come back as itself after its neighbours died, through several rounds of growth and churn.
+BOOST_AUTO_TEST_CASE(interning_survives_growth_and_erasure) {
+  const std::size_t before = UOp::live_count();
+  auto v = UOp::variable("grow", 0, 1 << 20);
+  constexpr int kNodes = 40000;
+  std::vector<UOpRef> held(kNodes);
+  std::vector<const UOp*> first(kNodes);
+  for (int i = 0; i < kNodes; ++i) {
+    held[size_t(i)] = v * (i + 2);
+    first[size_t(i)] = held[size_t(i)].get();
+  }
+  int moved = 0, duplicated = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = round % 2; i < kNodes; i += 2) held[size_t(i)].reset(); // tombstones between live entries
+    for (int i = 0; i < 5000; ++i) (void)(v * (-i - 1));                 // churn: made and freed at once
+    for (int i = 0; i < kNodes; ++i) {
+      UOpRef again = v * (i + 2);
+      if (held[size_t(i)] && again.get() != first[size_t(i)]) ++moved; // a live node must be found
+      if (held[size_t(i)] && again != held[size_t(i)]) ++duplicated;
+      held[size_t(i)] = again;
+      first[size_t(i)] = again.get();
+    }
+  }
+  BOOST_TEST(moved == 0);
+  BOOST_TEST(duplicated == 0);
+  // each (v * c) is two nodes (the constant and the product), plus v: nothing else is left
+  BOOST_TEST(UOp::live_count() <= before + 2 * std::size_t(kNodes) + 1 + 4);
+  held.clear();
+  BOOST_TEST(UOp::live_count() <= before + 2);
+}
+
 BOOST_AUTO_TEST_CASE(unreferenced_nodes_are_freed) {
   std::size_t before = UOp::live_count();
   {
@@ -87,6 +122,30 @@ BOOST_AUTO_TEST_CASE(printing_shares_subtrees) {
   BOOST_TEST(e->render() == "((x+3)*(x+3))");
   BOOST_TEST(UOp::constant(dtypes::float32, 2.0)->str() == "UOp(Ops.CONST, dtypes.float, arg=2.0, src=())");
   BOOST_TEST(UOp::constant(dtypes::bool_, true)->str() == "UOp(Ops.CONST, dtypes.bool, arg=True, src=())");
+}
+
+// A DAG past toposort's small array (its visited set then grows several times): every node once,
+// each after its sources, against a host-side count of the distinct nodes built.
+BOOST_AUTO_TEST_CASE(toposort_of_a_large_shared_graph) {
+  auto v = UOp::variable("wide", 0, 1000);
+  std::vector<UOpRef> level{v};
+  std::set<const UOp*> built{v.get()};
+  for (int i = 1; i < 3000; ++i) { // each node adds two earlier ones: many shared sources
+    const UOpRef& a = level[size_t(i) / 2];
+    const UOpRef& b = level[size_t(i) - 1];
+    UOpRef c = UOp::constant(dtypes::index, std::int64_t{i});
+    level.push_back((a + b) * c);
+    for (const UOpRef& u : {level.back(), level.back()->src(0), c}) built.insert(u.get());
+  }
+  std::vector<UOpRef> order = toposort(level.back());
+  std::map<const UOp*, size_t> at;
+  for (size_t i = 0; i < order.size(); ++i) BOOST_TEST_REQUIRE(at.emplace(order[i].get(), i).second);
+  BOOST_TEST(order.size() == built.size());
+  BOOST_TEST(order.back().get() == level.back().get());
+  int misplaced = 0;
+  for (const auto& u : order)
+    for (const auto& s : u->src()) misplaced += !at.count(s.get()) || at.at(s.get()) >= at.at(u.get());
+  BOOST_TEST(misplaced == 0);
 }
 
 BOOST_AUTO_TEST_CASE(toposort_and_exports) {

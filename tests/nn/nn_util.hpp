@@ -4,6 +4,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "kernel/runtime/config.hpp"
 #include "kernel/tensor/nn.hpp"
 #include "kernel/tensor/optim.hpp"
 
@@ -31,6 +32,12 @@ struct Rng {
     return v;
   }
   int64_t integer(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(gen); }
+};
+
+// Sets TG_REALIZE_EARLY's mode for one scope (kernel/runtime/config.hpp); the default again after.
+struct RealizeEarly {
+  explicit RealizeEarly(int mode) { tg::set_realize_early(mode); }
+  ~RealizeEarly() { tg::set_realize_early(-1); }
 };
 
 // Whether the tensor's value is stored (a view of a buffer), not a pending expression.

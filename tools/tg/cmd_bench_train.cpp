@@ -11,11 +11,13 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <numeric>
+#include <optional>
 #include <sys/resource.h>
 #include <thread>
 
@@ -177,6 +179,9 @@ int bench_train(const std::vector<std::string>& args) {
       "no-peer", "skip PyTorch")("peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
                                  "the interpreter that runs the PyTorch peer")(
       "peer-compiled", "also time PyTorch's step through torch.compile (slow to start: it compiles first)")(
+      "host-profile", "after the eager steps, where each step's time goes (median ms): building the forward "
+                      "graph, backward() (with TG_REALIZE_EARLY on, the forward pass's launches too), "
+                      "step_and_realize, and the wait in loss.item()")(
       "jit", "run the step through tg::TinyJit (warm-up and capture are the untimed steps) and report the "
              "host time per replayed kernel and the step's memory before/after the planner")(
       "device,d", po::value<std::string>(),
@@ -222,6 +227,35 @@ int bench_train(const std::vector<std::string>& args) {
       host_us_per_kernel.push_back(double(jit_step.last_replay_wall_ns() - jit_step.last_replay_kernel_ns()) /
                                    1e3 / double(jit_step.kernel_count()));
   }
+  std::optional<std::array<double, 4>> profile;
+  if (vm.count("host-profile") && !use_jit) { // the step of mnist_step, phase by phase
+    std::vector<std::array<double, 4>> phases;
+    for (int step = 0; step < steps; ++step) {
+      using clock = std::chrono::steady_clock;
+      auto ms = [](clock::time_point a, clock::time_point b) {
+        return std::chrono::duration<double, std::milli>(b - a).count();
+      };
+      auto t0 = clock::now();
+      opt.zero_grad();
+      Tensor loss = nn::sparse_categorical_crossentropy(model(x), y);
+      auto t1 = clock::now();
+      loss.backward();
+      auto t2 = clock::now();
+      opt.step_and_realize({loss});
+      auto t3 = clock::now();
+      (void)loss.item<float>();
+      auto t4 = clock::now();
+      phases.push_back({ms(t0, t1), ms(t1, t2), ms(t2, t3), ms(t3, t4)});
+    }
+    std::array<double, 4> med{};
+    for (size_t k = 0; k < 4; ++k) {
+      std::vector<double> v;
+      for (const auto& p : phases) v.push_back(p[k]);
+      std::sort(v.begin(), v.end());
+      med[k] = v[v.size() / 2];
+    }
+    profile = med;
+  }
   std::sort(times.begin(), times.end());
   std::sort(host_us_per_kernel.begin(), host_us_per_kernel.end());
   double ours = times[times.size() / 2];
@@ -233,6 +267,11 @@ int bench_train(const std::vector<std::string>& args) {
             << ")\n"
             << "  tinygrad.cpp" << (use_jit ? " (jit)" : "") << ": " << ours << " ms/step, peak RSS "
             << ours_mb << " MB\n";
+  if (profile)
+    std::cout << std::setprecision(3) << "  host profile (median ms of " << steps
+              << " more steps): forward graph " << (*profile)[0] << " | backward() " << (*profile)[1]
+              << " | step_and_realize " << (*profile)[2] << " | loss.item() " << (*profile)[3] << "\n"
+              << std::setprecision(1);
   if (use_jit && jit_step.captured()) {
     const JitMemory& m = jit_step.memory();
     std::cout << std::setprecision(2) << "  jit: " << jit_step.kernel_count() << " kernels per step ("
