@@ -141,9 +141,9 @@ void Lowerer::plan_stage() {
     bytes += s.count * s.operand->dtype().itemsize();
   }
   bytes = (bytes + 15) / 16 * 16; // whole 16-byte blocks: a vector read never leaves the buffer
-  if (uint64_t(bytes) > options_.local_memory_bytes)
+  if (uint64_t(bytes) > options_.local_memory_limit())
     throw OptError("optimization STAGE: the tiles need " + std::to_string(bytes) +
-                   " bytes of local memory; the device has " + std::to_string(options_.local_memory_bytes));
+                   " bytes of local memory; the device has " + std::to_string(options_.local_memory_limit()));
   // Under TC with one loop over tiles, two sets of tiles where they fit: the next tile's copy
   // overlaps this tile's mma (stage_copies). Both operands are 16-bit there, so the second set
   // starts at bytes / 2 elements, a multiple of 8 (16-byte vector stores stay aligned).

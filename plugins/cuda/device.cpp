@@ -56,7 +56,8 @@ tg_device_properties read_properties(CUdevice dev) {
   check(d.cuDeviceTotalMem(&total, dev), "cuDeviceTotalMem");
   p.memory_bytes = total;
   p.max_buffer_bytes = total;
-  // Static __shared__ arrays are limited to 48 KiB per block (more needs dynamic shared memory).
+  // Static __shared__ arrays are limited to 48 KiB per block: what the heuristics plan with. More
+  // (up to the attribute max_local_memory_bytes) goes through dynamic shared memory.
   p.local_memory_bytes = uint64_t(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
   p.max_local_threads = uint32_t(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
   const CUdevice_attribute block[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
@@ -85,7 +86,9 @@ tg_device_properties read_properties(CUdevice dev) {
 // each buffer's device address (base + offset), then the scalars in their parameter types, each at
 // an 8-byte aligned offset.
 void pack_call(const sdk::Launch& launch, KernelCall& call) {
-  call.function = static_cast<Program&>(launch.program).function();
+  const Program& program = static_cast<Program&>(launch.program);
+  call.function = program.function();
+  call.shared_bytes = program.dynamic_shared_bytes();
   call.grid = launch.global;
   call.block = launch.local;
   const size_t count = launch.buffers.size() + launch.scalars.size();
@@ -117,9 +120,9 @@ void launch_call(const KernelCall& call, CUstream stream, const std::string& nam
                  std::vector<void*>& params) {
   params.clear();
   for (size_t offset : call.offsets) params.push_back(const_cast<unsigned char*>(call.args.data() + offset));
-  const CUresult r =
-      driver().cuLaunchKernel(call.function, call.grid[0], call.grid[1], call.grid[2], call.block[0],
-                              call.block[1], call.block[2], 0, stream, params.data(), nullptr);
+  const CUresult r = driver().cuLaunchKernel(call.function, call.grid[0], call.grid[1], call.grid[2],
+                                             call.block[0], call.block[1], call.block[2], call.shared_bytes,
+                                             stream, params.data(), nullptr);
   if (r != CUDA_SUCCESS) // the message only on failure: not built on every launch
     check(r, "cuLaunchKernel(" + name + ", grid " + std::to_string(call.grid[0]) + "x" +
                  std::to_string(call.grid[1]) + "x" + std::to_string(call.grid[2]) + ", block " +
@@ -133,6 +136,7 @@ Device::Device(int32_t index) {
   const Driver& d = driver();
   check(d.cuDeviceGet(&device_, index), "cuDeviceGet(" + std::to_string(index) + ")");
   properties_ = read_properties(device_);
+  max_shared_bytes_ = uint32_t(attribute(device_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
   check(d.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
   try {
     bind();
@@ -179,6 +183,9 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"cuda.launch_batch", use_graphs_ ? "CUDA graphs" : "plain launches (TG_CUDA_GRAPHS=0)"},
       {"work_group_execution", "parallel"},
       {"tensor_cores", tensor_core_shapes(cc_major * 10 + cc_minor)},
+      // the most local memory a kernel may use (the opt-in maximum through dynamic shared memory);
+      // local_memory_bytes stays the 48 KiB the heuristics plan with (docs/abi.md, attributes)
+      {"max_local_memory_bytes", std::to_string(max_shared_bytes_)},
       {"cuda.nccl", nccl::status()}, // collectives between GPUs (collectives.hpp)
   };
 }
@@ -190,7 +197,8 @@ std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, ui
 
 std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {
   Graphs* graphs = graphs_.get();
-  return std::make_unique<Program>(context_, blob.payload, [graphs](CUfunction f) { graphs->forget(f); });
+  return std::make_unique<Program>(context_, blob.payload, max_shared_bytes_,
+                                   [graphs](CUfunction f) { graphs->forget(f); });
 }
 
 uint64_t Device::elapsed_since_start() {
