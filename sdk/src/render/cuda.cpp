@@ -124,12 +124,17 @@ private:
   // matrices along k, the stride byte offset the one along m/n), D in N/2 floats per thread updated
   // in place (scale-d 1: D = A * B + D). A run of consecutive WGMMAs shares one wgmma.fence before
   // its first and one commit_group + wait_group 0 after its last, so the results are complete
-  // before anything else reads them.
+  // before anything else reads them. A run whose ops defer their reads (kWgmmaDeferReads) waits
+  // with wait_group 1 instead: the previous run is complete, this one stays in flight while the
+  // thread goes on to the next tile's copy and barrier; the loop around it ends with wait_group 0
+  // (loop_end). The run's D feeds the next run's C in the same registers (the accumulator's
+  // ASSIGN in between is a register copy ptxas coalesces; were it not, ptxas would serialize the
+  // wgmmas and say so in the log).
   bool has_wgmma() const override { return true; }
   std::string wgmma(int64_t shape, tg_dtype input, const std::string& a, const std::string& b,
                     int64_t strides, const std::vector<std::string>& d, bool first,
                     bool last) const override {
-    const WgmmaShape sh = *wgmma_shape(shape);
+    const WgmmaShape sh = *wgmma_shape(wgmma_shape_code(shape));
     const WgmmaStrides st = wgmma_unpack(strides);
     const std::string in = input == TG_DTYPE_BFLOAT16 ? "bf16" : "f16";
     const size_t nd = d.size();
@@ -147,9 +152,18 @@ private:
     };
     s += " : " + desc(a, st.a_k, st.a_m) + ", " + desc(b, st.b_k, st.b_n) + ", \"r\"(1) : \"memory\");";
     if (last)
-      s += "\nasm volatile(\"wgmma.commit_group.sync.aligned;\\nwgmma.wait_group.sync.aligned 0;\" ::: "
-           "\"memory\");";
+      s += std::string("\nasm volatile(\"wgmma.commit_group.sync.aligned;\\nwgmma.wait_group.sync.aligned ") +
+           (wgmma_defers_reads(shape) ? "1" : "0") + ";\" ::: \"memory\");";
     return s;
+  }
+  std::string loop_end(uint32_t i) const override {
+    const auto& code = ir_.instructions;
+    for (uint32_t j = i + 1; j < code.size(); ++j) {
+      if (code[j].op == TG_OP_ENDRANGE && code[j].src[0] == i) break;
+      if (code[j].op == TG_OP_WGMMA && wgmma_defers_reads(code[j].arg0))
+        return "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); // the deferred runs";
+    }
+    return "";
   }
   // mma.sync m16n8k16 (sm_80 and newer): A in 4 and B in 2 registers of two packed 16-bit values
   // (the lower fragment position in the low half), D/C in 4 floats (docs/abi.md, WMMA). A pair
