@@ -23,15 +23,16 @@ bool tensor_cores(int cc) {
   return cc >= 80 && !(env && std::string(env) == "0");
 }
 
-// The `tensor_cores` attribute: mma.sync's shape from sm_80 on; on sm_90 (Hopper) with
-// TG_CUDA_WGMMA=1 also the warpgroup shapes of IR 1.2 WGMMA ("@wg": wgmma.mma_async, built for
-// sm_90a). Off by default: the core's TCWG matmul (8192 f16, H200) runs 183-193 TFLOPS against
-// 242 for the mma.sync one (docs/cuda.md, session 18, h/wgmma).
+// The `tensor_cores` attribute: mma.sync's shape from sm_80 on; on sm_90 (Hopper) also the
+// warpgroup shapes of IR 1.2 WGMMA ("@wg": wgmma.mma_async, built for sm_90a), unless
+// TG_CUDA_WGMMA=0. On since session 19: the core's TCWG matmul (8192 f16, H200, 64 k per tile in
+// three sets of dynamic shared memory) beat the mma.sync one in the same run (docs/cuda.md,
+// session 19, h/wgpipe).
 std::string tensor_core_shapes(int cc) {
   if (!tensor_cores(cc)) return "none";
   std::string s = "m16n8k16:f16,bf16->f32";
   const char* env = std::getenv("TG_CUDA_WGMMA");
-  if (cc == 90 && env && std::string(env) == "1")
+  if (cc == 90 && !(env && std::string(env) == "0"))
     s += "; m64n64k16:f16,bf16->f32@wg; m64n128k16:f16,bf16->f32@wg; m64n256k16:f16,bf16->f32@wg";
   return s;
 }

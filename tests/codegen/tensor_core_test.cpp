@@ -423,7 +423,8 @@ BOOST_AUTO_TEST_CASE(staged_tc_tiles_are_double_buffered) {
 }
 
 // On a device with tensor cores (TG_DEVICE=CUDA on the GPU machine; elsewhere this case only says
-// so): float16/bfloat16 matmuls through the heuristic's TC against a double matmul on the host.
+// so): float16/bfloat16 matmuls through the heuristic's TC (or TCWG) against a double matmul on the
+// host.
 BOOST_AUTO_TEST_CASE(tc_matmul_on_the_device_matches_a_double_reference) {
   const char* device = std::getenv("TG_DEVICE");
   if (!device || std::string(device) != "CUDA") {
@@ -431,7 +432,9 @@ BOOST_AUTO_TEST_CASE(tc_matmul_on_the_device_matches_a_double_reference) {
     return;
   }
   for (DType dt : {dtypes::float16, dtypes::bfloat16})
-    for (auto [m, k, n] : {std::array<int64_t, 3>{64, 48, 32}, {256, 512, 128}, {1024, 1024, 1024}}) {
+    // 2048x128x2304: 144 blocks of 128x256, enough for TCWG on Hopper (64 k per tile, 3 sets)
+    for (auto [m, k, n] :
+         {std::array<int64_t, 3>{64, 48, 32}, {256, 512, 128}, {1024, 1024, 1024}, {2048, 128, 2304}}) {
       Tensor a = Tensor::randn({m, k}).cast(dt), b = Tensor::randn({k, n}).cast(dt);
       const auto got = a.matmul(b).cast(dtypes::float32).to_vector<float>();
       const auto av = a.cast(dtypes::float32).to_vector<float>(),
@@ -588,6 +591,7 @@ LowerOptions hopper() { // gpu(true) on a device that names the warpgroup shapes
   LowerOptions o = gpu(true);
   o.warpgroup_mma = true;
   o.buffer_alignment = 16; // A's copy as 16-byte chunks, reordered by rows (lower_stage.cpp)
+  o.compute_units = 1;     // the heuristic takes TCWG only with a block per compute unit
   return o;
 }
 } // namespace
@@ -638,6 +642,22 @@ BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
       BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
 #endif
     }
+  }
+  { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB)
+    const Matmul deep = matmul(256, 320, 512, dtypes::float16);
+    const Lowered l = lower(deep, big);
+    BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") != std::string::npos,
+               l.kernel.opts);
+    BOOST_TEST(run_error(deep, l) < 2e-3);
+    const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
+    BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 64 * 2));
+  }
+  { // fewer 128x256 blocks than compute units: the mma.sync list (each TCWG block takes an SM)
+    LowerOptions wide_gpu = big;
+    wide_gpu.compute_units = 132;
+    const Lowered l = lower(matmul(256, 320, 512, dtypes::float16), wide_gpu);
+    BOOST_TEST(l.kernel.opts.find("TCWG") == std::string::npos, l.kernel.opts);
+    BOOST_TEST(l.kernel.opts.find("TC(") != std::string::npos, l.kernel.opts);
   }
   const Lowered two = lower(matmul(256, 160, 512, dtypes::float16), hopper()); // 48 KiB: two sets
   for (const auto& ins : sdk::parse_kernel_ir(two.ir).instructions)
