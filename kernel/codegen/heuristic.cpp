@@ -245,24 +245,32 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   nr /= 8;
   const int64_t kr = k.axes[size_t(mm.k)].size;
   const bool stage = d.staging && k.axes.size() == k.output_dims + 1 && kr % 32 == 0;
-  // The warpgroup op where the device has it (sm_90a wgmma, IR 1.2 WGMMA; the CUDA plugin names
-  // its shapes only with TG_CUDA_WGMMA=1 for now: slower than mma.sync so far): warpgroups of
-  // 64x128 outputs, 2x2 of them (a 128x256 block, 512 threads) or 2x1, tiles of 32 k in the
-  // core-matrix layout, double-buffered (48 or 32 KiB of static shared memory). 8192^3 f16 on an
-  // H200: 192.8 TFLOPS for 2x2, 182.5 for 2x1, 189.3 for 2x1 warpgroups of 64x256, 188.3 for 2x2
-  // of 64x64, 156-172 for one warpgroup, 64 k per tile single-buffered or an upcast of m
-  // (docs/cuda.md, session 18, h/wgmma). lower_kernel falls back to the mma.sync list below where
-  // the kernel refuses it.
+  // The warpgroup op where the device has it (sm_90a wgmma, IR 1.2 WGMMA): warpgroups of 64x128
+  // outputs, 2x2 of them (a 128x256 block, 512 threads) or 2x1, tiles in the core-matrix layout.
+  // Where three sets of 64 k fit the device's opt-in maximum (3 x 48 KiB for 2x2: CUDA's dynamic
+  // shared memory), 64 k per tile and three sets, the WGMMAs deferring their reads (plan_stage):
+  // 8192^3 f16 on an H200: 286.1-287.1 TFLOPS vs mma.sync 241.9-245.4 in the same runs, 190.8 for
+  // 32 k in three sets, 249.5 for 2x1 warpgroups of 64x256 with 64 k, 214.5 with 32 k; 4x1 of
+  // 64x256 or 4x2 of 64x128 do not launch (registers) (docs/cuda.md, session 19, h/wgpipe).
+  // Else 32 k, double-buffered (48 or 32 KiB of static shared memory): 192.8 for 2x2, 182.5 for
+  // 2x1 (session 18, h/wgmma). Only with at least one block per compute unit: each block
+  // takes a whole SM (up to 144 KiB), so a smaller grid leaves SMs idle. lower_kernel falls back to the
+  // mma.sync list below where the kernel refuses it.
   const int64_t ms = k.axes[size_t(mm.m)].size, ns = k.axes[size_t(mm.n)].size;
-  if (d.warpgroup_mma && stage && ms % 128 == 0 && ns % 128 == 0 && d.max_local_size[0] >= 128) {
+  if (d.warpgroup_mma && stage && ms % 128 == 0 && ns % 128 == 0 && d.max_local_size[0] >= 128 &&
+      ms / 128 * (ns % 256 == 0 ? ns / 256 : ns / 128) >= int64_t(d.compute_units)) {
+    auto k_step = [&](int64_t rows) { // 16 k per STAGE step: 4 where three sets of 64 k fit
+      const uint64_t set = uint64_t(rows) * 64 * 2;
+      return kr % 64 == 0 && 3 * set <= d.local_memory_limit() ? 4 : 2;
+    };
     if (ns % 256 == 0 && d.max_local_threads >= 512 && d.max_local_size[1] >= 2 && d.max_local_size[2] >= 2 &&
         d.local_memory_bytes >= 49152)
       return {{OptOp::TCWG, mm.k, 128},
               {OptOp::LOCAL, mm.m, 2},
               {OptOp::LOCAL, mm.n, 2},
-              {OptOp::STAGE, mm.k, 2}};
+              {OptOp::STAGE, mm.k, k_step(128 + 256)}};
     if (d.max_local_threads >= 256 && d.max_local_size[1] >= 2)
-      return {{OptOp::TCWG, mm.k, 128}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, 2}};
+      return {{OptOp::TCWG, mm.k, 128}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, k_step(128 + 128)}};
   }
   std::vector<Opt> opts{{OptOp::TC, mm.k, 16}};
   auto take = [&](OptOp op, int axis, int64_t& left, std::initializer_list<int64_t> amounts) {

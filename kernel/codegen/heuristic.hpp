@@ -6,6 +6,7 @@
 #include "kernel/codegen/opt.hpp"
 #include "kernel/ir/ops.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -21,6 +22,11 @@ struct DeviceLimits {
   std::array<uint32_t, 3> max_local_size{1, 1, 1};
   uint32_t max_local_threads = 1;
   uint64_t local_memory_bytes = 0; // 0: no work-group local memory (no GROUP)
+  // The most local memory a kernel may use when it asks for more (CUDA's opt-in maximum through
+  // dynamic shared memory: the device's `max_local_memory_bytes` attribute); 0: local_memory_bytes.
+  // The heuristics plan with local_memory_bytes; a STAGE that names more is valid up to this.
+  uint64_t max_local_memory_bytes = 0;
+  uint64_t local_memory_limit() const { return std::max(local_memory_bytes, max_local_memory_bytes); }
   uint32_t subgroup_size = 1;
   // Loop iterations a work item may run in all (0: no limit). lavapipe stops loops past 65535
   // without an error, so the heuristic splits long reduces to stay below it (the Vulkan plugin's

@@ -141,9 +141,9 @@ void Lowerer::plan_stage() {
     bytes += s.count * s.operand->dtype().itemsize();
   }
   bytes = (bytes + 15) / 16 * 16; // whole 16-byte blocks: a vector read never leaves the buffer
-  if (uint64_t(bytes) > options_.local_memory_bytes)
+  if (uint64_t(bytes) > options_.local_memory_limit())
     throw OptError("optimization STAGE: the tiles need " + std::to_string(bytes) +
-                   " bytes of local memory; the device has " + std::to_string(options_.local_memory_bytes));
+                   " bytes of local memory; the device has " + std::to_string(options_.local_memory_limit()));
   // Under TC with one loop over tiles, two sets of tiles where they fit: the next tile's copy
   // overlaps this tile's mma (stage_copies). Both operands are 16-bit there, so the second set
   // starts at bytes / 2 elements, a multiple of 8 (16-byte vector stores stay aligned).
@@ -158,6 +158,20 @@ void Lowerer::plan_stage() {
     stage_half_ = bytes / staged_[0].operand->dtype().itemsize();
   else if (!tc_ && same_size)
     stage_half_ = plain_stage_half(bytes, tile_loops);
+  stage_sets_ = 2;
+  tc_wg_sets(bytes, tile_loops, same_size);
+}
+
+// TCWG: three sets of tiles where they fit the device's opt-in maximum (CUDA: dynamic shared memory
+// past 48 KiB), so that a warpgroup's WGMMAs of step r may still read their set while step r + 1
+// copies into the next one: the WGMMAs then defer their reads (sdk::kWgmmaDeferReads, wg_reduce).
+// Step r copies tile r + 1 into set (r + 1) % 3, last read by step r - 2's WGMMAs, whose reads end
+// by the barrier of step r (the warpgroup's run of step r - 1 started after them).
+void Lowerer::tc_wg_sets(int64_t bytes, int64_t tile_loops, bool same_size) {
+  if (!tc_wg_n_ || tile_loops != 1 || !same_size || uint64_t(3 * bytes) > options_.local_memory_limit())
+    return;
+  stage_half_ = bytes / staged_[0].operand->dtype().itemsize();
+  stage_sets_ = 3;
 }
 
 // Staging without TC (the f32 matmul, the convolutions): two sets of tiles where they fit and one
@@ -354,9 +368,9 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   }
   const Staged& last = staged_.back();
   const int64_t block = std::max(1, 16 / last.operand->dtype().itemsize()); // see plan_stage
-  stage_buffer_ =
-      UOp::make(Ops::DEFINE_LOCAL, last.operand->dtype().ptr_to(true), {},
-                stage_half_ ? 2 * stage_half_ : (last.offset + last.count + block - 1) / block * block);
+  stage_buffer_ = UOp::make(Ops::DEFINE_LOCAL, last.operand->dtype().ptr_to(true), {},
+                            stage_half_ ? stage_sets_ * stage_half_
+                                        : (last.offset + last.count + block - 1) / block * block);
   // The copies of the tiles `tile` (per reduce axis: the tile loop's index, null without one) to
   // local memory from element `base` on, each STORE's INDEX ordered after `barrier` (if any).
   auto copy = [&](const std::vector<UOpRef>& tile, const UOpRef& base, const UOpRef& barrier) {
@@ -524,8 +538,8 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   before.insert(before.end(), prologue.begin(), prologue.end());
   stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
   const UOpRef& step = stage_tile_ranges_.at(0);
-  for (const UOpRef& st :
-       copy(next, ((step + idx_const(1)) % idx_const(2)) * idx_const(stage_half_), stage_barrier_)) {
+  for (const UOpRef& st : copy(
+           next, ((step + idx_const(1)) % idx_const(stage_sets_)) * idx_const(stage_half_), stage_barrier_)) {
     leading_values_.push_back(st->src(1));
     trailing_barriers_.push_back(st);
   }
@@ -535,7 +549,7 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
 // double-buffered.
 UOpRef Lowerer::stage_read_offset() const {
   if (stage_half_ == 0) return idx_const(0);
-  return (stage_tile_ranges_.at(0) % idx_const(2)) * idx_const(stage_half_);
+  return (stage_tile_ranges_.at(0) % idx_const(stage_sets_)) * idx_const(stage_half_);
 }
 
 std::pair<UOpRef, int64_t> split_const(const UOpRef& idx) {

@@ -274,7 +274,9 @@ UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
     }
     stage_copies(r, f); // makes the tile loop's range (the same node as above)
     const int64_t steps = within_size(k) / 16;
-    const int64_t code = sdk::wgmma_code(int(tc_wg_n_));
+    // three sets of tiles (plan_stage: tc_wg_sets): a run may go on reading its set while the next
+    // tile is copied
+    const int64_t code = sdk::wgmma_code(int(tc_wg_n_)) | (stage_sets_ == 3 ? sdk::kWgmmaDeferReads : 0);
     auto address = [&](const UOpRef& x, size_t row_axis, int64_t k0) {
       for (const Staged& s : staged_) {
         if (s.operand != x) continue;

@@ -135,6 +135,12 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
       if (ec != std::errc{} || end != value.data() + value.size() || n == 0)
         throw Error(where + ": attribute max_loop_iterations is \"" + value + "\", not a count > 0");
       options.max_loop_iterations = n;
+    } else if (key == "max_local_memory_bytes") {
+      uint64_t n = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc{} || end != value.data() + value.size())
+        throw Error(where + ": attribute max_local_memory_bytes is \"" + value + "\", not a byte count");
+      options.max_local_memory_bytes = options.local_memory_bytes ? n : 0; // none without local memory
     } else if (key == "work_group_execution") {
       if (value != "serial" && value != "parallel")
         throw Error(where + ": attribute work_group_execution is \"" + value + "\", not serial or parallel");

@@ -6,6 +6,7 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -75,21 +76,30 @@ using ProgramHandle = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, Progr
 
 } // namespace
 
-std::vector<std::byte> pack_image(const std::string& entry, std::span<const std::byte> code) {
-  std::vector<std::byte> out(entry.size() + 1 + code.size());
-  std::memcpy(out.data(), entry.data(), entry.size());
-  if (!code.empty()) std::memcpy(out.data() + entry.size() + 1, code.data(), code.size());
+std::vector<std::byte> pack_image(const std::string& entry, uint32_t dynamic_shared_bytes,
+                                  std::span<const std::byte> code) {
+  const std::string head = entry + '\0' + std::to_string(dynamic_shared_bytes) + '\0';
+  std::vector<std::byte> out(head.size() + code.size());
+  std::memcpy(out.data(), head.data(), head.size());
+  if (!code.empty()) std::memcpy(out.data() + head.size(), code.data(), code.size());
   return out;
 }
 
 Image unpack_image(std::span<const std::byte> payload) {
   const char* begin = reinterpret_cast<const char*>(payload.data());
-  const void* nul = std::memchr(begin, 0, payload.size());
+  const char* end = begin + payload.size();
+  const char* nul = static_cast<const char*>(std::memchr(begin, 0, payload.size()));
   if (!nul || nul == begin)
     throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT, "CUDA payload has no entry name");
   Image image;
-  image.entry.assign(begin, static_cast<const char*>(nul));
-  image.code = payload.subspan(image.entry.size() + 1);
+  image.entry.assign(begin, nul);
+  const char* count = nul + 1;
+  const char* count_end = static_cast<const char*>(std::memchr(count, 0, size_t(end - count)));
+  const auto [last, ec] = std::from_chars(count, count_end ? count_end : end, image.dynamic_shared_bytes);
+  if (!count_end || count_end == count || ec != std::errc{} || last != count_end)
+    throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT,
+                           "CUDA payload of " + image.entry + " has no dynamic shared memory size");
+  image.code = payload.subspan(size_t(count_end + 1 - begin));
   if (image.code.empty())
     throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT, "CUDA payload of " + image.entry + " has no code");
   return image;
@@ -172,7 +182,7 @@ sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
   }
   sdk::CompileOutput out;
   out.target = target;
-  out.payload = pack_image(source.entry, code);
+  out.payload = pack_image(source.entry, source.dynamic_local_bytes, code);
   if (request.want_source) out.source = std::move(source.text);
   out.log = std::move(log);
   return out;
@@ -181,7 +191,8 @@ sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
 std::string Compiler::cache_key(const std::string& target) {
   const std::string resolved = resolve(target);
   const ArchChoice arch = choose(parse_target(resolved));
-  return "nvrtc " + nvrtc_version() + "|" + resolved + "|" + (arch.cubin ? "sm_" : "compute_") +
+  // "image 2": payloads carry the dynamic shared memory size (older cached ones do not)
+  return "nvrtc " + nvrtc_version() + "|image 2|" + resolved + "|" + (arch.cubin ? "sm_" : "compute_") +
          std::to_string(arch.arch);
 }
 

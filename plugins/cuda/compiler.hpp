@@ -13,12 +13,15 @@
 
 namespace tg::cuda {
 
-// A compile's payload: the entry name, NUL, then the cubin or the NUL-terminated PTX.
+// A compile's payload: the entry name, NUL, the bytes of dynamic shared memory a launch passes in
+// decimal ("0" for none), NUL, then the cubin or the NUL-terminated PTX.
 struct Image {
   std::string entry;
+  uint32_t dynamic_shared_bytes = 0;
   std::span<const std::byte> code;
 };
-std::vector<std::byte> pack_image(const std::string& entry, std::span<const std::byte> code);
+std::vector<std::byte> pack_image(const std::string& entry, uint32_t dynamic_shared_bytes,
+                                  std::span<const std::byte> code);
 Image unpack_image(std::span<const std::byte> payload); // throws INVALID_ARGUMENT when malformed
 
 // "sm_90" -> 90; throws INVALID_ARGUMENT for anything else.

@@ -23,15 +23,16 @@ bool tensor_cores(int cc) {
   return cc >= 80 && !(env && std::string(env) == "0");
 }
 
-// The `tensor_cores` attribute: mma.sync's shape from sm_80 on; on sm_90 (Hopper) with
-// TG_CUDA_WGMMA=1 also the warpgroup shapes of IR 1.2 WGMMA ("@wg": wgmma.mma_async, built for
-// sm_90a). Off by default: the core's TCWG matmul (8192 f16, H200) runs 183-193 TFLOPS against
-// 242 for the mma.sync one (docs/cuda.md, session 18, h/wgmma).
+// The `tensor_cores` attribute: mma.sync's shape from sm_80 on; on sm_90 (Hopper) also the
+// warpgroup shapes of IR 1.2 WGMMA ("@wg": wgmma.mma_async, built for sm_90a), unless
+// TG_CUDA_WGMMA=0. On since session 19: the core's TCWG matmul (8192 f16, H200, 64 k per tile in
+// three sets of dynamic shared memory) beat the mma.sync one in the same run (docs/cuda.md,
+// session 19, h/wgpipe).
 std::string tensor_core_shapes(int cc) {
   if (!tensor_cores(cc)) return "none";
   std::string s = "m16n8k16:f16,bf16->f32";
   const char* env = std::getenv("TG_CUDA_WGMMA");
-  if (cc == 90 && env && std::string(env) == "1")
+  if (cc == 90 && !(env && std::string(env) == "0"))
     s += "; m64n64k16:f16,bf16->f32@wg; m64n128k16:f16,bf16->f32@wg; m64n256k16:f16,bf16->f32@wg";
   return s;
 }
@@ -56,7 +57,8 @@ tg_device_properties read_properties(CUdevice dev) {
   check(d.cuDeviceTotalMem(&total, dev), "cuDeviceTotalMem");
   p.memory_bytes = total;
   p.max_buffer_bytes = total;
-  // Static __shared__ arrays are limited to 48 KiB per block (more needs dynamic shared memory).
+  // Static __shared__ arrays are limited to 48 KiB per block: what the heuristics plan with. More
+  // (up to the attribute max_local_memory_bytes) goes through dynamic shared memory.
   p.local_memory_bytes = uint64_t(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
   p.max_local_threads = uint32_t(attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
   const CUdevice_attribute block[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
@@ -85,7 +87,9 @@ tg_device_properties read_properties(CUdevice dev) {
 // each buffer's device address (base + offset), then the scalars in their parameter types, each at
 // an 8-byte aligned offset.
 void pack_call(const sdk::Launch& launch, KernelCall& call) {
-  call.function = static_cast<Program&>(launch.program).function();
+  const Program& program = static_cast<Program&>(launch.program);
+  call.function = program.function();
+  call.shared_bytes = program.dynamic_shared_bytes();
   call.grid = launch.global;
   call.block = launch.local;
   const size_t count = launch.buffers.size() + launch.scalars.size();
@@ -117,9 +121,9 @@ void launch_call(const KernelCall& call, CUstream stream, const std::string& nam
                  std::vector<void*>& params) {
   params.clear();
   for (size_t offset : call.offsets) params.push_back(const_cast<unsigned char*>(call.args.data() + offset));
-  const CUresult r =
-      driver().cuLaunchKernel(call.function, call.grid[0], call.grid[1], call.grid[2], call.block[0],
-                              call.block[1], call.block[2], 0, stream, params.data(), nullptr);
+  const CUresult r = driver().cuLaunchKernel(call.function, call.grid[0], call.grid[1], call.grid[2],
+                                             call.block[0], call.block[1], call.block[2], call.shared_bytes,
+                                             stream, params.data(), nullptr);
   if (r != CUDA_SUCCESS) // the message only on failure: not built on every launch
     check(r, "cuLaunchKernel(" + name + ", grid " + std::to_string(call.grid[0]) + "x" +
                  std::to_string(call.grid[1]) + "x" + std::to_string(call.grid[2]) + ", block " +
@@ -133,6 +137,7 @@ Device::Device(int32_t index) {
   const Driver& d = driver();
   check(d.cuDeviceGet(&device_, index), "cuDeviceGet(" + std::to_string(index) + ")");
   properties_ = read_properties(device_);
+  max_shared_bytes_ = uint32_t(attribute(device_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
   check(d.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
   try {
     bind();
@@ -179,6 +184,9 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"cuda.launch_batch", use_graphs_ ? "CUDA graphs" : "plain launches (TG_CUDA_GRAPHS=0)"},
       {"work_group_execution", "parallel"},
       {"tensor_cores", tensor_core_shapes(cc_major * 10 + cc_minor)},
+      // the most local memory a kernel may use (the opt-in maximum through dynamic shared memory);
+      // local_memory_bytes stays the 48 KiB the heuristics plan with (docs/abi.md, attributes)
+      {"max_local_memory_bytes", std::to_string(max_shared_bytes_)},
       {"cuda.nccl", nccl::status()}, // collectives between GPUs (collectives.hpp)
   };
 }
@@ -190,7 +198,8 @@ std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, ui
 
 std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {
   Graphs* graphs = graphs_.get();
-  return std::make_unique<Program>(context_, blob.payload, [graphs](CUfunction f) { graphs->forget(f); });
+  return std::make_unique<Program>(context_, blob.payload, max_shared_bytes_,
+                                   [graphs](CUfunction f) { graphs->forget(f); });
 }
 
 uint64_t Device::elapsed_since_start() {

@@ -42,6 +42,7 @@ private:
   CUevent start_ = nullptr;
   CUevent end_ = nullptr;
   tg_device_properties properties_{};
+  uint32_t max_shared_bytes_ = 0; // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
   std::unique_ptr<Memory> memory_;
   std::unique_ptr<Graphs> graphs_;
   bool use_graphs_ = true;

@@ -45,6 +45,7 @@ namespace tg::cuda {
   X(cuModuleLoadData)                                                                                        \
   X(cuModuleUnload)                                                                                          \
   X(cuModuleGetFunction)                                                                                     \
+  X(cuFuncSetAttribute)                                                                                      \
   X(cuLaunchKernel)                                                                                          \
   X(cuGraphCreate)                                                                                           \
   X(cuGraphDestroy)                                                                                          \

@@ -13,7 +13,7 @@ CUDA_KERNEL_NODE_PARAMS node_params(const KernelCall& call, std::vector<void*>& 
   p.blockDimX = call.block[0];
   p.blockDimY = call.block[1];
   p.blockDimZ = call.block[2];
-  p.sharedMemBytes = 0;
+  p.sharedMemBytes = call.shared_bytes;
   p.kernelParams = params.data();
   return p;
 }

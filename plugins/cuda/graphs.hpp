@@ -21,6 +21,7 @@ struct KernelCall {
   CUfunction function;
   std::array<uint32_t, 3> grid;
   std::array<uint32_t, 3> block;
+  uint32_t shared_bytes = 0;       // dynamic shared memory (Program::dynamic_shared_bytes)
   std::vector<unsigned char> args; // each argument at an 8-byte aligned offset
   std::vector<size_t> offsets;     // where each argument starts in args
 };

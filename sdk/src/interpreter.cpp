@@ -375,6 +375,21 @@ private:
   // The memory an INDEX points into and the element range [index, index + count) it touches.
   std::byte* address(const WorkItem& item, size_t i, uint32_t index_ins, unsigned count);
   [[noreturn]] void fail(const WorkItem& item, size_t i, const std::string& why) const;
+  // kWgmmaDeferReads: the tiles a deferred WGMMA read stay pending until the work group's first
+  // BARRIER after its warpgroup starts a later run or leaves the innermost loop around the op; a
+  // STORE to a pending byte fails (on a device that read may not have happened yet).
+  struct PendingRead {
+    size_t op = 0, warpgroup = 0, memory = 0; // the WGMMA, its warpgroup, the DEFINE_LOCAL read
+    uint64_t run = 0;                         // the warpgroup's run count when it read
+    bool leaving = false;                     // released at the next BARRIER
+    std::vector<uint32_t> bytes;
+  };
+  size_t warpgroup_of(const WorkItem& item) const {
+    return size_t((item.local[2] * local_[1] + item.local[1]) * local_[0] + item.local[0]) / 128;
+  }
+  void defer_reads(size_t op, size_t warpgroup, size_t memory, std::vector<uint32_t> bytes);
+  void release_reads(); // at a BARRIER
+  void check_store(const WorkItem& item, size_t i, size_t memory, size_t at, size_t bytes) const;
 
   const KernelIR& ir_;
   std::span<const tg_scalar_arg> scalars_;
@@ -385,6 +400,12 @@ private:
   std::vector<size_t> local_ins_;              // which instruction each locals_ entry belongs to
   size_t lane_count_ = 0;
   bool has_barrier_ = false;
+  std::vector<bool> run_start_; // per WGMMA: the first of a run (the renderers' wgmma_run_ends)
+  std::vector<size_t> loop_of_; // per instruction: the innermost RANGE around it (or SIZE_MAX)
+  std::array<int64_t, 3> local_{1, 1, 1};
+  std::vector<PendingRead> pending_;
+  std::vector<std::vector<uint32_t>> pending_count_; // per instruction (DEFINE_LOCAL): per byte
+  std::vector<uint64_t> runs_;                       // per warpgroup: WGMMA runs started
 };
 
 Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte>> buffers,
@@ -405,10 +426,29 @@ Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte
   slot_.assign(list.size(), 0);
   match_.assign(list.size(), 0);
   memory_.assign(list.size(), Memory{});
+  run_start_.assign(list.size(), false);
+  loop_of_.assign(list.size(), SIZE_MAX);
+  pending_count_.assign(list.size(), {});
   std::vector<size_t> open;
+  size_t last_wgmma = SIZE_MAX;
   for (size_t i = 0; i < list.size(); ++i) {
     const Instruction& ins = list[i];
     slot_[i] = lane_count_;
+    for (size_t k = open.size(); k-- > 0;)
+      if (list[open[k]].op == TG_OP_RANGE) {
+        loop_of_[i] = open[k];
+        break;
+      }
+    if (ins.op == TG_OP_WGMMA) { // a run: only CONST, INDEX and integer ALU since the last WGMMA
+      bool joined = last_wgmma != SIZE_MAX;
+      for (size_t j = last_wgmma + 1; joined && j < i; ++j) {
+        const Instruction& x = list[j];
+        const bool int_alu = x.op >= TG_OP_NEG && x.op <= TG_OP_MULACC && !dtype_is_float(x.dtype);
+        joined = x.op == TG_OP_CONST || x.op == TG_OP_INDEX || int_alu;
+      }
+      run_start_[i] = !joined;
+      last_wgmma = i;
+    }
     switch (ins.op) {
     case TG_OP_ASSIGN:
       slot_[i] = slot_[ins.src[0]]; // reading an ASSIGN reads the accumulator, as on the CPU plugin
@@ -542,6 +582,8 @@ void Interpreter::execute(WorkItem& item, size_t i) {
       item.pc = range + 1;
       return;
     }
+    for (PendingRead& p : pending_) // the loop around a deferred WGMMA ends: its reads by the next BARRIER
+      if (p.warpgroup == warpgroup_of(item) && loop_of_[p.op] == range) p.leaving = true;
     break;
   }
   case TG_OP_IF:
@@ -568,6 +610,10 @@ void Interpreter::execute(WorkItem& item, size_t i) {
     const Instruction& value = ir_.instructions[ins.src[1]];
     tg_dtype dt = ir_.instructions[ins.src[0]].dtype;
     std::byte* p = address(item, i, ins.src[0], value.vcount);
+    if (!pending_.empty()) {
+      const size_t memory = ir_.instructions[ins.src[0]].src[0];
+      check_store(item, i, memory, size_t(p - memory_[memory].data), value.vcount * dtype_size(dt));
+    }
     for (unsigned k = 0; k < value.vcount; ++k)
       store_element(dt, p + k * dtype_size(dt), operand(item, ins.src[1], k));
     break;
@@ -625,6 +671,10 @@ void Interpreter::step_until_barrier(WorkItem& item) {
 
 void Interpreter::run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3> local) {
   for (auto& storage : locals_) std::fill(storage.begin(), storage.end(), std::byte{0});
+  local_ = {local[0], local[1], local[2]};
+  pending_.clear();
+  for (auto& counts : pending_count_) std::fill(counts.begin(), counts.end(), 0u);
+  runs_.assign(size_t(local[0]) * local[1] * local[2] / 128 + 1, 0);
   std::vector<WorkItem> items(has_barrier_ ? size_t(local[0]) * local[1] * local[2] : 1);
   for (auto& item : items) {
     item.group = group;
@@ -663,6 +713,7 @@ void Interpreter::run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3
                (other.done ? "has finished" : "waits at instruction " + std::to_string(other.pc)));
     }
     if (first.done) return;
+    if (ir_.instructions[first.pc].op == TG_OP_BARRIER) release_reads();
     if (ir_.instructions[first.pc].op == TG_OP_WMMA) warp_mma(items, first.pc);
     if (ir_.instructions[first.pc].op == TG_OP_WGMMA) warpgroup_mma(items, first.pc);
     for (auto& item : items) ++item.pc;
@@ -721,7 +772,7 @@ void Interpreter::warp_mma(std::vector<WorkItem>& items, size_t i) {
 // warpgroup names; products are exact in double and the sum is rounded to float once, as for WMMA.
 void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
   const Instruction& ins = ir_.instructions[i];
-  const WgmmaShape shape = *wgmma_shape(ins.arg0); // validated
+  const WgmmaShape shape = *wgmma_shape(wgmma_shape_code(ins.arg0)); // validated
   const WgmmaStrides st = wgmma_unpack(ins.arg1);
   if (items.size() % size_t(shape.threads) != 0)
     fail(items.front(), i,
@@ -740,8 +791,15 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
   };
   std::vector<double> a(size_t(shape.m * shape.k)), b(size_t(shape.k * shape.n)),
       c(size_t(shape.m * shape.n));
+  const bool deferred = wgmma_defers_reads(ins.arg0);
   for (size_t w = 0; w < items.size(); w += size_t(shape.threads)) {
     const WorkItem& first = items[w];
+    const size_t group = w / size_t(shape.threads);
+    if (run_start_[i]) { // a later run: the reads of the earlier ones end by the next BARRIER
+      ++runs_[group];
+      for (PendingRead& p : pending_)
+        if (p.warpgroup == group && p.run < runs_[group]) p.leaving = true;
+    }
     for (int k = 0; k < 2; ++k) { // one tile per warpgroup, 16-byte aligned (the descriptor drops 4 bits)
       const uint32_t idx_src = ir_.instructions[ins.src[size_t(k)]].src[1];
       const uint64_t base = operand(first, idx_src, 0).u;
@@ -762,6 +820,20 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
     for (int col = 0; col < shape.n; ++col)
       for (int kk = 0; kk < shape.k; ++kk)
         b[size_t(kk * shape.n + col)] = tile(first, 1, wgmma_tile_offset(st.b_k, st.b_n, col, kk));
+    if (deferred)
+      for (int k = 0; k < 2; ++k) {
+        const Instruction& index = ir_.instructions[ins.src[size_t(k)]];
+        const uint64_t base = operand(first, index.src[1], 0).u * 2;
+        std::vector<uint32_t> bytes;
+        for (int row = 0; row < (k == 0 ? shape.m : shape.n); ++row)
+          for (int kk = 0; kk < shape.k; ++kk) {
+            const uint64_t at = base + uint64_t(k == 0 ? wgmma_tile_offset(st.a_k, st.a_m, row, kk)
+                                                       : wgmma_tile_offset(st.b_k, st.b_n, row, kk));
+            bytes.push_back(uint32_t(at));
+            bytes.push_back(uint32_t(at + 1));
+          }
+        defer_reads(i, group, index.src[0], std::move(bytes));
+      }
     for (int t = 0; t < shape.threads; ++t)
       for (int e = 0; e < shape.c_lanes; ++e) {
         auto [r, col] = wgmma_c_element(ins.arg0, t, e);
@@ -774,6 +846,37 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
         out[e] = float_lane(mma_element(a, b, c, r, col, shape.k, shape.n));
       }
     }
+  }
+}
+
+void Interpreter::defer_reads(size_t op, size_t warpgroup, size_t memory, std::vector<uint32_t> bytes) {
+  std::vector<uint32_t>& counts = pending_count_[memory];
+  if (counts.empty()) counts.assign(memory_[memory].bytes, 0u);
+  for (uint32_t b : bytes) ++counts[b];
+  pending_.push_back({op, warpgroup, memory, runs_[warpgroup], false, std::move(bytes)});
+}
+
+void Interpreter::release_reads() {
+  std::erase_if(pending_, [&](const PendingRead& p) {
+    if (!p.leaving) return false;
+    for (uint32_t b : p.bytes) --pending_count_[p.memory][b];
+    return true;
+  });
+}
+
+void Interpreter::check_store(const WorkItem& item, size_t i, size_t memory, size_t at, size_t bytes) const {
+  const std::vector<uint32_t>& counts = pending_count_[memory];
+  if (counts.empty()) return;
+  for (size_t b = at; b < at + bytes; ++b) {
+    if (counts[b] == 0) continue;
+    for (const PendingRead& p : pending_)
+      if (p.memory == memory && std::find(p.bytes.begin(), p.bytes.end(), uint32_t(b)) != p.bytes.end())
+        fail(
+            item, i,
+            "stores to byte " + std::to_string(b) + " of " + memory_[memory].what +
+                ", which the deferred WGMMA at instruction " + std::to_string(p.op) + " (warpgroup " +
+                std::to_string(p.warpgroup) +
+                ") may still read: no BARRIER has followed that warpgroup's next run or the end of its loop");
   }
 }
 

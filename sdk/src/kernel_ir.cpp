@@ -3,6 +3,7 @@
 #include <tg/sdk/bytes.hpp>
 #include <tg/sdk/wmma.hpp>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -335,12 +336,17 @@ void validate_kernel_ir(KernelIR& ir) {
       break;
     }
     case TG_OP_WGMMA: {
-      const auto shape = wgmma_shape(ins.arg0);
+      const auto shape = wgmma_shape(wgmma_shape_code(ins.arg0));
       if (!shape) fail("unknown WGMMA shape " + std::to_string(ins.arg0));
+      if (wgmma_defers_reads(ins.arg0) && std::none_of(open_scopes.begin(), open_scopes.end(), [&](size_t s) {
+            return ins_list[s].op == TG_OP_RANGE;
+          }))
+        fail("deferred reads (arg0 flag 0x100) outside a RANGE (its reads would have no loop end to finish "
+             "by)");
       for (int k = 0; k < 2; ++k)
         if (src_op(k) != TG_OP_INDEX || !ins_list[ins.src[size_t(k)]].is_local())
           fail(std::string(k == 0 ? "A" : "B") + " must be an INDEX into local memory");
-      if (!wgmma_input_dtype(ins.arg0, src_dtype(0)) || src_dtype(1) != src_dtype(0))
+      if (!wgmma_input_dtype(wgmma_shape_code(ins.arg0), src_dtype(0)) || src_dtype(1) != src_dtype(0))
         fail("A and B must be float16 or both bfloat16");
       if (ins.dtype != TG_DTYPE_FLOAT32 || src_dtype(2) != TG_DTYPE_FLOAT32) fail("C and D are float32");
       if (src_vcount(2) != shape->c_lanes || ins.vcount != shape->c_lanes)

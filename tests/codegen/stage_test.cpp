@@ -211,6 +211,17 @@ BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {
   LowerOptions tiny = gpu();
   tiny.local_memory_bytes = 64;
   refused(matmul, tiny, {{OptOp::STAGE, 2, 16}}, "bytes of local memory");
+  // past local_memory_bytes but within the device's opt-in maximum (CUDA's dynamic shared memory,
+  // the attribute max_local_memory_bytes): a named STAGE is valid; beyond it, refused
+  LowerOptions opt_in = tiny;
+  opt_in.max_local_memory_bytes = 1 << 20;
+  {
+    LowerOptions o = opt_in;
+    o.opts = std::vector<Opt>{{OptOp::STAGE, 2, 16}};
+    BOOST_CHECK_NO_THROW((void)lower_kernel(matmul, o));
+  }
+  opt_in.max_local_memory_bytes = 96;
+  refused(matmul, opt_in, {{OptOp::STAGE, 2, 16}}, "the device has 96");
   refused(compute_items(input({64, 48}).sum({1})).at(0), gpu(), {{OptOp::STAGE, 1, 8}},
           "not a sum of products");
   Tensor x = input({12, 64});

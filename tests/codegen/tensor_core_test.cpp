@@ -423,7 +423,8 @@ BOOST_AUTO_TEST_CASE(staged_tc_tiles_are_double_buffered) {
 }
 
 // On a device with tensor cores (TG_DEVICE=CUDA on the GPU machine; elsewhere this case only says
-// so): float16/bfloat16 matmuls through the heuristic's TC against a double matmul on the host.
+// so): float16/bfloat16 matmuls through the heuristic's TC (or TCWG) against a double matmul on the
+// host.
 BOOST_AUTO_TEST_CASE(tc_matmul_on_the_device_matches_a_double_reference) {
   const char* device = std::getenv("TG_DEVICE");
   if (!device || std::string(device) != "CUDA") {
@@ -431,7 +432,9 @@ BOOST_AUTO_TEST_CASE(tc_matmul_on_the_device_matches_a_double_reference) {
     return;
   }
   for (DType dt : {dtypes::float16, dtypes::bfloat16})
-    for (auto [m, k, n] : {std::array<int64_t, 3>{64, 48, 32}, {256, 512, 128}, {1024, 1024, 1024}}) {
+    // 2048x128x2304: 144 blocks of 128x256, enough for TCWG on Hopper (64 k per tile, 3 sets)
+    for (auto [m, k, n] :
+         {std::array<int64_t, 3>{64, 48, 32}, {256, 512, 128}, {1024, 1024, 1024}, {2048, 128, 2304}}) {
       Tensor a = Tensor::randn({m, k}).cast(dt), b = Tensor::randn({k, n}).cast(dt);
       const auto got = a.matmul(b).cast(dtypes::float32).to_vector<float>();
       const auto av = a.cast(dtypes::float32).to_vector<float>(),
@@ -588,6 +591,7 @@ LowerOptions hopper() { // gpu(true) on a device that names the warpgroup shapes
   LowerOptions o = gpu(true);
   o.warpgroup_mma = true;
   o.buffer_alignment = 16; // A's copy as 16-byte chunks, reordered by rows (lower_stage.cpp)
+  o.compute_units = 1;     // the heuristic takes TCWG only with a block per compute unit
   return o;
 }
 } // namespace
@@ -597,6 +601,124 @@ LowerOptions hopper() { // gpu(true) on a device that names the warpgroup shapes
 // says 1.2; an explicit TCWG without STAGE is refused with the reason, and so is TCWG on a device
 // without the shapes; the CUDA source compiles for sm_90a with NVRTC and holds one wgmma run (one
 // fence, one commit/wait) per tile step.
+// Where three sets of TCWG tiles fit the device's opt-in maximum (CUDA's dynamic shared memory:
+// 3 x 24 KiB for the 128x256 block), the WGMMAs defer their reads (kWgmmaDeferReads): the
+// interpreter, which fails a store into a tile a deferred WGMMA may still read, runs the kernel to
+// a double reference's result; the CUDA source waits with wait_group 1 after each run and
+// wait_group 0 after the tile loop, in dynamic shared memory, and compiles for sm_90a without
+// ptxas serializing the wgmmas. Within 48 KiB (two sets) nothing changes.
+BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
+  LowerOptions big = hopper();
+  big.max_local_memory_bytes = 232448; // an H100/H200's opt-in maximum
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    const Matmul wide = matmul(256, 160, 512, dt); // 5 tiles of 32 k: every set is reused
+    const Lowered l = lower(wide, big);
+    BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
+      BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") !=
+                 std::string::npos);
+      const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
+      int deferred = 0, locals = 0;
+      for (const auto& ins : ir.instructions) {
+        deferred += ins.op == TG_OP_WGMMA && sdk::wgmma_defers_reads(ins.arg0);
+        if (ins.op == TG_OP_DEFINE_LOCAL) locals += int(ins.arg0);
+      }
+      BOOST_TEST(deferred == 2); // 32 k per tile
+      BOOST_TEST(locals == 3 * (128 + 256) * 32);
+      BOOST_TEST(run_error(wide, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+      const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
+      BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 32 * 2));
+      BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos, src.text);
+      const size_t loop_end =
+          src.text.find("wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); // the deferred");
+      BOOST_TEST(loop_end != std::string::npos);
+      BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 0;") == loop_end); // no other wait for all
+#ifdef TG_HAVE_NVRTC
+      // ptxas notes "wgmma.mma_async instructions are serialized due to non wgmma instructions
+      // reading accumulator registers ..." where a run's D is read before its wait (checked by hand
+      // with nvcc 13.0: a read of D after wait_group 1 gets that note, this source none)
+      const auto out = tgtest::nvrtc_compile(src.text, "tcwg3.cu", "sm_90a", "--ptxas-options=-v");
+      BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
+      BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log); // ptxas's notes are in the log
+      BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
+#endif
+    }
+  }
+  { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB)
+    const Matmul deep = matmul(256, 320, 512, dtypes::float16);
+    const Lowered l = lower(deep, big);
+    BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") != std::string::npos,
+               l.kernel.opts);
+    BOOST_TEST(run_error(deep, l) < 2e-3);
+    const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
+    BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 64 * 2));
+  }
+  { // fewer 128x256 blocks than compute units: the mma.sync list (each TCWG block takes an SM)
+    LowerOptions wide_gpu = big;
+    wide_gpu.compute_units = 132;
+    const Lowered l = lower(matmul(256, 320, 512, dtypes::float16), wide_gpu);
+    BOOST_TEST(l.kernel.opts.find("TCWG") == std::string::npos, l.kernel.opts);
+    BOOST_TEST(l.kernel.opts.find("TC(") != std::string::npos, l.kernel.opts);
+  }
+  const Lowered two = lower(matmul(256, 160, 512, dtypes::float16), hopper()); // 48 KiB: two sets
+  for (const auto& ins : sdk::parse_kernel_ir(two.ir).instructions)
+    if (ins.op == TG_OP_WGMMA) BOOST_TEST(!sdk::wgmma_defers_reads(ins.arg0));
+}
+
+namespace {
+// A loop of 3 steps by one warpgroup: a barrier, every item fills 8 elements of A (64x16, value
+// step + 1) and of B (16x64, value 1) in set `step % sets`, a barrier, one deferred m64n64k16
+// WGMMA of that set into the accumulator. D = sum over steps of 16 (step + 1) = 96 everywhere.
+std::vector<std::byte> deferred_loop(int sets) {
+  sdk::KernelBuilder b("deferred_loop");
+  const auto out = b.global(0, TG_DTYPE_FLOAT32);
+  const auto la = b.local(1024 * sets, TG_DTYPE_FLOAT16), lb = b.local(1024 * sets, TG_DTYPE_FLOAT16);
+  const auto t = b.local_id(0);
+  auto acc = b.acc(b.vectorize(std::vector<sdk::KernelBuilder::Ref>(32, b.f32(0))));
+  const auto step = b.range(b.i32(0), b.i32(3));
+  b.barrier();
+  const auto set = b.mul(b.alu(TG_OP_MOD, step, b.i32(sets)), b.i32(1024));
+  const auto at = b.add(set, b.mul(t, b.i32(8)));
+  const auto value = b.cast(b.add(step, b.i32(1)), TG_DTYPE_FLOAT16),
+             one = b.cast(b.f32(1), TG_DTYPE_FLOAT16);
+  for (int e = 0; e < 8; ++e) {
+    b.store(b.index(la, b.add(at, b.i32(e))), value);
+    b.store(b.index(lb, b.add(at, b.i32(e))), one);
+  }
+  b.barrier();
+  const int64_t strides = sdk::wgmma_pack({128, 256, 128, 256});
+  b.assign(acc, b.wgmma(b.index(la, set), b.index(lb, set), acc, sdk::wgmma_code(64) | sdk::kWgmmaDeferReads,
+                        strides));
+  b.end_range(step);
+  b.store(b.index(out, t), b.gep(acc, 0));
+  return b.serialize();
+}
+} // namespace
+
+// The interpreter checks kWgmmaDeferReads: with one set, step 1's stores overwrite the tiles step
+// 0's WGMMA may still read (its warpgroup has started no later run since), and the run fails with
+// a message naming both; with two sets the same program is legal and computes 96. The validator
+// refuses the flag outside a loop.
+BOOST_AUTO_TEST_CASE(interpreter_checks_deferred_wgmma_reads) {
+  std::vector<float> out(128);
+  std::vector<std::span<std::byte>> spans{std::as_writable_bytes(std::span(out))};
+  sdk::interpret(sdk::parse_kernel_ir(deferred_loop(2)), {1, 1, 1}, {128, 1, 1}, spans, {});
+  for (float v : out) BOOST_TEST(v == 96.f);
+  try {
+    sdk::interpret(sdk::parse_kernel_ir(deferred_loop(1)), {1, 1, 1}, {128, 1, 1}, spans, {});
+    BOOST_ERROR("a store into a tile a deferred WGMMA may still read was accepted");
+  } catch (const sdk::InterpreterError& e) {
+    BOOST_TEST(std::string(e.what()).find("the deferred WGMMA at instruction") != std::string::npos,
+               e.what());
+  }
+  const auto w = conform::wgmma_matmul_kernel(TG_DTYPE_FLOAT16, 64, 16, 1); // its WGMMA outside any loop
+  sdk::KernelIR ir = sdk::parse_kernel_ir(w.ir);
+  for (auto& ins : ir.instructions)
+    if (ins.op == TG_OP_WGMMA) ins.arg0 |= sdk::kWgmmaDeferReads;
+  BOOST_CHECK_EXCEPTION(sdk::validate_kernel_ir(ir), sdk::IRError, [](const sdk::IRError& e) {
+    return std::string(e.what()).find("outside a RANGE") != std::string::npos;
+  });
+}
+
 BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
   for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
     const Matmul mm = matmul(256, 96, 128, dt);

@@ -1,5 +1,6 @@
 // CUDA C: every kernel is rendered and compiled to PTX for sm_75 by NVRTC (no GPU or driver is
 // needed). Without the CUDA toolkit at configure time the suite is still registered and skips.
+#include "big_local_kernel.hpp"
 #include "render_test_util.hpp"
 
 #include <tg/sdk/kernel_ir.hpp>
@@ -130,6 +131,40 @@ BOOST_AUTO_TEST_CASE(staged_tile_steps_are_unrolled) {
   for (size_t p = ptx.find("ld.shared."); p != std::string::npos; p = ptx.find("ld.shared.", p + 1))
     ++shared_loads;
   BOOST_TEST(shared_loads >= 4u, ptx);
+#endif
+}
+
+// Past CUDA's 48 KiB of static __shared__ arrays the locals are pointers into one dynamic buffer,
+// each at a 128-byte boundary, and Source says how many bytes a launch must pass; up to 48 KiB
+// they stay static arrays (the source of every such kernel as before).
+BOOST_AUTO_TEST_CASE(local_memory_over_48k_is_dynamic_shared) {
+  auto big = tgtest::big_local_kernel();
+  const auto src =
+      tg::sdk::render::render(tg::sdk::render::Dialect::cuda, tg::sdk::parse_kernel_ir(big.serialize()));
+  BOOST_TEST(src.dynamic_local_bytes == 65536u); // 48 KiB + 16 KiB, the second array at 49152
+  BOOST_TEST(src.text.find("extern __shared__ __align__(128) unsigned char tg_shared[];") !=
+                 std::string::npos,
+             src.text);
+  BOOST_TEST(src.text.find("reinterpret_cast<float*>(tg_shared + 0)") != std::string::npos, src.text);
+  BOOST_TEST(src.text.find("reinterpret_cast<float*>(tg_shared + 49152)") != std::string::npos, src.text);
+  BOOST_TEST(src.text.find("__shared__ __align__(16)") == std::string::npos, src.text);
+
+  tg::sdk::KernelBuilder small("small_local"); // 48 KiB exactly: static
+  const auto out = small.global(0, TG_DTYPE_FLOAT32);
+  const auto l = small.local(tgtest::kBigLocalA, TG_DTYPE_FLOAT32);
+  const auto t = small.local_id(0);
+  small.store(small.index(l, t), small.f32(1));
+  small.barrier();
+  small.store(small.index(out, t), small.load(small.index(l, t)));
+  const auto static_src =
+      tg::sdk::render::render(tg::sdk::render::Dialect::cuda, tg::sdk::parse_kernel_ir(small.serialize()));
+  BOOST_TEST(static_src.dynamic_local_bytes == 0u);
+  BOOST_TEST(static_src.text.find("__shared__ __align__(16) float l") != std::string::npos, static_src.text);
+  BOOST_TEST(static_src.text.find("extern __shared__") == std::string::npos, static_src.text);
+#ifdef TG_HAVE_NVRTC
+  const auto built = tgtest::nvrtc_compile(src.text, "big_local.cu", "sm_90");
+  BOOST_TEST_REQUIRE(built.ok, built.log << "\n" << src.text);
+  BOOST_TEST(built.ptx.find(".extern .shared .align 128 .b8 tg_shared[]") != std::string::npos, built.ptx);
 #endif
 }
 

@@ -18,9 +18,10 @@ struct NvrtcOutput {
   size_t cubin_bytes = 0; // 0 unless ok and `arch` is a real sm_XY
 };
 
-// arch: "compute_XY" (PTX only) or "sm_XY" (a cubin, and its PTX).
-inline NvrtcOutput nvrtc_compile(const std::string& source, const std::string& name,
-                                 const std::string& arch) {
+// arch: "compute_XY" (PTX only) or "sm_XY" (a cubin, and its PTX). extra: one more option, e.g.
+// "--ptxas-options=-v" (ptxas's notes, such as wgmma serialization, then land in the log).
+inline NvrtcOutput nvrtc_compile(const std::string& source, const std::string& name, const std::string& arch,
+                                 const std::string& extra = "") {
   NvrtcOutput out;
   nvrtcProgram prog = nullptr;
   if (nvrtcCreateProgram(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS) {
@@ -29,8 +30,8 @@ inline NvrtcOutput nvrtc_compile(const std::string& source, const std::string& n
   }
   const std::string gpu = "--gpu-architecture=" + arch,
                     include = std::string("--include-path=") + TG_CUDA_INCLUDE_DIR;
-  const char* opts[] = {gpu.c_str(), include.c_str()};
-  const nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
+  const char* opts[] = {gpu.c_str(), include.c_str(), extra.c_str()};
+  const nvrtcResult rc = nvrtcCompileProgram(prog, extra.empty() ? 2 : 3, opts);
   out.ok = rc == NVRTC_SUCCESS;
   out.error = nvrtcGetErrorString(rc);
   size_t size = 0;

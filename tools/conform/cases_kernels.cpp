@@ -53,7 +53,8 @@ std::string unnamed_wgmma_shape(const Context& ctx, const tg::sdk::KernelIR& ir)
   std::string want;
   for (const auto& ins : ir.instructions)
     if (ins.op == TG_OP_WGMMA)
-      want = "m64n" + std::to_string(tg::sdk::wgmma_shape(ins.arg0)->n) + "k16:f16,bf16->f32@wg";
+      want = "m64n" + std::to_string(tg::sdk::wgmma_shape(tg::sdk::wgmma_shape_code(ins.arg0))->n) +
+             "k16:f16,bf16->f32@wg";
   if (want.empty()) return {};
   const std::string why = "the device does not name " + want + " in its tensor_cores attribute";
   if (!(ctx.properties.features & TG_FEATURE_TENSOR_CORES) || !TG_CONFORM_HAS(device_attribute_count) ||

@@ -503,6 +503,8 @@ void CStyle::emit(uint32_t i) {
   case TG_OP_ENDIF:
     --depth_;
     line("}");
+    if (ins.op == TG_OP_ENDRANGE)
+      if (std::string after = loop_end(ins.src[0]); !after.empty()) line(after);
     return;
   case TG_OP_BARRIER:
     line(barrier());

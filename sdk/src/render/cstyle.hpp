@@ -108,6 +108,9 @@ protected:
   virtual bool has_wgmma() const { return false; }
   // A line to put before the loop that RANGE instruction i opens (a pragma), or "".
   virtual std::string loop_pragma(uint32_t /*i*/) const { return ""; }
+  // A line to put after the loop that RANGE instruction i opens (CUDA: the wait for WGMMAs whose
+  // reads were deferred, kWgmmaDeferReads), or "".
+  virtual std::string loop_end(uint32_t /*i*/) const { return ""; }
   // Indentation level of the body's statements inside the entry function.
   virtual int body_depth() const { return 1; }
   // The whole translation unit around the body lines (already indented by one level).

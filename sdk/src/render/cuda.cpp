@@ -7,15 +7,52 @@
 #include <tg/sdk/wmma.hpp>
 
 #include <cmath>
+#include <map>
 
 namespace tg::sdk::render {
 namespace {
 
+// Static __shared__ arrays may hold 48 KiB per block in all; more must be dynamic shared memory
+// (the launch passes its size and the function opts in to it: plugins/cuda/program.cpp).
+constexpr uint64_t kStaticSharedBytes = 48 * 1024;
+// Where each array starts in the dynamic buffer: 128-byte aligned (enough for any vector access,
+// and for the tile layouts wgmma and cp.async want).
+constexpr uint64_t kDynamicAlign = 128;
+
+// The DEFINE_LOCALs in the one dynamic buffer, in program order, each at a 128-byte boundary:
+// instruction -> byte offset, and the buffer's size. Empty when they fit the static limit in all
+// (their declarations stay static arrays, the source as before).
+struct SharedLayout {
+  std::map<uint32_t, uint64_t> offsets;
+  uint64_t bytes = 0;
+};
+SharedLayout dynamic_shared_layout(const KernelIR& ir) {
+  SharedLayout l;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < ir.instructions.size(); ++i) {
+    const Instruction& ins = ir.instructions[i];
+    if (ins.op != TG_OP_DEFINE_LOCAL) continue;
+    const uint64_t size = uint64_t(ins.arg0) * dtype_size(ins.dtype);
+    l.offsets[i] = (l.bytes + kDynamicAlign - 1) / kDynamicAlign * kDynamicAlign;
+    l.bytes = l.offsets[i] + size;
+    total += size;
+  }
+  return total > kStaticSharedBytes ? l : SharedLayout{};
+}
+
 class CudaRenderer final : public CStyle {
 public:
-  CudaRenderer(const KernelIR& ir, const Options& options) : CStyle(Dialect::cuda, ir, options) {}
+  CudaRenderer(const KernelIR& ir, const Options& options)
+      : CStyle(Dialect::cuda, ir, options), shared_(dynamic_shared_layout(ir)) {
+    if (shared_.bytes > UINT32_MAX)
+      throw PluginError(TG_ERROR_UNIMPLEMENTED, "cuda: kernel " + ir.name + " needs " +
+                                                    std::to_string(shared_.bytes) +
+                                                    " bytes of local memory, more than a launch can pass");
+  }
 
 private:
+  const SharedLayout shared_; // empty: static __shared__ arrays
+
   // ptxas of CUDA 13.0 (V13.0.88, sm_80 and sm_90, -O1 and up) miscompiles an unrolled loop that
   // takes the max of negated int32 values (how the core computes an integer min: -max(-x)): about
   // half the results came back wrong on an H200, with the negation written any way, while the same
@@ -87,12 +124,17 @@ private:
   // matrices along k, the stride byte offset the one along m/n), D in N/2 floats per thread updated
   // in place (scale-d 1: D = A * B + D). A run of consecutive WGMMAs shares one wgmma.fence before
   // its first and one commit_group + wait_group 0 after its last, so the results are complete
-  // before anything else reads them.
+  // before anything else reads them. A run whose ops defer their reads (kWgmmaDeferReads) waits
+  // with wait_group 1 instead: the previous run is complete, this one stays in flight while the
+  // thread goes on to the next tile's copy and barrier; the loop around it ends with wait_group 0
+  // (loop_end). The run's D feeds the next run's C in the same registers (the accumulator's
+  // ASSIGN in between is a register copy ptxas coalesces; were it not, ptxas would serialize the
+  // wgmmas and say so in the log).
   bool has_wgmma() const override { return true; }
   std::string wgmma(int64_t shape, tg_dtype input, const std::string& a, const std::string& b,
                     int64_t strides, const std::vector<std::string>& d, bool first,
                     bool last) const override {
-    const WgmmaShape sh = *wgmma_shape(shape);
+    const WgmmaShape sh = *wgmma_shape(wgmma_shape_code(shape));
     const WgmmaStrides st = wgmma_unpack(strides);
     const std::string in = input == TG_DTYPE_BFLOAT16 ? "bf16" : "f16";
     const size_t nd = d.size();
@@ -110,9 +152,18 @@ private:
     };
     s += " : " + desc(a, st.a_k, st.a_m) + ", " + desc(b, st.b_k, st.b_n) + ", \"r\"(1) : \"memory\");";
     if (last)
-      s += "\nasm volatile(\"wgmma.commit_group.sync.aligned;\\nwgmma.wait_group.sync.aligned 0;\" ::: "
-           "\"memory\");";
+      s += std::string("\nasm volatile(\"wgmma.commit_group.sync.aligned;\\nwgmma.wait_group.sync.aligned ") +
+           (wgmma_defers_reads(shape) ? "1" : "0") + ";\" ::: \"memory\");";
     return s;
+  }
+  std::string loop_end(uint32_t i) const override {
+    const auto& code = ir_.instructions;
+    for (uint32_t j = i + 1; j < code.size(); ++j) {
+      if (code[j].op == TG_OP_ENDRANGE && code[j].src[0] == i) break;
+      if (code[j].op == TG_OP_WGMMA && wgmma_defers_reads(code[j].arg0))
+        return "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); // the deferred runs";
+    }
+    return "";
   }
   // mma.sync m16n8k16 (sm_80 and newer): A in 4 and B in 2 registers of two packed 16-bit values
   // (the lower fragment position in the low half), D/C in 4 floats (docs/abi.md, WMMA). A pair
@@ -138,10 +189,16 @@ private:
     for (size_t k = 0; k + 1 < b.size(); k += 2) s += ", \"r\"(" + reg(b, b_words, k) + ")";
     return s + ");";
   }
-  // 16-byte aligned, so that nvcc may merge adjacent reads of a staged tile into 128-bit loads
+  // 16-byte aligned, so that nvcc may merge adjacent reads of a staged tile into 128-bit loads.
+  // Past 48 KiB in all, a pointer into the one dynamic buffer (dynamic_shared_layout).
   std::string local_array(const std::string& name, tg_dtype dt, int64_t count) const override {
-    return "__shared__ __align__(16) " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) +
-           "];";
+    if (shared_.bytes == 0)
+      return "__shared__ __align__(16) " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) +
+             "];";
+    const uint64_t at = shared_.offsets.at(uint32_t(std::stoul(name.substr(1)))); // name: "l<instruction>"
+    const std::string t = memory_type(dt, true);
+    return t + "* const " + name + " = reinterpret_cast<" + t + "*>(tg_shared + " + std::to_string(at) +
+           "); // " + std::to_string(count) + " elements";
   }
   std::string math(tg_op op, tg_dtype dt, const std::string& x) const override {
     return std::string(math_name(op)) + (dt == TG_DTYPE_FLOAT64 ? "" : "f") + "(" + x + ")";
@@ -250,6 +307,11 @@ private:
       sep = ", ";
     }
     s += ") {\n";
+    if (shared_.bytes) {
+      s += "  extern __shared__ __align__(128) unsigned char tg_shared[]; // " +
+           std::to_string(shared_.bytes) + " bytes, passed at launch\n";
+      out_.dynamic_local_bytes = uint32_t(shared_.bytes);
+    }
     for (const auto& l : locals_) s += "  " + l + "\n";
     return s + body + "}\n";
   }

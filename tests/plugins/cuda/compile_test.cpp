@@ -2,6 +2,7 @@
 // ELF image inside the blob), refuses other targets; device_count says why nothing runs.
 #include "../tools/conform/wgmma_kernel.hpp"
 #include "plugin_fixture.hpp"
+#include "render/big_local_kernel.hpp"
 #include "render/test_kernels.hpp"
 
 #include <tg/sdk/blob.hpp>
@@ -16,11 +17,22 @@
 
 namespace {
 
-std::span<const std::byte> code_of(const tg::sdk::Blob& blob) { // after "entry\0"
-  const auto* nul = static_cast<const std::byte*>(std::memchr(blob.payload.data(), 0, blob.payload.size()));
-  BOOST_REQUIRE(nul != nullptr);
-  return std::span(blob.payload).subspan(size_t(nul - blob.payload.data()) + 1);
+// The payload's fields (compiler.hpp: entry NUL dynamic-shared-bytes NUL code).
+struct Payload {
+  std::string entry, shared_bytes;
+  std::span<const std::byte> code;
+};
+Payload fields_of(const tg::sdk::Blob& blob) {
+  const char* begin = reinterpret_cast<const char*>(blob.payload.data());
+  const char* first = static_cast<const char*>(std::memchr(begin, 0, blob.payload.size()));
+  BOOST_REQUIRE(first != nullptr);
+  const char* second =
+      static_cast<const char*>(std::memchr(first + 1, 0, blob.payload.size() - size_t(first + 1 - begin)));
+  BOOST_REQUIRE(second != nullptr);
+  return {std::string(begin, first), std::string(first + 1, second),
+          std::span(blob.payload).subspan(size_t(second + 1 - begin))};
 }
+std::span<const std::byte> code_of(const tg::sdk::Blob& blob) { return fields_of(blob).code; }
 
 BOOST_AUTO_TEST_CASE(corpus_compiles_to_sm90_cubin) {
   int compiled = 0;
@@ -65,6 +77,76 @@ BOOST_AUTO_TEST_CASE(device_count_says_what_is_missing) {
 }
 
 } // namespace
+
+// More than 48 KiB of local memory (render/big_local_kernel.hpp): the payload says how many
+// bytes of dynamic shared memory a launch passes (0 for a kernel that fits static arrays); on a GPU
+// the kernel loads (opting in past 48 KiB), runs through launch and through a launch batch (a
+// CUDA graph: the kernel nodes pass the size too) and matches the reference; a kernel needing
+// more than the device allows is refused at load with a message that says so.
+BOOST_AUTO_TEST_CASE(local_memory_over_48k_runs_as_dynamic_shared_memory) {
+  auto big = tgtest::big_local_kernel();
+  tgtest::Compiled c;
+  const tgtest::Status s = tgtest::try_compile(big.serialize(), &c, 0, 2, "sm_80");
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.message + "\n" + s.log);
+  const Payload p = fields_of(tg::sdk::open_blob(c.binary, "cuda", "sm_80"));
+  BOOST_TEST(p.entry == "tg_kernel_big_local");
+  BOOST_TEST(p.shared_bytes == "65536");
+  tg::sdk::KernelBuilder small("small"); // no local memory (not the stored corpus: absent on a GPU machine)
+  small.store(small.index(small.global(0, TG_DTYPE_FLOAT32), small.local_id(0)), small.f32(1));
+  tgtest::Compiled plain;
+  BOOST_REQUIRE(tgtest::try_compile(small.serialize(), &plain, 0, 2, "sm_80").ok());
+  BOOST_TEST(fields_of(tg::sdk::open_blob(plain.binary, "cuda", "sm_80")).shared_bytes == "0");
+
+  tg::sdk::KernelBuilder huge("huge_local"); // 256 KiB: more than any GPU's opt-in maximum
+  const auto out = huge.global(0, TG_DTYPE_FLOAT32);
+  const auto l = huge.local(65536, TG_DTYPE_FLOAT32);
+  const auto t = huge.local_id(0);
+  huge.store(huge.index(l, t), huge.f32(1));
+  huge.barrier();
+  huge.store(huge.index(out, t), huge.load(huge.index(l, t)));
+  tgtest::Compiled too_big;
+  const tgtest::Status hs = tgtest::try_compile(huge.serialize(), &too_big, 0, 2, "sm_80");
+  BOOST_REQUIRE_MESSAGE(hs.ok(), hs.message + "\n" + hs.log);
+
+  int32_t count = 0;
+  if (!tgtest::take(tgtest::api().device_count(&count)).ok() || count == 0) return; // no GPU here
+  tgtest::Device device;
+  tgtest::Compiled native; // for the GPU's own target
+  BOOST_REQUIRE(tgtest::try_compile(big.serialize(), &native, 0, 2, device.properties().arch).ok());
+  std::vector<float> in(size_t(tgtest::kBigLocalA + tgtest::kBigLocalB));
+  std::mt19937 rng(7);
+  for (auto& x : in) x = std::uniform_real_distribution<float>(-4, 4)(rng);
+  const std::vector<float> want = tgtest::big_local_reference(in);
+  tgtest::Buffer din(device, in), dout(device, in.size() * 4);
+  const tgtest::Program program(device, native.binary);
+  program.launch({1, 1, 1}, {uint32_t(tgtest::kBigLocalThreads), 1, 1}, {dout.arg(), din.arg()});
+  BOOST_TEST(dout.download<float>(in.size()) == want, boost::test_tools::per_element());
+
+  tgtest::Buffer dout2(device, in.size() * 4);
+  const std::vector<tg_buffer_arg> first{dout.arg(), din.arg()}, second{dout2.arg(), din.arg()};
+  std::vector<tg_launch_args> launches(2);
+  std::vector<const tg_launch_args*> pointers;
+  for (size_t i = 0; i < 2; ++i) {
+    tg_launch_args& a = launches[i];
+    a.struct_size = sizeof a;
+    a.program = program.get();
+    for (int k = 0; k < 3; ++k) a.global_size[k] = 1, a.local_size[k] = k == 0 ? tgtest::kBigLocalThreads : 1;
+    a.buffers = (i ? second : first).data();
+    a.buffer_count = 2;
+    pointers.push_back(&a);
+  }
+  tg_launch_batch_args batch{sizeof(batch), device.get(), pointers.data(), 2, 0, nullptr};
+  BOOST_REQUIRE(tgtest::take(tgtest::api().launch_batch(&batch)).ok());
+  BOOST_TEST(dout2.download<float>(in.size()) == want, boost::test_tools::per_element());
+
+  tgtest::Compiled huge_native;
+  BOOST_REQUIRE(tgtest::try_compile(huge.serialize(), &huge_native, 0, 2, device.properties().arch).ok());
+  tg_program* refused = nullptr;
+  const tgtest::Status load = tgtest::take(tgtest::api().program_load(device.get(), huge_native.binary.data(),
+                                                                      huge_native.binary.size(), &refused));
+  BOOST_TEST(load.code == TG_ERROR_RESOURCE_EXHAUSTED, load.message);
+  BOOST_TEST(load.message.find("262144 bytes of shared memory") != std::string::npos, load.message);
+}
 
 // IR 1.2 WGMMA (tools/conform/wgmma_kernel.hpp): the plugin builds it for sm_90a only (sm_90 as
 // the target; sm_80 is refused as unimplemented); on a Hopper GPU the kernel runs and matches a

@@ -44,8 +44,17 @@ struct WgmmaShape {
   int c_lanes = 0;   // FLOAT32 lanes of C/D per work item (n / 2)
 };
 
-// The shape of a TG_WGMMA_* code, or nullopt for an unknown one.
+// The shape of a TG_WGMMA_* code, or nullopt for an unknown one (WGMMA's arg0 without its
+// kWgmmaDeferReads flag: wgmma_shape_code).
 std::optional<WgmmaShape> wgmma_shape(int64_t code);
+// A flag OR'ed into WGMMA's arg0 (session 19; docs/abi.md 5.7): the op's reads of its A and B tiles
+// may complete as late as the work group's first BARRIER after its warpgroup starts a later run of
+// WGMMAs (a run: WGMMAs with only index arithmetic between them) or leaves the innermost RANGE
+// around the op; until then nothing may store to those bytes. Its result is complete when read.
+// Only inside a RANGE. Lets a device keep one run in flight while the next tile is copied.
+inline constexpr int64_t kWgmmaDeferReads = 0x100;
+inline int64_t wgmma_shape_code(int64_t arg0) { return arg0 & ~kWgmmaDeferReads; }
+inline bool wgmma_defers_reads(int64_t arg0) { return (arg0 & kWgmmaDeferReads) != 0; }
 // The TG_WGMMA_* code of m64nNk16, or 0 where N is not one.
 int64_t wgmma_code(int n);
 

@@ -78,6 +78,10 @@ struct Source {
   uint32_t push_constant_bytes = 0; // glsl: size of the push-constant block (0: none)
   bool uses_local_memory = false;   // DEFINE_LOCAL present
   bool uses_barrier = false;        // BARRIER present
+  // cuda: bytes of dynamic shared memory a launch must pass (cuLaunchKernel's sharedMemBytes).
+  // 0 while the program's local memory fits CUDA's 48 KiB of static __shared__ arrays; above
+  // that every DEFINE_LOCAL is carved out of one `extern __shared__` buffer of this size.
+  uint32_t dynamic_local_bytes = 0;
 };
 
 // The C dialect's entry point, `void <entry>(...)` with exactly this signature. One call runs
