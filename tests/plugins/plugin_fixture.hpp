@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <stdexcept>
@@ -37,13 +38,19 @@ inline const tg_plugin_api& load_plugin(const char* path) {
 #define TG_PLUGIN_UNDER_TEST TG_CPU_PLUGIN_PATH
 #endif
 #ifdef TG_PLUGIN_UNDER_TEST
+// TG_TEST_PLUGIN replaces the build's path where the tests run from a copy of the build elsewhere
+// (the GPU machine).
+inline const char* plugin_under_test() {
+  const char* path = std::getenv("TG_TEST_PLUGIN");
+  return path && *path ? path : TG_PLUGIN_UNDER_TEST;
+}
 inline const tg_plugin_api& api() {
-  static const tg_plugin_api& instance = load_plugin(TG_PLUGIN_UNDER_TEST);
+  static const tg_plugin_api& instance = load_plugin(plugin_under_test());
   return instance;
 }
 inline tg_plugin_query_fn query_fn() {
   (void)api(); // loaded (and kept loaded) first
-  void* handle = dlopen(TG_PLUGIN_UNDER_TEST, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  void* handle = dlopen(plugin_under_test(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (handle == nullptr) return nullptr;
   return reinterpret_cast<tg_plugin_query_fn>(
       dlsym(handle, TG_PLUGIN_QUERY_SYMBOL)); // one extra reference, never dropped
