@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tg::detail {
@@ -15,6 +16,9 @@ namespace tg::detail {
 // Called when a tensor's expression `expr` is about to be replaced by its realized `view`:
 // autograd keeps what it needs to differentiate through `view` later (autograd.cpp).
 void note_realized(const UOpRef& expr, const UOpRef& view);
+// The same for the (expression, view) pairs of one realize's targets, noted before any of them is
+// picked up: one pass over autograd's records instead of one per target (Tensor::realize_all).
+void note_realized(const std::vector<std::pair<UOpRef, UOpRef>>& pairs);
 
 // Drops what note_realized kept for views that died or whose leaves changed; called before each
 // realize so their intermediates' buffers return to the allocator first (autograd.cpp).
