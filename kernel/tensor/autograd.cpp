@@ -81,32 +81,21 @@ public:
   // Set on a thread while a detail::TransientAutograd lives there: the views noted, to forget.
   static inline thread_local std::vector<std::weak_ptr<const UOp>>* noted_here = nullptr;
 
-  // Records each (expression, view) pair of one realize against the leaves current before its
-  // results are picked up. One pass for all of them: the current leaves are gathered and the map
-  // purged once, and the leaf masks stay memoized across the targets. Noting each pickup alone
-  // did both per target, and a picked-up parameter changed the leaves, so the memo was rebuilt
-  // (the whole update graph walked) once per parameter (docs/cuda.md, session 19, h/hoststep2).
-  // The new views cannot occur in these expressions, so the leaves before the pickups find the
-  // same leaves as those after each one.
-  void note(const std::vector<std::pair<UOpRef, UOpRef>>& pairs) {
-    if (pairs.empty()) return;
-    if (noted_here)
-      for (const auto& p : pairs) noted_here->push_back(p.second);
+  void note(const UOpRef& expr, const UOpRef& view) {
+    if (noted_here) noted_here->push_back(view);
     LeafNodes current = current_leaves();
     std::lock_guard lock(mutex_);
     purge(current);
     if (current.set.empty()) return; // nothing is differentiable: the common case in inference
-    for (const auto& [expr, view] : pairs) {
-      std::vector<std::weak_ptr<const UOp>> leaves =
-          current.hold.size() <= 64 ? leaves_below_memo(expr, current) : leaves_below(expr, current);
-      if (leaves.empty()) continue;
-      if (clean_.count(view.get())) { // it reaches leaves now (a view seen unrecorded)
-        clean_.clear();
-        ++epoch_;
-      }
-      if (map_.count(view.get()) || memo_.count(view.get())) ++epoch_; // its leaves change
-      map_[view.get()] = Entry{view, expr, std::move(leaves)};
+    std::vector<std::weak_ptr<const UOp>> leaves =
+        current.hold.size() <= 64 ? leaves_below_memo(expr, current) : leaves_below(expr, current);
+    if (leaves.empty()) return;
+    if (clean_.count(view.get())) { // it reaches leaves now (a view seen unrecorded)
+      clean_.clear();
+      ++epoch_;
     }
+    if (map_.count(view.get()) || memo_.count(view.get())) ++epoch_; // its leaves change
+    map_[view.get()] = Entry{view, expr, std::move(leaves)};
   }
 
   // A leaf may now be a node that graphs seen before contain (requires_grad_, assign).
@@ -669,11 +658,7 @@ detail::TransientAutograd::~TransientAutograd() {
 }
 
 void detail::note_realized(const UOpRef& expr, const UOpRef& view) {
-  GradOrigins::instance().note({{expr, view}});
-}
-
-void detail::note_realized(const std::vector<std::pair<UOpRef, UOpRef>>& pairs) {
-  GradOrigins::instance().note(pairs);
+  GradOrigins::instance().note(expr, view);
 }
 
 } // namespace tg

@@ -8,7 +8,6 @@
 
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace tg::detail {
@@ -16,9 +15,6 @@ namespace tg::detail {
 // Called when a tensor's expression `expr` is about to be replaced by its realized `view`:
 // autograd keeps what it needs to differentiate through `view` later (autograd.cpp).
 void note_realized(const UOpRef& expr, const UOpRef& view);
-// The same for the (expression, view) pairs of one realize's targets, noted before any of them is
-// picked up: one pass over autograd's records instead of one per target (Tensor::realize_all).
-void note_realized(const std::vector<std::pair<UOpRef, UOpRef>>& pairs);
 
 // Drops what note_realized kept for views that died or whose leaves changed; called before each
 // realize so their intermediates' buffers return to the allocator first (autograd.cpp).
@@ -27,6 +23,21 @@ void purge_realized_origins();
 // Returns the buffers of intermediates whose expressions died to the allocator (autograd's
 // records first, then the realized-value cache); every realize does this before it runs.
 void release_dead_results();
+
+// While one lives on a thread, Tensor::realize_all releases the dead results after it has
+// launched its kernels instead of before: Optimizer::step_and_realize's last part, whose dead
+// results are the step's graphs (its parameters were just assigned), so the device starts the
+// update while the host frees them. Peak memory is unchanged: the part before read them.
+class ReleaseAfterLaunch {
+public:
+  ReleaseAfterLaunch();
+  ~ReleaseAfterLaunch();
+  ReleaseAfterLaunch(const ReleaseAfterLaunch&) = delete;
+  ReleaseAfterLaunch& operator=(const ReleaseAfterLaunch&) = delete;
+
+private:
+  bool outer_;
+};
 
 // While one lives on a thread, autograd works as usual inside it (a backward differentiates
 // through what was realized there). When it ends, what the code inside left behind for later

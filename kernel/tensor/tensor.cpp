@@ -110,7 +110,7 @@ public:
       settled_generation_ = generation_;
       settled_device_ = device;
     }
-    settled_.emplace(result.get(), result);
+    settled_.insert_or_assign(result.get(), result);
     if (result->op() == Ops::SINK)
       for (const auto& s : result->src()) settled_.insert_or_assign(s.get(), s);
     return result;
@@ -168,6 +168,15 @@ UOpRef detail::with_realized_values(const UOpRef& root, const std::string& devic
   return RealizedCache::instance().substitute(root, device);
 }
 
+namespace {
+thread_local bool release_after_launch = false; // detail::ReleaseAfterLaunch
+} // namespace
+
+detail::ReleaseAfterLaunch::ReleaseAfterLaunch() : outer_(release_after_launch) {
+  release_after_launch = true;
+}
+detail::ReleaseAfterLaunch::~ReleaseAfterLaunch() { release_after_launch = outer_; }
+
 void detail::release_dead_results() {
   detail::purge_realized_origins(); // first: it may release expressions the cache is keyed on
   RealizedCache::instance().purge();
@@ -214,7 +223,8 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
     if (!contiguous_buffer(u) || !buffer_arg(contiguous_buffer(u)).storage_if_set()) targets.push_back(u);
   }
   if (targets.empty()) return;
-  detail::release_dead_results();
+  const bool release_after = release_after_launch;
+  if (!release_after) detail::release_dead_results();
   // Values an earlier realize stored as intermediates are read, not recomputed: when backward()
   // realized the loss first (Tensor::backward), the step's last realize still contains forward
   // expressions (BatchNorm's running statistics) whose values that realize stored.
@@ -239,23 +249,8 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
     if (asked[i] != targets[i])
       if (auto it = schedule.becomes.find(targets[i].get()); it != schedule.becomes.end())
         RealizedCache::instance().insert(asked[i], it->second, false);
-  // Pick up the realized views: autograd notes all of them in one pass first (each tensor's own
-  // uop() would note them one at a time).
-  std::vector<std::pair<UOpRef, UOpRef>> picked; // (expression, view)
-  std::vector<TensorState*> states;
-  for (Tensor* t : tensors) {
-    TensorState* s = t->s_.get();
-    if (std::find(states.begin(), states.end(), s) != states.end()) continue; // one state, listed twice
-    if (auto r = RealizedCache::instance().find(s->uop, s->device); r && *r != s->uop) {
-      picked.emplace_back(s->uop, std::move(*r));
-      states.push_back(s);
-    }
-  }
-  detail::note_realized(picked);
-  for (size_t i = 0; i < states.size(); ++i) {
-    states[i]->lazy = picked[i].first;
-    states[i]->uop = picked[i].second;
-  }
+  for (Tensor* t : tensors) (void)t->uop(); // pick up the realized views
+  if (release_after) detail::release_dead_results();
 }
 
 Tensor& Tensor::realize() {
