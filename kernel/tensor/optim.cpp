@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <optional>
 
 namespace tg::optim {
 
@@ -54,7 +55,8 @@ void Optimizer::step_and_realize(std::vector<Tensor> also) {
   // On a device that queues launches the gradients' kernels (the backward pass) start before the
   // update's graph is built, so the device runs them meanwhile (detail::realize_early). The
   // gradients are read by several update kernels, so they are stored either way.
-  if (!params_.empty() && detail::realize_early(params_[0].device())) {
+  const bool in_parts = !params_.empty() && detail::realize_early(params_[0].device());
+  if (in_parts) {
     std::vector<Tensor> grads;
     for (const auto& p : params_)
       if (auto g = p.grad()) grads.push_back(*g);
@@ -67,6 +69,8 @@ void Optimizer::step_and_realize(std::vector<Tensor> also) {
   targets.insert(targets.end(), also.begin(), also.end());
   std::vector<Tensor*> ptrs;
   for (auto& t : targets) ptrs.push_back(&t);
+  std::optional<detail::ReleaseAfterLaunch> release_after;
+  if (in_parts) release_after.emplace(); // the step's graphs are freed while the device updates
   Tensor::realize_all(ptrs);
 }
 

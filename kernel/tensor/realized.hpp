@@ -24,6 +24,21 @@ void purge_realized_origins();
 // records first, then the realized-value cache); every realize does this before it runs.
 void release_dead_results();
 
+// While one lives on a thread, Tensor::realize_all releases the dead results after it has
+// launched its kernels instead of before: Optimizer::step_and_realize's last part, whose dead
+// results are the step's graphs (its parameters were just assigned), so the device starts the
+// update while the host frees them. Peak memory is unchanged: the part before read them.
+class ReleaseAfterLaunch {
+public:
+  ReleaseAfterLaunch();
+  ~ReleaseAfterLaunch();
+  ReleaseAfterLaunch(const ReleaseAfterLaunch&) = delete;
+  ReleaseAfterLaunch& operator=(const ReleaseAfterLaunch&) = delete;
+
+private:
+  bool outer_;
+};
+
 // While one lives on a thread, autograd works as usual inside it (a backward differentiates
 // through what was realized there). When it ends, what the code inside left behind for later
 // differentiation is dropped, and with it the hold of that history on the intermediates'

@@ -54,33 +54,66 @@ public:
     Entry& e = map_[lazy.get()];
     owned_ += int64_t(owned) - int64_t(e.owned != nullptr);
     e = Entry{lazy, realized, owned ? realized : nullptr};
+    ++generation_; // graphs substituted before may contain lazy
   }
   // Whether the cache owns a stored intermediate (an expression about to be realized may then
   // contain it). Read without the lock: a stale answer only skips or adds one substitute walk.
   bool holds_intermediates() const { return owned_.load(std::memory_order_relaxed) > 0; }
   // root with every cached node replaced by its realized view on `device` (one lock for the
-  // whole walk).
+  // whole walk). The walk does not descend below a node it replaces (what the stored value was
+  // computed from is read only where another path reaches it), nor below a node that an earlier
+  // walk returned while nothing was stored since (a gradient substituted by Tensor::gradient and
+  // then realized). It walked the whole graph before: the forward pass below the stored loss, and
+  // the gradients twice (docs/cuda.md, session 19, h/hoststep2).
   UOpRef substitute(const UOpRef& root, const std::string& device) {
-    std::vector<UOpRef> order = toposort(root);
     std::lock_guard lock(mutex_);
     if (map_.empty()) return root;
+    const bool settled_valid = settled_generation_ == generation_ && settled_device_ == device;
     std::unordered_map<const UOp*, UOpRef> out;
-    for (const auto& u : order) {
-      auto it = map_.find(u.get());
-      if (it != map_.end())
+    // Sets out[u] and returns true when u needs no walk below it.
+    auto resolve = [&](const UOpRef& u) {
+      if (auto it = map_.find(u.get()); it != map_.end())
         if (UOpRef view = it->second.get(); view && on_device(view, device)) {
           out.emplace(u.get(), std::move(view));
-          continue;
+          return true;
         }
+      if (settled_valid)
+        if (auto it = settled_.find(u.get()); it != settled_.end() && it->second.lock() == u) {
+          out.emplace(u.get(), u);
+          return true;
+        }
+      return false;
+    };
+    std::vector<std::pair<const UOpRef*, size_t>> stack; // post-order; a DAG, so no node twice
+    if (!resolve(root)) stack.push_back({&root, 0});
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      const UOpRef& u = *node;
+      if (next < u->src().size()) {
+        const UOpRef& s = u->src(next++);
+        if (!out.count(s.get()) && !resolve(s)) stack.push_back({&s, 0});
+        continue;
+      }
       std::vector<UOpRef> src;
+      src.reserve(u->src().size());
       bool changed = false;
       for (const auto& s : u->src()) {
         src.push_back(out.at(s.get()));
         changed |= src.back() != s;
       }
       out.emplace(u.get(), changed ? replace_src(u, std::move(src)) : u);
+      stack.pop_back();
     }
-    return out.at(root.get());
+    UOpRef result = out.at(root.get());
+    if (!settled_valid || settled_.size() > 4096) { // bounded: entries of dead nodes pile up
+      settled_.clear();
+      settled_generation_ = generation_;
+      settled_device_ = device;
+    }
+    settled_.insert_or_assign(result.get(), result);
+    if (result->op() == Ops::SINK)
+      for (const auto& s : result->src()) settled_.insert_or_assign(s.get(), s);
+    return result;
   }
   // Drops entries whose expression or result died, so owned buffers return to the allocator.
   // Called before each realize runs: the last step's intermediates are then reused by this one
@@ -113,6 +146,11 @@ private:
   std::mutex mutex_;
   std::unordered_map<const UOp*, Entry> map_;
   std::atomic<int64_t> owned_{0}; // entries that own their result (intermediates)
+  // What substitute returned (the root, a SINK's sources) while no entry was inserted since
+  // (generation_ counts the inserts): nothing below them is stored yet. Held weakly.
+  uint64_t generation_ = 0, settled_generation_ = ~uint64_t(0);
+  std::string settled_device_;
+  std::unordered_map<const UOp*, std::weak_ptr<const UOp>> settled_;
 };
 
 // The whole, contiguous BUFFER behind a view, or nullptr if the view is anything else.
@@ -129,6 +167,15 @@ UOpRef detail::stored_buffer(const UOpRef& view) { return contiguous_buffer(view
 UOpRef detail::with_realized_values(const UOpRef& root, const std::string& device) {
   return RealizedCache::instance().substitute(root, device);
 }
+
+namespace {
+thread_local bool release_after_launch = false; // detail::ReleaseAfterLaunch
+} // namespace
+
+detail::ReleaseAfterLaunch::ReleaseAfterLaunch() : outer_(release_after_launch) {
+  release_after_launch = true;
+}
+detail::ReleaseAfterLaunch::~ReleaseAfterLaunch() { release_after_launch = outer_; }
 
 void detail::release_dead_results() {
   detail::purge_realized_origins(); // first: it may release expressions the cache is keyed on
@@ -176,7 +223,8 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
     if (!contiguous_buffer(u) || !buffer_arg(contiguous_buffer(u)).storage_if_set()) targets.push_back(u);
   }
   if (targets.empty()) return;
-  detail::release_dead_results();
+  const bool release_after = release_after_launch;
+  if (!release_after) detail::release_dead_results();
   // Values an earlier realize stored as intermediates are read, not recomputed: when backward()
   // realized the loss first (Tensor::backward), the step's last realize still contains forward
   // expressions (BatchNorm's running statistics) whose values that realize stored.
@@ -202,6 +250,7 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
       if (auto it = schedule.becomes.find(targets[i].get()); it != schedule.becomes.end())
         RealizedCache::instance().insert(asked[i], it->second, false);
   for (Tensor* t : tensors) (void)t->uop(); // pick up the realized views
+  if (release_after) detail::release_dead_results();
 }
 
 Tensor& Tensor::realize() {

@@ -7,6 +7,7 @@
 #include "finite_diff.hpp"
 
 #include "kernel/ir/uop.hpp"
+#include "kernel/runtime/launch_counter.hpp"
 
 using namespace nt;
 
@@ -233,6 +234,46 @@ BOOST_AUTO_TEST_CASE(gradient_reuses_stored_forward_values) {
   size_t unread = kernels(false), read = kernels(true);
   BOOST_TEST_MESSAGE("gradient kernels: " << unread << " unread, " << read << " after a read");
   BOOST_TEST(read < unread);
+}
+
+// A gradient built (and substituted with the stored values) before a realize stores values it
+// contains still reads them when it is realized: the substitute walk skips the graphs an earlier
+// walk returned only while nothing was stored since (docs/cuda.md, session 19, h/hoststep2). The
+// loss is realized after backward() and stores softmax's reductions; the gradient then needs fewer
+// kernels than without that realize, and equals the hand value
+// d/dx_k sum_j s_j x_j = s_k (1 + x_k - sum_j s_j x_j) per row (s = softmax(x)).
+BOOST_AUTO_TEST_CASE(gradient_reads_values_stored_after_it_was_built) {
+  RealizeEarly lazy(0); // backward() leaves the loss unrealized
+  Rng r(13);
+  std::vector<double> xd = r.vec(4 * 16, -2, 2);
+  std::vector<double> want(xd.size());
+  for (size_t row = 0; row < 4; ++row) {
+    double mx = -1e300, z = 0, f = 0;
+    for (size_t k = 0; k < 16; ++k) mx = std::max(mx, xd[row * 16 + k]);
+    for (size_t k = 0; k < 16; ++k) z += std::exp(xd[row * 16 + k] - mx);
+    for (size_t k = 0; k < 16; ++k) f += std::exp(xd[row * 16 + k] - mx) / z * xd[row * 16 + k];
+    for (size_t k = 0; k < 16; ++k) {
+      const double s = std::exp(xd[row * 16 + k] - mx) / z;
+      want[row * 16 + k] = s * (1 + xd[row * 16 + k] - f);
+    }
+  }
+  auto kernels = [&](bool loss_first) {
+    // a stored result, so backward() substitutes the gradient (an empty cache skips the walk)
+    Tensor held = (Tensor::zeros({}, dtypes::float64) + 1.0).realize();
+    Tensor x = f64(xd, {4, 16}).requires_grad_();
+    Tensor loss = (x.softmax(1) * x).sum();
+    loss.backward();
+    BOOST_REQUIRE(x.grad().has_value());
+    Tensor g = *x.grad();
+    if (loss_first) (void)loss.item<double>(); // stores softmax's reductions, which g contains
+    tg::LaunchCounter counter;
+    g.realize();
+    check_close(g, want, 1e-12, 1e-14, loss_first ? "gradient after the loss's realize" : "gradient");
+    return counter.kernels();
+  };
+  size_t alone = kernels(false), after = kernels(true);
+  BOOST_TEST_MESSAGE("gradient kernels: " << alone << " alone, " << after << " after the loss's realize");
+  BOOST_TEST(after < alone);
 }
 
 // One realize of several tensors (as the optimizer's step does): values read in the same realize
