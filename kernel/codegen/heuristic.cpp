@@ -399,7 +399,14 @@ std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
                      {OptOp::LOCAL, w, cols}};
   if (pair) o.push_back({OptOp::LOCAL, n, 2});
   if (pair && group_co == 64) o.push_back({OptOp::UPCAST, c, 2});
-  o.insert(o.end(), {{OptOp::STAGE, ci, 4}, {OptOp::STAGE, ci + 1, kh}, {OptOp::STAGE, ci + 2, kw}});
+  // 8 input channels per tile where two sets of them fit the device's opt-in maximum (CUDA's dynamic
+  // shared memory past 48 KiB; the lowering double-buffers them): half the barriers and tile steps
+  int64_t step = 4;
+  const int64_t floats8 = 2 * 8 * (kh + 1) * (ow.size + kw - 1) + 8 * kh * kw * group_co + 4;
+  if (pair && group_co == 64 && k.axes[size_t(ci)].size % 8 == 0 &&
+      2 * uint64_t(floats8) * uint64_t(k.itemsize) <= d.local_memory_limit())
+    step = 8;
+  o.insert(o.end(), {{OptOp::STAGE, ci, step}, {OptOp::STAGE, ci + 1, kh}, {OptOp::STAGE, ci + 2, kw}});
   return o;
 }
 

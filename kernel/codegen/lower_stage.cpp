@@ -181,8 +181,11 @@ void Lowerer::tc_wg_sets(int64_t bytes, int64_t tile_loops, bool same_size) {
 // blocks), so the 16-byte reads and stores of the tiles stay aligned in either set. H200, `tg
 // bench gpu`: f32 matmul 4096 42.3 -> 45.4 TFLOPS, conv 256x32x28x28 -> 64 3x3 20.1 -> 21.6
 // (docs/cuda.md, session 18, h/convpf).
+// Two sets may go past local_memory_bytes up to the device's opt-in maximum (CUDA: dynamic shared
+// memory): the heuristics plan one set within local_memory_bytes, and staged_conv_opts names tiles
+// whose two sets need more (session 19, h/convx2).
 int64_t Lowerer::plain_stage_half(int64_t bytes, int64_t tile_loops) const {
-  if (tile_loops != 1 || uint64_t(2 * bytes) > options_.local_memory_bytes) return 0;
+  if (tile_loops != 1 || uint64_t(2 * bytes) > options_.local_memory_limit()) return 0;
   return bytes / staged_[0].operand->dtype().itemsize();
 }
 

@@ -143,6 +143,51 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_conv) {
   }
 }
 
+// Two images and 64 channels per work group take 8 input channels per tile where two sets of them
+// fit the device's opt-in maximum (CUDA's dynamic shared memory; the bench conv's two sets of 8 need
+// 51 KiB): the lowering double-buffers them past local_memory_bytes (one barrier per tile). Without
+// the opt-in the list keeps 4 channels. Both against NOOPT in the interpreter.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_8_conv_channels_past_local_memory_bytes) {
+  auto list = [](int64_t step) {
+    return to_string(std::vector<Opt>{{OptOp::UPCAST, 1, 4},
+                                      {OptOp::UPCAST, 2, 2},
+                                      {OptOp::UPCAST, 3, 2},
+                                      {OptOp::LOCAL, 1, 8},
+                                      {OptOp::LOCAL, 3, 8},
+                                      {OptOp::LOCAL, 0, 2},
+                                      {OptOp::UPCAST, 1, 2},
+                                      {OptOp::STAGE, 4, step},
+                                      {OptOp::STAGE, 5, 3},
+                                      {OptOp::STAGE, 6, 3}});
+  };
+  auto conv = compute_items(input({2, 16, 18, 18}).conv2d(input({64, 16, 3, 3})));
+  // one set of 8 channels: both images' windows 2 x 8 x 4 x 18 floats, the weights 8 x 9 x 64
+  const int64_t set = 2 * 8 * 4 * 18 + 8 * 9 * 64;
+  LowerOptions opt_in = gpu(); // 32 KiB without the opt-in: 2 x 23 KiB do not fit
+  opt_in.max_local_memory_bytes = 232448;
+  Ran plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  for (const auto& [o, step] : {std::pair{gpu(), int64_t(4)}, std::pair{opt_in, int64_t(8)}}) {
+    BOOST_TEST_CONTEXT("max_local_memory_bytes " << o.max_local_memory_bytes) {
+      LoweredKernel k = lower_kernel(conv.back(), o);
+      BOOST_TEST(to_string(k.applied) == list(step));
+      const auto ir = sdk::parse_kernel_ir(linearize(k.sink, k.name).ir);
+      int64_t local = 0;
+      size_t barriers = 0;
+      for (const auto& ins : ir.instructions) {
+        if (ins.op == TG_OP_DEFINE_LOCAL) local = ins.arg0;
+        barriers += ins.op == TG_OP_BARRIER;
+      }
+      if (step == 8) {
+        BOOST_TEST(local == 2 * set); // two sets of 22.5 KiB
+        BOOST_TEST(uint64_t(local) * 4 > o.local_memory_bytes);
+        BOOST_TEST(barriers == 1u);
+      }
+      Ran got = run(conv, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(conv, got, plain, "heuristic " + got.opts.back());
+    }
+  }
+}
+
 // The training step's convolutions: 32 output channels, forward and input gradient (a full
 // convolution of the padded output gradient), staged with 8 threads x 4 channels and, the batch
 // being even, two images per work group, against NOOPT. Two output rows per image (one work group
