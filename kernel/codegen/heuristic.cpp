@@ -363,7 +363,10 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
 // 22.8; 8 x 8 with one image, 104 threads: 23.0; four images: 20.8; the images on LOCAL_ID 0:
 // 23.4-23.7; two images per thread: 21.1-21.6); the training step's 32-channel forward
 // 0.353 -> 0.291 ms and input gradient 0.431 -> 0.417 ms with 8 threads x 4 channels (8 x 8
-// channels: 0.361 / 0.411; four images, 8 x 8 channels: 0.314 / 0.412).
+// channels: 0.361 / 0.411; four images, 8 x 8 channels: 0.314 / 0.412). 8 input channels per tile,
+// double-buffered in 51 KiB of dynamic shared memory (session 19, h/convx2; the lowering allows it):
+// 128 registers instead of 96, 2 groups per SM instead of 3; conv row 25.2-26.0 vs main's 23.9-25.1
+// TFLOPS in one call, 23.5-24.2 vs 23.8-24.5 in the next: no reliable gain, not chosen.
 std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
   std::vector<int> out; // the output axes of more than one index: batch, channels, rows, columns
@@ -399,14 +402,7 @@ std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
                      {OptOp::LOCAL, w, cols}};
   if (pair) o.push_back({OptOp::LOCAL, n, 2});
   if (pair && group_co == 64) o.push_back({OptOp::UPCAST, c, 2});
-  // 8 input channels per tile where two sets of them fit the device's opt-in maximum (CUDA's dynamic
-  // shared memory past 48 KiB; the lowering double-buffers them): half the barriers and tile steps
-  int64_t step = 4;
-  const int64_t floats8 = 2 * 8 * (kh + 1) * (ow.size + kw - 1) + 8 * kh * kw * group_co + 4;
-  if (pair && group_co == 64 && k.axes[size_t(ci)].size % 8 == 0 &&
-      2 * uint64_t(floats8) * uint64_t(k.itemsize) <= d.local_memory_limit())
-    step = 8;
-  o.insert(o.end(), {{OptOp::STAGE, ci, step}, {OptOp::STAGE, ci + 1, kh}, {OptOp::STAGE, ci + 2, kw}});
+  o.insert(o.end(), {{OptOp::STAGE, ci, 4}, {OptOp::STAGE, ci + 1, kh}, {OptOp::STAGE, ci + 2, kw}});
   return o;
 }
 
