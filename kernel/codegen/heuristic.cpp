@@ -363,7 +363,10 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
 // 22.8; 8 x 8 with one image, 104 threads: 23.0; four images: 20.8; the images on LOCAL_ID 0:
 // 23.4-23.7; two images per thread: 21.1-21.6); the training step's 32-channel forward
 // 0.353 -> 0.291 ms and input gradient 0.431 -> 0.417 ms with 8 threads x 4 channels (8 x 8
-// channels: 0.361 / 0.411; four images, 8 x 8 channels: 0.314 / 0.412).
+// channels: 0.361 / 0.411; four images, 8 x 8 channels: 0.314 / 0.412). 8 input channels per tile,
+// double-buffered in 51 KiB of dynamic shared memory (session 19, h/convx2; the lowering allows it):
+// 128 registers instead of 96, 2 groups per SM instead of 3; conv row 25.2-26.0 vs main's 23.9-25.1
+// TFLOPS in one call, 23.5-24.2 vs 23.8-24.5 in the next: no reliable gain, not chosen.
 std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
   std::vector<int> out; // the output axes of more than one index: batch, channels, rows, columns

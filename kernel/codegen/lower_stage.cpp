@@ -181,8 +181,12 @@ void Lowerer::tc_wg_sets(int64_t bytes, int64_t tile_loops, bool same_size) {
 // blocks), so the 16-byte reads and stores of the tiles stay aligned in either set. H200, `tg
 // bench gpu`: f32 matmul 4096 42.3 -> 45.4 TFLOPS, conv 256x32x28x28 -> 64 3x3 20.1 -> 21.6
 // (docs/cuda.md, session 18, h/convpf).
+// Two sets may go past local_memory_bytes up to the device's opt-in maximum (CUDA: dynamic shared
+// memory): the heuristics plan within local_memory_bytes, but an explicit or searched list whose
+// one set fits and two do not would otherwise lose the overlap (session 19, h/convx2: a conv with 8
+// input channels per tile, two sets of 25.6 KiB, ran on an H200).
 int64_t Lowerer::plain_stage_half(int64_t bytes, int64_t tile_loops) const {
-  if (tile_loops != 1 || uint64_t(2 * bytes) > options_.local_memory_bytes) return 0;
+  if (tile_loops != 1 || uint64_t(2 * bytes) > options_.local_memory_limit()) return 0;
   return bytes / staged_[0].operand->dtype().itemsize();
 }
 

@@ -143,6 +143,49 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_conv) {
   }
 }
 
+// Plain staged tiles whose two sets need more than local_memory_bytes are double-buffered where
+// they fit the device's opt-in maximum (CUDA's dynamic shared memory past 48 KiB), single-buffered
+// otherwise: a conv's list with 8 input channels per tile (two sets of 22.5 KiB; gpu() has 32 KiB).
+// The heuristic still plans with local_memory_bytes (4 channels: 8 measured no faster on an H200,
+// heuristic.cpp). Every list against NOOPT in the interpreter.
+BOOST_AUTO_TEST_CASE(plain_staged_tiles_double_buffered_past_local_memory_bytes) {
+  auto list = [](int64_t step) {
+    return std::vector<Opt>{{OptOp::UPCAST, 1, 4}, {OptOp::UPCAST, 2, 2},   {OptOp::UPCAST, 3, 2},
+                            {OptOp::LOCAL, 1, 8},  {OptOp::LOCAL, 3, 8},    {OptOp::LOCAL, 0, 2},
+                            {OptOp::UPCAST, 1, 2}, {OptOp::STAGE, 4, step}, {OptOp::STAGE, 5, 3},
+                            {OptOp::STAGE, 6, 3}};
+  };
+  auto conv = compute_items(input({2, 16, 18, 18}).conv2d(input({64, 16, 3, 3})));
+  // one set of 8 channels: both images' windows 2 x 8 x 4 x 18 floats, the weights 8 x 9 x 64
+  const int64_t set = 2 * 8 * 4 * 18 + 8 * 9 * 64;
+  LowerOptions opt_in = gpu();
+  opt_in.max_local_memory_bytes = 232448;
+  BOOST_TEST(to_string(lower_kernel(conv.back(), opt_in).applied) == to_string(list(4)));
+  Ran plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  for (const LowerOptions& base : {gpu(), opt_in}) {
+    BOOST_TEST_CONTEXT("max_local_memory_bytes " << base.max_local_memory_bytes) {
+      LowerOptions o = base;
+      o.opts = list(8);
+      LoweredKernel k = lower_kernel(conv.back(), o);
+      const auto ir = sdk::parse_kernel_ir(linearize(k.sink, k.name).ir);
+      int64_t local = 0;
+      size_t barriers = 0;
+      for (const auto& ins : ir.instructions) {
+        if (ins.op == TG_OP_DEFINE_LOCAL) local = ins.arg0;
+        barriers += ins.op == TG_OP_BARRIER;
+      }
+      const bool dbl = base.max_local_memory_bytes > 0;
+      BOOST_TEST(local == (dbl ? 2 : 1) * set);
+      BOOST_TEST(barriers == (dbl ? 1u : 2u));
+      if (dbl) BOOST_TEST(uint64_t(local) * 4 > o.local_memory_bytes);
+      auto choose = [&](const ScheduleItem&, size_t i) {
+        return i + 1 == conv.size() ? std::optional(list(8)) : std::optional(std::vector<Opt>{});
+      };
+      check_same(conv, run(conv, base, choose), plain, to_string(list(8)));
+    }
+  }
+}
+
 // The training step's convolutions: 32 output channels, forward and input gradient (a full
 // convolution of the padded output gradient), staged with 8 threads x 4 channels and, the batch
 // being even, two images per work group, against NOOPT. Two output rows per image (one work group
