@@ -550,10 +550,22 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   before.insert(before.end(), prologue.begin(), prologue.end());
   stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
   const UOpRef& step = stage_tile_ranges_.at(0);
-  for (const UOpRef& st : copy(
-           next, ((step + idx_const(1)) % idx_const(stage_sets_)) * idx_const(stage_half_), stage_barrier_)) {
-    leading_values_.push_back(st->src(1));
-    trailing_barriers_.push_back(st);
+  const std::vector<UOpRef> copies =
+      copy(next, ((step + idx_const(1)) % idx_const(stage_sets_)) * idx_const(stage_half_), stage_barrier_);
+  // TCWG with three sets, every copy a 16-byte row (A, and B n-major): the stores lead too, right
+  // after the step's barrier (legal: the set they fill was last read by step r - 2's WGMMAs, whose
+  // reads ended by this barrier). The CUDA renderer moves such a copy as one cp.async (global to
+  // shared, no registers), so issuing it before the step's WGMMA run puts its latency under the run
+  // and the wait; a register copy would instead stall there on its loads (docs/cuda.md, session 19,
+  // h/wgpipe2).
+  const bool rows_lead =
+      tc_wg_n_ && stage_sets_ == 3 && std::all_of(copies.begin(), copies.end(), [](const UOpRef& st) {
+        return st->src().size() == 2 && st->src(1)->op() == Ops::LOAD &&
+               st->src(1)->dtype().count * st->src(1)->dtype().itemsize() == 16;
+      });
+  for (const UOpRef& st : copies) {
+    leading_values_.push_back(rows_lead ? st : st->src(1));
+    if (!rows_lead) trailing_barriers_.push_back(st);
   }
 }
 

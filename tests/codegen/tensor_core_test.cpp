@@ -643,6 +643,15 @@ BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
       const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
       BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 32 * 2));
       BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos, src.text);
+      // the six 16-byte row copies (prologue and loop) as cp.async, waited for before each barrier;
+      // the loop's are issued before the step's WGMMA run (they lead: lower_stage.cpp)
+      size_t copies = 0;
+      for (size_t at = src.text.find("cp.async.cg.shared.global"); at != std::string::npos;
+           at = src.text.find("cp.async.cg.shared.global", at + 1))
+        ++copies;
+      BOOST_TEST(copies == 6u, src.text);
+      BOOST_TEST(src.text.find("cp.async.wait_all;") != std::string::npos);
+      BOOST_TEST(src.text.rfind("cp.async.cg.shared.global") < src.text.rfind("wgmma.mma_async"));
       const size_t loop_end =
           src.text.find("wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); // the deferred");
       BOOST_TEST(loop_end != std::string::npos);

@@ -114,10 +114,22 @@ private:
   }
   // Local memory written by ordinary stores and read next by wgmma (the async proxy) needs a proxy
   // fence in each writing thread before the barrier (PTX ISA, "async proxy").
+  // Copies by cp.async (async_copy) are waited for first, so that the fence and the barrier
+  // publish them as they do ordinary stores.
   std::string barrier() const override {
-    return uses_wgmma(ir_)
-               ? "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); __syncthreads();"
-               : "__syncthreads();";
+    return std::string(async_copies_ ? "asm volatile(\"cp.async.wait_all;\" ::: \"memory\"); " : "") +
+           (uses_wgmma(ir_)
+                ? "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); __syncthreads();"
+                : "__syncthreads();");
+  }
+  // cp.async.cg (sm_80 and newer; 16 bytes, through L2 only) for the tiles of WGMMA programs (the
+  // TCWG matmul: its 16-byte rows of A and n-major B), which then skip registers; other programs
+  // keep their register copies.
+  std::string async_copy(const std::string& local, const std::string& global) const override {
+    if (!uses_wgmma(ir_)) return "";
+    return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: "
+           "\"r\"((unsigned)__cvta_generic_to_shared(" +
+           local + ")), \"l\"(" + global + ") : \"memory\");";
   }
   // wgmma.mma_async m64nNk16 (sm_90a): A and B through shared-memory matrix descriptors
   // (tg_wgmma_desc: no swizzle, the leading byte offset is the stride between core matrices along
