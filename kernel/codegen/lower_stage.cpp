@@ -123,8 +123,8 @@ void Lowerer::plan_stage() {
       // then 16-byte rows of 8 neighbouring n, as A's are of 8 neighbouring k, instead of 8 scalar
       // loads per 16-byte store (docs/cuda.md, session 19, h/wgpipe2). Same strides: core matrices
       // of neighbouring n 128 bytes apart, the next 8 k a column of them further.
-      s.wg_n_major =
-          s.operand != tc_a_ && s.strides[size_t(axis_dim_[row_axis])] == 1 && options_.vector_bytes >= 16;
+      s.wg_n_major = s.operand != tc_a_ && s.strides[size_t(axis_dim_[row_axis])] == 1 &&
+                     options_.vector_bytes >= 16 && options_.wgmma_b_n_major;
       if (!sdk::wgmma_strides_valid({s.wg_stride_k, s.wg_stride_row, 0, 0}))
         throw OptError("optimization TCWG: a tile of " + std::to_string(within_size(row_axis)) +
                        " rows is too tall for the matrix descriptor");

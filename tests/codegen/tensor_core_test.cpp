@@ -617,56 +617,63 @@ LowerOptions hopper() { // gpu(true) on a device that names the warpgroup shapes
 // a double reference's result; the CUDA source waits with wait_group 1 after each run and
 // wait_group 0 after the tile loop, in dynamic shared memory, and compiles for sm_90a without
 // ptxas serializing the wgmmas. Within 48 KiB (two sets) nothing changes.
+// With wgmma_b_n_major (off by default) B's tile is n-major (kWgmmaBNMajor) and both copies are
+// 16-byte rows, rendered as cp.async and issued before the step's WGMMA run; without it B stays
+// k-major (its transposed register copy) and the source has no cp.async.
 BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
   LowerOptions big = hopper();
   big.max_local_memory_bytes = 232448; // an H100/H200's opt-in maximum
-  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
-    const Matmul wide = matmul(256, 160, 512, dt); // 5 tiles of 32 k: every set is reused
-    const Lowered l = lower(wide, big);
-    BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
-      BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") !=
-                 std::string::npos);
-      const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
-      int deferred = 0, locals = 0, n_major = 0, vector_loads = 0;
-      for (const auto& ins : ir.instructions) {
-        deferred += ins.op == TG_OP_WGMMA && sdk::wgmma_defers_reads(ins.arg0);
-        // B (K x N, n contiguous) goes n-major: both copies are 16-byte loads (4 per thread per tile)
-        n_major += ins.op == TG_OP_WGMMA && sdk::wgmma_b_n_major(ins.arg0);
-        vector_loads += ins.op == TG_OP_LOAD && ins.vcount == 8;
-        if (ins.op == TG_OP_DEFINE_LOCAL) locals += int(ins.arg0);
-      }
-      BOOST_TEST(deferred == 2); // 32 k per tile
-      BOOST_TEST(n_major == 2);
-      BOOST_TEST(vector_loads == 2 * (1 + 2)); // prologue, loop: A 128x32, B 32x256 over 512 threads
-      BOOST_TEST(locals == 3 * (128 + 256) * 32);
-      BOOST_TEST(run_error(wide, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
-      const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
-      BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 32 * 2));
-      BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos, src.text);
-      // the six 16-byte row copies (prologue and loop) as cp.async, waited for before each barrier;
-      // the loop's are issued before the step's WGMMA run (they lead: lower_stage.cpp)
-      size_t copies = 0;
-      for (size_t at = src.text.find("cp.async.cg.shared.global"); at != std::string::npos;
-           at = src.text.find("cp.async.cg.shared.global", at + 1))
-        ++copies;
-      BOOST_TEST(copies == 6u, src.text);
-      BOOST_TEST(src.text.find("cp.async.wait_all;") != std::string::npos);
-      BOOST_TEST(src.text.rfind("cp.async.cg.shared.global") < src.text.rfind("wgmma.mma_async"));
-      const size_t loop_end =
-          src.text.find("wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); // the deferred");
-      BOOST_TEST(loop_end != std::string::npos);
-      BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 0;") == loop_end); // no other wait for all
+  for (bool bn : {false, true})
+    for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+      const Matmul wide = matmul(256, 160, 512, dt); // 5 tiles of 32 k: every set is reused
+      LowerOptions o = big;
+      o.wgmma_b_n_major = bn;
+      const Lowered l = lower(wide, o);
+      BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts << (bn ? " B n-major" : "")) {
+        BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") !=
+                   std::string::npos);
+        const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
+        int deferred = 0, locals = 0, n_major = 0, vector_loads = 0;
+        for (const auto& ins : ir.instructions) {
+          deferred += ins.op == TG_OP_WGMMA && sdk::wgmma_defers_reads(ins.arg0);
+          // B (K x N, n contiguous) n-major: both copies are 16-byte loads
+          n_major += ins.op == TG_OP_WGMMA && sdk::wgmma_b_n_major(ins.arg0);
+          vector_loads += ins.op == TG_OP_LOAD && ins.vcount == 8;
+          if (ins.op == TG_OP_DEFINE_LOCAL) locals += int(ins.arg0);
+        }
+        BOOST_TEST(deferred == 2); // 32 k per tile
+        BOOST_TEST(n_major == (bn ? 2 : 0));
+        // prologue, loop: A 128x32 (1 per thread), B 32x256 (2) over 512 threads
+        BOOST_TEST(vector_loads == (bn ? 2 * (1 + 2) : 2 * 1));
+        BOOST_TEST(locals == 3 * (128 + 256) * 32);
+        BOOST_TEST(run_error(wide, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+        const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
+        BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 32 * 2));
+        BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos, src.text);
+        // the six 16-byte row copies (prologue and loop) as cp.async, waited for before each barrier;
+        // the loop's are issued before the step's WGMMA run (they lead: lower_stage.cpp)
+        size_t copies = 0;
+        for (size_t at = src.text.find("cp.async.cg.shared.global"); at != std::string::npos;
+             at = src.text.find("cp.async.cg.shared.global", at + 1))
+          ++copies;
+        BOOST_TEST(copies == (bn ? 6u : 0u), src.text);
+        BOOST_TEST((src.text.find("cp.async.wait_all;") != std::string::npos) == bn);
+        if (bn) BOOST_TEST(src.text.rfind("cp.async.cg.shared.global") < src.text.rfind("wgmma.mma_async"));
+        const size_t loop_end =
+            src.text.find("wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); // the deferred");
+        BOOST_TEST(loop_end != std::string::npos);
+        BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 0;") == loop_end); // no other wait for all
 #ifdef TG_HAVE_NVRTC
-      // ptxas notes "wgmma.mma_async instructions are serialized due to non wgmma instructions
-      // reading accumulator registers ..." where a run's D is read before its wait (checked by hand
-      // with nvcc 13.0: a read of D after wait_group 1 gets that note, this source none)
-      const auto out = tgtest::nvrtc_compile(src.text, "tcwg3.cu", "sm_90a", "--ptxas-options=-v");
-      BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
-      BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log); // ptxas's notes are in the log
-      BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
+        // ptxas notes "wgmma.mma_async instructions are serialized due to non wgmma instructions
+        // reading accumulator registers ..." where a run's D is read before its wait (checked by hand
+        // with nvcc 13.0: a read of D after wait_group 1 gets that note, this source none)
+        const auto out = tgtest::nvrtc_compile(src.text, "tcwg3.cu", "sm_90a", "--ptxas-options=-v");
+        BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
+        BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log); // ptxas's notes are in the log
+        BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
 #endif
+      }
     }
-  }
   { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB)
     const Matmul deep = matmul(256, 320, 512, dtypes::float16);
     const Lowered l = lower(deep, big);

@@ -122,11 +122,13 @@ private:
                 ? "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); __syncthreads();"
                 : "__syncthreads();");
   }
-  // cp.async.cg (sm_80 and newer; 16 bytes, through L2 only) for the tiles of WGMMA programs (the
-  // TCWG matmul: its 16-byte rows of A and n-major B), which then skip registers; other programs
-  // keep their register copies.
+  // cp.async.cg (sm_80 and newer; 16 bytes, through L2 only) for the tiles of WGMMA programs whose
+  // B is n-major (the TCWG matmul's 16-byte rows of A and B), which then skip registers; other
+  // programs keep their register copies (byte for byte).
   std::string async_copy(const std::string& local, const std::string& global) const override {
-    if (!uses_wgmma(ir_)) return "";
+    bool rows = false; // every tile a set of 16-byte rows: A, and B n-major
+    for (const auto& ins : ir_.instructions) rows |= ins.op == TG_OP_WGMMA && wgmma_b_n_major(ins.arg0);
+    if (!rows) return "";
     return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: "
            "\"r\"((unsigned)__cvta_generic_to_shared(" +
            local + ")), \"l\"(" + global + ") : \"memory\");";
