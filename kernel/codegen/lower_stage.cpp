@@ -119,6 +119,12 @@ void Lowerer::plan_stage() {
       // contiguous bytes (8 rows of one k chunk: stage_copies orders A's chunks so).
       s.wg_stride_row = 128;
       s.wg_stride_k = 128 * (within_size(row_axis) / 8);
+      // B with n contiguous in global memory (a row-major K x N matrix) goes n-major: its copy is
+      // then 16-byte rows of 8 neighbouring n, as A's are of 8 neighbouring k, instead of 8 scalar
+      // loads per 16-byte store (docs/cuda.md, session 19, h/wgpipe2). Same strides: core matrices
+      // of neighbouring n 128 bytes apart, the next 8 k a column of them further.
+      s.wg_n_major = s.operand != tc_a_ && s.strides[size_t(axis_dim_[row_axis])] == 1 &&
+                     options_.vector_bytes >= 16 && options_.wgmma_b_n_major;
       if (!sdk::wgmma_strides_valid({s.wg_stride_k, s.wg_stride_row, 0, 0}))
         throw OptError("optimization TCWG: a tile of " + std::to_string(within_size(row_axis)) +
                        " rows is too tall for the matrix descriptor");
@@ -406,12 +412,14 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       // so a quarter warp's stores cover 32 banks (was: 16-bit stores with 70M bank conflicts).
       const int64_t isz = s.operand->dtype().itemsize();
       const size_t inner = s.layout.size() - 1; // the tile's innermost axis (position in layout)
-      const bool contiguous = !order.empty() && stride(order.back()) == 1 && order.back() == inner;
+      // the tile axis moved in vectors: the innermost, or n of an n-major TCWG B (its 16-byte rows)
+      const size_t vec = s.wg_n_major ? 0 : inner;
+      const bool contiguous = !order.empty() && stride(order.back()) == 1 && order.back() == vec;
       const bool transposed = tc_.has_value() && !order.empty() && stride(order.back()) == 1 && !contiguous;
       const bool plain_vector = plain_vector_copy(s, contiguous);
       const int64_t width = (options_.vector_bytes >= 16 && isz == 2 && (contiguous || transposed) &&
                              (options_.buffer_alignment >= 16 || transposed) &&
-                             s.extents[inner] % (16 / isz) == 0 && s.elements % (16 / isz * threads) == 0) ||
+                             s.extents[vec] % (16 / isz) == 0 && s.elements % (16 / isz * threads) == 0) ||
                                     plain_vector
                                 ? 16 / isz
                                 : 1;
@@ -430,9 +438,10 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       const int64_t chunks = s.elements / width;
       for (int64_t first = 0; first < chunks; first += threads) {
         UOpRef c = tid + idx_const(first);
-        // TCWG: a quarter warp takes 8 neighbouring rows of one k chunk (128 contiguous bytes)
+        // TCWG: a quarter warp takes 8 neighbouring rows of one k chunk (128 contiguous bytes); of
+        // an n-major B, 8 neighbouring k of one n chunk
         if (tc_wg_n_ && contiguous && width > 1) {
-          const int64_t per_row = within_size(s.layout[inner]) / width;
+          const int64_t per_row = within_size(s.layout[vec]) / width;
           const UOpRef q = idiv(c, idx_const(8 * per_row)), rem = c % idx_const(8 * per_row);
           c = (q * idx_const(8) + rem % idx_const(8)) * idx_const(per_row) + idiv(rem, idx_const(8));
         }
@@ -452,10 +461,10 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
           std::vector<UOpRef> coord(s.layout.size(), idx_const(0));
           UOpRef rem = c, chunk; // chunk: the innermost axis's coordinate in units of width
           for (size_t k = order.size(); k-- > 0;) { // the tile's innermost axis in chunks of width
-            const int64_t n = s.extents[order[k]] / (order[k] == inner ? width : 1);
+            const int64_t n = s.extents[order[k]] / (order[k] == vec ? width : 1);
             coord[order[k]] = k == 0 ? rem : rem % idx_const(n);
-            if (order[k] == inner) chunk = coord[order[k]];
-            if (order[k] == inner && width > 1)
+            if (order[k] == vec) chunk = coord[order[k]];
+            if (order[k] == vec && width > 1)
               coord[order[k]] = coord[order[k]] * idx_const(width) + idx_const(j);
             if (k > 0) rem = idiv(rem, idx_const(n));
           }
@@ -468,7 +477,10 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
           };
           UOpRef lidx = base + idx_const(s.offset);
           if (tc_wg_n_ && width == 8) // one 16-byte row of a core matrix: its elements are adjacent
-            lidx = lidx + wg_tile_index(s, coord[0], chunk * idx_const(8)) + idx_const(j);
+            lidx = lidx +
+                   (s.wg_n_major ? wg_tile_index(s, chunk * idx_const(8), coord[1])
+                                 : wg_tile_index(s, coord[0], chunk * idx_const(8))) +
+                   idx_const(j);
           else if (tc_wg_n_)
             lidx = lidx + wg_tile_index(s, coord[0], coord[1]);
           else
@@ -542,10 +554,22 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   before.insert(before.end(), prologue.begin(), prologue.end());
   stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
   const UOpRef& step = stage_tile_ranges_.at(0);
-  for (const UOpRef& st : copy(
-           next, ((step + idx_const(1)) % idx_const(stage_sets_)) * idx_const(stage_half_), stage_barrier_)) {
-    leading_values_.push_back(st->src(1));
-    trailing_barriers_.push_back(st);
+  const std::vector<UOpRef> copies =
+      copy(next, ((step + idx_const(1)) % idx_const(stage_sets_)) * idx_const(stage_half_), stage_barrier_);
+  // TCWG with three sets, every copy a 16-byte row (A, and B n-major): the stores lead too, right
+  // after the step's barrier (legal: the set they fill was last read by step r - 2's WGMMAs, whose
+  // reads ended by this barrier). The CUDA renderer moves such a copy as one cp.async (global to
+  // shared, no registers), so issuing it before the step's WGMMA run puts its latency under the run
+  // and the wait; a register copy would instead stall there on its loads (docs/cuda.md, session 19,
+  // h/wgpipe2).
+  const bool rows_lead =
+      tc_wg_n_ && stage_sets_ == 3 && std::all_of(copies.begin(), copies.end(), [](const UOpRef& st) {
+        return st->src().size() == 2 && st->src(1)->op() == Ops::LOAD &&
+               st->src(1)->dtype().count * st->src(1)->dtype().itemsize() == 16;
+      });
+  for (const UOpRef& st : copies) {
+    leading_values_.push_back(rows_lead ? st : st->src(1));
+    if (!rows_lead) trailing_barriers_.push_back(st);
   }
 }
 

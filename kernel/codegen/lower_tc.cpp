@@ -249,8 +249,9 @@ UOpRef Lowerer::tc_output(const UOpRef& r, const Frame& f, const UOpRef& acc) {
 }
 
 UOpRef Lowerer::wg_tile_index(const Staged& s, const UOpRef& row, const UOpRef& k) const {
-  return (row % idx_const(8)) * idx_const(8) + k % idx_const(8) +
-         idiv(k, idx_const(8)) * idx_const(s.wg_stride_k / 2) +
+  const UOpRef within = s.wg_n_major ? (k % idx_const(8)) * idx_const(8) + row % idx_const(8)
+                                     : (row % idx_const(8)) * idx_const(8) + k % idx_const(8);
+  return within + idiv(k, idx_const(8)) * idx_const(s.wg_stride_k / 2) +
          idiv(row, idx_const(8)) * idx_const(s.wg_stride_row / 2);
 }
 
@@ -276,7 +277,10 @@ UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
     const int64_t steps = within_size(k) / 16;
     // three sets of tiles (plan_stage: tc_wg_sets): a run may go on reading its set while the next
     // tile is copied
-    const int64_t code = sdk::wgmma_code(int(tc_wg_n_)) | (stage_sets_ == 3 ? sdk::kWgmmaDeferReads : 0);
+    const Staged *sa = nullptr, *sb = nullptr;
+    for (const Staged& s : staged_) (s.operand == tc_a_ ? sa : sb) = &s;
+    const int64_t code = sdk::wgmma_code(int(tc_wg_n_)) | (stage_sets_ == 3 ? sdk::kWgmmaDeferReads : 0) |
+                         (sb->wg_n_major ? sdk::kWgmmaBNMajor : 0);
     auto address = [&](const UOpRef& x, size_t row_axis, int64_t k0) {
       for (const Staged& s : staged_) {
         if (s.operand != x) continue;
@@ -288,8 +292,6 @@ UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
       }
       throw UOpError("codegen: TCWG has no tile for an operand");
     };
-    const Staged *sa = nullptr, *sb = nullptr;
-    for (const Staged& s : staged_) (s.operand == tc_a_ ? sa : sb) = &s;
     const int64_t strides =
         sdk::wgmma_pack({sa->wg_stride_k, sa->wg_stride_row, sb->wg_stride_k, sb->wg_stride_row});
     const DType cd = dtypes::float32.vec(uint16_t(tc_wg_n_ / 2));

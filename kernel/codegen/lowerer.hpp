@@ -198,6 +198,9 @@ private:
     // TCWG: the tile (rows of its m or n axis x k) in WGMMA's core-matrix layout (wmma.hpp): byte
     // strides between core matrices along k and along the rows; layout = {row axis, k}.
     int64_t wg_stride_k = 0, wg_stride_row = 0;
+    // TCWG, B only: core matrices of 8 k x 16 bytes of neighbouring n (sdk::kWgmmaBNMajor), where n
+    // is contiguous in global memory: the copy then moves 16-byte rows of n (plan_stage)
+    bool wg_n_major = false;
   };
   // TCWG: element index of (row, k) within a tile in the core-matrix layout (from its start).
   UOpRef wg_tile_index(const Staged& s, const UOpRef& row, const UOpRef& k) const;

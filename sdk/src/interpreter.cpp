@@ -768,7 +768,8 @@ void Interpreter::warp_mma(std::vector<WorkItem>& items, size_t i) {
 }
 
 // A warpgroup is 128 consecutive work items (4 warps). A and B are read from local memory at the
-// byte offsets of the core-matrix layout (wgmma_tile_offset) from the address every item of the
+// byte offsets of the core-matrix layout (wgmma_tile_offset; B's n-major under kWgmmaBNMajor:
+// wgmma_b_offset) from the address every item of the
 // warpgroup names; products are exact in double and the sum is rounded to float once, as for WMMA.
 void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
   const Instruction& ins = ir_.instructions[i];
@@ -819,7 +820,7 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
         a[size_t(r * shape.k + kk)] = tile(first, 0, wgmma_tile_offset(st.a_k, st.a_m, r, kk));
     for (int col = 0; col < shape.n; ++col)
       for (int kk = 0; kk < shape.k; ++kk)
-        b[size_t(kk * shape.n + col)] = tile(first, 1, wgmma_tile_offset(st.b_k, st.b_n, col, kk));
+        b[size_t(kk * shape.n + col)] = tile(first, 1, wgmma_b_offset(ins.arg0, st, col, kk));
     if (deferred)
       for (int k = 0; k < 2; ++k) {
         const Instruction& index = ir_.instructions[ins.src[size_t(k)]];
@@ -828,7 +829,7 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
         for (int row = 0; row < (k == 0 ? shape.m : shape.n); ++row)
           for (int kk = 0; kk < shape.k; ++kk) {
             const uint64_t at = base + uint64_t(k == 0 ? wgmma_tile_offset(st.a_k, st.a_m, row, kk)
-                                                       : wgmma_tile_offset(st.b_k, st.b_n, row, kk));
+                                                       : wgmma_b_offset(ins.arg0, st, row, kk));
             bytes.push_back(uint32_t(at));
             bytes.push_back(uint32_t(at + 1));
           }

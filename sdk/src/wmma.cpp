@@ -59,6 +59,15 @@ int64_t wgmma_tile_offset(int64_t stride_k, int64_t stride_row, int row, int k) 
   return (row % 8) * 16 + (k % 8) * 2 + (k / 8) * stride_k + (row / 8) * stride_row;
 }
 
+int64_t wgmma_tile_offset_mn_major(int64_t stride_k, int64_t stride_row, int row, int k) {
+  return (k % 8) * 16 + (row % 8) * 2 + (k / 8) * stride_k + (row / 8) * stride_row;
+}
+
+int64_t wgmma_b_offset(int64_t arg0, const WgmmaStrides& s, int n, int k) {
+  return wgmma_b_n_major(arg0) ? wgmma_tile_offset_mn_major(s.b_k, s.b_n, n, k)
+                               : wgmma_tile_offset(s.b_k, s.b_n, n, k);
+}
+
 MatrixElement wgmma_c_element(int64_t, int item, int i) {
   const int w = item / 32, g = item % 32 / 4, q = item % 4;
   return {16 * w + g + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * q + i % 2};

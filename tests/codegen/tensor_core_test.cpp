@@ -494,13 +494,14 @@ double wgmma_interpreter_error(const tg::conform::WgmmaMatmul& w) {
 // Every shape, both input dtypes, one and two warpgroups, one to three k steps: products are exact
 // and the interpreter rounds the double sum to float once per WGMMA, so the error is float's.
 BOOST_AUTO_TEST_CASE(wgmma_matmul_in_the_interpreter_matches_a_double_reference) {
-  for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
-    for (auto [n, k, groups] : {std::array<int, 3>{64, 16, 1}, {128, 32, 2}, {256, 48, 1}}) {
-      const auto w = tg::conform::wgmma_matmul_kernel(dt, n, k, groups);
-      const double err = wgmma_interpreter_error(w);
-      BOOST_TEST(err < 1e-6, sdk::dtype_name(dt) << " n " << n << " k " << k << " groups " << groups
-                                                 << ": worst error " << err);
-    }
+  for (bool bn : {false, true}) // B k-major, and n-major (kWgmmaBNMajor)
+    for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
+      for (auto [n, k, groups] : {std::array<int, 3>{64, 16, 1}, {128, 32, 2}, {256, 48, 1}}) {
+        const auto w = tg::conform::wgmma_matmul_kernel(dt, n, k, groups, bn);
+        const double err = wgmma_interpreter_error(w);
+        BOOST_TEST(err < 1e-6, sdk::dtype_name(dt) << " n " << n << " k " << k << " groups " << groups
+                                                   << (bn ? " B n-major" : "") << ": worst error " << err);
+      }
 }
 
 // A program with WGMMA says IR 1.2 and round-trips; a 1.1 (or 1.0) header with the op is refused;
@@ -572,6 +573,13 @@ BOOST_AUTO_TEST_CASE(cuda_renders_wgmma_that_nvrtc_compiles_for_sm_90a) {
     BOOST_TEST(count("wgmma.wait_group.sync.aligned 0") == 1u);
     BOOST_TEST(count("fence.proxy.async.shared::cta") == 1u);
     BOOST_TEST(count("__cvta_generic_to_shared") == 1u);
+    BOOST_TEST(count("p, 1, 1, 0, 0;") == 3u); // imm-trans-b 0: B k-major
+    // B n-major (kWgmmaBNMajor): the same ops with imm-trans-b 1
+    const auto bn =
+        sdk::render::render(sdk::render::Dialect::cuda,
+                            sdk::parse_kernel_ir(tg::conform::wgmma_matmul_kernel(dt, 128, 48, 2, true).ir));
+    BOOST_TEST(bn.text.find("p, 1, 1, 0, 0;") == std::string::npos, bn.text);
+    BOOST_TEST(bn.text.find("p, 1, 1, 0, 1;") != std::string::npos, bn.text);
     BOOST_CHECK_EXCEPTION(
         sdk::render::render(sdk::render::Dialect::opencl, ir), std::exception,
         [](const std::exception& e) { return std::string(e.what()).find("WGMMA") != std::string::npos; });
@@ -580,6 +588,8 @@ BOOST_AUTO_TEST_CASE(cuda_renders_wgmma_that_nvrtc_compiles_for_sm_90a) {
     BOOST_TEST(out.ok, out.log << "\n" << src.text);
     BOOST_TEST(out.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16") != std::string::npos);
     BOOST_TEST(out.cubin_bytes > 0u);
+    const auto out_bn = tgtest::nvrtc_compile(bn.text, "wgmma_bn.cu", "sm_90a");
+    BOOST_TEST(out_bn.ok, out_bn.log << "\n" << bn.text);
 #endif
   }
 }
@@ -607,42 +617,63 @@ LowerOptions hopper() { // gpu(true) on a device that names the warpgroup shapes
 // a double reference's result; the CUDA source waits with wait_group 1 after each run and
 // wait_group 0 after the tile loop, in dynamic shared memory, and compiles for sm_90a without
 // ptxas serializing the wgmmas. Within 48 KiB (two sets) nothing changes.
+// With wgmma_b_n_major (off by default) B's tile is n-major (kWgmmaBNMajor) and both copies are
+// 16-byte rows, rendered as cp.async and issued before the step's WGMMA run; without it B stays
+// k-major (its transposed register copy) and the source has no cp.async.
 BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
   LowerOptions big = hopper();
   big.max_local_memory_bytes = 232448; // an H100/H200's opt-in maximum
-  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
-    const Matmul wide = matmul(256, 160, 512, dt); // 5 tiles of 32 k: every set is reused
-    const Lowered l = lower(wide, big);
-    BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
-      BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") !=
-                 std::string::npos);
-      const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
-      int deferred = 0, locals = 0;
-      for (const auto& ins : ir.instructions) {
-        deferred += ins.op == TG_OP_WGMMA && sdk::wgmma_defers_reads(ins.arg0);
-        if (ins.op == TG_OP_DEFINE_LOCAL) locals += int(ins.arg0);
-      }
-      BOOST_TEST(deferred == 2); // 32 k per tile
-      BOOST_TEST(locals == 3 * (128 + 256) * 32);
-      BOOST_TEST(run_error(wide, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
-      const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
-      BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 32 * 2));
-      BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos, src.text);
-      const size_t loop_end =
-          src.text.find("wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); // the deferred");
-      BOOST_TEST(loop_end != std::string::npos);
-      BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 0;") == loop_end); // no other wait for all
+  for (bool bn : {false, true})
+    for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+      const Matmul wide = matmul(256, 160, 512, dt); // 5 tiles of 32 k: every set is reused
+      LowerOptions o = big;
+      o.wgmma_b_n_major = bn;
+      const Lowered l = lower(wide, o);
+      BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts << (bn ? " B n-major" : "")) {
+        BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") !=
+                   std::string::npos);
+        const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
+        int deferred = 0, locals = 0, n_major = 0, vector_loads = 0;
+        for (const auto& ins : ir.instructions) {
+          deferred += ins.op == TG_OP_WGMMA && sdk::wgmma_defers_reads(ins.arg0);
+          // B (K x N, n contiguous) n-major: both copies are 16-byte loads
+          n_major += ins.op == TG_OP_WGMMA && sdk::wgmma_b_n_major(ins.arg0);
+          vector_loads += ins.op == TG_OP_LOAD && ins.vcount == 8;
+          if (ins.op == TG_OP_DEFINE_LOCAL) locals += int(ins.arg0);
+        }
+        BOOST_TEST(deferred == 2); // 32 k per tile
+        BOOST_TEST(n_major == (bn ? 2 : 0));
+        // prologue, loop: A 128x32 (1 per thread), B 32x256 (2) over 512 threads
+        BOOST_TEST(vector_loads == (bn ? 2 * (1 + 2) : 2 * 1));
+        BOOST_TEST(locals == 3 * (128 + 256) * 32);
+        BOOST_TEST(run_error(wide, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+        const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
+        BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 32 * 2));
+        BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos, src.text);
+        // the six 16-byte row copies (prologue and loop) as cp.async, waited for before each barrier;
+        // the loop's are issued before the step's WGMMA run (they lead: lower_stage.cpp)
+        size_t copies = 0;
+        for (size_t at = src.text.find("cp.async.cg.shared.global"); at != std::string::npos;
+             at = src.text.find("cp.async.cg.shared.global", at + 1))
+          ++copies;
+        BOOST_TEST(copies == (bn ? 6u : 0u), src.text);
+        BOOST_TEST((src.text.find("cp.async.wait_all;") != std::string::npos) == bn);
+        if (bn) BOOST_TEST(src.text.rfind("cp.async.cg.shared.global") < src.text.rfind("wgmma.mma_async"));
+        const size_t loop_end =
+            src.text.find("wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); // the deferred");
+        BOOST_TEST(loop_end != std::string::npos);
+        BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 0;") == loop_end); // no other wait for all
 #ifdef TG_HAVE_NVRTC
-      // ptxas notes "wgmma.mma_async instructions are serialized due to non wgmma instructions
-      // reading accumulator registers ..." where a run's D is read before its wait (checked by hand
-      // with nvcc 13.0: a read of D after wait_group 1 gets that note, this source none)
-      const auto out = tgtest::nvrtc_compile(src.text, "tcwg3.cu", "sm_90a", "--ptxas-options=-v");
-      BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
-      BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log); // ptxas's notes are in the log
-      BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
+        // ptxas notes "wgmma.mma_async instructions are serialized due to non wgmma instructions
+        // reading accumulator registers ..." where a run's D is read before its wait (checked by hand
+        // with nvcc 13.0: a read of D after wait_group 1 gets that note, this source none)
+        const auto out = tgtest::nvrtc_compile(src.text, "tcwg3.cu", "sm_90a", "--ptxas-options=-v");
+        BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
+        BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log); // ptxas's notes are in the log
+        BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
 #endif
+      }
     }
-  }
   { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB)
     const Matmul deep = matmul(256, 320, 512, dtypes::float16);
     const Lowered l = lower(deep, big);

@@ -426,17 +426,19 @@ std::vector<KernelCase> builtin_kernels() {
   kernels.push_back(scalars_mixed(true));
   kernels.push_back(int64_index());
   kernels.push_back(nested_ifs());
-  for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) { // IR 1.2 WGMMA: 2 warpgroups, 3 k steps
-    WgmmaMatmul w = wgmma_matmul_kernel(dt, 128, 48, 2);
-    KernelCase k{
-        std::string("wgmma_matmul_") + tg::sdk::dtype_name(dt),
-        std::move(w.ir),
-        {1, 1, 1},
-        {uint32_t(w.threads), 1, 1},
-        {{TG_DTYPE_FLOAT32, uint64_t(w.m * w.n)}, {dt, uint64_t(w.m * w.k)}, {dt, uint64_t(w.k * w.n)}},
-        {}};
-    kernels.push_back(std::move(k));
-  }
+  // IR 1.2 WGMMA: 2 warpgroups, 3 k steps; B k-major, and n-major (kWgmmaBNMajor, "_bn")
+  for (bool bn : {false, true})
+    for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) {
+      WgmmaMatmul w = wgmma_matmul_kernel(dt, 128, 48, 2, bn);
+      KernelCase k{
+          std::string("wgmma_matmul_") + tg::sdk::dtype_name(dt) + (bn ? "_bn" : ""),
+          std::move(w.ir),
+          {1, 1, 1},
+          {uint32_t(w.threads), 1, 1},
+          {{TG_DTYPE_FLOAT32, uint64_t(w.m * w.n)}, {dt, uint64_t(w.m * w.k)}, {dt, uint64_t(w.k * w.n)}},
+          {}};
+      kernels.push_back(std::move(k));
+    }
   return kernels;
 }
 

@@ -9,7 +9,8 @@
 // B n x k, with 16 bytes of padding between 8-row groups so that the strides along k and along
 // m/n differ and a swapped pair of descriptor fields shows), then each warpgroup runs K / 16
 // WGMMAs back to back on one accumulator and stores its lanes at the positions of
-// wgmma_c_element.
+// wgmma_c_element. With b_n_major, B's tile is n-major (sdk::kWgmmaBNMajor: core matrices of 8 k
+// x 16 bytes of neighbouring n, wgmma's transpose bit), the same strides.
 #pragma once
 
 #include <tg/sdk/kernel_ir.hpp>
@@ -26,7 +27,7 @@ struct WgmmaMatmul {
   std::vector<std::byte> ir;
 };
 
-inline WgmmaMatmul wgmma_matmul_kernel(tg_dtype input, int n, int k, int groups) {
+inline WgmmaMatmul wgmma_matmul_kernel(tg_dtype input, int n, int k, int groups, bool b_n_major = false) {
   using tg::sdk::KernelBuilder;
   WgmmaMatmul out;
   out.m = 64 * groups;
@@ -43,9 +44,11 @@ inline WgmmaMatmul wgmma_matmul_kernel(tg_dtype input, int n, int k, int groups)
   auto c = [&](int v) { return b.i32(v); };
   auto op = [&](tg_op o, KernelBuilder::Ref x, KernelBuilder::Ref y) { return b.alu(o, x, y); };
   // local element of row `row` (m or n) and column `col` (k) in a tile with these strides
-  auto tile_index = [&](KernelBuilder::Ref row, KernelBuilder::Ref col, int64_t stride_k,
-                        int64_t stride_row) {
-    auto x = op(TG_OP_ADD, op(TG_OP_MUL, op(TG_OP_MOD, row, c(8)), c(8)), op(TG_OP_MOD, col, c(8)));
+  auto tile_index = [&](KernelBuilder::Ref row, KernelBuilder::Ref col, int64_t stride_k, int64_t stride_row,
+                        bool mn_major = false) {
+    auto x = mn_major
+                 ? op(TG_OP_ADD, op(TG_OP_MUL, op(TG_OP_MOD, col, c(8)), c(8)), op(TG_OP_MOD, row, c(8)))
+                 : op(TG_OP_ADD, op(TG_OP_MUL, op(TG_OP_MOD, row, c(8)), c(8)), op(TG_OP_MOD, col, c(8)));
     x = op(TG_OP_ADD, x, op(TG_OP_MUL, op(TG_OP_IDIV, col, c(8)), c(int(stride_k / 2))));
     return op(TG_OP_ADD, x, op(TG_OP_MUL, op(TG_OP_IDIV, row, c(8)), c(int(stride_row / 2))));
   };
@@ -57,14 +60,17 @@ inline WgmmaMatmul wgmma_matmul_kernel(tg_dtype input, int n, int k, int groups)
   for (int j = 0; j < k * n / threads; ++j) { // B: e = kk * N + col, stored as row col, column kk
     const auto e = op(TG_OP_ADD, t, c(j * threads));
     const auto v = b.load(b.index(bb, e));
-    b.store(b.index(lb, tile_index(op(TG_OP_MOD, e, c(n)), op(TG_OP_IDIV, e, c(n)), st.b_k, st.b_n)), v);
+    b.store(
+        b.index(lb, tile_index(op(TG_OP_MOD, e, c(n)), op(TG_OP_IDIV, e, c(n)), st.b_k, st.b_n, b_n_major)),
+        v);
   }
   b.barrier();
   const auto g = op(TG_OP_IDIV, t, c(128)), r = op(TG_OP_MOD, t, c(128));
   const auto zero = b.f32(0);
   std::vector<KernelBuilder::Ref> zeros(size_t(n / 2), zero);
   auto acc = b.vectorize(zeros);
-  const int64_t shape = tg::sdk::wgmma_code(n), strides = tg::sdk::wgmma_pack(st);
+  const int64_t shape = tg::sdk::wgmma_code(n) | (b_n_major ? tg::sdk::kWgmmaBNMajor : 0),
+                strides = tg::sdk::wgmma_pack(st);
   const auto a_base = op(TG_OP_MUL, g, c(int(8 * st.a_m / 2))); // 8 row groups of 8 per warpgroup
   for (int s = 0; s < k / 16; ++s) {                            // each step: the next 2 core matrices along k
     const auto pa = b.index(la, op(TG_OP_ADD, a_base, c(int(s * st.a_k)))); // 2 * a_k / 2 elements

@@ -521,6 +521,7 @@ void CStyle::emit(uint32_t i) {
     return;
   }
   case TG_OP_LOAD: {
+    if (async_copy_loads_[i]) return; // its STORE moves it (find_async_copies)
     const uint32_t p = ins.src[0];
     const Instruction& pi = ir_.instructions[p];
     const std::string& base = lanes_[pi.src[0]][0];
@@ -559,6 +560,12 @@ void CStyle::emit(uint32_t i) {
     const std::string& base = lanes_[pi.src[0]][0];
     const unsigned n = src(1).vcount;
     std::string gate = ins.src.size() == 3 ? "if (" + lane(ins.src[2], 0) + ") " : "";
+    if (async_copy_loads_[ins.src[1]]) {
+      const uint32_t g = src(1).src[0];
+      line(async_copy("&" + element(base, element_index(p, 0), true),
+                      "&" + element(lanes_[ir_.instructions[g].src[0]][0], element_index(g, 0), false)));
+      return;
+    }
     // a gated one too: the last round of a staged tile's 16-byte copies (lower_stage.cpp)
     if (std::string vt = aligned_vector_type(pi.dtype, n);
         n > 1 && !vt.empty() && ins.arg0 >= int64_t(n * dtype_size(pi.dtype))) {
@@ -626,6 +633,40 @@ void CStyle::emit(uint32_t i) {
   }
 }
 
+// The STORE/LOAD pairs async_copy moves (see there): a 16-byte unconditional STORE into local
+// memory whose value is a 16-byte LOAD (both aligned to 16) from a global buffer no STORE writes,
+// used only there, with no scope opening or closing between the LOAD's INDEX and the STORE.
+void CStyle::find_async_copies() {
+  const auto& list = ir_.instructions;
+  async_copy_loads_.assign(list.size(), 0);
+  if (async_copy("l", "g").empty()) return;
+  std::vector<uint32_t> uses(list.size(), 0);
+  std::vector<char> written(list.size(), 0); // DEFINE_GLOBALs some STORE writes
+  for (const auto& ins : list) {
+    for (uint32_t s : ins.src) ++uses[s];
+    if (ins.op == TG_OP_STORE) written[list[ins.src[0]].src[0]] = 1;
+  }
+  for (uint32_t i = 0; i < list.size(); ++i) {
+    const Instruction& st = list[i];
+    if (st.op != TG_OP_STORE || st.src.size() != 2 || !list[st.src[0]].is_local() || st.arg0 < 16) continue;
+    const uint32_t v = st.src[1];
+    const Instruction& ld = list[v];
+    if (ld.op != TG_OP_LOAD || ld.src.size() != 1 || uses[v] != 1 || ld.arg0 < 16 ||
+        int64_t(ld.vcount) * dtype_size(ld.dtype) != 16)
+      continue;
+    const uint32_t gi = ld.src[0];
+    const Instruction& g = list[gi];
+    if (g.op != TG_OP_INDEX || list[g.src[0]].op != TG_OP_DEFINE_GLOBAL || written[g.src[0]]) continue;
+    bool same_scope = true;
+    for (uint32_t j = gi; j < i && same_scope; ++j)
+      same_scope = list[j].op != TG_OP_RANGE && list[j].op != TG_OP_ENDRANGE && list[j].op != TG_OP_IF &&
+                   list[j].op != TG_OP_ENDIF;
+    if (!same_scope) continue;
+    async_copy_loads_[v] = 1;
+    async_copies_ = true;
+  }
+}
+
 Source CStyle::render() {
   const auto& list = ir_.instructions;
   for (uint32_t i = 0; i < list.size(); ++i) check(i, list[i]);
@@ -651,6 +692,7 @@ Source CStyle::render() {
     if (list[i].op == TG_OP_DEFINE_ACC) hoisted_[i] = 1; // registers live for the whole kernel
   lanes_.assign(list.size(), {});
   index_dtype_.assign(list.size(), TG_DTYPE_INT32);
+  find_async_copies();
   depth_ = body_depth();
   for (uint32_t i = 0; i < list.size(); ++i) emit(i);
 

@@ -106,6 +106,15 @@ protected:
     return "";
   }
   virtual bool has_wgmma() const { return false; }
+  // A 16-byte copy from global to local memory that does not pass through registers (CUDA:
+  // cp.async.cg), as one statement from the addresses `local` and `global` (C pointer
+  // expressions); "" where the dialect has none or does not want it for this program. The renderer
+  // uses it for a STORE into local memory of a 16-byte LOAD from a global buffer that the program
+  // never stores to, the LOAD read by nothing else and in the STORE's scope (async_copy_loads_);
+  // the dialect's barrier() must then first wait for the copies (async_copies_).
+  virtual std::string async_copy(const std::string& /*local*/, const std::string& /*global*/) const {
+    return "";
+  }
   // A line to put before the loop that RANGE instruction i opens (a pragma), or "".
   virtual std::string loop_pragma(uint32_t /*i*/) const { return ""; }
   // A line to put after the loop that RANGE instruction i opens (CUDA: the wait for WGMMAs whose
@@ -132,6 +141,7 @@ protected:
   const Options& options_;
   Source out_;
   std::vector<std::string> locals_; // DEFINE_LOCAL declarations
+  bool async_copies_ = false;       // some STORE is an async_copy: barrier() waits for them first
 
 private:
   std::string lane(uint32_t s, unsigned k) const; // lane k of value s (scalars broadcast)
@@ -148,6 +158,8 @@ private:
   std::vector<std::vector<std::string>> lanes_; // per instruction: expression of each lane
   std::vector<char> hoisted_;                   // declared at the top of the body
   std::map<uint32_t, std::string> pair_loads_;  // 2-lane vector LOADs of local memory -> variable
+  std::vector<char> async_copy_loads_;          // LOADs moved by their STORE as async_copy
+  void find_async_copies();
   std::pair<uint32_t, unsigned> origin(uint32_t i, unsigned k) const;
   std::vector<std::string> words(uint32_t fragment) const;
   // Whether WGMMA i ends its run of WGMMAs (see wgmma above).

@@ -114,14 +114,30 @@ private:
   }
   // Local memory written by ordinary stores and read next by wgmma (the async proxy) needs a proxy
   // fence in each writing thread before the barrier (PTX ISA, "async proxy").
+  // Copies by cp.async (async_copy) are waited for first, so that the fence and the barrier
+  // publish them as they do ordinary stores.
   std::string barrier() const override {
-    return uses_wgmma(ir_)
-               ? "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); __syncthreads();"
-               : "__syncthreads();";
+    return std::string(async_copies_ ? "asm volatile(\"cp.async.wait_all;\" ::: \"memory\"); " : "") +
+           (uses_wgmma(ir_)
+                ? "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); __syncthreads();"
+                : "__syncthreads();");
+  }
+  // cp.async.cg (sm_80 and newer; 16 bytes, through L2 only) for the tiles of WGMMA programs whose
+  // B is n-major (the TCWG matmul's 16-byte rows of A and B), which then skip registers; other
+  // programs keep their register copies (byte for byte).
+  std::string async_copy(const std::string& local, const std::string& global) const override {
+    bool rows = false; // every tile a set of 16-byte rows: A, and B n-major
+    for (const auto& ins : ir_.instructions) rows |= ins.op == TG_OP_WGMMA && wgmma_b_n_major(ins.arg0);
+    if (!rows) return "";
+    return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: "
+           "\"r\"((unsigned)__cvta_generic_to_shared(" +
+           local + ")), \"l\"(" + global + ") : \"memory\");";
   }
   // wgmma.mma_async m64nNk16 (sm_90a): A and B through shared-memory matrix descriptors
-  // (tg_wgmma_desc: no swizzle, K-major, the leading byte offset is the stride between core
-  // matrices along k, the stride byte offset the one along m/n), D in N/2 floats per thread updated
+  // (tg_wgmma_desc: no swizzle, the leading byte offset is the stride between core matrices along
+  // k, the stride byte offset the one along m/n; K-major, or for B under kWgmmaBNMajor N-major:
+  // imm-trans-b 1, core matrices of 8 k-rows x 16 bytes, the offsets keeping their meaning as PTX's
+  // no-swizzle MN-major canonical layout defines them), D in N/2 floats per thread updated
   // in place (scale-d 1: D = A * B + D). A run of consecutive WGMMAs shares one wgmma.fence before
   // its first and one commit_group + wait_group 0 after its last, so the results are complete
   // before anything else reads them. A run whose ops defer their reads (kWgmmaDeferReads) waits
@@ -143,8 +159,8 @@ private:
     std::string s = first ? "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n" : "";
     s += "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(nd + 2) +
          ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(sh.n) + "k16.f32." + in + "." + in +
-         " {" + regs + "}, %" + std::to_string(nd) + ", %" + std::to_string(nd + 1) +
-         ", p, 1, 1, 0, 0;\\n}\" : ";
+         " {" + regs + "}, %" + std::to_string(nd) + ", %" + std::to_string(nd + 1) + ", p, 1, 1, 0, " +
+         (wgmma_b_n_major(shape) ? "1" : "0") + ";\\n}\" : ";
     for (size_t k = 0; k < nd; ++k) s += (k ? ", \"+f\"(" : "\"+f\"(") + d[k] + ")";
     auto desc = [](const std::string& p, int64_t stride_k, int64_t stride_row) {
       return "\"l\"(tg_wgmma_desc(" + p + ", " + std::to_string(stride_k) + "ull, " +

@@ -53,8 +53,14 @@ std::optional<WgmmaShape> wgmma_shape(int64_t code);
 // around the op; until then nothing may store to those bytes. Its result is complete when read.
 // Only inside a RANGE. Lets a device keep one run in flight while the next tile is copied.
 inline constexpr int64_t kWgmmaDeferReads = 0x100;
-inline int64_t wgmma_shape_code(int64_t arg0) { return arg0 & ~kWgmmaDeferReads; }
+// A flag OR'ed into WGMMA's arg0 (session 19, h/wgpipe2; docs/abi.md 5.7): B's tile is n-major,
+// its core matrices 8 k-rows x 16 bytes (8 neighbouring n), so a matmul's B, n-contiguous in
+// global memory, is copied as 16-byte rows like A (wgmma's transpose bit for B). The strides keep
+// their meaning (b_k between core matrices along k, b_n along n).
+inline constexpr int64_t kWgmmaBNMajor = 0x200;
+inline int64_t wgmma_shape_code(int64_t arg0) { return arg0 & ~(kWgmmaDeferReads | kWgmmaBNMajor); }
 inline bool wgmma_defers_reads(int64_t arg0) { return (arg0 & kWgmmaDeferReads) != 0; }
+inline bool wgmma_b_n_major(int64_t arg0) { return (arg0 & kWgmmaBNMajor) != 0; }
 // The TG_WGMMA_* code of m64nNk16, or 0 where N is not one.
 int64_t wgmma_code(int n);
 
@@ -71,6 +77,11 @@ bool wgmma_strides_valid(const WgmmaStrides& s);
 // Byte offset of A[m][k] from A's address (and of B[k][n] from B's, with n for m and the B
 // strides): (row % 8) * 16 + (k % 8) * 2 + (k / 8) * stride_k + (row / 8) * stride_row.
 int64_t wgmma_tile_offset(int64_t stride_k, int64_t stride_row, int row, int k);
+// The same for an n-major (kWgmmaBNMajor) tile: core matrices of 8 k-rows x 16 bytes,
+// (k % 8) * 16 + (row % 8) * 2 + (k / 8) * stride_k + (row / 8) * stride_row.
+int64_t wgmma_tile_offset_mn_major(int64_t stride_k, int64_t stride_row, int row, int k);
+// Byte offset of B[k][n] from B's address under WGMMA's arg0 (its layout flag) and strides.
+int64_t wgmma_b_offset(int64_t arg0, const WgmmaStrides& s, int n, int k);
 
 // Lane i (0 .. n/2 - 1) of work item t (0..127) of the warpgroup holds D[row][col] with
 // w = t / 32, g = t % 32 / 4, q = t % 4: row 16w + g + 8 * (i / 2 % 2), col 8 * (i / 4) + 2q + i % 2.
