@@ -34,7 +34,16 @@ Tensor Optimizer::host_scalar(double value, const Tensor& like) {
   return t;
 }
 
+Tensor Optimizer::lr_for(const Tensor& p) {
+  if (!lr_tensor) return host_scalar(lr, p);
+  Tensor t = lr_tensor->device() == p.device() ? *lr_tensor : lr_tensor->to(p.device());
+  return t.cast(p.dtype());
+}
+
 std::vector<Tensor> Optimizer::schedule_step() {
+  if (lr_tensor && lr_tensor->ndim() != 0) // before any state moves: a refused step changes nothing
+    throw TensorError("optimizer: lr_tensor must be a 0-d tensor, got " + std::to_string(lr_tensor->ndim()) +
+                      " dimensions");
   Tensor::NoGrad no_grad;
   ++steps_;
   for (auto& c : scalars_) c.used = false;
@@ -43,7 +52,7 @@ std::vector<Tensor> Optimizer::schedule_step() {
   for (size_t i = 0; i < params_.size(); ++i) {
     auto g = params_[i].grad();
     if (!g) continue;
-    update(i, *g, host_scalar(lr, params_[i]), out);
+    update(i, *g, lr_for(params_[i]), out);
     out.push_back(params_[i]);
   }
   out.insert(out.end(), buffers_.begin(), buffers_.end());
@@ -129,13 +138,13 @@ void Adam::begin_step() {
   powers_listed_ = false;
 }
 
-void Adam::update(size_t i, const Tensor& grad, const Tensor&, std::vector<Tensor>& state) {
+void Adam::update(size_t i, const Tensor& grad, const Tensor& lr_t, std::vector<Tensor>& state) {
   Tensor& p = params_[i];
   Tensor g = grad;
   Tensor decayed = p;
   if (weight_decay != 0) {
     if (decoupled_)
-      decayed = p * host_scalar(1 - lr * weight_decay, p);
+      decayed = lr_tensor ? p * (1.0 - lr_t * weight_decay) : p * host_scalar(1 - lr * weight_decay, p);
     else
       g = g + p * weight_decay;
   }
@@ -147,7 +156,7 @@ void Adam::update(size_t i, const Tensor& grad, const Tensor&, std::vector<Tenso
   };
   Tensor bias1 = on_p(1.0 - b1_power_), bias2 = on_p(1.0 - b2_power_); // 1 - b^t
   Tensor denom = v[i].sqrt() / bias2.sqrt() + eps;
-  p.assign(decayed - m[i] / denom * (host_scalar(lr, p) / bias1));
+  p.assign(decayed - m[i] / denom * (lr_t / bias1));
   state.push_back(m[i]);
   state.push_back(v[i]);
   if (!powers_listed_) { // realized with the step once

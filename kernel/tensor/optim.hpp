@@ -10,12 +10,14 @@
 // The learning rate enters the graph as a realized scalar tensor uploaded from the host each
 // step, not as a constant, so changing lr (schedules) reuses the compiled kernels. Adam's bias
 // corrections come from b1^t, b2^t kept on the device and advanced by the step's own schedule,
-// so a TinyJit replay (which runs no host code) advances them too; lr stays as captured there.
+// so a TinyJit replay (which runs no host code) advances them too; lr stays as captured there
+// unless the step function sets `lr_tensor` from one of its inputs.
 #pragma once
 
 #include "kernel/tensor/tensor.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,10 @@ public:
   int64_t step_count() const { return steps_; }
 
   double lr;
+  // When set, the steps read the learning rate from this 0-d tensor instead of `lr`: a schedule's
+  // value passed into a step function as one of its inputs, which a TinyJit replay binds anew
+  // (host code, reading `lr` included, does not run on replays; see kernel/tensor/jit.hpp).
+  std::optional<Tensor> lr_tensor;
 
 protected:
   // Assigns the new value of params_[i] (whose gradient is g) and its state; appends any state
@@ -54,6 +60,8 @@ protected:
   // device; one upload per value, dtype and device, kept while the steps keep using it (an upload
   // on an asynchronous device may wait for the work queued before it, docs/cuda.md session 19).
   Tensor host_scalar(double value, const Tensor& like);
+  // lr for parameter `p`: lr_tensor on p's device in p's dtype when set, else host_scalar(lr, p).
+  Tensor lr_for(const Tensor& p);
 
   std::vector<Tensor> params_, buffers_;
   int64_t steps_ = 0;

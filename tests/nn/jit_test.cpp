@@ -57,13 +57,16 @@ struct Run {
   MemoryPlan plan;
   int64_t replays = 0;
 };
-Run train(const std::vector<Batch>& data, int64_t bs, bool jit) {
+// With `lr_input`, each step's learning rate (a different one per step, as a schedule's) is the
+// step function's third input.
+Run train(const std::vector<Batch>& data, int64_t bs, bool jit, bool lr_input = false) {
   Tensor::manual_seed(3);
   SmallNet model;
   std::vector<Tensor> trainable = model.parameters();
   for (auto& b : model.buffers()) trainable.push_back(b);
   optim::Adam opt(trainable, 0.01);
   auto step = [&](const std::vector<Tensor>& in) {
+    if (in.size() > 2) opt.lr_tensor = in[2];
     opt.zero_grad();
     Tensor loss = nn::sparse_categorical_crossentropy(model(in[0]), in[1]);
     loss.backward();
@@ -76,7 +79,9 @@ Run train(const std::vector<Batch>& data, int64_t bs, bool jit) {
   for (const auto& b : data) {
     Tensor x = Tensor::from_vector(b.x, {bs, 1, 8, 8});
     Tensor y = Tensor::from_vector(b.y, {bs});
-    losses.push_back(jit ? jit_step({x, y})[0] : step({x, y})[0]);
+    std::vector<Tensor> in{x, y};
+    if (lr_input) in.push_back(Tensor::full({}, losses.size() % 2 ? 0.002 : 0.03, dtypes::float32));
+    losses.push_back(jit ? jit_step(in)[0] : step(in)[0]);
   }
   for (auto& l : losses) run.losses.push_back(l.item<float>());
   for (auto& p : trainable) run.weights.push_back(p.to_vector<float>());
@@ -125,6 +130,24 @@ BOOST_AUTO_TEST_CASE(replayed_training_steps_equal_eager_ones) {
   BOOST_TEST(jit.memory.planned_bytes < jit.memory.intermediate_bytes);
   BOOST_TEST(jit.memory.planned_bytes >= jit.memory.peak_live_bytes);
   check_assignment(jit.lifetimes, jit.plan);
+}
+
+// An lr schedule reaches the replays when the lr is one of the step's inputs (Optimizer::lr_tensor):
+// host code such as `opt.lr = ...` does not run on replays, inputs are bound anew.
+BOOST_AUTO_TEST_CASE(an_lr_input_changes_on_replays) {
+  const int64_t bs = 4;
+  auto data = batches(5, bs);
+  Run eager = train(data, bs, false, true);
+  Run jit = train(data, bs, true, true);
+  Run constant = train(data, bs, true, false);
+  BOOST_TEST(jit.replays == 3);
+  check_close(jit.losses, eager.losses, "loss");
+  for (size_t p = 0; p < eager.weights.size(); ++p)
+    check_close(jit.weights[p], eager.weights[p], "tensor " + std::to_string(p));
+  // lr alternates 0.03, 0.002, ...: a replay that kept the captured step's 0.002 would not match
+  // the eager run; and the lr was read at all (the constant run's 0.01 trains differently)
+  BOOST_TEST(jit.losses[4] != constant.losses[4]);
+  BOOST_TEST(std::fabs(jit.losses[4] - constant.losses[4]) > 1e-4f);
 }
 
 // The JIT adds no memory: the capturing call leaves no autograd history (it clears the gradients

@@ -189,6 +189,55 @@ BOOST_AUTO_TEST_CASE(float32_and_lr_changes) {
       });
 }
 
+// lr as a tensor (Optimizer::lr_tensor: a schedule's value passed into a step as an input) follows
+// torch's equations with that lr, for Adam and for AdamW (whose decay reads it too); the double
+// `lr` (99 here) is not read. A tensor that is not 0-d is refused before anything moves.
+BOOST_AUTO_TEST_CASE(lr_tensor_changing_every_step) {
+  const std::vector<double> lrs = {0.1, 0.05, 0.2, 0.01};
+  for (bool decoupled : {false, true}) {
+    const double wd = decoupled ? 0.1 : 0.0, eps = 1e-8;
+    std::vector<double> m(4, 0), v(4, 0);
+    run_against(
+        decoupled ? "AdamW, lr tensor" : "Adam, lr tensor",
+        [&](Tensor& p) -> std::unique_ptr<optim::Optimizer> {
+          std::unique_ptr<optim::Optimizer> o;
+          if (decoupled)
+            o = std::make_unique<optim::AdamW>(std::vector<Tensor>{p}, 99.0, 0.9, 0.999, eps, wd);
+          else
+            o = std::make_unique<optim::Adam>(std::vector<Tensor>{p}, 99.0);
+          o->lr_tensor = f64({lrs[0]}, tg::Dims{});
+          return o;
+        },
+        [&](auto& p, const auto& grad, int t) {
+          const double lr = lrs[size_t(t - 1)];
+          for (size_t i = 0; i < p.size(); ++i) {
+            if (decoupled) p[i] *= 1 - lr * wd;
+            m[i] = 0.9 * m[i] + 0.1 * grad[i];
+            v[i] = 0.999 * v[i] + 0.001 * grad[i] * grad[i];
+            double bc1 = 1 - std::pow(0.9, t), bc2 = 1 - std::pow(0.999, t);
+            p[i] -= lr / bc1 * m[i] / (std::sqrt(v[i]) / std::sqrt(bc2) + eps);
+          }
+        },
+        int(lrs.size()),
+        [&](optim::Optimizer& o, int t) {
+          if (size_t(t) < lrs.size()) o.lr_tensor = f64({lrs[size_t(t)]}, tg::Dims{});
+        });
+  }
+  Tensor p = f64(kP0, {4});
+  p.requires_grad_();
+  optim::Adam adam({p}, 0.1);
+  adam.lr_tensor = f64({0.1, 0.2}, {2});
+  quad_loss(p).backward();
+  BOOST_CHECK_THROW(adam.step(), tg::TensorError);
+  BOOST_TEST(adam.step_count() == 0);
+  check_close(p, kP0, 0, 0, "parameter after the refused step");
+  adam.lr_tensor.reset(); // the state did not move: the next step is torch's first
+  adam.step();
+  std::vector<double> want = kP0, g = quad_grad(kP0);
+  for (size_t i = 0; i < 4; ++i) want[i] -= 0.1 * g[i] / (std::fabs(g[i]) + 1e-8);
+  check_close(p, want, 1e-12, 1e-14, "first step after the refused one");
+}
+
 BOOST_AUTO_TEST_CASE(skips_and_buffers) {
   Tensor used = f64(kP0, {4}), unused = f64({5, 6}, {2});
   used.requires_grad_();

@@ -21,6 +21,7 @@
 #include <iomanip>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <unistd.h>
@@ -126,9 +127,14 @@ int cmd_train(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")("dataset", po::value<std::string>()->default_value("mnist"),
                                                  "what to train (mnist)")(
       "device", po::value<std::string>()->default_value(""), "device, e.g. CPU (default: $TG_DEVICE or CPU)")(
-      "steps", po::value<int>()->default_value(70), "training steps (0 with --load: evaluate only)")(
-      "bs", po::value<int>()->default_value(512),
-      "batch size")("lr", po::value<double>()->default_value(1e-3), "Adam learning rate")(
+      "steps", po::value<int>()->default_value(140),
+      "training steps (0 with --load: evaluate only); 140 batches of 512 are 1.2 epochs")(
+      "bs", po::value<int>()->default_value(512), "batch size")(
+      "lr", po::value<double>()->default_value(1e-3), "Adam learning rate (the schedule's start)")(
+      "lr-schedule", po::value<std::string>()->default_value("cosine"),
+      "cosine: the learning rate falls from --lr to 0 over --steps (torch's CosineAnnealingLR with "
+      "T_max = steps), so the final weights do not hang on the last few noisy steps; constant: --lr "
+      "throughout (beautiful_mnist's)")(
       "data", po::value<std::string>()->default_value(""),
       "directory with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (default: Fashion-MNIST from the "
       "dataset-fashion-mnist package)")("save", po::value<std::string>(), "write a safetensors checkpoint")(
@@ -163,6 +169,11 @@ int cmd_train(const std::vector<std::string>& args) {
     return 2;
   }
   const double lr = vm["lr"].as<double>();
+  const std::string schedule = vm["lr-schedule"].as<std::string>();
+  if (schedule != "cosine" && schedule != "constant") {
+    std::cerr << "tg train: --lr-schedule is '" << schedule << "'; expected cosine or constant\n";
+    return 2;
+  }
   if (steps < 0 || bs <= 0 || !(lr > 0) || !std::isfinite(lr)) {
     std::cerr << "tg train: --steps must be >= 0, --bs > 0 and --lr a finite number > 0 (got --steps "
               << steps << ", --bs " << bs << ", --lr " << lr << ")\n";
@@ -223,13 +234,16 @@ int cmd_train(const std::vector<std::string>& args) {
   std::cout << "data: " << dir.string() << " (" << train.count << " train, " << test.count
             << " test images)\n";
   std::cout << "device: " << (parallel.empty() ? device : vm["devices"].as<std::string>()) << ", batch " << bs
-            << ", Adam lr " << lr << ", " << steps << " steps, seed " << seed << "\n";
+            << ", Adam lr " << lr << (schedule == "cosine" ? " (cosine to 0)" : "") << ", " << steps
+            << " steps, seed " << seed << "\n";
   std::vector<Tensor> trainable = model.parameters();
   for (auto& b : model.buffers()) trainable.push_back(b);
   optim::Adam opt(trainable, lr);
   std::unique_ptr<DataParallelMnist> data_parallel;
   if (!parallel.empty()) data_parallel = std::make_unique<DataParallelMnist>(model, parallel, lr);
 
+  std::optional<optim::CosineAnnealingLR> cosine;
+  if (schedule == "cosine" && steps > 0) cosine.emplace(opt, steps);
   auto step_fn = mnist_step(model, opt);
   const bool use_jit = vm.count("jit") > 0;
   TinyJit jit_step(step_fn);
@@ -252,16 +266,21 @@ int cmd_train(const std::vector<std::string>& args) {
           xs.push_back(x);
           ys.push_back(y);
         }
+        data_parallel->set_lr(opt.lr);
         loss_value = data_parallel->step(MultiTensor(xs, 0), MultiTensor(ys, 0)).item<float>();
       } else {
         auto [x, y] = batch(train, rows, device);
-        Tensor loss = use_jit ? jit_step({x, y})[0] : step_fn({x, y})[0];
+        std::vector<Tensor> in{x, y};
+        if (cosine)
+          in.push_back(Tensor::from_vector<float>(std::vector<float>{float(opt.lr)}, Dims{}, {}, device));
+        Tensor loss = use_jit ? jit_step(in)[0] : step_fn(in)[0];
         loss_value = loss.item<float>();
       }
     } catch (const std::bad_alloc&) {
       throw Error("out of memory in training step " + std::to_string(step) + " with --bs " +
                   std::to_string(bs) + "; try a smaller batch");
     }
+    if (cosine) cosine->step();
     if (!std::isfinite(loss_value))
       throw Error("training diverged: loss is " + std::to_string(loss_value) + " at step " +
                   std::to_string(step) + " (try a smaller --lr)");
@@ -290,6 +309,7 @@ int cmd_train(const std::vector<std::string>& args) {
   if (vm.count("save")) {
     std::map<std::string, std::string> meta{{"model", "beautiful_mnist"},
                                             {"steps", std::to_string(steps)},
+                                            {"lr_schedule", schedule},
                                             {"test_accuracy", std::to_string(accuracy)}};
     safe_save(vm["save"].as<std::string>(), model.state_dict(), meta);
     std::cout << "saved " << vm["save"].as<std::string>() << "\n";

@@ -31,9 +31,14 @@ struct MnistNet : nn::Module {
 };
 
 // One training step, in the form tg::TinyJit takes: inputs {images, labels} -> {loss}, with Adam
-// stepped and the new weights realized.
+// stepped and the new weights realized. An optional third input, a 0-d tensor, is this step's
+// learning rate (a schedule's value: as an input, a TinyJit replay reads it too).
 inline auto mnist_step(MnistNet& model, optim::Adam& opt) {
   return [&model, &opt](const std::vector<Tensor>& in) {
+    if (in.size() > 2)
+      opt.lr_tensor = in[2];
+    else
+      opt.lr_tensor.reset();
     opt.zero_grad();
     Tensor loss = nn::sparse_categorical_crossentropy(model(in[0]), in[1]);
     loss.backward();

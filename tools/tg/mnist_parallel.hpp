@@ -73,6 +73,10 @@ public:
   }
 
   const std::vector<std::string>& devices() const { return devices_; }
+  // The learning rate of every device's Adam from the next step on (a schedule; eager steps only).
+  void set_lr(double lr) {
+    for (auto& o : opts_) o->lr = lr;
+  }
 
   // One step on the global batch (x: (n, 1, 28, 28) float, y: (n,) int; both sharded along axis
   // 0 over devices()). Returns the global mean loss (replicated).
