@@ -571,9 +571,10 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   // (async_local_copies: CUDA's cp.async): each such copy leads too, right after the step's
   // barrier (legal: its set was last read by step r - 1, which every thread finished before this
   // barrier), so the next tile is not held in registers across the step; the other copies keep
-  // their loads leading and their stores trailing. The bench conv (H200): 96 -> 70 registers, so 4
-  // work groups of 208 threads per SM instead of 2 (each SM quarter holds 16K registers: 5 warps
-  // of 96, 7 of 72); 24.1 -> 26.2-26.3 TFLOPS (docs/cuda.md, session 20, h/convlb).
+  // their loads leading and their stores trailing. The bench conv (H200, NVRTC 13.0): 96 -> 80
+  // registers, so 3 work groups of 208 threads per SM instead of 2 (each quarter of an SM holds
+  // 16K registers: 5 warps of 96, 6 of 80); conv row 24.0-25.2 -> 24.3-26.3 TFLOPS over two calls
+  // (docs/cuda.md, session 20, h/convlb).
   const bool plain_lead = !tc_ && stage_sets_ == 2 && options_.async_local_copies;
   for (const UOpRef& st : copies) {
     const bool lead = rows_lead || (plain_lead && st->src(1)->op() == Ops::LOAD &&
