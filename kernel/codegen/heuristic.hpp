@@ -45,6 +45,10 @@ struct DeviceLimits {
   // The heuristic may stage a matmul's operands in local memory (STAGE); TG_STAGE=0 turns it off,
   // and lower_kernel does when the kernel refuses it.
   bool staging = true;
+  // The device moves a 16-byte global -> local copy without registers (its attribute
+  // async_local_copies; CUDA sm_80+: cp.async): a double-buffered plain STAGE's 16-byte copies
+  // then lead the step instead of trailing it (lower_stage.cpp, stage_copies).
+  bool async_local_copies = false;
   // Work groups of many threads sharing local memory: the GPU-style choices. Otherwise one
   // thread per work group and work groups as CPU tasks.
   bool parallel_groups() const {

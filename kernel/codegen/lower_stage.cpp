@@ -567,9 +567,20 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
         return st->src().size() == 2 && st->src(1)->op() == Ops::LOAD &&
                st->src(1)->dtype().count * st->src(1)->dtype().itemsize() == 16;
       });
+  // Plain double-buffered tiles on a device that moves 16-byte copies without registers
+  // (async_local_copies: CUDA's cp.async): each such copy leads too, right after the step's
+  // barrier (legal: its set was last read by step r - 1, which every thread finished before this
+  // barrier), so the next tile is not held in registers across the step; the other copies keep
+  // their loads leading and their stores trailing. The bench conv (H200, NVRTC 13.0): 96 -> 80
+  // registers, so 3 work groups of 208 threads per SM instead of 2 (each quarter of an SM holds
+  // 16K registers: 5 warps of 96, 6 of 80); conv row 24.0-25.2 -> 24.3-26.3 TFLOPS over two calls
+  // (docs/cuda.md, session 20, h/convlb).
+  const bool plain_lead = !tc_ && stage_sets_ == 2 && options_.async_local_copies;
   for (const UOpRef& st : copies) {
-    leading_values_.push_back(rows_lead ? st : st->src(1));
-    if (!rows_lead) trailing_barriers_.push_back(st);
+    const bool lead = rows_lead || (plain_lead && st->src(1)->op() == Ops::LOAD &&
+                                    st->src(1)->dtype().count * st->src(1)->dtype().itemsize() == 16);
+    leading_values_.push_back(lead ? st : st->src(1));
+    if (!lead) trailing_barriers_.push_back(st);
   }
 }
 

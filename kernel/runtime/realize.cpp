@@ -141,6 +141,10 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
       if (ec != std::errc{} || end != value.data() + value.size())
         throw Error(where + ": attribute max_local_memory_bytes is \"" + value + "\", not a byte count");
       options.max_local_memory_bytes = options.local_memory_bytes ? n : 0; // none without local memory
+    } else if (key == "async_local_copies") {
+      if (value != "16")
+        throw Error(where + ": attribute async_local_copies is \"" + value + "\", not 16 (bytes)");
+      options.async_local_copies = options.local_memory_bytes > 0;
     } else if (key == "work_group_execution") {
       if (value != "serial" && value != "parallel")
         throw Error(where + ": attribute work_group_execution is \"" + value + "\", not serial or parallel");

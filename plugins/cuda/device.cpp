@@ -174,7 +174,7 @@ std::vector<sdk::Attribute> Device::attributes() const {
   nvrtcVersion(&major, &minor);
   const int cc_major = attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   const int cc_minor = attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-  return {
+  std::vector<sdk::Attribute> a = {
       {"cuda.compute_capability", std::to_string(cc_major) + "." + std::to_string(cc_minor)},
       {"cuda.driver_version", std::to_string(d.version / 1000) + "." + std::to_string(d.version % 1000 / 10)},
       {"cuda.nvrtc_version", std::to_string(major) + "." + std::to_string(minor)},
@@ -189,6 +189,10 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"max_local_memory_bytes", std::to_string(max_shared_bytes_)},
       {"cuda.nccl", nccl::status()}, // collectives between GPUs (collectives.hpp)
   };
+  // sm_80 and newer copy 16 bytes global -> shared without registers (cp.async; the renderer's
+  // tg_copy16): double-buffered staged tiles then copy ahead of each step (docs/abi.md, attributes)
+  if (cc_major >= 8) a.push_back({"async_local_copies", "16"});
+  return a;
 }
 
 std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, uint32_t) {

@@ -186,6 +186,59 @@ BOOST_AUTO_TEST_CASE(plain_staged_tiles_double_buffered_past_local_memory_bytes)
   }
 }
 
+// A device that copies 16 bytes without registers (async_local_copies: CUDA's cp.async): the
+// double-buffered conv's 16-byte copies of the next tile lead each step (its stores right after the
+// step's barrier, before the step's loops) instead of trailing it; the same results as NOOPT in
+// the interpreter, whose barriers order the sets as the GPU's do. Without the attribute the
+// stores trail the steps.
+BOOST_AUTO_TEST_CASE(plain_staged_copies_lead_with_async_local_copies) {
+  const std::vector<Opt> list{{OptOp::UPCAST, 1, 4}, {OptOp::UPCAST, 2, 2}, {OptOp::UPCAST, 3, 2},
+                              {OptOp::LOCAL, 1, 8},  {OptOp::LOCAL, 3, 8},  {OptOp::LOCAL, 0, 2},
+                              {OptOp::UPCAST, 1, 2}, {OptOp::STAGE, 4, 4},  {OptOp::STAGE, 5, 3},
+                              {OptOp::STAGE, 6, 3}};
+  auto conv = compute_items(input({2, 16, 18, 18}).conv2d(input({64, 16, 3, 3})));
+  Ran plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  auto choose = [&](const ScheduleItem&, size_t i) {
+    return i + 1 == conv.size() ? std::optional(list) : std::optional(std::vector<Opt>{});
+  };
+  for (bool async : {false, true}) {
+    BOOST_TEST_CONTEXT("async_local_copies " << async) {
+      LowerOptions o = gpu();
+      o.buffer_alignment = 16; // the 16-byte copies (plain_vector_copy)
+      o.async_local_copies = async;
+      o.opts = list;
+      LoweredKernel k = lower_kernel(conv.back(), o);
+      const auto ir = sdk::parse_kernel_ir(linearize(k.sink, k.name).ir);
+      // 16-byte local stores between a barrier inside the tile loop and the next loop: leading copies
+      int depth = 0, leading = 0, barriers = 0;
+      bool after_barrier = false;
+      for (const auto& ins : ir.instructions) {
+        if (ins.op == TG_OP_RANGE) {
+          ++depth;
+          after_barrier = false;
+        }
+        depth -= ins.op == TG_OP_ENDRANGE;
+        if (ins.op == TG_OP_BARRIER && depth > 0) {
+          ++barriers;
+          after_barrier = true;
+        }
+        if (ins.op == TG_OP_STORE && after_barrier && ir.instructions[ins.src[0]].is_local() &&
+            ir.instructions[ins.src[1]].vcount == 4)
+          ++leading;
+      }
+      BOOST_TEST(barriers == 1); // double-buffered: one barrier per step
+      if (async)
+        BOOST_TEST(leading > 0);
+      else
+        BOOST_TEST(leading == 0);
+      LowerOptions base = gpu();
+      base.buffer_alignment = 16;
+      base.async_local_copies = async;
+      check_same(conv, run(conv, base, choose), plain, to_string(list));
+    }
+  }
+}
+
 // The training step's convolutions: 32 output channels, forward and input gradient (a full
 // convolution of the padded output gradient), staged with 8 threads x 4 channels and, the batch
 // being even, two images per work group, against NOOPT. Two output rows per image (one work group

@@ -58,7 +58,8 @@ BOOST_AUTO_TEST_CASE(local_vector_loads_are_128_bit) {
 
 // A staged convolution's weight copy (lower_stage.cpp: plain_vector_copy): a 16-byte global load
 // and a 16-byte store into the tile, gated in a last round the threads do not fill, renders as
-// one guarded float4 store; the window's pairs of columns read 8 bytes at once (float2).
+// one guarded tg_copy16 (cp.async on sm_80 and newer, waited for before the barrier; a float4
+// register copy before); the window's pairs of columns read 8 bytes at once (float2).
 BOOST_AUTO_TEST_CASE(gated_vector_stores_and_pair_reads) {
   tg::sdk::KernelBuilder b("gated_vector");
   auto out = b.global(0, TG_DTYPE_FLOAT32), in = b.global(1, TG_DTYPE_FLOAT32, 16);
@@ -71,14 +72,21 @@ BOOST_AUTO_TEST_CASE(gated_vector_stores_and_pair_reads) {
   b.store(b.index(out, t), b.add(b.gep(pair, 0), b.gep(pair, 1)));
   const std::string text =
       tg::sdk::render::render(tg::sdk::render::Dialect::cuda, tg::sdk::parse_kernel_ir(b.serialize())).text;
-  BOOST_TEST(text.find(") *((float4*)&") != std::string::npos,
-             text); // if (gate) *((float4*)&tile[...]) = ...
+  BOOST_TEST(text.find(") tg_copy16(&") != std::string::npos, text); // if (gate) tg_copy16(&tile[...], ...)
+  BOOST_TEST(text.find("tg_copy16_wait(); __syncthreads();") != std::string::npos, text);
   BOOST_TEST(text.find("float2 ") != std::string::npos, text);
 #ifdef TG_HAVE_NVRTC
   const auto nvrtc = tgtest::nvrtc_compile(text, "gated_vector.cu", "compute_90");
   BOOST_TEST_REQUIRE(nvrtc.ok, nvrtc.log << "\n" << text);
-  BOOST_TEST(nvrtc.ptx.find("st.shared.v4.f32") != std::string::npos, nvrtc.ptx);
+  BOOST_TEST(nvrtc.ptx.find("cp.async.cg.shared.global") != std::string::npos, nvrtc.ptx);
+  BOOST_TEST(nvrtc.ptx.find("cp.async.wait_all") != std::string::npos, nvrtc.ptx);
+  BOOST_TEST(nvrtc.ptx.find("st.shared.v4.f32") == std::string::npos, nvrtc.ptx);
   BOOST_TEST(nvrtc.ptx.find("ld.shared.v2.f32") != std::string::npos, nvrtc.ptx);
+  const auto turing = tgtest::nvrtc_compile(text, "gated_vector.cu", "compute_75"); // no cp.async there
+  BOOST_TEST_REQUIRE(turing.ok, turing.log << "\n" << text);
+  BOOST_TEST(turing.ptx.find("cp.async") == std::string::npos, turing.ptx);
+  BOOST_TEST(turing.ptx.find("ld.global.v4.") != std::string::npos, turing.ptx); // a register copy
+  BOOST_TEST(turing.ptx.find("st.shared.v4.") != std::string::npos, turing.ptx);
 #endif
 }
 

@@ -562,7 +562,8 @@ void CStyle::emit(uint32_t i) {
     std::string gate = ins.src.size() == 3 ? "if (" + lane(ins.src[2], 0) + ") " : "";
     if (async_copy_loads_[ins.src[1]]) {
       const uint32_t g = src(1).src[0];
-      line(async_copy("&" + element(base, element_index(p, 0), true),
+      line(gate +
+           async_copy("&" + element(base, element_index(p, 0), true),
                       "&" + element(lanes_[ir_.instructions[g].src[0]][0], element_index(g, 0), false)));
       return;
     }
@@ -633,7 +634,7 @@ void CStyle::emit(uint32_t i) {
   }
 }
 
-// The STORE/LOAD pairs async_copy moves (see there): a 16-byte unconditional STORE into local
+// The STORE/LOAD pairs async_copy moves (see there): a 16-byte STORE (gated or not) into local
 // memory whose value is a 16-byte LOAD (both aligned to 16) from a global buffer no STORE writes,
 // used only there, with no scope opening or closing between the LOAD's INDEX and the STORE.
 void CStyle::find_async_copies() {
@@ -648,7 +649,7 @@ void CStyle::find_async_copies() {
   }
   for (uint32_t i = 0; i < list.size(); ++i) {
     const Instruction& st = list[i];
-    if (st.op != TG_OP_STORE || st.src.size() != 2 || !list[st.src[0]].is_local() || st.arg0 < 16) continue;
+    if (st.op != TG_OP_STORE || st.src.size() < 2 || !list[st.src[0]].is_local() || st.arg0 < 16) continue;
     const uint32_t v = st.src[1];
     const Instruction& ld = list[v];
     if (ld.op != TG_OP_LOAD || ld.src.size() != 1 || uses[v] != 1 || ld.arg0 < 16 ||

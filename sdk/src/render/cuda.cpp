@@ -117,6 +117,7 @@ private:
   // Copies by cp.async (async_copy) are waited for first, so that the fence and the barrier
   // publish them as they do ordinary stores.
   std::string barrier() const override {
+    if (async_copies_ && !tensor_core_program()) return "tg_copy16_wait(); __syncthreads();";
     return std::string(async_copies_ ? "asm volatile(\"cp.async.wait_all;\" ::: \"memory\"); " : "") +
            (uses_wgmma(ir_)
                 ? "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); __syncthreads();"
@@ -124,8 +125,13 @@ private:
   }
   // cp.async.cg (sm_80 and newer; 16 bytes, through L2 only) for the tiles of WGMMA programs whose
   // B is n-major (the TCWG matmul's 16-byte rows of A and B), which then skip registers; other
-  // programs keep their register copies (byte for byte).
+  // tensor-core programs keep their register copies (byte for byte).
+  // Programs without tensor cores (the staged f32 convolutions and matmuls) move every such copy
+  // by tg_copy16 (cp.async.cg on sm_80 and newer, a register copy before): a double-buffered
+  // tile's copies then lead the step (lower_stage.cpp, stage_copies) without holding the next
+  // tile in registers across it.
   std::string async_copy(const std::string& local, const std::string& global) const override {
+    if (!tensor_core_program()) return "tg_copy16(" + local + ", " + global + ");";
     bool rows = false; // every tile a set of 16-byte rows: A, and B n-major
     for (const auto& ins : ir_.instructions) rows |= ins.op == TG_OP_WGMMA && wgmma_b_n_major(ins.arg0);
     if (!rows) return "";
@@ -288,6 +294,12 @@ private:
     return "__bfloat162float(__ushort_as_bfloat16((unsigned short)(" + u + ")))";
   }
 
+  bool tensor_core_program() const {
+    for (const auto& ins : ir_.instructions)
+      if (ins.op == TG_OP_WMMA || ins.op == TG_OP_WGMMA) return true;
+    return false;
+  }
+
   bool wmma_uses(tg_dtype input) const {
     for (const auto& ins : ir_.instructions)
       if (ins.op == TG_OP_WMMA && ir_.instructions[ins.src[0]].dtype == input) return true;
@@ -305,6 +317,16 @@ private:
       s += "__device__ __forceinline__ unsigned tg_pack_bf2(float lo, float hi) {\n"
            "  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);\n  return "
            "*reinterpret_cast<unsigned*>(&v);\n}\n";
+    if (async_copies_ && !tensor_core_program())
+      s += "// 16 bytes global -> shared without registers (cp.async, sm_80 and newer); waited for before\n"
+           "// each barrier\n"
+           "__device__ __forceinline__ void tg_copy16(void* l, const void* g) {\n"
+           "#if __CUDA_ARCH__ >= 800\n"
+           "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: "
+           "\"r\"((unsigned)__cvta_generic_to_shared(l)), \"l\"(g) : \"memory\");\n"
+           "#else\n  *(float4*)l = *(const float4*)g;\n#endif\n}\n"
+           "__device__ __forceinline__ void tg_copy16_wait() {\n"
+           "#if __CUDA_ARCH__ >= 800\n  asm volatile(\"cp.async.wait_all;\" ::: \"memory\");\n#endif\n}\n";
     if (uses_wgmma(ir_))
       s += "// a shared-memory matrix descriptor: address, leading and stride byte offsets >> 4, no swizzle\n"
            "__device__ __forceinline__ unsigned long long tg_wgmma_desc(const void* p, unsigned long long "
