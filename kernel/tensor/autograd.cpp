@@ -49,10 +49,18 @@ private:
 thread_local int no_grad_depth = 0;
 
 // The nodes that stand for live requires_grad tensors: each one's current node and, after a read,
-// the expression that node replaced. `hold` keeps the set's pointers valid while it is used.
+// the expression that node replaced. `hold` keeps the set's pointers valid while it is used. The
+// set is a sorted vector: it is built for every realized target a realize picks up (dozens per
+// training step) and has a few dozen entries, where a hash set allocated a node per entry.
 struct LeafNodes {
   std::vector<UOpRef> hold;
-  std::unordered_set<const UOp*> set;
+  struct Sorted {
+    std::vector<const UOp*> nodes;
+    bool empty() const { return nodes.empty(); }
+    std::size_t count(const UOp* u) const {
+      return std::binary_search(nodes.begin(), nodes.end(), u) ? 1 : 0;
+    }
+  } set;
 };
 
 LeafNodes current_leaves() {
@@ -61,7 +69,10 @@ LeafNodes current_leaves() {
     out.hold.push_back(s->uop);
     if (auto lazy = s->lazy.lock()) out.hold.push_back(std::move(lazy));
   }
-  for (const auto& u : out.hold) out.set.insert(u.get());
+  out.set.nodes.reserve(out.hold.size());
+  for (const auto& u : out.hold) out.set.nodes.push_back(u.get());
+  std::sort(out.set.nodes.begin(), out.set.nodes.end());
+  out.set.nodes.erase(std::unique(out.set.nodes.begin(), out.set.nodes.end()), out.set.nodes.end());
   return out;
 }
 
