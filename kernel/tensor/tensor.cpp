@@ -19,49 +19,6 @@ namespace tg {
 
 namespace {
 
-// node -> its substitute, for one RealizedCache::substitute walk: a flat open-addressing table
-// (linear probing, at most half full). The walk visits a training step's ~1000-node graphs
-// several times per step; an unordered_map allocated a node per entry (session 20).
-class NodeMap {
-public:
-  NodeMap() { resize(1024); }
-  const UOpRef* find(const UOp* u) const {
-    const Slot& s = slots_[slot(u)];
-    return s.first ? &s.second : nullptr;
-  }
-  // Keeps the first value of a node.
-  void emplace(const UOp* u, UOpRef v) {
-    if ((count_ + 1) * 2 > slots_.size()) {
-      std::vector<Slot> old = std::move(slots_);
-      resize(old.size() * 2);
-      for (auto& [node, value] : old)
-        if (node) slots_[slot(node)] = {node, std::move(value)};
-    }
-    Slot& s = slots_[slot(u)];
-    if (s.first) return;
-    s = {u, std::move(v)};
-    ++count_;
-  }
-
-private:
-  using Slot = std::pair<const UOp*, UOpRef>;
-  void resize(std::size_t size) {
-    slots_ = std::vector<Slot>(size);
-    bits_ = std::countr_zero(size);
-  }
-  // u's slot, or the empty one where it would go (node addresses share their low bits: the
-  // multiplicative hash's high bits pick the start).
-  std::size_t slot(const UOp* u) const {
-    const std::size_t mask = slots_.size() - 1;
-    std::size_t i = (reinterpret_cast<std::uintptr_t>(u) * 0x9e3779b97f4a7c15ULL) >> (64 - bits_);
-    while (slots_[i].first && slots_[i].first != u) i = (i + 1) & mask;
-    return i;
-  }
-  std::vector<Slot> slots_;
-  std::size_t count_ = 0;
-  int bits_ = 0;
-};
-
 // What each computed node became (a view of its BUFFER). Keyed by the lazy node, held weakly so
 // an entry dies with the last reference to the expression. Who owns the stored result depends on
 // who asked for it: an intermediate (a node the schedule chose to store, which graphs of later
@@ -113,7 +70,7 @@ public:
     std::lock_guard lock(mutex_);
     if (map_.empty()) return root;
     const bool settled_valid = settled_generation_ == generation_ && settled_device_ == device;
-    NodeMap out;
+    detail::NodeMap out;
     // Sets out[u] and returns true when u needs no walk below it.
     auto resolve = [&](const UOpRef& u) {
       if (auto it = map_.find(u.get()); it != map_.end())
