@@ -558,7 +558,7 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   std::vector<UOpRef> order = toposort(root);
   // only nodes that lead to a target need a gradient
   std::vector<std::vector<UOpRef>> target_nodes;
-  std::unordered_set<const UOp*> targeted, needed;
+  detail::NodeSet targeted, needed;
   for (const auto& t : targets) {
     target_nodes.push_back(nodes_of(t));
     for (const auto& n : target_nodes.back()) targeted.insert(n.get());
@@ -641,7 +641,7 @@ void Tensor::backward(std::optional<Tensor> seed) const {
   }
   GradOrigins::instance().purge();
   Unrealize unrealize;
-  std::unordered_set<const UOp*> in_graph;
+  detail::NodeSet in_graph;
   for (const auto& n : toposort(unrealize(uop()))) in_graph.insert(n.get());
   std::vector<Tensor> leaves;
   for (const auto& state : GradRegistry::instance().live()) {

@@ -58,6 +58,42 @@ private:
   int bits_ = 0;
 };
 
+// A set of nodes for one walk (the graph autograd differentiates, the nodes that need a
+// gradient): flat open addressing like NodeMap, one allocation per growth instead of one per
+// node (session 20). Raw pointers: the caller keeps the nodes alive.
+class NodeSet {
+public:
+  NodeSet() { resize(1024); }
+  bool count(const UOp* u) const { return slots_[slot(u)] != nullptr; }
+  void insert(const UOp* u) {
+    if ((count_ + 1) * 2 > slots_.size()) {
+      std::vector<const UOp*> old = std::move(slots_);
+      resize(old.size() * 2);
+      for (const UOp* node : old)
+        if (node) slots_[slot(node)] = node;
+    }
+    const UOp*& s = slots_[slot(u)];
+    if (s) return;
+    s = u;
+    ++count_;
+  }
+
+private:
+  void resize(std::size_t size) {
+    slots_.assign(size, nullptr);
+    bits_ = std::countr_zero(size);
+  }
+  std::size_t slot(const UOp* u) const {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = (reinterpret_cast<std::uintptr_t>(u) * 0x9e3779b97f4a7c15ULL) >> (64 - bits_);
+    while (slots_[i] && slots_[i] != u) i = (i + 1) & mask;
+    return i;
+  }
+  std::vector<const UOp*> slots_;
+  std::size_t count_ = 0;
+  int bits_ = 0;
+};
+
 // Called when a tensor's expression `expr` is about to be replaced by its realized `view`:
 // autograd keeps what it needs to differentiate through `view` later (autograd.cpp).
 void note_realized(const UOpRef& expr, const UOpRef& view);
