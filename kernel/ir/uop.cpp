@@ -452,12 +452,25 @@ namespace {
 
 // The nodes a walk has visited: a linear scan over a fixed array while they are few (a tiny op's
 // graph, where a hash set's allocations cost more than the walk), then a flat open-addressing set
-// (linear probing, at most half full): one allocation per growth instead of a node per insert
-// (the training step's walks visit ~1000 nodes several times per realize; docs/cuda.md session 19).
+// (linear probing, at most half full; the training step's walks visit ~1000 nodes several times
+// per realize; docs/cuda.md session 19). The set is the thread's, kept between walks: each walk
+// marks its entries with a new stamp, so an older walk's entries read as empty and nothing is
+// cleared or allocated per walk. A set allocated per walk grew 256 -> 2048 slots each time and
+// its allocations and frees were ~3% of the eager training step's host time (session 20).
+// One walk at a time per thread: toposort calls nothing that walks.
 class SeenNodes {
 public:
+  SeenNodes() = default;
+  SeenNodes(const SeenNodes&) = delete;
+  SeenNodes& operator=(const SeenNodes&) = delete;
+  ~SeenNodes() {
+    if (!table_) return;
+    // A huge walk's table is not kept for the thread's lifetime (1 MiB at most is).
+    if (table_->slots.size() > (std::size_t(1) << 16)) *table_ = Table{};
+  }
+
   bool insert(const UOp* u) { // true when u is new
-    if (slots_.empty()) {
+    if (!table_) {
       if (std::find(few_.begin(), few_.begin() + std::ptrdiff_t(count_), u) !=
           few_.begin() + std::ptrdiff_t(count_))
         return false;
@@ -465,41 +478,69 @@ public:
         few_[count_++] = u;
         return true;
       }
-      rehash(256);
-      for (const UOp* f : few_) place(f);
+      table_ = &thread_table();
+      table_->begin_walk();
+      for (const UOp* f : few_) table_->place(f);
     }
-    if ((count_ + 1) * 2 > slots_.size()) {
-      std::vector<const UOp*> old = std::move(slots_);
-      rehash(old.size() * 2);
-      for (const UOp* f : old)
-        if (f) place(f);
-    }
-    return place(u);
+    return table_->insert(u);
   }
 
 private:
-  void rehash(std::size_t size) {
-    slots_.assign(size, nullptr);
-    bits_ = std::countr_zero(size);
-    count_ = 0;
-  }
-  // Node addresses share their low bits (alignment): the slot takes a multiplicative hash's high bits.
-  bool place(const UOp* u) {
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = (reinterpret_cast<std::uintptr_t>(u) * 0x9e3779b97f4a7c15ULL) >> (64 - bits_);;
-         i = (i + 1) & mask) {
-      if (slots_[i] == u) return false;
-      if (!slots_[i]) {
-        slots_[i] = u;
-        ++count_;
-        return true;
+  struct Slot {
+    const UOp* node = nullptr;
+    std::uint32_t stamp = 0; // the walk that placed it; another walk's slot is empty
+  };
+  struct Table {
+    std::vector<Slot> slots; // a power of two, or empty before the first large walk
+    int bits = 0;
+    std::size_t count = 0;   // this walk's entries
+    std::uint32_t stamp = 0; // this walk's
+
+    void begin_walk() {
+      count = 0;
+      if (slots.empty()) resize(256);
+      if (++stamp == 0) { // wrapped: old stamps could match again
+        std::fill(slots.begin(), slots.end(), Slot{});
+        stamp = 1;
       }
     }
+    bool insert(const UOp* u) {
+      if ((count + 1) * 2 > slots.size()) {
+        std::vector<Slot> old = std::move(slots);
+        resize(old.size() * 2);
+        count = 0;
+        for (const Slot& s : old)
+          if (s.stamp == stamp) place(s.node);
+      }
+      return place(u);
+    }
+    void resize(std::size_t size) {
+      slots.assign(size, Slot{});
+      bits = std::countr_zero(size);
+    }
+    // Node addresses share their low bits (alignment): the slot takes a multiplicative hash's high bits.
+    bool place(const UOp* u) {
+      const std::size_t mask = slots.size() - 1;
+      for (std::size_t i = (reinterpret_cast<std::uintptr_t>(u) * 0x9e3779b97f4a7c15ULL) >> (64 - bits);;
+           i = (i + 1) & mask) {
+        Slot& s = slots[i];
+        if (s.stamp != stamp) {
+          s = Slot{u, stamp};
+          ++count;
+          return true;
+        }
+        if (s.node == u) return false;
+      }
+    }
+  };
+  static Table& thread_table() {
+    thread_local Table t;
+    return t;
   }
+
   std::array<const UOp*, 32> few_{};
   std::size_t count_ = 0;
-  std::vector<const UOp*> slots_; // power of two, or empty while the array serves
-  int bits_ = 0;
+  Table* table_ = nullptr; // the thread's, once the walk outgrew few_
 };
 
 } // namespace

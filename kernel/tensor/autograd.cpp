@@ -49,10 +49,18 @@ private:
 thread_local int no_grad_depth = 0;
 
 // The nodes that stand for live requires_grad tensors: each one's current node and, after a read,
-// the expression that node replaced. `hold` keeps the set's pointers valid while it is used.
+// the expression that node replaced. `hold` keeps the set's pointers valid while it is used. The
+// set is a sorted vector: it is built for every realized target a realize picks up (dozens per
+// training step) and has a few dozen entries, where a hash set allocated a node per entry.
 struct LeafNodes {
   std::vector<UOpRef> hold;
-  std::unordered_set<const UOp*> set;
+  struct Sorted {
+    std::vector<const UOp*> nodes;
+    bool empty() const { return nodes.empty(); }
+    std::size_t count(const UOp* u) const {
+      return std::binary_search(nodes.begin(), nodes.end(), u) ? 1 : 0;
+    }
+  } set;
 };
 
 LeafNodes current_leaves() {
@@ -61,7 +69,10 @@ LeafNodes current_leaves() {
     out.hold.push_back(s->uop);
     if (auto lazy = s->lazy.lock()) out.hold.push_back(std::move(lazy));
   }
-  for (const auto& u : out.hold) out.set.insert(u.get());
+  out.set.nodes.reserve(out.hold.size());
+  for (const auto& u : out.hold) out.set.nodes.push_back(u.get());
+  std::sort(out.set.nodes.begin(), out.set.nodes.end());
+  out.set.nodes.erase(std::unique(out.set.nodes.begin(), out.set.nodes.end()), out.set.nodes.end());
   return out;
 }
 
@@ -96,6 +107,7 @@ public:
     }
     if (map_.count(view.get()) || memo_.count(view.get())) ++epoch_; // its leaves change
     map_[view.get()] = Entry{view, expr, std::move(leaves)};
+    ++version_;
   }
 
   // A leaf may now be a node that graphs seen before contain (requires_grad_, assign).
@@ -105,16 +117,23 @@ public:
     ++epoch_;
   }
 
-  // The expression `view` was computed from, if recorded.
-  std::optional<UOpRef> expression(const UOpRef& view) {
+  // Counts the changes of the recorded views: a snapshot() stays valid while it is the same.
+  uint64_t version() {
     std::lock_guard lock(mutex_);
-    const Entry* e = find(view);
-    return e ? std::optional<UOpRef>(e->expr) : std::nullopt;
+    return version_;
   }
 
-  bool empty() {
+  // The recorded views that are alive and the expressions they were computed from, sorted by the
+  // view's address (Unrealize looks every node of a graph up: one lock per walk, not per node).
+  std::vector<std::pair<UOpRef, UOpRef>> snapshot() {
     std::lock_guard lock(mutex_);
-    return map_.empty();
+    std::vector<std::pair<UOpRef, UOpRef>> out;
+    out.reserve(map_.size());
+    for (const auto& [raw, e] : map_)
+      if (UOpRef view = e.view.lock(); view && view.get() == raw) out.emplace_back(std::move(view), e.expr);
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.first.get() < b.first.get(); });
+    return out;
   }
 
   void purge() {
@@ -131,6 +150,7 @@ public:
         if (find(view)) {
           map_.erase(view.get());
           ++epoch_;
+          ++version_;
         }
   }
 
@@ -264,7 +284,10 @@ private:
         if (auto leaf = w.lock(); leaf && current.set.count(leaf.get())) return false;
       return true;
     });
-    if (map_.size() != before) ++epoch_; // a recorded view's leaves no longer count
+    if (map_.size() != before) { // a recorded view's leaves no longer count
+      ++epoch_;
+      ++version_;
+    }
   }
 
   std::mutex mutex_;
@@ -277,38 +300,56 @@ private:
   std::vector<std::weak_ptr<const UOp>> memo_leaves_;
   std::unordered_map<const UOp*, int> memo_index_;
   uint64_t epoch_ = 0, memo_epoch_ = 0;
+  uint64_t version_ = 0; // bumped whenever map_ changes (snapshot())
 };
 
 // The graph autograd differentiates: every recorded realized view replaced by the expression it
 // was computed from (recursively: that expression may hold views read earlier). Memoized, so a
-// node shared by several roots maps to one node.
+// node shared by several roots maps to one node. The recorded views are read once per call (a
+// snapshot, taken again when they changed: a rule's read may record one), not under a lock per
+// node, and the memo is a flat map (session 20).
 class Unrealize {
 public:
   UOpRef operator()(const UOpRef& root) {
-    if (GradOrigins::instance().empty()) return root;
-    if (auto it = memo_.find(root.get()); it != memo_.end()) return it->second;
+    if (const uint64_t v = GradOrigins::instance().version(); !views_ || v != version_) {
+      views_ = GradOrigins::instance().snapshot();
+      version_ = v;
+    }
+    if (views_->empty()) return root;
+    if (const UOpRef* known = memo_.find(root.get())) return *known;
     for (const auto& u : toposort(root)) {
-      if (memo_.count(u.get())) continue;
+      if (memo_.find(u.get())) continue;
       UOpRef out;
-      if (auto expr = GradOrigins::instance().expression(u)) {
-        out = (*this)(*expr);
+      if (const UOpRef* expr = expression(u.get())) {
+        UOpRef e = *expr; // the recursion may take a new snapshot
+        out = (*this)(e);
       } else {
-        std::vector<UOpRef> src;
-        bool changed = false;
-        for (const auto& s : u->src()) {
-          src.push_back(memo_.at(s.get()));
-          changed |= src.back() != s;
+        bool changed = false; // most nodes keep their sources: no vector for them
+        for (const auto& s : u->src()) changed |= *memo_.find(s.get()) != s;
+        if (changed) {
+          std::vector<UOpRef> src;
+          src.reserve(u->src().size());
+          for (const auto& s : u->src()) src.push_back(*memo_.find(s.get()));
+          out = replace_src(u, std::move(src));
+        } else {
+          out = u;
         }
-        out = changed ? replace_src(u, std::move(src)) : u;
       }
-      memo_.emplace(u.get(), out);
+      memo_.emplace(u.get(), std::move(out));
       keep_.push_back(u);
     }
-    return memo_.at(root.get());
+    return *memo_.find(root.get());
   }
 
 private:
-  std::unordered_map<const UOp*, UOpRef> memo_;
+  const UOpRef* expression(const UOp* u) const {
+    auto it = std::lower_bound(views_->begin(), views_->end(), u,
+                               [](const auto& entry, const UOp* p) { return entry.first.get() < p; });
+    return it != views_->end() && it->first.get() == u ? &it->second : nullptr;
+  }
+  std::optional<std::vector<std::pair<UOpRef, UOpRef>>> views_; // GradOrigins::snapshot()
+  uint64_t version_ = 0;
+  detail::NodeMap memo_;
   std::vector<UOpRef> keep_; // memo keys are raw pointers
 };
 
@@ -517,7 +558,7 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   std::vector<UOpRef> order = toposort(root);
   // only nodes that lead to a target need a gradient
   std::vector<std::vector<UOpRef>> target_nodes;
-  std::unordered_set<const UOp*> targeted, needed;
+  detail::NodeSet targeted, needed;
   for (const auto& t : targets) {
     target_nodes.push_back(nodes_of(t));
     for (const auto& n : target_nodes.back()) targeted.insert(n.get());
@@ -600,7 +641,7 @@ void Tensor::backward(std::optional<Tensor> seed) const {
   }
   GradOrigins::instance().purge();
   Unrealize unrealize;
-  std::unordered_set<const UOp*> in_graph;
+  detail::NodeSet in_graph;
   for (const auto& n : toposort(unrealize(uop()))) in_graph.insert(n.get());
   std::vector<Tensor> leaves;
   for (const auto& state : GradRegistry::instance().live()) {

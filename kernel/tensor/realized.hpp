@@ -6,11 +6,93 @@
 
 #include "kernel/tensor/tensor.hpp"
 
+#include <bit>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace tg::detail {
+
+// node -> node for one walk over a graph (RealizedCache::substitute, autograd's Unrealize): a flat
+// open-addressing table (linear probing, at most half full). Those walks visit a training step's
+// ~1000-node graphs several times per step; an unordered_map allocated a node per entry
+// (docs/cuda.md, session 20). Keys are raw pointers: the caller keeps them alive.
+class NodeMap {
+public:
+  NodeMap() { resize(1024); }
+  const UOpRef* find(const UOp* u) const {
+    const Slot& s = slots_[slot(u)];
+    return s.first ? &s.second : nullptr;
+  }
+  // Keeps the first value of a node.
+  void emplace(const UOp* u, UOpRef v) {
+    if ((count_ + 1) * 2 > slots_.size()) {
+      std::vector<Slot> old = std::move(slots_);
+      resize(old.size() * 2);
+      for (auto& [node, value] : old)
+        if (node) slots_[slot(node)] = {node, std::move(value)};
+    }
+    Slot& s = slots_[slot(u)];
+    if (s.first) return;
+    s = {u, std::move(v)};
+    ++count_;
+  }
+
+private:
+  using Slot = std::pair<const UOp*, UOpRef>;
+  void resize(std::size_t size) {
+    slots_ = std::vector<Slot>(size);
+    bits_ = std::countr_zero(size);
+  }
+  // u's slot, or the empty one where it would go (node addresses share their low bits: the
+  // multiplicative hash's high bits pick the start).
+  std::size_t slot(const UOp* u) const {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = (reinterpret_cast<std::uintptr_t>(u) * 0x9e3779b97f4a7c15ULL) >> (64 - bits_);
+    while (slots_[i].first && slots_[i].first != u) i = (i + 1) & mask;
+    return i;
+  }
+  std::vector<Slot> slots_;
+  std::size_t count_ = 0;
+  int bits_ = 0;
+};
+
+// A set of nodes for one walk (the graph autograd differentiates, the nodes that need a
+// gradient): flat open addressing like NodeMap, one allocation per growth instead of one per
+// node (session 20). Raw pointers: the caller keeps the nodes alive.
+class NodeSet {
+public:
+  NodeSet() { resize(1024); }
+  bool count(const UOp* u) const { return slots_[slot(u)] != nullptr; }
+  void insert(const UOp* u) {
+    if ((count_ + 1) * 2 > slots_.size()) {
+      std::vector<const UOp*> old = std::move(slots_);
+      resize(old.size() * 2);
+      for (const UOp* node : old)
+        if (node) slots_[slot(node)] = node;
+    }
+    const UOp*& s = slots_[slot(u)];
+    if (s) return;
+    s = u;
+    ++count_;
+  }
+
+private:
+  void resize(std::size_t size) {
+    slots_.assign(size, nullptr);
+    bits_ = std::countr_zero(size);
+  }
+  std::size_t slot(const UOp* u) const {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = (reinterpret_cast<std::uintptr_t>(u) * 0x9e3779b97f4a7c15ULL) >> (64 - bits_);
+    while (slots_[i] && slots_[i] != u) i = (i + 1) & mask;
+    return i;
+  }
+  std::vector<const UOp*> slots_;
+  std::size_t count_ = 0;
+  int bits_ = 0;
+};
 
 // Called when a tensor's expression `expr` is about to be replaced by its realized `view`:
 // autograd keeps what it needs to differentiate through `view` later (autograd.cpp).

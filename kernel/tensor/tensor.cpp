@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -69,7 +70,7 @@ public:
     std::lock_guard lock(mutex_);
     if (map_.empty()) return root;
     const bool settled_valid = settled_generation_ == generation_ && settled_device_ == device;
-    std::unordered_map<const UOp*, UOpRef> out;
+    detail::NodeMap out;
     // Sets out[u] and returns true when u needs no walk below it.
     auto resolve = [&](const UOpRef& u) {
       if (auto it = map_.find(u.get()); it != map_.end())
@@ -91,20 +92,22 @@ public:
       const UOpRef& u = *node;
       if (next < u->src().size()) {
         const UOpRef& s = u->src(next++);
-        if (!out.count(s.get()) && !resolve(s)) stack.push_back({&s, 0});
+        if (!out.find(s.get()) && !resolve(s)) stack.push_back({&s, 0});
         continue;
       }
-      std::vector<UOpRef> src;
-      src.reserve(u->src().size());
-      bool changed = false;
-      for (const auto& s : u->src()) {
-        src.push_back(out.at(s.get()));
-        changed |= src.back() != s;
+      bool changed = false; // most nodes keep their sources: no vector for them
+      for (const auto& s : u->src()) changed |= *out.find(s.get()) != s;
+      if (changed) {
+        std::vector<UOpRef> src;
+        src.reserve(u->src().size());
+        for (const auto& s : u->src()) src.push_back(*out.find(s.get()));
+        out.emplace(u.get(), replace_src(u, std::move(src)));
+      } else {
+        out.emplace(u.get(), u);
       }
-      out.emplace(u.get(), changed ? replace_src(u, std::move(src)) : u);
       stack.pop_back();
     }
-    UOpRef result = out.at(root.get());
+    UOpRef result = *out.find(root.get());
     if (!settled_valid || settled_.size() > 4096) { // bounded: entries of dead nodes pile up
       settled_.clear();
       settled_generation_ = generation_;

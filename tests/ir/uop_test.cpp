@@ -148,6 +148,38 @@ BOOST_AUTO_TEST_CASE(toposort_of_a_large_shared_graph) {
   BOOST_TEST(misplaced == 0);
 }
 
+// toposort's visited set past 32 nodes is the thread's, kept between walks and told apart by a
+// stamp per walk (uop.cpp): a node an earlier walk visited must still be visited by the next one.
+// Walks of overlapping large graphs, small ones between them, each against a plain reachability.
+BOOST_AUTO_TEST_CASE(toposort_walks_in_turn_see_every_node) {
+  auto reachable = [](const UOpRef& root) {
+    std::set<const UOp*> seen{root.get()};
+    std::vector<const UOp*> stack{root.get()};
+    while (!stack.empty()) {
+      const UOp* u = stack.back();
+      stack.pop_back();
+      for (const auto& s : u->src())
+        if (seen.insert(s.get()).second) stack.push_back(s.get());
+    }
+    return seen;
+  };
+  auto v = UOp::variable("turns", 0, 1000);
+  std::vector<UOpRef> chain{v};
+  for (int i = 1; i < 1500; ++i) chain.push_back((chain[size_t(i) - 1] + chain[size_t(i) / 3]) * (i + 7));
+  std::vector<UOpRef> roots{chain[700], chain[10],      chain.back(), chain[699] + chain[1400],
+                            v * 3,      chain[1499] * 2};
+  int wrong = 0;
+  for (int round = 0; round < 2; ++round)
+    for (const UOpRef& root : roots) {
+      std::vector<UOpRef> order = toposort(root);
+      std::set<const UOp*> got;
+      for (const auto& u : order) wrong += !got.insert(u.get()).second; // no node twice
+      wrong += got != reachable(root);
+      wrong += order.back() != root;
+    }
+  BOOST_TEST(wrong == 0);
+}
+
 BOOST_AUTO_TEST_CASE(toposort_and_exports) {
   auto x = UOp::variable("x", 0, 10);
   auto s = x + 3;

@@ -217,6 +217,26 @@ BOOST_AUTO_TEST_CASE(custom_gradient_inputs_realized_later) {
   check_close(gw1, gw0, 1e-12, 1e-14, "dw after reads");
 }
 
+// A custom gradient's vjp that reads a captured tensor whose value an earlier realize stored
+// records that read (note_realized) while the gradient is being built; looking the vjp's input up
+// afterwards must see the record (autograd's Unrealize takes its snapshot of the records again
+// when they changed), or the input's gradient, and w's, is lost. d/dw sum(exp(3w)) = 3 exp(3w).
+BOOST_AUTO_TEST_CASE(custom_gradient_reads_a_stored_input_while_differentiating) {
+  const std::vector<double> wv{0.5, -1.0, 0.25};
+  Tensor w = f64(wv, {3}).requires_grad_();
+  Tensor a = (w * 3.0).contiguous(); // its own kernel: the loss's realize stores it
+  Tensor y = Tensor::with_custom_gradient(a.exp(), [a](const Tensor& g) {
+    return std::vector<std::pair<Tensor, Tensor>>{{a, g * a.exp()}}; // reads a's stored value
+  });
+  Tensor loss = y.sum();
+  (void)loss.item<double>(); // a's tensor still holds its expression
+  loss.backward();
+  BOOST_REQUIRE(w.grad().has_value());
+  std::vector<double> want;
+  for (double v : wv) want.push_back(3 * std::exp(3 * v));
+  check_close(*w.grad(), want, 1e-12, 0, "d/dw sum(exp(3w)) through a custom gradient");
+}
+
 // After a read, the gradient reads the forward values already stored instead of computing them
 // again: softmax's max and sum are stored kernels of the forward pass.
 BOOST_AUTO_TEST_CASE(gradient_reuses_stored_forward_values) {
