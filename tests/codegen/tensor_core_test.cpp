@@ -732,11 +732,16 @@ BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
 #endif
       }
     }
-  { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB)
+  { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB); swizzled, B n-major (the
+    // defaults): 2x1 warpgroups of 64x256, else 2x2 of 64x128
     const Matmul deep = matmul(256, 320, 512, dtypes::float16);
     const Lowered l = lower(deep, big);
-    BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") != std::string::npos,
+    BOOST_TEST(l.kernel.opts.find("[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]") != std::string::npos,
                l.kernel.opts);
+    LowerOptions plain = big;
+    plain.wgmma_swizzle = false;
+    BOOST_TEST(lower(deep, plain).kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") !=
+               std::string::npos);
     BOOST_TEST(run_error(deep, l) < 2e-3);
     const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
     BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 64 * 2));
@@ -825,8 +830,11 @@ BOOST_AUTO_TEST_CASE(tcwg_swizzled_tiles_match_a_double_reference) {
       o.wgmma_b_n_major = bn;
       const Lowered l = lower(deep, o);
       BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts << (bn ? " B n-major" : "")) {
-        BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") !=
+        // B n-major: 2x1 warpgroups of 64x256 (heuristic.cpp), else 2x2 of 64x128; the same block
+        BOOST_TEST(l.kernel.opts.find(bn ? "[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]"
+                                         : "[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") !=
                    std::string::npos);
+        const int per_thread = bn ? 2 : 1; // 256 threads, else 512
         const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
         int swizzled = 0, wgmmas = 0, stores16 = 0, loads16 = 0;
         for (const auto& ins : ir.instructions) {
@@ -838,9 +846,9 @@ BOOST_AUTO_TEST_CASE(tcwg_swizzled_tiles_match_a_double_reference) {
         }
         BOOST_TEST(wgmmas == 4); // 64 k per tile
         BOOST_TEST(swizzled == wgmmas);
-        // prologue and loop: A 128x64 (2 chunks per thread), B 64x256 (4) over 512 threads
-        BOOST_TEST(stores16 == 2 * (2 + 4));
-        BOOST_TEST(loads16 == (bn ? 2 * (2 + 4) : 2 * 2));
+        // prologue and loop: A 128x64 (1024 16-byte chunks), B 64x256 (2048) over the threads
+        BOOST_TEST(stores16 == 2 * (2 + 4) * per_thread);
+        BOOST_TEST(loads16 == (bn ? 2 * (2 + 4) * per_thread : 2 * 2));
         BOOST_TEST(run_error(deep, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
         const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
         BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 64 * 2));
