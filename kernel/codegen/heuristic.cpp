@@ -263,6 +263,13 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
       const uint64_t set = uint64_t(rows) * 64 * 2;
       return kr % 64 == 0 && 3 * set <= d.local_memory_limit() ? 4 : 2;
     };
+    // Swizzled tiles, B n-major by cp.async, 64 k per tile (session 20, h/swz): 2x1 warpgroups of
+    // 64x256 (the same 128x256 block, 256 threads, 128 accumulators per thread): 8192^3 f16 on an
+    // H200 519.0-520.2 TFLOPS vs 506.8-507.2 for 2x2 of 64x128 in the same call (H100: 485.0-493.7
+    // vs 479.0-483.7); unswizzled it was the slower list (249.5 vs 286, session 19).
+    if (ns % 256 == 0 && d.wgmma_swizzle && d.wgmma_b_n_major && k_step(128 + 256) == 4 &&
+        d.max_local_size[1] >= 2)
+      return {{OptOp::TCWG, mm.k, 256}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, 4}};
     if (ns % 256 == 0 && d.max_local_threads >= 512 && d.max_local_size[1] >= 2 && d.max_local_size[2] >= 2 &&
         d.local_memory_bytes >= 49152)
       return {{OptOp::TCWG, mm.k, 128},

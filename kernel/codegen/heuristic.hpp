@@ -42,6 +42,16 @@ struct DeviceLimits {
   // It also runs IR 1.2 WGMMA m64nNk16 (sm_90a: its `tensor_cores` attribute names
   // m64n128k16 ... "@wg"): the TCWG opt is valid.
   bool warpgroup_mma = false;
+  // TCWG: B n-major (sdk::kWgmmaBNMajor) where its n axis is contiguous, both tiles then copied as
+  // 16-byte rows by cp.async. Unswizzled it was slower on an H200 (8192 f16: 209 and 185 TFLOPS vs
+  // 286 for the k-major B; docs/cuda.md, session 19, h/wgpipe2); swizzled it is the fast path.
+  bool wgmma_b_n_major = true;
+  // TCWG: both tiles 128-byte swizzled (sdk::kWgmmaSwizzle128) where their extents make 128-byte
+  // rows (k a multiple of 64; an n-major B's n a multiple of 64): the copies' 16-byte stores and
+  // wgmma's reads are then free of bank conflicts. With B n-major and cp.async: 8192^3 f16 on an
+  // H100 479-484 TFLOPS vs 284-287 for main's unswizzled k-major B; swizzled k-major B (its
+  // transposed register copy) 348, n-major by register copies 414 (docs/cuda.md, session 20, h/swz).
+  bool wgmma_swizzle = true;
   // The heuristic may stage a matmul's operands in local memory (STAGE); TG_STAGE=0 turns it off,
   // and lower_kernel does when the kernel refuses it.
   bool staging = true;

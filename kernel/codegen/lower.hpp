@@ -23,10 +23,6 @@ struct LowerOptions : DeviceLimits {
   // Bytes every buffer argument's address is a multiple of when the core launches the kernel: the
   // device's buffer_alignment (the core launches at offset 0). Aligned vector copies (STAGE) need 16.
   uint32_t buffer_alignment = 0;
-  // TCWG: B n-major (sdk::kWgmmaBNMajor) where its n axis is contiguous, both tiles then copied as
-  // 16-byte rows by cp.async. Off by default: slower on an H200 (8192 f16: 209 and 185 TFLOPS vs
-  // 286 for the k-major B; docs/cuda.md, session 19, h/wgpipe2).
-  bool wgmma_b_n_major = false;
   std::optional<std::vector<Opt>> opts; // this list instead of the heuristic's (checked; OptError)
 };
 

@@ -75,6 +75,14 @@ UOpRef Lowerer::within_index(size_t axis) const {
 // reduce axes outermost, output axes innermost (neighbouring threads read neighbouring words).
 void Lowerer::plan_stage() {
   int64_t bytes = 0;
+  // TCWG: 128-byte swizzled tiles where every tile's extents make 128-byte rows (one flag for both)
+  bool swizzle = tc_wg_n_ && options_.wgmma_swizzle;
+  for (const Staged& s : staged_)
+    if (swizzle) {
+      const size_t row_axis = size_t(s.operand == tc_a_ ? tc_->m : tc_->n);
+      swizzle =
+          wg_b_n_major(s, row_axis) ? within_size(row_axis) % 64 == 0 : within_size(size_t(tc_->k)) % 64 == 0;
+    }
   for (Staged& s : staged_) {
     s.layout.clear();
     // Under TC the reduce axes go innermost instead: a fragment's neighbouring k are then one
@@ -123,8 +131,15 @@ void Lowerer::plan_stage() {
       // then 16-byte rows of 8 neighbouring n, as A's are of 8 neighbouring k, instead of 8 scalar
       // loads per 16-byte store (docs/cuda.md, session 19, h/wgpipe2). Same strides: core matrices
       // of neighbouring n 128 bytes apart, the next 8 k a column of them further.
-      s.wg_n_major = s.operand != tc_a_ && s.strides[size_t(axis_dim_[row_axis])] == 1 &&
-                     options_.vector_bytes >= 16 && options_.wgmma_b_n_major;
+      s.wg_n_major = wg_b_n_major(s, row_axis);
+      // Swizzled (wg_tile_index): K-major rows of 64 k, 8-row groups 1024 bytes apart (a_k 16 as
+      // sdk::kWgmmaSwizzle128 wants); n-major rows of 64 n, 8-k groups 1024 bytes apart, 64-n
+      // blocks a whole k extent of rows further.
+      s.wg_swizzle = swizzle;
+      if (swizzle) {
+        s.wg_stride_k = s.wg_n_major ? 1024 : 16;
+        s.wg_stride_row = s.wg_n_major ? 128 * within_size(size_t(tc_->k)) : 1024;
+      }
       if (!sdk::wgmma_strides_valid({s.wg_stride_k, s.wg_stride_row, 0, 0}))
         throw OptError("optimization TCWG: a tile of " + std::to_string(within_size(row_axis)) +
                        " rows is too tall for the matrix descriptor");
@@ -166,6 +181,13 @@ void Lowerer::plan_stage() {
     stage_half_ = plain_stage_half(bytes, tile_loops);
   stage_sets_ = 2;
   tc_wg_sets(bytes, tile_loops, same_size);
+}
+
+// TCWG: whether operand s's tile goes n-major (B with its n axis contiguous in global memory, where
+// the options ask for it).
+bool Lowerer::wg_b_n_major(const Staged& s, size_t row_axis) const {
+  return s.operand != tc_a_ && s.strides[size_t(axis_dim_[row_axis])] == 1 && options_.vector_bytes >= 16 &&
+         options_.wgmma_b_n_major;
 }
 
 // TCWG: three sets of tiles where they fit the device's opt-in maximum (CUDA: dynamic shared memory
@@ -440,8 +462,10 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
         UOpRef c = tid + idx_const(first);
         // TCWG: a quarter warp takes 8 neighbouring rows of one k chunk (128 contiguous bytes); of
         // an n-major B, 8 neighbouring k of one n chunk
-        if (tc_wg_n_ && contiguous && width > 1) {
-          const int64_t per_row = within_size(s.layout[vec]) / width;
+        // (swizzled tiles: a quarter warp takes the 8 chunks of one 128-byte row, their order as in
+        // global memory; the swizzle spreads them over the row)
+        if (tc_wg_n_ && contiguous && width > 1 && !s.wg_swizzle) {
+          const int64_t per_row = within_size(s.layout[vec]) / width; // (swizzled: rows in order, below)
           const UOpRef q = idiv(c, idx_const(8 * per_row)), rem = c % idx_const(8 * per_row);
           c = (q * idx_const(8) + rem % idx_const(8)) * idx_const(per_row) + idiv(rem, idx_const(8));
         }

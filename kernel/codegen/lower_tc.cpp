@@ -248,7 +248,19 @@ UOpRef Lowerer::tc_output(const UOpRef& r, const Frame& f, const UOpRef& acc) {
   return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
 }
 
+// Swizzled (sdk::kWgmmaSwizzle128): a K-major row of 64 k is 64 elements, chunk k / 8 % 8 at
+// position (k / 8 % 8) ^ (row % 8), the next 64 k a whole tile of rows further; an n-major row of
+// 64 n likewise per k, the next 64 n a whole k extent of rows further. At a row that is a multiple
+// of 8 (of 64 for n-major) and k a multiple of 8, this is the unswizzled address a WGMMA names.
 UOpRef Lowerer::wg_tile_index(const Staged& s, const UOpRef& row, const UOpRef& k) const {
+  if (s.wg_swizzle) {
+    const int64_t rows = within_size(s.layout[0]), ks = within_size(s.layout[1]);
+    const UOpRef& line = s.wg_n_major ? k : row;  // the 128-byte row
+    const UOpRef& along = s.wg_n_major ? row : k; // the axis along it
+    const UOpRef chunk = (idiv(along, idx_const(8)) % idx_const(8)) ^ (line % idx_const(8));
+    return idiv(along, idx_const(64)) * idx_const(64 * (s.wg_n_major ? ks : rows)) + line * idx_const(64) +
+           chunk * idx_const(8) + along % idx_const(8);
+  }
   const UOpRef within = s.wg_n_major ? (k % idx_const(8)) * idx_const(8) + row % idx_const(8)
                                      : (row % idx_const(8)) * idx_const(8) + k % idx_const(8);
   return within + idiv(k, idx_const(8)) * idx_const(s.wg_stride_k / 2) +
@@ -280,7 +292,8 @@ UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
     const Staged *sa = nullptr, *sb = nullptr;
     for (const Staged& s : staged_) (s.operand == tc_a_ ? sa : sb) = &s;
     const int64_t code = sdk::wgmma_code(int(tc_wg_n_)) | (stage_sets_ == 3 ? sdk::kWgmmaDeferReads : 0) |
-                         (sb->wg_n_major ? sdk::kWgmmaBNMajor : 0);
+                         (sb->wg_n_major ? sdk::kWgmmaBNMajor : 0) |
+                         (sa->wg_swizzle ? sdk::kWgmmaSwizzle128 : 0);
     auto address = [&](const UOpRef& x, size_t row_axis, int64_t k0) {
       for (const Staged& s : staged_) {
         if (s.operand != x) continue;

@@ -201,9 +201,14 @@ private:
     // TCWG, B only: core matrices of 8 k x 16 bytes of neighbouring n (sdk::kWgmmaBNMajor), where n
     // is contiguous in global memory: the copy then moves 16-byte rows of n (plan_stage)
     bool wg_n_major = false;
+    // TCWG: both tiles in the 128-byte swizzled layout (sdk::kWgmmaSwizzle128): rows of 128 bytes
+    // (64 k of one m or n; of an n-major B, 64 n of one k), each row's 16-byte chunks permuted by
+    // the row's index mod 8 (plan_stage)
+    bool wg_swizzle = false;
   };
   // TCWG: element index of (row, k) within a tile in the core-matrix layout (from its start).
   UOpRef wg_tile_index(const Staged& s, const UOpRef& row, const UOpRef& k) const;
+  bool wg_b_n_major(const Staged& s, size_t row_axis) const;
   std::vector<Staged> staged_;
   UOpRef stage_mul_;                      // the reduce's MUL
   std::vector<int64_t> axis_dim_;         // kernel axis -> reduce input dim (-1: none)

@@ -768,8 +768,8 @@ void Interpreter::warp_mma(std::vector<WorkItem>& items, size_t i) {
 }
 
 // A warpgroup is 128 consecutive work items (4 warps). A and B are read from local memory at the
-// byte offsets of the core-matrix layout (wgmma_tile_offset; B's n-major under kWgmmaBNMajor:
-// wgmma_b_offset) from the address every item of the
+// byte offsets of the core-matrix layout (wgmma_address: B's n-major under kWgmmaBNMajor, both
+// 128-byte swizzled under kWgmmaSwizzle128) from the address every item of the
 // warpgroup names; products are exact in double and the sum is rounded to float once, as for WMMA.
 void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
   const Instruction& ins = ir_.instructions[i];
@@ -780,10 +780,10 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
          "WGMMA needs whole warpgroups: the work group has " + std::to_string(items.size()) +
              " items, not a multiple of " + std::to_string(shape.threads));
   // The tile element at byte `offset` from operand k's address (bounds checked).
-  auto tile = [&](const WorkItem& item, int k, int64_t offset) {
+  auto tile = [&](const WorkItem& item, int k, int row, int kk) {
     const Instruction& index = ir_.instructions[ins.src[size_t(k)]];
     const Memory& mem = memory_[index.src[0]];
-    const uint64_t at = operand(item, index.src[1], 0).u * 2 + uint64_t(offset);
+    const uint64_t at = wgmma_address(ins.arg0, st, k, operand(item, index.src[1], 0).u * 2, row, kk);
     if (at + 2 > mem.bytes)
       fail(item, i,
            std::string(k == 0 ? "A" : "B") + " reads byte " + std::to_string(at) + ", outside " + mem.what +
@@ -808,6 +808,10 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
         fail(first, i,
              std::string(k == 0 ? "A" : "B") + "'s address (element " + std::to_string(base) +
                  ") is not a multiple of 16 bytes");
+      if (const std::string why = wgmma_swizzle_start_error(ins.arg0, k, base * 2); !why.empty())
+        fail(first, i,
+             std::string(k == 0 ? "A" : "B") + "'s address (byte " + std::to_string(base * 2) +
+                 ") is off: " + why);
       for (int t = 1; t < shape.threads; ++t)
         if (operand(items[w + size_t(t)], idx_src, 0).u != base)
           fail(items[w + size_t(t)], i,
@@ -816,11 +820,9 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
                    std::to_string(base) + ")");
     }
     for (int r = 0; r < shape.m; ++r)
-      for (int kk = 0; kk < shape.k; ++kk)
-        a[size_t(r * shape.k + kk)] = tile(first, 0, wgmma_tile_offset(st.a_k, st.a_m, r, kk));
+      for (int kk = 0; kk < shape.k; ++kk) a[size_t(r * shape.k + kk)] = tile(first, 0, r, kk);
     for (int col = 0; col < shape.n; ++col)
-      for (int kk = 0; kk < shape.k; ++kk)
-        b[size_t(kk * shape.n + col)] = tile(first, 1, wgmma_b_offset(ins.arg0, st, col, kk));
+      for (int kk = 0; kk < shape.k; ++kk) b[size_t(kk * shape.n + col)] = tile(first, 1, col, kk);
     if (deferred)
       for (int k = 0; k < 2; ++k) {
         const Instruction& index = ir_.instructions[ins.src[size_t(k)]];
@@ -828,8 +830,7 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
         std::vector<uint32_t> bytes;
         for (int row = 0; row < (k == 0 ? shape.m : shape.n); ++row)
           for (int kk = 0; kk < shape.k; ++kk) {
-            const uint64_t at = base + uint64_t(k == 0 ? wgmma_tile_offset(st.a_k, st.a_m, row, kk)
-                                                       : wgmma_b_offset(ins.arg0, st, row, kk));
+            const uint64_t at = wgmma_address(ins.arg0, st, k, base, row, kk);
             bytes.push_back(uint32_t(at));
             bytes.push_back(uint32_t(at + 1));
           }

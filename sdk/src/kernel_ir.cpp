@@ -355,6 +355,17 @@ void validate_kernel_ir(KernelIR& ir) {
       if (!wgmma_strides_valid(st))
         fail("core-matrix strides (" + std::to_string(st.a_k) + ", " + std::to_string(st.a_m) + ", " +
              std::to_string(st.b_k) + ", " + std::to_string(st.b_n) + " bytes) must be multiples of 16");
+      if (wgmma_swizzled(ins.arg0)) { // 128-byte rows: chunks 16 bytes apart, 8-row groups in atoms
+        const bool bn = wgmma_b_n_major(ins.arg0);
+        if (st.a_k != 16 || st.a_m % 1024 != 0)
+          fail("a 128-byte swizzled A needs a_k 16 and a_m a multiple of 1024 (has " +
+               std::to_string(st.a_k) + ", " + std::to_string(st.a_m) + ")");
+        if (bn ? st.b_k % 1024 != 0 || st.b_n % 1024 != 0 : st.b_k != 16 || st.b_n % 1024 != 0)
+          fail(std::string("a 128-byte swizzled ") +
+               (bn ? "n-major B needs b_k and b_n multiples of 1024"
+                   : "B needs b_k 16 and b_n a multiple of 1024") +
+               " (has " + std::to_string(st.b_k) + ", " + std::to_string(st.b_n) + ")");
+      }
       break;
     }
     case TG_OP_WHERE:

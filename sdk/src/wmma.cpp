@@ -68,6 +68,28 @@ int64_t wgmma_b_offset(int64_t arg0, const WgmmaStrides& s, int n, int k) {
                                : wgmma_tile_offset(s.b_k, s.b_n, n, k);
 }
 
+uint64_t wgmma_address(int64_t arg0, const WgmmaStrides& s, int operand, uint64_t base, int row, int k) {
+  if (!wgmma_swizzled(arg0))
+    return base +
+           uint64_t(operand == 0 ? wgmma_tile_offset(s.a_k, s.a_m, row, k) : wgmma_b_offset(arg0, s, row, k));
+  int64_t off = 0;
+  if (operand == 1 && wgmma_b_n_major(arg0))
+    off = (k % 8) * 128 + (k / 8) * s.b_k + (row % 8) * 2 + (row / 8 % 8) * 16 + (row / 64) * s.b_n;
+  else
+    off = (row % 8) * 128 + (row / 8) * (operand == 0 ? s.a_m : s.b_n) + (k % 8) * 2 + (k / 8) * 16;
+  return wgmma_swizzle128(base + uint64_t(off));
+}
+
+std::string wgmma_swizzle_start_error(int64_t arg0, int operand, uint64_t base) {
+  if (!wgmma_swizzled(arg0)) return "";
+  if (operand == 1 && wgmma_b_n_major(arg0))
+    return base % 1024 == 0 ? "" : "an n-major swizzled B starts at a multiple of 1024 bytes";
+  return base % 1024 < 128 && base % 32 == 0
+             ? ""
+             : "a K-major swizzled operand starts in the first 128 bytes of a 1024-byte atom, at a multiple "
+               "of 32 bytes";
+}
+
 MatrixElement wgmma_c_element(int64_t, int item, int i) {
   const int w = item / 32, g = item % 32 / 4, q = item % 4;
   return {16 * w + g + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * q + i % 2};

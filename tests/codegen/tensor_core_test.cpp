@@ -493,15 +493,73 @@ double wgmma_interpreter_error(const tg::conform::WgmmaMatmul& w) {
 
 // Every shape, both input dtypes, one and two warpgroups, one to three k steps: products are exact
 // and the interpreter rounds the double sum to float once per WGMMA, so the error is float's.
+// Also with both tiles 128-byte swizzled (kWgmmaSwizzle128; up to two atom columns of 64 k): the
+// hand-built copy stores at the swizzled positions, so a reader that ignored the flag, or swapped
+// the n-major strides, would be off by O(1).
 BOOST_AUTO_TEST_CASE(wgmma_matmul_in_the_interpreter_matches_a_double_reference) {
-  for (bool bn : {false, true}) // B k-major, and n-major (kWgmmaBNMajor)
-    for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
-      for (auto [n, k, groups] : {std::array<int, 3>{64, 16, 1}, {128, 32, 2}, {256, 48, 1}}) {
-        const auto w = tg::conform::wgmma_matmul_kernel(dt, n, k, groups, bn);
-        const double err = wgmma_interpreter_error(w);
-        BOOST_TEST(err < 1e-6, sdk::dtype_name(dt) << " n " << n << " k " << k << " groups " << groups
-                                                   << (bn ? " B n-major" : "") << ": worst error " << err);
-      }
+  for (bool swz : {false, true})
+    for (bool bn : {false, true}) // B k-major, and n-major (kWgmmaBNMajor)
+      for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
+        for (auto [n, k, groups] :
+             {std::array<int, 3>{64, 16, 1}, {128, 32, 2}, {256, 48, 1}, {128, 128, 2}}) {
+          const auto w = tg::conform::wgmma_matmul_kernel(dt, n, k, groups, bn, swz);
+          const double err = wgmma_interpreter_error(w);
+          BOOST_TEST(err < 1e-6, sdk::dtype_name(dt) << " n " << n << " k " << k << " groups " << groups
+                                                     << (bn ? " B n-major" : "") << (swz ? " swizzled" : "")
+                                                     << ": worst error " << err);
+        }
+}
+
+// The swizzled layout, by hand: byte x of a 1024-byte atom lies at x ^ ((x >> 7 & 7) << 4) (row
+// r's chunk c at chunk c ^ r), wgmma_address applies it to A, a K-major and an n-major B with the
+// strides' meanings of docs/abi.md 5.7; the validator refuses strides the 128-byte rows cannot
+// have, and the interpreter an operand that does not start where a swizzled descriptor can.
+BOOST_AUTO_TEST_CASE(wgmma_swizzled_layout_by_hand) {
+  BOOST_TEST(sdk::wgmma_swizzle128(0) == 0u);
+  BOOST_TEST(sdk::wgmma_swizzle128(16) == 16u);         // row 0: chunks in place
+  BOOST_TEST(sdk::wgmma_swizzle128(128) == 128u + 16u); // row 1, chunk 0 -> chunk 1
+  BOOST_TEST(sdk::wgmma_swizzle128(7 * 128 + 2 * 16 + 6) == 7 * 128 + 5 * 16 + 6u); // row 7, chunk 2 -> 5
+  BOOST_TEST(sdk::wgmma_swizzle128(1024 + 3 * 128) == 1024 + 3 * 128 + 3 * 16u);    // the next atom alike
+  const int64_t code = TG_WGMMA_M64N128K16 | sdk::kWgmmaSwizzle128;
+  const sdk::WgmmaStrides st{16, 2048, 16, 1024};
+  // A[m = 9][k = 20] from byte 32: row 9 = group 1 (2048) + row 1 (128), k 20 = byte 32 + 40
+  BOOST_TEST(sdk::wgmma_address(code, st, 0, 32, 9, 20) == sdk::wgmma_swizzle128(2048 + 128 + 32 + 40));
+  BOOST_TEST(sdk::wgmma_address(code, st, 0, 32, 9, 20) == 2048 + 128 + (4 ^ 1) * 16 + 8u);
+  // K-major B[k = 3][n = 17]: row 17 = group 2 (2 * 1024) + row 1
+  BOOST_TEST(sdk::wgmma_address(code, st, 1, 0, 17, 3) == 2048 + 128 + (0 ^ 1) * 16 + 6u);
+  // n-major B[k = 10][n = 70] with b_k 1024 (8-k groups), b_n 8192 (64-n blocks): k row 2 of
+  // group 1, n 70 = block 1, chunk 0, element 6
+  const sdk::WgmmaStrides sn{16, 1024, 1024, 8192};
+  BOOST_TEST(sdk::wgmma_address(code | sdk::kWgmmaBNMajor, sn, 1, 0, 70, 10) ==
+             8192 + 1024 + 2 * 128 + (0 ^ 2) * 16 + 12u);
+  BOOST_TEST(sdk::wgmma_swizzle_start_error(code, 0, 96).empty());
+  BOOST_TEST(!sdk::wgmma_swizzle_start_error(code, 0, 128).empty()); // the atom's second row
+  BOOST_TEST(!sdk::wgmma_swizzle_start_error(code, 0, 48).empty());  // not a 16 k step
+  BOOST_TEST(!sdk::wgmma_swizzle_start_error(code | sdk::kWgmmaBNMajor, 1, 32).empty());
+  BOOST_TEST(sdk::wgmma_swizzle_start_error(code | sdk::kWgmmaBNMajor, 1, 2048).empty());
+  auto program = [](int64_t shape, sdk::WgmmaStrides s, int a_at) {
+    sdk::KernelBuilder b("swz");
+    const auto l = b.local(16384, TG_DTYPE_FLOAT16);
+    const auto pa = b.index(l, b.i32(a_at)), pb = b.index(l, b.i32(8192));
+    std::vector<sdk::KernelBuilder::Ref> zeros(64, b.f32(0));
+    b.wgmma(pa, pb, b.vectorize(zeros), shape, sdk::wgmma_pack(s));
+    return b;
+  };
+  auto refused = [](sdk::KernelBuilder b, const char* why) {
+    BOOST_CHECK_EXCEPTION(b.serialize(), sdk::IRError, [&](const sdk::IRError& e) {
+      return std::string(e.what()).find(why) != std::string::npos;
+    });
+  };
+  refused(program(code, {128, 2048, 16, 1024}, 0), "a_k 16");
+  refused(program(code, {16, 1024, 16, 1040}, 0), "b_k 16 and b_n a multiple of 1024");
+  refused(program(code | sdk::kWgmmaBNMajor, {16, 1024, 16, 8192}, 0), "b_k and b_n multiples of 1024");
+  // A starting at byte 128 (element 64): a row inside the atom
+  const sdk::KernelIR ir = sdk::parse_kernel_ir(program(code, st, 64).serialize());
+  std::vector<std::span<std::byte>> none;
+  BOOST_CHECK_EXCEPTION(
+      sdk::interpret(ir, {1, 1, 1}, {128, 1, 1}, none, {}), std::exception, [](const std::exception& e) {
+        return std::string(e.what()).find("first 128 bytes of a 1024-byte atom") != std::string::npos;
+      });
 }
 
 // A program with WGMMA says IR 1.2 and round-trips; a 1.1 (or 1.0) header with the op is refused;
@@ -674,11 +732,16 @@ BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
 #endif
       }
     }
-  { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB)
+  { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB); swizzled, B n-major (the
+    // defaults): 2x1 warpgroups of 64x256, else 2x2 of 64x128
     const Matmul deep = matmul(256, 320, 512, dtypes::float16);
     const Lowered l = lower(deep, big);
-    BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") != std::string::npos,
+    BOOST_TEST(l.kernel.opts.find("[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]") != std::string::npos,
                l.kernel.opts);
+    LowerOptions plain = big;
+    plain.wgmma_swizzle = false;
+    BOOST_TEST(lower(deep, plain).kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") !=
+               std::string::npos);
     BOOST_TEST(run_error(deep, l) < 2e-3);
     const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
     BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 64 * 2));
@@ -748,6 +811,64 @@ BOOST_AUTO_TEST_CASE(interpreter_checks_deferred_wgmma_reads) {
   BOOST_CHECK_EXCEPTION(sdk::validate_kernel_ir(ir), sdk::IRError, [](const sdk::IRError& e) {
     return std::string(e.what()).find("outside a RANGE") != std::string::npos;
   });
+}
+
+// With wgmma_swizzle, a TCWG matmul of 64 k per tile stages both tiles 128-byte swizzled
+// (kWgmmaSwizzle128 on every WGMMA): its copies stay 16-byte stores (A's rows, B's transposed
+// copy or, n-major, its rows), the interpreter, reading at the swizzled positions, gives a double
+// reference's result, and the CUDA source (descriptors of layout type 1, dynamic shared memory
+// aligned to 1024 bytes) compiles for sm_90a. With 32 k per tile (no 128-byte rows) nothing is
+// swizzled.
+BOOST_AUTO_TEST_CASE(tcwg_swizzled_tiles_match_a_double_reference) {
+  LowerOptions big = hopper();
+  big.max_local_memory_bytes = 232448;
+  big.wgmma_swizzle = true;
+  for (bool bn : {false, true})
+    for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+      const Matmul deep = matmul(256, 320, 512, dt); // 5 tiles of 64 k: every set reused
+      LowerOptions o = big;
+      o.wgmma_b_n_major = bn;
+      const Lowered l = lower(deep, o);
+      BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts << (bn ? " B n-major" : "")) {
+        // B n-major: 2x1 warpgroups of 64x256 (heuristic.cpp), else 2x2 of 64x128; the same block
+        BOOST_TEST(l.kernel.opts.find(bn ? "[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]"
+                                         : "[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") !=
+                   std::string::npos);
+        const int per_thread = bn ? 2 : 1; // 256 threads, else 512
+        const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
+        int swizzled = 0, wgmmas = 0, stores16 = 0, loads16 = 0;
+        for (const auto& ins : ir.instructions) {
+          wgmmas += ins.op == TG_OP_WGMMA;
+          swizzled += ins.op == TG_OP_WGMMA && sdk::wgmma_swizzled(ins.arg0) &&
+                      sdk::wgmma_b_n_major(ins.arg0) == bn && sdk::wgmma_defers_reads(ins.arg0);
+          stores16 += ins.op == TG_OP_STORE && ir.instructions[ins.src[1]].vcount == 8;
+          loads16 += ins.op == TG_OP_LOAD && ins.vcount == 8;
+        }
+        BOOST_TEST(wgmmas == 4); // 64 k per tile
+        BOOST_TEST(swizzled == wgmmas);
+        // prologue and loop: A 128x64 (1024 16-byte chunks), B 64x256 (2048) over the threads
+        BOOST_TEST(stores16 == 2 * (2 + 4) * per_thread);
+        BOOST_TEST(loads16 == (bn ? 2 * (2 + 4) * per_thread : 2 * 2));
+        BOOST_TEST(run_error(deep, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+        const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
+        BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 64 * 2));
+        BOOST_TEST(src.text.find("__align__(1024) unsigned char tg_shared[]") != std::string::npos, src.text);
+        BOOST_TEST(src.text.find("| (1ull << 62)") != std::string::npos);
+#ifdef TG_HAVE_NVRTC
+        const auto out = tgtest::nvrtc_compile(src.text, "tcwg_swz.cu", "sm_90a", "--ptxas-options=-v");
+        BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
+        // With B n-major every copy is a 16-byte row (cp.async) and ptxas keeps the wgmmas
+        // pipelined. (B k-major in float16, main's transposed register copy, gets ptxas's C7514
+        // "wgmma.mma_async instructions are serialized" with or without the swizzle, 124-128
+        // registers; bfloat16 does not: docs/cuda.md, session 20, h/swz.)
+        if (bn) BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
+#endif
+      }
+    }
+  const Lowered shallow = lower(matmul(256, 160, 512, dtypes::float16), big); // 32 k per tile
+  for (const auto& ins : sdk::parse_kernel_ir(shallow.ir).instructions)
+    if (ins.op == TG_OP_WGMMA) BOOST_TEST(!sdk::wgmma_swizzled(ins.arg0));
+  BOOST_TEST(run_error(matmul(256, 160, 512, dtypes::float16), shallow) < 2e-3);
 }
 
 BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {

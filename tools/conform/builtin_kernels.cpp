@@ -426,19 +426,21 @@ std::vector<KernelCase> builtin_kernels() {
   kernels.push_back(scalars_mixed(true));
   kernels.push_back(int64_index());
   kernels.push_back(nested_ifs());
-  // IR 1.2 WGMMA: 2 warpgroups, 3 k steps; B k-major, and n-major (kWgmmaBNMajor, "_bn")
-  for (bool bn : {false, true})
-    for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) {
-      WgmmaMatmul w = wgmma_matmul_kernel(dt, 128, 48, 2, bn);
-      KernelCase k{
-          std::string("wgmma_matmul_") + tg::sdk::dtype_name(dt) + (bn ? "_bn" : ""),
-          std::move(w.ir),
-          {1, 1, 1},
-          {uint32_t(w.threads), 1, 1},
-          {{TG_DTYPE_FLOAT32, uint64_t(w.m * w.n)}, {dt, uint64_t(w.m * w.k)}, {dt, uint64_t(w.k * w.n)}},
-          {}};
-      kernels.push_back(std::move(k));
-    }
+  // IR 1.2 WGMMA: 2 warpgroups, 3 k steps; B k-major, and n-major (kWgmmaBNMajor, "_bn"); both
+  // tiles 128-byte swizzled (kWgmmaSwizzle128, "_swz": 128 k, two atom columns, 8 k steps)
+  for (bool swz : {false, true})
+    for (bool bn : {false, true})
+      for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) {
+        WgmmaMatmul w = wgmma_matmul_kernel(dt, 128, swz ? 128 : 48, 2, bn, swz);
+        KernelCase k{
+            std::string("wgmma_matmul_") + tg::sdk::dtype_name(dt) + (bn ? "_bn" : "") + (swz ? "_swz" : ""),
+            std::move(w.ir),
+            {1, 1, 1},
+            {uint32_t(w.threads), 1, 1},
+            {{TG_DTYPE_FLOAT32, uint64_t(w.m * w.n)}, {dt, uint64_t(w.m * w.k)}, {dt, uint64_t(w.k * w.n)}},
+            {}};
+        kernels.push_back(std::move(k));
+      }
   return kernels;
 }
 

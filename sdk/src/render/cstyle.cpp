@@ -430,6 +430,35 @@ std::vector<std::string> CStyle::words(uint32_t fragment) const {
   return out;
 }
 
+// The instructions that read value v.
+std::vector<uint32_t> CStyle::users(uint32_t v) const {
+  std::vector<uint32_t> out;
+  for (uint32_t j = 0; j < ir_.instructions.size(); ++j)
+    if (std::count(ir_.instructions[j].src.begin(), ir_.instructions[j].src.end(), v) > 0) out.push_back(j);
+  return out;
+}
+
+// WGMMA i's C is an accumulator (DEFINE_ACC), each D of the chain from i on is read only as the
+// next WGMMA's C, the last D is ASSIGNed to that accumulator, and nothing between i and the
+// ASSIGN reads the accumulator.
+bool CStyle::wgmma_chain_into_accumulator(uint32_t i) const {
+  const uint32_t acc = ir_.instructions[i].src[2];
+  if (ir_.instructions[acc].op != TG_OP_DEFINE_ACC) return false;
+  for (uint32_t v = i;;) {
+    const std::vector<uint32_t> u = users(v);
+    if (u.size() != 1) return false;
+    const Instruction& next = ir_.instructions[u[0]];
+    if (next.op == TG_OP_WGMMA && next.src[2] == v) {
+      v = u[0];
+      continue;
+    }
+    if (next.op != TG_OP_ASSIGN || next.src[0] != acc || next.src[1] != v) return false;
+    for (uint32_t j : users(acc))
+      if (j > i && j < u[0]) return false;
+    return true;
+  }
+}
+
 // Between two WGMMAs of one run only index arithmetic may stand (constants, INDEX, integer ALU):
 // anything else may read a result, so the run ends before it.
 bool CStyle::wgmma_run_ends(uint32_t i) const {
@@ -483,7 +512,9 @@ void CStyle::emit(uint32_t i) {
     for (unsigned k = 0; k < vc; ++k) define(i, k, value_type(ins.dtype), lane(ins.src[0], k));
     return;
   case TG_OP_ASSIGN:
-    for (unsigned k = 0; k < vc; ++k) line(lane(ins.src[0], k) + " = " + lane(ins.src[1], k) + ";");
+    for (unsigned k = 0; k < vc; ++k)
+      if (lane(ins.src[0], k) != lane(ins.src[1], k)) // (a WGMMA chain updated it in place)
+        line(lane(ins.src[0], k) + " = " + lane(ins.src[1], k) + ";");
     lanes_[i] = lanes_[ins.src[0]]; // reading an ASSIGN reads the accumulator
     return;
   case TG_OP_RANGE: {
@@ -606,10 +637,26 @@ void CStyle::emit(uint32_t i) {
     return;
   }
   case TG_OP_WGMMA: { // D starts as a copy of C; A and B are tiles in local memory
+    // Within a run, a C that is the previous WGMMA's D and read by nothing else is updated in place:
+    // D takes its variables. (A copy between two wgmmas of one run, with 4 ops per run, made ptxas
+    // serialize them: "wgmma.mma_async instructions are serialized due to non wgmma instructions
+    // reading accumulator registers", C7514; session 20, h/swz.)
+    // Likewise the first of a chain whose C is an accumulator that the chain's last D is assigned
+    // back to, with nothing else reading the accumulator in between: D takes the accumulator's
+    // variables (the ASSIGN is then a self-assignment, not emitted), so no copy reads a wgmma's
+    // registers after its run's wait_group 1.
     std::vector<std::string> d;
-    for (unsigned k = 0; k < vc; ++k) {
-      define(i, k, value_type(ins.dtype), lane(ins.src[2], k));
-      d.push_back(lane_name(i, k));
+    const bool in_place = !hoisted_[i] && ((wgmma_open_ && src(2).op == TG_OP_WGMMA &&
+                                            !hoisted_[ins.src[2]] && users(ins.src[2]).size() == 1) ||
+                                           (!wgmma_open_ && wgmma_chain_into_accumulator(i)));
+    if (in_place) {
+      lanes_[i] = lanes_[ins.src[2]];
+      d = lanes_[i];
+    } else {
+      for (unsigned k = 0; k < vc; ++k) {
+        define(i, k, value_type(ins.dtype), lane(ins.src[2], k));
+        d.push_back(lane_name(i, k));
+      }
     }
     auto address = [&](size_t k) {
       const Instruction& index = src(k);

@@ -164,6 +164,8 @@ private:
   std::vector<std::string> words(uint32_t fragment) const;
   // Whether WGMMA i ends its run of WGMMAs (see wgmma above).
   bool wgmma_run_ends(uint32_t i) const;
+  std::vector<uint32_t> users(uint32_t v) const;
+  bool wgmma_chain_into_accumulator(uint32_t i) const;
   bool wgmma_open_ = false;           // a WGMMA run was started and not yet completed
   std::vector<tg_dtype> index_dtype_; // INDEX: dtype of its index variable
   std::vector<std::string> decls_, body_;

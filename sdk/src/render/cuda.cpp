@@ -16,8 +16,17 @@ namespace {
 // (the launch passes its size and the function opts in to it: plugins/cuda/program.cpp).
 constexpr uint64_t kStaticSharedBytes = 48 * 1024;
 // Where each array starts in the dynamic buffer: 128-byte aligned (enough for any vector access,
-// and for the tile layouts wgmma and cp.async want).
+// and for the tile layouts wgmma and cp.async want); 1024 in a program with 128-byte swizzled
+// WGMMA tiles (kWgmmaSwizzle128: the swizzle reads bits 7-9 of the shared-memory address, so each
+// DEFINE_LOCAL starts an atom).
 constexpr uint64_t kDynamicAlign = 128;
+constexpr uint64_t kSwizzleAlign = 1024;
+bool swizzled_wgmma(const KernelIR& ir) {
+  for (const auto& ins : ir.instructions)
+    if (ins.op == TG_OP_WGMMA && wgmma_swizzled(ins.arg0)) return true;
+  return false;
+}
+uint64_t local_align(const KernelIR& ir) { return swizzled_wgmma(ir) ? kSwizzleAlign : kDynamicAlign; }
 
 // The DEFINE_LOCALs in the one dynamic buffer, in program order, each at a 128-byte boundary:
 // instruction -> byte offset, and the buffer's size. Empty when they fit the static limit in all
@@ -33,7 +42,8 @@ SharedLayout dynamic_shared_layout(const KernelIR& ir) {
     const Instruction& ins = ir.instructions[i];
     if (ins.op != TG_OP_DEFINE_LOCAL) continue;
     const uint64_t size = uint64_t(ins.arg0) * dtype_size(ins.dtype);
-    l.offsets[i] = (l.bytes + kDynamicAlign - 1) / kDynamicAlign * kDynamicAlign;
+    const uint64_t align = local_align(ir);
+    l.offsets[i] = (l.bytes + align - 1) / align * align;
     l.bytes = l.offsets[i] + size;
     total += size;
   }
@@ -168,11 +178,19 @@ private:
          " {" + regs + "}, %" + std::to_string(nd) + ", %" + std::to_string(nd + 1) + ", p, 1, 1, 0, " +
          (wgmma_b_n_major(shape) ? "1" : "0") + ";\\n}\" : ";
     for (size_t k = 0; k < nd; ++k) s += (k ? ", \"+f\"(" : "\"+f\"(") + d[k] + ")";
-    auto desc = [](const std::string& p, int64_t stride_k, int64_t stride_row) {
-      return "\"l\"(tg_wgmma_desc(" + p + ", " + std::to_string(stride_k) + "ull, " +
-             std::to_string(stride_row) + "ull))";
+    // 128-byte swizzle (kWgmmaSwizzle128): layout type 1 in bits 62-63; K-major: the leading byte
+    // offset is unused (a_k = 16 encodes PTX's "assumed 1"), the stride byte offset the 8-row groups;
+    // n-major B: the leading byte offset is the 64-n blocks (b_n), the stride byte offset the 8-k
+    // groups (b_k), PTX's MN-major swizzled canonical layout. Base offset 0: every atom starts at a
+    // multiple of 1024 bytes (local_align).
+    const bool swz = wgmma_swizzled(shape);
+    auto desc = [&](const std::string& p, int64_t lbo, int64_t sbo) {
+      return "\"l\"(tg_wgmma_desc(" + p + ", " + std::to_string(lbo) + "ull, " + std::to_string(sbo) +
+             "ull)" + (swz ? " | (1ull << 62)" : "") + ")";
     };
-    s += " : " + desc(a, st.a_k, st.a_m) + ", " + desc(b, st.b_k, st.b_n) + ", \"r\"(1) : \"memory\");";
+    const bool bn_swz = swz && wgmma_b_n_major(shape);
+    s += " : " + desc(a, st.a_k, st.a_m) + ", " +
+         (bn_swz ? desc(b, st.b_n, st.b_k) : desc(b, st.b_k, st.b_n)) + ", \"r\"(1) : \"memory\");";
     if (last)
       s += std::string("\nasm volatile(\"wgmma.commit_group.sync.aligned;\\nwgmma.wait_group.sync.aligned ") +
            (wgmma_defers_reads(shape) ? "1" : "0") + ";\" ::: \"memory\");";
@@ -215,8 +233,8 @@ private:
   // Past 48 KiB in all, a pointer into the one dynamic buffer (dynamic_shared_layout).
   std::string local_array(const std::string& name, tg_dtype dt, int64_t count) const override {
     if (shared_.bytes == 0)
-      return "__shared__ __align__(16) " + memory_type(dt, true) + " " + name + "[" + std::to_string(count) +
-             "];";
+      return std::string(swizzled_wgmma(ir_) ? "__shared__ __align__(1024) " : "__shared__ __align__(16) ") +
+             memory_type(dt, true) + " " + name + "[" + std::to_string(count) + "];";
     const uint64_t at = shared_.offsets.at(uint32_t(std::stoul(name.substr(1)))); // name: "l<instruction>"
     const std::string t = memory_type(dt, true);
     return t + "* const " + name + " = reinterpret_cast<" + t + "*>(tg_shared + " + std::to_string(at) +
@@ -346,8 +364,8 @@ private:
     }
     s += ") {\n";
     if (shared_.bytes) {
-      s += "  extern __shared__ __align__(128) unsigned char tg_shared[]; // " +
-           std::to_string(shared_.bytes) + " bytes, passed at launch\n";
+      s += std::string("  extern __shared__ __align__(") + std::to_string(local_align(ir_)) +
+           ") unsigned char tg_shared[]; // " + std::to_string(shared_.bytes) + " bytes, passed at launch\n";
       out_.dynamic_local_bytes = uint32_t(shared_.bytes);
     }
     for (const auto& l : locals_) s += "  " + l + "\n";

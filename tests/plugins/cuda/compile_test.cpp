@@ -151,54 +151,58 @@ BOOST_AUTO_TEST_CASE(local_memory_over_48k_runs_as_dynamic_shared_memory) {
 // IR 1.2 WGMMA (tools/conform/wgmma_kernel.hpp): the plugin builds it for sm_90a only (sm_90 as
 // the target; sm_80 is refused as unimplemented); on a Hopper GPU the kernel runs and matches a
 // double matmul of the same 16-bit inputs (two warpgroups, three k steps, padded tile strides).
+// Also with both tiles 128-byte swizzled (kWgmmaSwizzle128), up to two atom columns of 64 k.
 BOOST_AUTO_TEST_CASE(wgmma_builds_for_sm_90a_and_runs_on_hopper) {
-  for (bool bn : {false, true}) // B k-major, and n-major (kWgmmaBNMajor: wgmma's transpose bit)
-    for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
-      for (auto [n, k, groups] : {std::array<int, 3>{64, 16, 1}, {128, 48, 2}, {256, 32, 1}}) {
-        const auto w = tg::conform::wgmma_matmul_kernel(dt, n, k, groups, bn);
-        BOOST_TEST_CONTEXT(tg::sdk::dtype_name(dt)
-                           << " n " << n << " k " << k << " groups " << groups << (bn ? " B n-major" : "")) {
-          tgtest::Compiled c;
-          const tgtest::Status s = tgtest::try_compile(w.ir, &c, 0, 2, "sm_90");
-          BOOST_REQUIRE_MESSAGE(s.ok(), s.message + "\n" + s.log);
-          const tgtest::Status old = tgtest::try_compile(w.ir, &c, 0, 2, "sm_80");
-          BOOST_TEST(old.code == TG_ERROR_UNIMPLEMENTED);
-          BOOST_TEST(old.message.find("sm_90a") != std::string::npos, old.message);
-          int32_t count = 0;
-          if (!tgtest::take(tgtest::api().device_count(&count)).ok() || count == 0) continue; // no GPU here
-          tgtest::Device device;
-          if (std::string(device.properties().arch) != "sm_90") {
-            BOOST_TEST_MESSAGE("not a Hopper GPU: the WGMMA kernel is not run");
-            continue;
-          }
-          std::mt19937 rng(5);
-          std::vector<uint16_t> a(size_t(w.m * w.k)), b(size_t(w.k * w.n));
-          std::vector<double> av, bv;
-          for (auto* v : {&a, &b})
-            for (auto& x : *v) {
-              const double r = std::uniform_real_distribution<double>(-2, 2)(rng);
-              x = dt == TG_DTYPE_FLOAT16 ? tg::sdk::float_to_half_bits(r)
-                                         : tg::sdk::float_to_bfloat16_bits(float(r));
-              (v == &a ? av : bv)
-                  .push_back(dt == TG_DTYPE_FLOAT16 ? tg::sdk::half_bits_to_double(x)
-                                                    : tg::sdk::bfloat16_bits_to_double(x));
+  for (bool swz : {false, true})
+    for (bool bn : {false, true}) // B k-major, and n-major (kWgmmaBNMajor: wgmma's transpose bit)
+      for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
+        for (auto [n, k, groups] :
+             {std::array<int, 3>{64, 16, 1}, {128, 48, 2}, {256, 32, 1}, {128, 128, 2}}) {
+          const auto w = tg::conform::wgmma_matmul_kernel(dt, n, k, groups, bn, swz);
+          BOOST_TEST_CONTEXT(tg::sdk::dtype_name(dt)
+                             << " n " << n << " k " << k << " groups " << groups << (bn ? " B n-major" : "")
+                             << (swz ? " swizzled" : "")) {
+            tgtest::Compiled c;
+            const tgtest::Status s = tgtest::try_compile(w.ir, &c, 0, 2, "sm_90");
+            BOOST_REQUIRE_MESSAGE(s.ok(), s.message + "\n" + s.log);
+            const tgtest::Status old = tgtest::try_compile(w.ir, &c, 0, 2, "sm_80");
+            BOOST_TEST(old.code == TG_ERROR_UNIMPLEMENTED);
+            BOOST_TEST(old.message.find("sm_90a") != std::string::npos, old.message);
+            int32_t count = 0;
+            if (!tgtest::take(tgtest::api().device_count(&count)).ok() || count == 0) continue; // no GPU here
+            tgtest::Device device;
+            if (std::string(device.properties().arch) != "sm_90") {
+              BOOST_TEST_MESSAGE("not a Hopper GPU: the WGMMA kernel is not run");
+              continue;
             }
-          tgtest::Buffer da(device, a), db(device, b), dd(device, uint64_t(w.m * w.n) * 4);
-          const tgtest::Program program(device, c.binary);
-          program.launch({1, 1, 1}, {uint32_t(w.threads), 1, 1}, {dd.arg(), da.arg(), db.arg()});
-          const auto got = dd.download<float>(size_t(w.m * w.n));
-          double worst = 0;
-          for (int i = 0; i < w.m; ++i)
-            for (int j = 0; j < w.n; ++j) {
-              double want = 0, scale = 0;
-              for (int kk = 0; kk < w.k; ++kk) {
-                want += av[size_t(i * w.k + kk)] * bv[size_t(kk * w.n + j)];
-                scale += std::fabs(av[size_t(i * w.k + kk)] * bv[size_t(kk * w.n + j)]);
+            std::mt19937 rng(5);
+            std::vector<uint16_t> a(size_t(w.m * w.k)), b(size_t(w.k * w.n));
+            std::vector<double> av, bv;
+            for (auto* v : {&a, &b})
+              for (auto& x : *v) {
+                const double r = std::uniform_real_distribution<double>(-2, 2)(rng);
+                x = dt == TG_DTYPE_FLOAT16 ? tg::sdk::float_to_half_bits(r)
+                                           : tg::sdk::float_to_bfloat16_bits(float(r));
+                (v == &a ? av : bv)
+                    .push_back(dt == TG_DTYPE_FLOAT16 ? tg::sdk::half_bits_to_double(x)
+                                                      : tg::sdk::bfloat16_bits_to_double(x));
               }
-              worst =
-                  std::max(worst, std::fabs(double(got[size_t(i * w.n + j)]) - want) / std::max(scale, 1.0));
-            }
-          BOOST_TEST(worst < 1e-4, "worst error " << worst); // a layout error is O(1)
+            tgtest::Buffer da(device, a), db(device, b), dd(device, uint64_t(w.m * w.n) * 4);
+            const tgtest::Program program(device, c.binary);
+            program.launch({1, 1, 1}, {uint32_t(w.threads), 1, 1}, {dd.arg(), da.arg(), db.arg()});
+            const auto got = dd.download<float>(size_t(w.m * w.n));
+            double worst = 0;
+            for (int i = 0; i < w.m; ++i)
+              for (int j = 0; j < w.n; ++j) {
+                double want = 0, scale = 0;
+                for (int kk = 0; kk < w.k; ++kk) {
+                  want += av[size_t(i * w.k + kk)] * bv[size_t(kk * w.n + j)];
+                  scale += std::fabs(av[size_t(i * w.k + kk)] * bv[size_t(kk * w.n + j)]);
+                }
+                worst = std::max(worst,
+                                 std::fabs(double(got[size_t(i * w.n + j)]) - want) / std::max(scale, 1.0));
+              }
+            BOOST_TEST(worst < 1e-4, "worst error " << worst); // a layout error is O(1)
+          }
         }
-      }
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace tg::sdk {
 
@@ -58,9 +59,23 @@ inline constexpr int64_t kWgmmaDeferReads = 0x100;
 // global memory, is copied as 16-byte rows like A (wgmma's transpose bit for B). The strides keep
 // their meaning (b_k between core matrices along k, b_n along n).
 inline constexpr int64_t kWgmmaBNMajor = 0x200;
-inline int64_t wgmma_shape_code(int64_t arg0) { return arg0 & ~(kWgmmaDeferReads | kWgmmaBNMajor); }
+// A flag OR'ed into WGMMA's arg0 (session 20, h/swz; docs/abi.md 5.7): both tiles use the 128-byte
+// swizzle. A K-major tile is made of rows of 128 bytes (64 k of one m or n), 8 rows a 1024-byte
+// atom; an n-major B of rows of 128 bytes (64 n of one k). Within each row the eight 16-byte chunks
+// are permuted: the element at (unswizzled) local byte address x lies at
+// x ^ (((x >> 7) & 7) << 4) (wgmma_swizzle128), addresses counted from the DEFINE_LOCAL's start,
+// which a plugin then aligns to 1024 bytes. Strides: K-major a_k = b_k = 16 (the chunks of a row),
+// a_m / b_n the 8-row groups (multiples of 1024); n-major B: b_k the 8-k-row groups, b_n the 64-n
+// blocks (multiples of 1024).
+inline constexpr int64_t kWgmmaSwizzle128 = 0x400;
+inline int64_t wgmma_shape_code(int64_t arg0) {
+  return arg0 & ~(kWgmmaDeferReads | kWgmmaBNMajor | kWgmmaSwizzle128);
+}
 inline bool wgmma_defers_reads(int64_t arg0) { return (arg0 & kWgmmaDeferReads) != 0; }
 inline bool wgmma_b_n_major(int64_t arg0) { return (arg0 & kWgmmaBNMajor) != 0; }
+inline bool wgmma_swizzled(int64_t arg0) { return (arg0 & kWgmmaSwizzle128) != 0; }
+// The 128-byte swizzle of a local byte address (bits 4-6 XOR bits 7-9).
+inline uint64_t wgmma_swizzle128(uint64_t x) { return x ^ (((x >> 7) & 7) << 4); }
 // The TG_WGMMA_* code of m64nNk16, or 0 where N is not one.
 int64_t wgmma_code(int n);
 
@@ -82,6 +97,16 @@ int64_t wgmma_tile_offset(int64_t stride_k, int64_t stride_row, int row, int k);
 int64_t wgmma_tile_offset_mn_major(int64_t stride_k, int64_t stride_row, int row, int k);
 // Byte offset of B[k][n] from B's address under WGMMA's arg0 (its layout flag) and strides.
 int64_t wgmma_b_offset(int64_t arg0, const WgmmaStrides& s, int n, int k);
+// The local byte address of A[m][k] (operand 0) or B[k][n] (operand 1, row = n) for an op whose
+// operand starts at local byte address `base`, under WGMMA's arg0 (its layout flags): base plus the
+// offset above, or under kWgmmaSwizzle128 the swizzle of base plus the unswizzled offset
+// (K-major: (row % 8) * 128 + (row / 8) * stride_row + (k % 8) * 2 + (k / 8) * 16; n-major B:
+// (k % 8) * 128 + (k / 8) * b_k + (n % 8) * 2 + (n / 8 % 8) * 16 + (n / 64) * b_n).
+uint64_t wgmma_address(int64_t arg0, const WgmmaStrides& s, int operand, uint64_t base, int row, int k);
+// Why an operand's start (local byte address) does not suit a swizzled op, or "" where it does:
+// a K-major operand starts in the first row of a 1024-byte atom at a multiple of 32 bytes (a k
+// step of 16 inside the row), an n-major B at an atom.
+std::string wgmma_swizzle_start_error(int64_t arg0, int operand, uint64_t base);
 
 // Lane i (0 .. n/2 - 1) of work item t (0..127) of the warpgroup holds D[row][col] with
 // w = t / 32, g = t % 32 / 4, q = t % 4: row 16w + g + 8 * (i / 2 % 2), col 8 * (i / 4) + 2q + i % 2.
