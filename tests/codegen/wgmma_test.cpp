@@ -1,0 +1,488 @@
+// Hopper's warpgroup op (kernel IR 1.2 WGMMA) and the TCWG opt that puts the core's matmul on it:
+// a hand-built WGMMA program (tools/conform/wgmma_kernel.hpp) and lowered TCWG matmuls run in the
+// SDK's reference interpreter against a double matmul, in every tile layout (core matrices,
+// 128-byte swizzled, B k- or n-major) and with deferred reads; the IR says 1.2 and a 1.1 reader
+// refuses it; the CUDA source compiles for sm_90a with NVRTC (where the toolkit was found) without
+// ptxas serializing the wgmmas. Part of the tensor_core_test binary (tensor_core_test.cpp: WMMA).
+#include "tc_check.hpp"
+
+#include <tg/sdk/render/render.hpp>
+
+#include "../../tools/conform/wgmma_kernel.hpp" // a hand-built IR 1.2 WGMMA program
+#include "../render/nvrtc_compile.hpp"          // NVRTC where the build found it
+
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace tg;
+using namespace tg::tc_check;
+
+// ---- IR 1.2 WGMMA (the warpgroup op) on a hand-built program (tools/conform/wgmma_kernel.hpp) ----
+
+namespace {
+
+// Random 16-bit inputs for a WGMMA matmul, run in the interpreter: the worst error against a
+// double matmul, relative to the sum of |products|.
+double wgmma_interpreter_error(const tg::conform::WgmmaMatmul& w) {
+  const DType dt = w.input == TG_DTYPE_FLOAT16 ? dtypes::float16 : dtypes::bfloat16;
+  std::mt19937 rng(11);
+  auto fill = [&](size_t count) {
+    std::vector<std::byte> bytes(count * 2);
+    for (size_t i = 0; i < bytes.size(); i += 2) {
+      const uint16_t v = from_double(dt, std::uniform_real_distribution<double>(-2, 2)(rng));
+      std::memcpy(bytes.data() + i, &v, 2);
+    }
+    return bytes;
+  };
+  std::vector<std::byte> a = fill(size_t(w.m * w.k)), b = fill(size_t(w.k * w.n)),
+                         d(size_t(w.m * w.n) * 4, std::byte{0xff}); // NaN where nothing is written
+  std::vector<std::span<std::byte>> spans{d, a, b};
+  sdk::interpret(sdk::parse_kernel_ir(w.ir), {1, 1, 1}, {uint32_t(w.threads), 1, 1}, spans, {});
+  std::vector<float> got(size_t(w.m * w.n)), av, bv;
+  std::memcpy(got.data(), d.data(), d.size());
+  for (size_t i = 0; i < a.size(); i += 2) av.push_back(float(to_double(dt, a.data() + i)));
+  for (size_t i = 0; i < b.size(); i += 2) bv.push_back(float(to_double(dt, b.data() + i)));
+  return worst_error(got, av, bv, w.m, w.k, w.n);
+}
+
+} // namespace
+
+// Every shape, both input dtypes, one and two warpgroups, one to three k steps: products are exact
+// and the interpreter rounds the double sum to float once per WGMMA, so the error is float's.
+// Also with both tiles 128-byte swizzled (kWgmmaSwizzle128; up to two atom columns of 64 k): the
+// hand-built copy stores at the swizzled positions, so a reader that ignored the flag, or swapped
+// the n-major strides, would be off by O(1).
+BOOST_AUTO_TEST_CASE(wgmma_matmul_in_the_interpreter_matches_a_double_reference) {
+  for (bool swz : {false, true})
+    for (bool bn : {false, true}) // B k-major, and n-major (kWgmmaBNMajor)
+      for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
+        for (auto [n, k, groups] :
+             {std::array<int, 3>{64, 16, 1}, {128, 32, 2}, {256, 48, 1}, {128, 128, 2}}) {
+          const auto w = tg::conform::wgmma_matmul_kernel(dt, n, k, groups, bn, swz);
+          const double err = wgmma_interpreter_error(w);
+          BOOST_TEST(err < 1e-6, sdk::dtype_name(dt) << " n " << n << " k " << k << " groups " << groups
+                                                     << (bn ? " B n-major" : "") << (swz ? " swizzled" : "")
+                                                     << ": worst error " << err);
+        }
+}
+
+// The swizzled layout, by hand: byte x of a 1024-byte atom lies at x ^ ((x >> 7 & 7) << 4) (row
+// r's chunk c at chunk c ^ r), wgmma_address applies it to A, a K-major and an n-major B with the
+// strides' meanings of docs/abi.md 5.7; the validator refuses strides the 128-byte rows cannot
+// have, and the interpreter an operand that does not start where a swizzled descriptor can.
+BOOST_AUTO_TEST_CASE(wgmma_swizzled_layout_by_hand) {
+  BOOST_TEST(sdk::wgmma_swizzle128(0) == 0u);
+  BOOST_TEST(sdk::wgmma_swizzle128(16) == 16u);         // row 0: chunks in place
+  BOOST_TEST(sdk::wgmma_swizzle128(128) == 128u + 16u); // row 1, chunk 0 -> chunk 1
+  BOOST_TEST(sdk::wgmma_swizzle128(7 * 128 + 2 * 16 + 6) == 7 * 128 + 5 * 16 + 6u); // row 7, chunk 2 -> 5
+  BOOST_TEST(sdk::wgmma_swizzle128(1024 + 3 * 128) == 1024 + 3 * 128 + 3 * 16u);    // the next atom alike
+  const int64_t code = TG_WGMMA_M64N128K16 | sdk::kWgmmaSwizzle128;
+  const sdk::WgmmaStrides st{16, 2048, 16, 1024};
+  // A[m = 9][k = 20] from byte 32: row 9 = group 1 (2048) + row 1 (128), k 20 = byte 32 + 40
+  BOOST_TEST(sdk::wgmma_address(code, st, 0, 32, 9, 20) == sdk::wgmma_swizzle128(2048 + 128 + 32 + 40));
+  BOOST_TEST(sdk::wgmma_address(code, st, 0, 32, 9, 20) == 2048 + 128 + (4 ^ 1) * 16 + 8u);
+  // K-major B[k = 3][n = 17]: row 17 = group 2 (2 * 1024) + row 1
+  BOOST_TEST(sdk::wgmma_address(code, st, 1, 0, 17, 3) == 2048 + 128 + (0 ^ 1) * 16 + 6u);
+  // n-major B[k = 10][n = 70] with b_k 1024 (8-k groups), b_n 8192 (64-n blocks): k row 2 of
+  // group 1, n 70 = block 1, chunk 0, element 6
+  const sdk::WgmmaStrides sn{16, 1024, 1024, 8192};
+  BOOST_TEST(sdk::wgmma_address(code | sdk::kWgmmaBNMajor, sn, 1, 0, 70, 10) ==
+             8192 + 1024 + 2 * 128 + (0 ^ 2) * 16 + 12u);
+  BOOST_TEST(sdk::wgmma_swizzle_start_error(code, 0, 96).empty());
+  BOOST_TEST(!sdk::wgmma_swizzle_start_error(code, 0, 128).empty()); // the atom's second row
+  BOOST_TEST(!sdk::wgmma_swizzle_start_error(code, 0, 48).empty());  // not a 16 k step
+  BOOST_TEST(!sdk::wgmma_swizzle_start_error(code | sdk::kWgmmaBNMajor, 1, 32).empty());
+  BOOST_TEST(sdk::wgmma_swizzle_start_error(code | sdk::kWgmmaBNMajor, 1, 2048).empty());
+  auto program = [](int64_t shape, sdk::WgmmaStrides s, int a_at) {
+    sdk::KernelBuilder b("swz");
+    const auto l = b.local(16384, TG_DTYPE_FLOAT16);
+    const auto pa = b.index(l, b.i32(a_at)), pb = b.index(l, b.i32(8192));
+    std::vector<sdk::KernelBuilder::Ref> zeros(64, b.f32(0));
+    b.wgmma(pa, pb, b.vectorize(zeros), shape, sdk::wgmma_pack(s));
+    return b;
+  };
+  auto refused = [](sdk::KernelBuilder b, const char* why) {
+    BOOST_CHECK_EXCEPTION(b.serialize(), sdk::IRError, [&](const sdk::IRError& e) {
+      return std::string(e.what()).find(why) != std::string::npos;
+    });
+  };
+  refused(program(code, {128, 2048, 16, 1024}, 0), "a_k 16");
+  refused(program(code, {16, 1024, 16, 1040}, 0), "b_k 16 and b_n a multiple of 1024");
+  refused(program(code | sdk::kWgmmaBNMajor, {16, 1024, 16, 8192}, 0), "b_k and b_n multiples of 1024");
+  // A starting at byte 128 (element 64): a row inside the atom
+  const sdk::KernelIR ir = sdk::parse_kernel_ir(program(code, st, 64).serialize());
+  std::vector<std::span<std::byte>> none;
+  BOOST_CHECK_EXCEPTION(
+      sdk::interpret(ir, {1, 1, 1}, {128, 1, 1}, none, {}), std::exception, [](const std::exception& e) {
+        return std::string(e.what()).find("first 128 bytes of a 1024-byte atom") != std::string::npos;
+      });
+}
+
+// A program with WGMMA says IR 1.2 and round-trips; a 1.1 (or 1.0) header with the op is refused;
+// malformed operands are refused naming the instruction; the interpreter needs whole warpgroups.
+BOOST_AUTO_TEST_CASE(wgmma_ir_is_version_1_2_and_refused_under_1_1) {
+  const auto w = tg::conform::wgmma_matmul_kernel(TG_DTYPE_FLOAT16, 64, 32, 1);
+  BOOST_TEST(ir_minor(w.ir) == TG_IR_VERSION_MINOR_WGMMA);
+  const sdk::KernelIR parsed = sdk::parse_kernel_ir(w.ir);
+  BOOST_TEST(sdk::uses_wgmma(parsed));
+  BOOST_TEST((sdk::serialize_kernel_ir(parsed) == w.ir));
+  BOOST_TEST(sdk::to_string(parsed).find("WGMMA") != std::string::npos);
+  for (uint8_t minor : {1, 0}) {
+    std::vector<std::byte> old = w.ir;
+    old[6] = std::byte{minor};
+    BOOST_CHECK_EXCEPTION(sdk::parse_kernel_ir(old), sdk::IRError, [](const sdk::IRError& e) {
+      return std::string(e.what()).find("WGMMA needs kernel IR 1.2") != std::string::npos;
+    });
+  }
+  // operands: A from global memory, strides off 16, too few C lanes
+  auto refused = [](sdk::KernelBuilder& b, const char* why) {
+    BOOST_CHECK_EXCEPTION(b.serialize(), sdk::IRError, [&](const sdk::IRError& e) {
+      BOOST_TEST_MESSAGE(e.what());
+      return std::string(e.what()).find(why) != std::string::npos &&
+             std::string(e.what()).find("(WGMMA)") != std::string::npos;
+    });
+  };
+  auto program = [](bool global_a, int64_t a_k, int lanes) {
+    sdk::KernelBuilder b("bad");
+    const auto g = b.global(0, TG_DTYPE_FLOAT16), l = b.local(4096, TG_DTYPE_FLOAT16);
+    const auto pa = b.index(global_a ? g : l, b.i32(0)), pb = b.index(l, b.i32(0));
+    std::vector<sdk::KernelBuilder::Ref> zeros(size_t(lanes), b.f32(0));
+    b.wgmma(pa, pb, b.vectorize(zeros), TG_WGMMA_M64N64K16, sdk::wgmma_pack({a_k, 256, 128, 256}));
+    return b;
+  };
+  auto b1 = program(true, 128, 32);
+  refused(b1, "A must be an INDEX into local memory");
+  auto b2 = program(false, 120, 32);
+  refused(b2, "multiples of 16");
+  auto b3 = program(false, 128, 16);
+  refused(b3, "need 32 lanes");
+  // half a warpgroup
+  const sdk::KernelIR ir = sdk::parse_kernel_ir(w.ir);
+  std::vector<std::byte> d(64 * 64 * 4), a(64 * 32 * 2), bb(32 * 64 * 2);
+  std::vector<std::span<std::byte>> spans{d, a, bb};
+  BOOST_CHECK_EXCEPTION(sdk::interpret(ir, {1, 1, 1}, {64, 1, 1}, spans, {}), std::exception,
+                        [](const std::exception& e) {
+                          return std::string(e.what()).find("whole warpgroups") != std::string::npos;
+                        });
+}
+
+// The CUDA renderer: one wgmma.fence before and one commit/wait after the run of WGMMAs of a k
+// loop step (here 3 back to back), descriptors built from __cvta_generic_to_shared, the proxy fence
+// before the barrier; NVRTC compiles it for sm_90a and the PTX holds wgmma.mma_async. Dialects
+// without the op refuse it by name.
+BOOST_AUTO_TEST_CASE(cuda_renders_wgmma_that_nvrtc_compiles_for_sm_90a) {
+  for (tg_dtype dt : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) {
+    const auto w = tg::conform::wgmma_matmul_kernel(dt, 128, 48, 2);
+    const auto ir = sdk::parse_kernel_ir(w.ir);
+    const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
+    auto count = [&](const std::string& what) {
+      size_t c = 0;
+      for (size_t at = src.text.find(what); at != std::string::npos; at = src.text.find(what, at + 1)) ++c;
+      return c;
+    };
+    const std::string in = dt == TG_DTYPE_FLOAT16 ? "f16.f16" : "bf16.bf16";
+    BOOST_TEST(count("wgmma.mma_async.sync.aligned.m64n128k16.f32." + in) == 3u, src.text);
+    BOOST_TEST(count("wgmma.fence.sync.aligned") == 1u);
+    BOOST_TEST(count("wgmma.commit_group.sync.aligned") == 1u);
+    BOOST_TEST(count("wgmma.wait_group.sync.aligned 0") == 1u);
+    BOOST_TEST(count("fence.proxy.async.shared::cta") == 1u);
+    BOOST_TEST(count("__cvta_generic_to_shared") == 1u);
+    BOOST_TEST(count("p, 1, 1, 0, 0;") == 3u); // imm-trans-b 0: B k-major
+    // B n-major (kWgmmaBNMajor): the same ops with imm-trans-b 1
+    const auto bn =
+        sdk::render::render(sdk::render::Dialect::cuda,
+                            sdk::parse_kernel_ir(tg::conform::wgmma_matmul_kernel(dt, 128, 48, 2, true).ir));
+    BOOST_TEST(bn.text.find("p, 1, 1, 0, 0;") == std::string::npos, bn.text);
+    BOOST_TEST(bn.text.find("p, 1, 1, 0, 1;") != std::string::npos, bn.text);
+    BOOST_CHECK_EXCEPTION(
+        sdk::render::render(sdk::render::Dialect::opencl, ir), std::exception,
+        [](const std::exception& e) { return std::string(e.what()).find("WGMMA") != std::string::npos; });
+#ifdef TG_HAVE_NVRTC
+    const auto out = tgtest::nvrtc_compile(src.text, "wgmma.cu", "sm_90a");
+    BOOST_TEST(out.ok, out.log << "\n" << src.text);
+    BOOST_TEST(out.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16") != std::string::npos);
+    BOOST_TEST(out.cubin_bytes > 0u);
+    const auto out_bn = tgtest::nvrtc_compile(bn.text, "wgmma_bn.cu", "sm_90a");
+    BOOST_TEST(out_bn.ok, out_bn.log << "\n" << bn.text);
+#endif
+  }
+}
+
+// ---- the TCWG opt: the core's matmul on the warpgroup op ----
+
+namespace {
+LowerOptions hopper() { // gpu(true) on a device that names the warpgroup shapes (sm_90a)
+  LowerOptions o = gpu(true);
+  o.warpgroup_mma = true;
+  o.buffer_alignment = 16; // A's copy as 16-byte chunks, reordered by rows (lower_stage.cpp)
+  o.compute_units = 1;     // the heuristic takes TCWG only with a block per compute unit
+  return o;
+}
+} // namespace
+
+// The heuristic picks TCWG on such a device (2 warpgroups of 64x128, 32 k per tile, tiles in the
+// core-matrix layout, double-buffered); the interpreter's result matches a double matmul; the IR
+// says 1.2; an explicit TCWG without STAGE is refused with the reason, and so is TCWG on a device
+// without the shapes; the CUDA source compiles for sm_90a with NVRTC and holds one wgmma run (one
+// fence, one commit/wait) per tile step.
+// Where three sets of TCWG tiles fit the device's opt-in maximum (CUDA's dynamic shared memory:
+// 3 x 24 KiB for the 128x256 block), the WGMMAs defer their reads (kWgmmaDeferReads): the
+// interpreter, which fails a store into a tile a deferred WGMMA may still read, runs the kernel to
+// a double reference's result; the CUDA source waits with wait_group 1 after each run and
+// wait_group 0 after the tile loop, in dynamic shared memory, and compiles for sm_90a without
+// ptxas serializing the wgmmas. Within 48 KiB (two sets) nothing changes.
+// With wgmma_b_n_major (off by default) B's tile is n-major (kWgmmaBNMajor) and both copies are
+// 16-byte rows, rendered as cp.async and issued before the step's WGMMA run; without it B stays
+// k-major (its transposed register copy) and the source has no cp.async.
+BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
+  LowerOptions big = hopper();
+  big.max_local_memory_bytes = 232448; // an H100/H200's opt-in maximum
+  for (bool bn : {false, true})
+    for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+      const Matmul wide = matmul(256, 160, 512, dt); // 5 tiles of 32 k: every set is reused
+      LowerOptions o = big;
+      o.wgmma_b_n_major = bn;
+      const Lowered l = lower(wide, o);
+      BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts << (bn ? " B n-major" : "")) {
+        BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") !=
+                   std::string::npos);
+        const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
+        int deferred = 0, locals = 0, n_major = 0, vector_loads = 0;
+        for (const auto& ins : ir.instructions) {
+          deferred += ins.op == TG_OP_WGMMA && sdk::wgmma_defers_reads(ins.arg0);
+          // B (K x N, n contiguous) n-major: both copies are 16-byte loads
+          n_major += ins.op == TG_OP_WGMMA && sdk::wgmma_b_n_major(ins.arg0);
+          vector_loads += ins.op == TG_OP_LOAD && ins.vcount == 8;
+          if (ins.op == TG_OP_DEFINE_LOCAL) locals += int(ins.arg0);
+        }
+        BOOST_TEST(deferred == 2); // 32 k per tile
+        BOOST_TEST(n_major == (bn ? 2 : 0));
+        // prologue, loop: A 128x32 (1 per thread), B 32x256 (2) over 512 threads
+        BOOST_TEST(vector_loads == (bn ? 2 * (1 + 2) : 2 * 1));
+        BOOST_TEST(locals == 3 * (128 + 256) * 32);
+        BOOST_TEST(run_error(wide, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+        const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
+        BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 32 * 2));
+        BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos, src.text);
+        // the six 16-byte row copies (prologue and loop) as cp.async, waited for before each barrier;
+        // the loop's are issued before the step's WGMMA run (they lead: lower_stage.cpp)
+        size_t copies = 0;
+        for (size_t at = src.text.find("cp.async.cg.shared.global"); at != std::string::npos;
+             at = src.text.find("cp.async.cg.shared.global", at + 1))
+          ++copies;
+        BOOST_TEST(copies == (bn ? 6u : 0u), src.text);
+        BOOST_TEST((src.text.find("cp.async.wait_all;") != std::string::npos) == bn);
+        if (bn) BOOST_TEST(src.text.rfind("cp.async.cg.shared.global") < src.text.rfind("wgmma.mma_async"));
+        const size_t loop_end =
+            src.text.find("wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); // the deferred");
+        BOOST_TEST(loop_end != std::string::npos);
+        BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 0;") == loop_end); // no other wait for all
+#ifdef TG_HAVE_NVRTC
+        // ptxas notes "wgmma.mma_async instructions are serialized due to non wgmma instructions
+        // reading accumulator registers ..." where a run's D is read before its wait (checked by hand
+        // with nvcc 13.0: a read of D after wait_group 1 gets that note, this source none)
+        const auto out = tgtest::nvrtc_compile(src.text, "tcwg3.cu", "sm_90a", "--ptxas-options=-v");
+        BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
+        BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log); // ptxas's notes are in the log
+        BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
+#endif
+      }
+    }
+  { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB); swizzled, B n-major (the
+    // defaults): 2x1 warpgroups of 64x256, else 2x2 of 64x128
+    const Matmul deep = matmul(256, 320, 512, dtypes::float16);
+    const Lowered l = lower(deep, big);
+    BOOST_TEST(l.kernel.opts.find("[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]") != std::string::npos,
+               l.kernel.opts);
+    LowerOptions plain = big;
+    plain.wgmma_swizzle = false;
+    BOOST_TEST(lower(deep, plain).kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") !=
+               std::string::npos);
+    BOOST_TEST(run_error(deep, l) < 2e-3);
+    const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
+    BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 64 * 2));
+  }
+  { // fewer 128x256 blocks than compute units: the mma.sync list (each TCWG block takes an SM)
+    LowerOptions wide_gpu = big;
+    wide_gpu.compute_units = 132;
+    const Lowered l = lower(matmul(256, 320, 512, dtypes::float16), wide_gpu);
+    BOOST_TEST(l.kernel.opts.find("TCWG") == std::string::npos, l.kernel.opts);
+    BOOST_TEST(l.kernel.opts.find("TC(") != std::string::npos, l.kernel.opts);
+  }
+  const Lowered two = lower(matmul(256, 160, 512, dtypes::float16), hopper()); // 48 KiB: two sets
+  for (const auto& ins : sdk::parse_kernel_ir(two.ir).instructions)
+    if (ins.op == TG_OP_WGMMA) BOOST_TEST(!sdk::wgmma_defers_reads(ins.arg0));
+}
+
+namespace {
+// A loop of 3 steps by one warpgroup: a barrier, every item fills 8 elements of A (64x16, value
+// step + 1) and of B (16x64, value 1) in set `step % sets`, a barrier, one deferred m64n64k16
+// WGMMA of that set into the accumulator. D = sum over steps of 16 (step + 1) = 96 everywhere.
+std::vector<std::byte> deferred_loop(int sets) {
+  sdk::KernelBuilder b("deferred_loop");
+  const auto out = b.global(0, TG_DTYPE_FLOAT32);
+  const auto la = b.local(1024 * sets, TG_DTYPE_FLOAT16), lb = b.local(1024 * sets, TG_DTYPE_FLOAT16);
+  const auto t = b.local_id(0);
+  auto acc = b.acc(b.vectorize(std::vector<sdk::KernelBuilder::Ref>(32, b.f32(0))));
+  const auto step = b.range(b.i32(0), b.i32(3));
+  b.barrier();
+  const auto set = b.mul(b.alu(TG_OP_MOD, step, b.i32(sets)), b.i32(1024));
+  const auto at = b.add(set, b.mul(t, b.i32(8)));
+  const auto value = b.cast(b.add(step, b.i32(1)), TG_DTYPE_FLOAT16),
+             one = b.cast(b.f32(1), TG_DTYPE_FLOAT16);
+  for (int e = 0; e < 8; ++e) {
+    b.store(b.index(la, b.add(at, b.i32(e))), value);
+    b.store(b.index(lb, b.add(at, b.i32(e))), one);
+  }
+  b.barrier();
+  const int64_t strides = sdk::wgmma_pack({128, 256, 128, 256});
+  b.assign(acc, b.wgmma(b.index(la, set), b.index(lb, set), acc, sdk::wgmma_code(64) | sdk::kWgmmaDeferReads,
+                        strides));
+  b.end_range(step);
+  b.store(b.index(out, t), b.gep(acc, 0));
+  return b.serialize();
+}
+} // namespace
+
+// The interpreter checks kWgmmaDeferReads: with one set, step 1's stores overwrite the tiles step
+// 0's WGMMA may still read (its warpgroup has started no later run since), and the run fails with
+// a message naming both; with two sets the same program is legal and computes 96. The validator
+// refuses the flag outside a loop.
+BOOST_AUTO_TEST_CASE(interpreter_checks_deferred_wgmma_reads) {
+  std::vector<float> out(128);
+  std::vector<std::span<std::byte>> spans{std::as_writable_bytes(std::span(out))};
+  sdk::interpret(sdk::parse_kernel_ir(deferred_loop(2)), {1, 1, 1}, {128, 1, 1}, spans, {});
+  for (float v : out) BOOST_TEST(v == 96.f);
+  try {
+    sdk::interpret(sdk::parse_kernel_ir(deferred_loop(1)), {1, 1, 1}, {128, 1, 1}, spans, {});
+    BOOST_ERROR("a store into a tile a deferred WGMMA may still read was accepted");
+  } catch (const sdk::InterpreterError& e) {
+    BOOST_TEST(std::string(e.what()).find("the deferred WGMMA at instruction") != std::string::npos,
+               e.what());
+  }
+  const auto w = conform::wgmma_matmul_kernel(TG_DTYPE_FLOAT16, 64, 16, 1); // its WGMMA outside any loop
+  sdk::KernelIR ir = sdk::parse_kernel_ir(w.ir);
+  for (auto& ins : ir.instructions)
+    if (ins.op == TG_OP_WGMMA) ins.arg0 |= sdk::kWgmmaDeferReads;
+  BOOST_CHECK_EXCEPTION(sdk::validate_kernel_ir(ir), sdk::IRError, [](const sdk::IRError& e) {
+    return std::string(e.what()).find("outside a RANGE") != std::string::npos;
+  });
+}
+
+// With wgmma_swizzle, a TCWG matmul of 64 k per tile stages both tiles 128-byte swizzled
+// (kWgmmaSwizzle128 on every WGMMA): its copies stay 16-byte stores (A's rows, B's transposed
+// copy or, n-major, its rows), the interpreter, reading at the swizzled positions, gives a double
+// reference's result, and the CUDA source (descriptors of layout type 1, dynamic shared memory
+// aligned to 1024 bytes) compiles for sm_90a. With 32 k per tile (no 128-byte rows) nothing is
+// swizzled.
+BOOST_AUTO_TEST_CASE(tcwg_swizzled_tiles_match_a_double_reference) {
+  LowerOptions big = hopper();
+  big.max_local_memory_bytes = 232448;
+  big.wgmma_swizzle = true;
+  for (bool bn : {false, true})
+    for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+      const Matmul deep = matmul(256, 320, 512, dt); // 5 tiles of 64 k: every set reused
+      LowerOptions o = big;
+      o.wgmma_b_n_major = bn;
+      const Lowered l = lower(deep, o);
+      BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts << (bn ? " B n-major" : "")) {
+        // B n-major: 2x1 warpgroups of 64x256 (heuristic.cpp), else 2x2 of 64x128; the same block
+        BOOST_TEST(l.kernel.opts.find(bn ? "[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]"
+                                         : "[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") !=
+                   std::string::npos);
+        const int per_thread = bn ? 2 : 1; // 256 threads, else 512
+        const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
+        int swizzled = 0, wgmmas = 0, stores16 = 0, loads16 = 0;
+        for (const auto& ins : ir.instructions) {
+          wgmmas += ins.op == TG_OP_WGMMA;
+          swizzled += ins.op == TG_OP_WGMMA && sdk::wgmma_swizzled(ins.arg0) &&
+                      sdk::wgmma_b_n_major(ins.arg0) == bn && sdk::wgmma_defers_reads(ins.arg0);
+          stores16 += ins.op == TG_OP_STORE && ir.instructions[ins.src[1]].vcount == 8;
+          loads16 += ins.op == TG_OP_LOAD && ins.vcount == 8;
+        }
+        BOOST_TEST(wgmmas == 4); // 64 k per tile
+        BOOST_TEST(swizzled == wgmmas);
+        // prologue and loop: A 128x64 (1024 16-byte chunks), B 64x256 (2048) over the threads
+        BOOST_TEST(stores16 == 2 * (2 + 4) * per_thread);
+        BOOST_TEST(loads16 == (bn ? 2 * (2 + 4) * per_thread : 2 * 2));
+        BOOST_TEST(run_error(deep, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+        const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
+        BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 64 * 2));
+        BOOST_TEST(src.text.find("__align__(1024) unsigned char tg_shared[]") != std::string::npos, src.text);
+        BOOST_TEST(src.text.find("| (1ull << 62)") != std::string::npos);
+#ifdef TG_HAVE_NVRTC
+        const auto out = tgtest::nvrtc_compile(src.text, "tcwg_swz.cu", "sm_90a", "--ptxas-options=-v");
+        BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
+        // With B n-major every copy is a 16-byte row (cp.async) and ptxas keeps the wgmmas
+        // pipelined. (B k-major in float16, main's transposed register copy, gets ptxas's C7514
+        // "wgmma.mma_async instructions are serialized" with or without the swizzle, 124-128
+        // registers; bfloat16 does not: docs/cuda.md, session 20, h/swz.)
+        if (bn) BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
+#endif
+      }
+    }
+  const Lowered shallow = lower(matmul(256, 160, 512, dtypes::float16), big); // 32 k per tile
+  for (const auto& ins : sdk::parse_kernel_ir(shallow.ir).instructions)
+    if (ins.op == TG_OP_WGMMA) BOOST_TEST(!sdk::wgmma_swizzled(ins.arg0));
+  BOOST_TEST(run_error(matmul(256, 160, 512, dtypes::float16), shallow) < 2e-3);
+}
+
+BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
+  for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    const Matmul mm = matmul(256, 96, 128, dt);
+    const Lowered l = lower(mm, hopper());
+    BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
+      BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), STAGE(2,2)]") != std::string::npos);
+      BOOST_TEST(ir_minor(l.ir) == TG_IR_VERSION_MINOR_WGMMA);
+      BOOST_TEST(l.kernel.local[0] == 128u);
+      BOOST_TEST(run_error(mm, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
+      const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
+      auto count = [&](const std::string& what) {
+        size_t c = 0;
+        for (size_t at = src.text.find(what); at != std::string::npos; at = src.text.find(what, at + 1)) ++c;
+        return c;
+      };
+      BOOST_TEST(count("wgmma.mma_async") == 2u, src.text); // 32 k per tile: 2 ops, one run
+      BOOST_TEST(count("wgmma.fence.sync.aligned") == 1u);
+      BOOST_TEST(count("wgmma.commit_group") == 1u);
+#ifdef TG_HAVE_NVRTC
+      const auto out = tgtest::nvrtc_compile(src.text, "tcwg.cu", "sm_90a");
+      BOOST_TEST(out.ok, out.log << "\n" << src.text);
+      BOOST_TEST(out.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16") != std::string::npos);
+#endif
+    }
+  }
+  { // n a multiple of 256: 2x2 warpgroups (a 128x256 block)
+    const Matmul wide = matmul(128, 64, 256, dtypes::bfloat16);
+    const Lowered l = lower(wide, hopper());
+    BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") != std::string::npos,
+               l.kernel.opts);
+    BOOST_TEST(run_error(wide, l) < 1e-2);
+  }
+  const Matmul mm = matmul(128, 64, 128, dtypes::float16);
+  const KernelInfo info = analyze_kernel(mm.item);
+  LowerOptions o = hopper();
+  o.opts = std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("must be staged") != std::string::npos;
+  });
+  o = gpu(true);
+  o.opts = std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128}, {OptOp::STAGE, info.matmul->k, 2}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("no warpgroup matrix unit") != std::string::npos;
+  });
+  // explicit lists: N 64 with one warpgroup, N 128 with an upcast of m (two chains per thread)
+  for (const auto& list :
+       {std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 64}, {OptOp::STAGE, info.matmul->k, 4}},
+        std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128},
+                         {OptOp::UPCAST, info.matmul->m, 2},
+                         {OptOp::STAGE, info.matmul->k, 1 + 1}}}) {
+    o = hopper();
+    o.opts = list;
+    const Lowered l = lower(mm, o);
+    BOOST_TEST_CONTEXT(l.kernel.opts) { BOOST_TEST(run_error(mm, l) < 2e-3); }
+  }
+  BOOST_TEST(to_string(parse_opts("[TCWG(2,128)]")) == "[TCWG(2,128)]");
+}
