@@ -165,7 +165,9 @@ std::optional<double> peer_ms_for(const Peer& peer, const std::string& who, cons
 int bench_gpu(const std::vector<std::string>& args) {
   po::options_description opts(
       "tg bench gpu: issue 13's GPU rows on one device against PyTorch on the GPU (peer_torch_gpu.py via\n"
-      "/usr/bin/python3), measured in the same invocation. Times are medians of realize + synchronize.\n"
+      "/usr/bin/python3) and tinygrad's CUDA backend (peer_tinygrad_gpu.py, where tinygrad imports), "
+      "measured\n"
+      "in the same invocation. Times are medians of realize + synchronize.\n"
       "Options");
   opts.add_options()("help,h", "show this help")("device", po::value<std::string>()->default_value("CUDA"),
                                                  "device")("repeat", po::value<int>()->default_value(10),
@@ -316,7 +318,7 @@ int bench_gpu(const std::vector<std::string>& args) {
       peer = run_peer_command(shell_quote(vm["peer-python"].as<std::string>()) + " " +
                               shell_quote(script.path) + " --repeat " + std::to_string(repeat));
   }
-  // tinygrad's CUDA backend, the same rows (its tiny op through TinyJit): a column only when it ran.
+  // tinygrad's CUDA backend, the same rows (each through TinyJit): a column only when it ran.
   Peer tinygrad;
   std::string tinygrad_by;
   if (vm.count("no-peer") || vm.count("no-tinygrad"))
@@ -382,10 +384,13 @@ int bench_gpu(const std::vector<std::string>& args) {
               << tinygrad.str("device_name") << ", ALLOW_TF32=" << tinygrad.str("allow_tf32") << ") run by "
               << tinygrad_by << "; its rows through TinyJit (replays of the captured kernels)\n"
               << "tinygrad eager (a fresh expression's realize(), no JIT), its speed:";
+    const char* separator = " ";
     for (const GpuRow& r : rows) {
       const std::string key = r.peer_key.substr(0, r.peer_key.size() - 3); // without "_ms"
-      if (const auto eager = tinygrad.num(key + "_eager_ms"))
-        std::cout << " " << key << " " << speed_str(r, *eager);
+      if (const auto eager = tinygrad.num(key + "_eager_ms")) {
+        std::cout << separator << key << " " << speed_str(r, *eager);
+        separator = " | ";
+      }
     }
     std::cout << "\n";
   }

@@ -189,8 +189,11 @@ int bench_train_parallel(int bs, int steps, const std::vector<std::string>& devi
 } // namespace
 
 int bench_train(const std::vector<std::string>& args) {
-  po::options_description opts("tg bench train: median training-step time of beautiful_mnist vs PyTorch CPU\n"
-                               "(same model, Adam 1e-3, random data), measured in the same run.\nOptions");
+  po::options_description opts(
+      "tg bench train: median training-step time of beautiful_mnist vs PyTorch (CPU, or CUDA for a CUDA "
+      "device)\n"
+      "and tinygrad (its step under TinyJit, where tinygrad imports): same model, Adam 1e-3, random data,\n"
+      "measured in the same run.\nOptions");
   opts.add_options()("help,h", "show this help")("bs", po::value<int>()->default_value(512), "batch size")(
       "steps", po::value<int>()->default_value(5),
       "timed steps (after one warm-up step)")("no-peer", "skip the peers (PyTorch and tinygrad)")(
