@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The PyTorch (CUDA) peer of `tg bench gpu`: the same rows and shapes, eager mode; times are wall
-medians of `op(); torch.cuda.synchronize()` in ms. Prints one flat JSON object."""
+medians of `op(); torch.cuda.synchronize()` in ms. Prints one flat JSON object; each <row>_shape
+key says what was measured (`tg bench gpu` gives no ratio for a shape that differs from its own)."""
 import argparse
 import json
 
@@ -30,16 +31,21 @@ n = 64 << 20
 x, y, z = (torch.rand(n, device=dev) * 2 - 1 for _ in range(3))
 out["elementwise_ms"] = timed(lambda: ((x + y) * z).relu())
 out["sum_ms"] = timed(lambda: x.sum())
+out["elementwise_shape"] = out["sum_shape"] = str(n)
 del x, y, z
 m = torch.rand(4096, 4096, device=dev)
 k = torch.rand(4096, 4096, device=dev)
 out["matmul_f32_ms"] = timed(lambda: m @ k)
+out["matmul_f32_shape"] = "4096x4096"
 h = torch.rand(8192, 8192, device=dev, dtype=torch.float16)
 g = torch.rand(8192, 8192, device=dev, dtype=torch.float16)
 out["matmul_f16_ms"] = timed(lambda: h @ g)
+out["matmul_f16_shape"] = "8192x8192"
 img = torch.rand(256, 32, 28, 28, device=dev)
 w = torch.rand(64, 32, 3, 3, device=dev)
 out["conv_ms"] = timed(lambda: torch.nn.functional.conv2d(img, w))
+out["conv_shape"] = "x".join(str(d) for d in (*img.shape, *w.shape))
 t = torch.rand(16, device=dev)
 out["tiny_ms"] = timed(lambda: t + 1)
+out["tiny_shape"] = str(t.numel())
 print(json.dumps(out))

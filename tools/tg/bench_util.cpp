@@ -201,6 +201,28 @@ PeerScript find_peer_script(const std::string& name, const std::string& given) {
   return out;
 }
 
+bool imports_tinygrad(const std::string& python) {
+  const std::string cmd = shell_quote(python) + " -c 'import tinygrad' >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+bool command_exists(const std::string& command) {
+  const std::string cmd = "command -v " + shell_quote(command) + " >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+TinygradPython find_tinygrad_python(const std::string& given) {
+  if (!given.empty()) {
+    if (imports_tinygrad(given)) return {given, ""};
+    return {"", given + " cannot import tinygrad (pip install tinygrad, or put an unpacked wheel on "
+                        "PYTHONPATH: docs/bench.md)"};
+  }
+  for (const char* candidate : {"python3", "/usr/bin/python3"})
+    if (imports_tinygrad(candidate)) return {candidate, ""};
+  return {"",
+          "tinygrad not installed (pip install tinygrad; neither python3 nor /usr/bin/python3 imports it)"};
+}
+
 std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);

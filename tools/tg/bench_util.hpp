@@ -62,6 +62,22 @@ struct PeerScript {
 };
 PeerScript find_peer_script(const std::string& name, const std::string& given = "");
 
+// The interpreter for a tinygrad peer (`tg bench ops`, `gpu`, `train`): `given` when not empty,
+// else the first of python3 (PATH) and /usr/bin/python3 that can import tinygrad ($PYTHONPATH is
+// passed on, so an unpacked wheel works). `error` says why there is none: the table prints it.
+struct TinygradPython {
+  std::string python;
+  std::string error;
+};
+TinygradPython find_tinygrad_python(const std::string& given);
+
+// Whether `python` runs `import tinygrad` without an error.
+bool imports_tinygrad(const std::string& python);
+
+// Whether the shell finds `command` (a path or a name on $PATH): a typo in an interpreter option
+// is an argument error, not a missing peer.
+bool command_exists(const std::string& command);
+
 // Single-quotes s for the shell.
 std::string shell_quote(const std::string& s);
 

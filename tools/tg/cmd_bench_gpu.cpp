@@ -1,8 +1,9 @@
 // `tg bench gpu`: the GPU rows of issue 13 (elementwise and sum over 64M floats, f32 matmul 4096,
 // f16 matmul 8192, conv2d 256x32x28x28 -> 64 3x3, a tiny op including sync) on one device, with
-// PyTorch on the GPU (tools/bench/peer_torch_gpu.py) measured in the same invocation, and on a CUDA
+// PyTorch on the GPU (tools/bench/peer_torch_gpu.py) and, where an interpreter imports it, tinygrad's
+// CUDA backend (tools/bench/peer_tinygrad_gpu.py) measured in the same invocation, and on a CUDA
 // device the tiny op's hardware limit (tg_cuda_floor: the raw driver path). A benchmark, not a
-// test: it prints a table with each row's ratio and the issue's target.
+// test: it prints a table with each row's ratios and the issue's target.
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/realize.hpp"
@@ -24,6 +25,7 @@ enum class Unit { GBps, TFLOPS, Micros };
 
 struct GpuRow {
   std::string name, peer_key;
+  std::string shape; // what a peer must report under <row>_shape for a ratio
   Unit unit = Unit::GBps;
   double work = 0;         // bytes or flops per run
   double ours_ms = 0;      // median wall of realize + synchronize
@@ -32,10 +34,11 @@ struct GpuRow {
   double absolute = 0;     // GB/s or us the row must reach (0: none)
 };
 
-GpuRow make_row(std::string name, std::string peer_key, Unit unit, double work) {
+GpuRow make_row(std::string name, std::string peer_key, std::string shape, Unit unit, double work) {
   GpuRow r;
   r.name = std::move(name);
   r.peer_key = std::move(peer_key);
+  r.shape = std::move(shape);
   r.unit = unit;
   r.work = work;
   return r;
@@ -142,18 +145,40 @@ void print_cuda_floor(const Peer& floor, double ours_us) {
             << " | legacy stream 0 launch+sync " << us("launch_sync_null_stream_us") << "\n";
 }
 
+// A peer's time for row r, if it measured the same shape: the peer reports <row>_shape next to
+// <row>_ms (the row key without "_ms"), and a missing or different shape gets no ratio but a note.
+std::optional<double> peer_ms_for(const Peer& peer, const std::string& who, const GpuRow& r,
+                                  std::vector<std::string>& notes) {
+  if (!peer.error.empty()) return std::nullopt;
+  const std::optional<double> ms = peer.num(r.peer_key);
+  if (!ms) return std::nullopt;
+  const std::string key = r.peer_key.substr(0, r.peer_key.size() - 3) + "_shape";
+  const std::string theirs = peer.str(key);
+  if (theirs == r.shape) return ms;
+  notes.push_back(r.name + ": " + who + " measured shape " + theirs + " (" + key + "), not " + r.shape +
+                  ": no ratio");
+  return std::nullopt;
+}
+
 } // namespace
 
 int bench_gpu(const std::vector<std::string>& args) {
   po::options_description opts(
       "tg bench gpu: issue 13's GPU rows on one device against PyTorch on the GPU (peer_torch_gpu.py via\n"
-      "/usr/bin/python3), measured in the same invocation. Times are medians of realize + synchronize.\n"
+      "/usr/bin/python3) and tinygrad's CUDA backend (peer_tinygrad_gpu.py, where tinygrad imports), "
+      "measured\n"
+      "in the same invocation. Times are medians of realize + synchronize.\n"
       "Options");
   opts.add_options()("help,h", "show this help")("device", po::value<std::string>()->default_value("CUDA"),
                                                  "device")("repeat", po::value<int>()->default_value(10),
                                                            "timed runs per row (after 2 warm-ups)")(
-      "no-peer", "skip PyTorch")("peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
-                                 "the interpreter that runs the peer")(
+      "no-peer", "skip both peers (PyTorch and tinygrad)")(
+      "peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
+      "the interpreter that runs the PyTorch peer")(
+      "peer-tinygrad-python", po::value<std::string>()->default_value(""),
+      "the interpreter that runs the tinygrad peer (peer_tinygrad_gpu.py, DEV=CUDA; default: the first of "
+      "python3 and /usr/bin/python3 that imports tinygrad; PYTHONPATH is passed on)")(
+      "no-tinygrad", "skip the tinygrad peer")(
       "rows", po::value<std::string>()->default_value("all"),
       "comma-separated rows to run: elementwise,sum,matmul_f32,matmul_f16,conv,tiny (PyTorch runs all)")(
       "tiny-profile", "after the table, where the tiny op's host time goes, phase by phase")(
@@ -169,6 +194,16 @@ int bench_gpu(const std::vector<std::string>& args) {
   }
   const std::string device = vm["device"].as<std::string>();
   const int repeat = std::max(1, vm["repeat"].as<int>());
+  const std::string tinygrad_python = vm["peer-tinygrad-python"].as<std::string>();
+  if (!tinygrad_python.empty() && (vm.count("no-tinygrad") || vm.count("no-peer"))) {
+    std::cerr << "tg bench gpu: --peer-tinygrad-python and "
+              << (vm.count("no-peer") ? "--no-peer" : "--no-tinygrad") << " contradict each other\n";
+    return 2;
+  }
+  if (!tinygrad_python.empty() && !command_exists(tinygrad_python)) { // before minutes of measuring
+    std::cerr << "tg bench gpu: --peer-tinygrad-python " << tinygrad_python << ": no such interpreter\n";
+    return 2;
+  }
   OpenDevice dev = open_device(device);
   std::cout << "tg bench gpu: device " << device << " (" << dev.device->properties().name << "), repeat "
             << repeat << "\n"
@@ -202,7 +237,8 @@ int bench_gpu(const std::vector<std::string>& args) {
            c = random_tensor({n}, 3, device);
     if (want("elementwise")) {
       progress("elementwise");
-      GpuRow e = make_row("((a+b)*c).relu() 64M f32", "elementwise_ms", Unit::GBps, 4.0 * 4.0 * double(n));
+      GpuRow e = make_row("((a+b)*c).relu() 64M f32", "elementwise_ms", std::to_string(n), Unit::GBps,
+                          4.0 * 4.0 * double(n));
       e.ours_ms = run([&] { return ((a + b) * c).relu(); });
       e.target = ">= 2600 GB/s";
       e.absolute = 2600;
@@ -210,7 +246,7 @@ int bench_gpu(const std::vector<std::string>& args) {
     }
     if (want("sum")) {
       progress("sum");
-      GpuRow s = make_row("sum 64M f32", "sum_ms", Unit::GBps, 4.0 * double(n));
+      GpuRow s = make_row("sum 64M f32", "sum_ms", std::to_string(n), Unit::GBps, 4.0 * double(n));
       s.ours_ms = run([&] { return a.sum(); });
       s.target = ">= 2500 GB/s";
       s.absolute = 2500;
@@ -221,7 +257,7 @@ int bench_gpu(const std::vector<std::string>& args) {
     const int64_t n = 4096;
     progress("matmul f32");
     Tensor a = random_tensor({n, n}, 4, device), b = random_tensor({n, n}, 5, device);
-    GpuRow r = make_row("matmul 4096 f32", "matmul_f32_ms", Unit::TFLOPS, 2.0 * n * n * n);
+    GpuRow r = make_row("matmul 4096 f32", "matmul_f32_ms", "4096x4096", Unit::TFLOPS, 2.0 * n * n * n);
     r.ours_ms = run([&] { return a.matmul(b); });
     r.target = ">= 0.8x PyTorch";
     r.target_ratio = 0.8;
@@ -232,7 +268,7 @@ int bench_gpu(const std::vector<std::string>& args) {
     progress("matmul f16");
     Tensor a = random_tensor({n, n}, 6, device).cast(dtypes::float16).realize();
     Tensor b = random_tensor({n, n}, 7, device).cast(dtypes::float16).realize();
-    GpuRow r = make_row("matmul 8192 f16", "matmul_f16_ms", Unit::TFLOPS, 2.0 * n * n * n);
+    GpuRow r = make_row("matmul 8192 f16", "matmul_f16_ms", "8192x8192", Unit::TFLOPS, 2.0 * n * n * n);
     r.ours_ms = run([&] { return a.matmul(b); });
     r.target = ">= 0.7x PyTorch";
     r.target_ratio = 0.7;
@@ -241,8 +277,8 @@ int bench_gpu(const std::vector<std::string>& args) {
   if (want("conv")) {
     progress("conv2d");
     Tensor x = random_tensor({256, 32, 28, 28}, 8, device), w = random_tensor({64, 32, 3, 3}, 9, device);
-    GpuRow r =
-        make_row("conv2d 256x32x28x28 -> 64 3x3", "conv_ms", Unit::TFLOPS, 2.0 * 256 * 64 * 26 * 26 * 32 * 9);
+    GpuRow r = make_row("conv2d 256x32x28x28 -> 64 3x3", "conv_ms", "256x32x28x28x64x32x3x3", Unit::TFLOPS,
+                        2.0 * 256 * 64 * 26 * 26 * 32 * 9);
     r.ours_ms = run([&] { return x.conv2d(w); });
     r.target = ">= 0.8x PyTorch";
     r.target_ratio = 0.8;
@@ -254,7 +290,7 @@ int bench_gpu(const std::vector<std::string>& args) {
   if (want("tiny")) {
     progress("tiny op");
     Tensor a = random_tensor({16}, 10, device);
-    GpuRow r = make_row("tiny op (a+1, 16 f32) incl. sync", "tiny_ms", Unit::Micros, 0);
+    GpuRow r = make_row("tiny op (a+1, 16 f32) incl. sync", "tiny_ms", "16", Unit::Micros, 0);
     r.ours_ms = median_ms(2, repeat,
                           [&] { // many calls per sample: one is near the clock's grain
                             for (int i = 0; i < 100; ++i) {
@@ -282,12 +318,32 @@ int bench_gpu(const std::vector<std::string>& args) {
       peer = run_peer_command(shell_quote(vm["peer-python"].as<std::string>()) + " " +
                               shell_quote(script.path) + " --repeat " + std::to_string(repeat));
   }
+  // tinygrad's CUDA backend, the same rows (each through TinyJit): a column only when it ran.
+  Peer tinygrad;
+  std::string tinygrad_by;
+  if (vm.count("no-peer") || vm.count("no-tinygrad"))
+    tinygrad.error = vm.count("no-peer") ? "skipped (--no-peer)" : "skipped (--no-tinygrad)";
+  else if (const TinygradPython python = find_tinygrad_python(tinygrad_python); !python.error.empty())
+    tinygrad.error = python.error + "; --peer-tinygrad-python picks the interpreter";
+  else if (const PeerScript script = find_peer_script("peer_tinygrad_gpu.py"); !script.error.empty())
+    tinygrad.error = script.error;
+  else {
+    progress("the tinygrad peer (" + python.python + ", DEV=CUDA)");
+    tinygrad = run_peer_command(shell_quote(python.python) + " " + shell_quote(script.path) +
+                                " --device CUDA --repeat " + std::to_string(repeat));
+    tinygrad_by = python.python;
+  }
+  const bool with_tinygrad = tinygrad.error.empty();
+  std::vector<std::string> notes;
   std::vector<std::vector<std::string>> table;
+  auto speed_str = [](const GpuRow& r, double ms) {
+    return fixed(speed(r, ms), 1) + (r.unit == Unit::GBps     ? " GB/s"
+                                     : r.unit == Unit::TFLOPS ? " TFLOPS"
+                                                              : " us");
+  };
   for (const GpuRow& r : rows) {
-    const char* unit = r.unit == Unit::GBps ? " GB/s" : r.unit == Unit::TFLOPS ? " TFLOPS" : " us";
     const double ours = speed(r, r.ours_ms);
-    std::optional<double> peer_ms = peer.error.empty() ? peer.num(r.peer_key) : std::nullopt;
-    const double theirs = peer_ms ? speed(r, *peer_ms) : std::nan("");
+    const std::optional<double> peer_ms = peer_ms_for(peer, "PyTorch", r, notes);
     const double ratio = peer_ms ? *peer_ms / r.ours_ms : std::nan(""); // >1: we are faster
     bool met = false;
     if (r.target_ratio > 0)
@@ -296,17 +352,51 @@ int bench_gpu(const std::vector<std::string>& args) {
       met = ours <= r.absolute;
     else
       met = ours >= r.absolute;
-    table.push_back({r.name, fixed(r.ours_ms, 3), fixed(ours, 1) + unit,
-                     peer_ms ? fixed(theirs, 1) + unit : "-", peer_ms ? fixed(ratio, 2) : "-", r.target,
-                     met ? "met" : "MISSED"});
+    std::vector<std::string> line = {r.name, fixed(r.ours_ms, 3), speed_str(r, r.ours_ms),
+                                     peer_ms ? speed_str(r, *peer_ms) : "-", peer_ms ? fixed(ratio, 2) : "-"};
+    if (with_tinygrad) {
+      const std::optional<double> tg_ms = peer_ms_for(tinygrad, "tinygrad", r, notes);
+      line.push_back(tg_ms ? speed_str(r, *tg_ms) : "-");
+      line.push_back(tg_ms ? fixed(*tg_ms / r.ours_ms, 2) : "-");
+    }
+    line.push_back(r.target);
+    line.push_back(met ? "met" : "MISSED");
+    table.push_back(line);
   }
-  print_table(std::cout, {"row", "ours ms", "ours", "PyTorch", "ratio", "target", ""}, table,
-              {false, true, true, true, true, false, false});
+  std::vector<std::string> head = {"row", "ours ms", "ours", "PyTorch", "ratio"};
+  std::vector<bool> right = {false, true, true, true, true};
+  if (with_tinygrad) {
+    head.insert(head.end(), {"tinygrad", "ratio tg"});
+    right.insert(right.end(), {true, true});
+  }
+  head.insert(head.end(), {"target", ""});
+  right.insert(right.end(), {false, false});
+  print_table(std::cout, head, table, right);
+  for (const std::string& note : notes) std::cout << "note: " << note << "\n";
   if (!peer.error.empty())
     std::cout << "peer: " << peer.error << "\n";
   else
     std::cout << "peer: PyTorch " << peer.str("torch_version") << " on " << peer.str("device") << "\n";
-  std::cout << "ratio = PyTorch time / our time (above 1: we are faster)\n";
+  if (!with_tinygrad)
+    std::cout << "tinygrad: " << tinygrad.error << "\n";
+  else {
+    std::cout << "tinygrad: " << tinygrad.str("tinygrad_version") << " DEV=" << tinygrad.str("device") << " ("
+              << tinygrad.str("device_name") << ", ALLOW_TF32=" << tinygrad.str("allow_tf32") << ") run by "
+              << tinygrad_by << "; its rows through TinyJit (replays of the captured kernels)\n"
+              << "tinygrad eager (a fresh expression's realize(), no JIT), its speed:";
+    const char* separator = " ";
+    for (const GpuRow& r : rows) {
+      const std::string key = r.peer_key.substr(0, r.peer_key.size() - 3); // without "_ms"
+      if (const auto eager = tinygrad.num(key + "_eager_ms")) {
+        std::cout << separator << key << " " << speed_str(r, *eager);
+        separator = " | ";
+      }
+    }
+    std::cout << "\n";
+  }
+  std::cout << "ratio = PyTorch time / our time"
+            << (with_tinygrad ? ", ratio tg = tinygrad time / our time" : "")
+            << " (above 1: we are faster)\n";
   if (tiny_us > 0 && device.starts_with("CUDA") && !vm.count("no-floor")) print_cuda_floor(floor, tiny_us);
   if (vm.count("tiny-profile") && tiny_input) print_tiny_profile(*tiny_input, dev.device, repeat);
   return 0;

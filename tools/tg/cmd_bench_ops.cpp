@@ -219,23 +219,9 @@ std::string peer_device_for(const std::string& device) {
   return parse_device_name(device).plugin == "cpu" ? "CPU" : "CL";
 }
 
-bool imports_tinygrad(const std::string& python) {
-  std::string cmd = shell_quote(python) + " -c 'import tinygrad' >/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
-}
-
-// --peer-python, else the first of python3 (PATH) and /usr/bin/python3 that can import tinygrad.
-std::optional<std::string> find_peer_python(const std::string& given) {
-  if (!given.empty()) return given;
-  for (const char* candidate : {"python3", "/usr/bin/python3"})
-    if (imports_tinygrad(candidate)) return std::string(candidate);
-  return std::nullopt;
-}
-
 Peer run_peer(const std::string& python, const std::string& peer_device, int repeat, bool small) {
   const PeerScript script = find_peer_script("peer_tinygrad.py");
   if (!script.error.empty()) return Peer{{}, script.error};
-  if (!imports_tinygrad(python)) return Peer{{}, python + " cannot import tinygrad (pip install tinygrad)"};
   return run_peer_command(shell_quote(python) + " " + shell_quote(script.path) + " --device " +
                           shell_quote(peer_device) + " --repeat " + std::to_string(repeat) +
                           (small ? " --small" : ""));
@@ -417,11 +403,12 @@ int bench_ops(const std::vector<std::string>& args) {
                                       : vm["peer-device"].as<std::string>();
   if (vm.count("no-peer")) {
     peer.error = "--no-peer";
-  } else if (auto python = find_peer_python(vm["peer-python"].as<std::string>()); !python) {
-    peer.error = "tinygrad not installed (pip install tinygrad)";
+  } else if (const TinygradPython python = find_tinygrad_python(vm["peer-python"].as<std::string>());
+             !python.error.empty()) {
+    peer.error = python.error;
   } else {
-    std::cerr << "  running the tinygrad peer (" << *python << ", DEV=" << peer_device << ")...\n";
-    peer = run_peer(*python, peer_device, repeat, small);
+    std::cerr << "  running the tinygrad peer (" << python.python << ", DEV=" << peer_device << ")...\n";
+    peer = run_peer(python.python, peer_device, repeat, small);
   }
   for (size_t i = 0; i < ws.size() && peer.error.empty(); ++i) {
     rs[i].peer_ms = peer.num(ws[i].id + "_ms");

@@ -1,5 +1,6 @@
 // `tg bench train`: median training-step time of beautiful_mnist (batch 512 by default) against
-// PyTorch CPU running the same model and recipe in the same invocation. A benchmark, not a test.
+// PyTorch (CPU, or CUDA for a CUDA device) running the same model and recipe in the same invocation,
+// and tinygrad (its step under TinyJit) where an interpreter imports it. A benchmark, not a test.
 #include "kernel/runtime/devices.hpp"
 #include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/optim.hpp"
@@ -55,6 +56,22 @@ PeerStep torch_step(int bs, int steps, const std::string& torch_device, const st
   };
   out.tf32 = "cudnn tf32 " + flag("cudnn_allow_tf32") + ", matmul tf32 " + flag("matmul_allow_tf32");
   return out;
+}
+
+// Runs tools/bench/peer_tinygrad_train.py with `python` (which imports tinygrad) on tinygrad's
+// `tinygrad_device` (CUDA or CPU) and reads its JSON line; the batch it reports must be ours.
+PeerStep tinygrad_step(int bs, int steps, const std::string& tinygrad_device, const std::string& python) {
+  const PeerScript script = find_peer_script("peer_tinygrad_train.py");
+  if (!script.error.empty()) return PeerStep{0, 0, script.error, ""};
+  JsonPeer peer =
+      run_json_peer(shell_quote(python) + " " + shell_quote(script.path) + " --bs " + std::to_string(bs) +
+                        " --steps " + std::to_string(steps) + " --device " + tinygrad_device,
+                    {"step_ms", "peak_rss_mb", "bs"});
+  if (!peer.error.empty()) return PeerStep{0, 0, peer.error, ""};
+  if (peer.values["bs"].get<double>() != double(bs))
+    return PeerStep{0, 0, "the peer ran batch " + peer.values["bs"].dump() + ", not " + std::to_string(bs),
+                    ""};
+  return PeerStep{peer.values["step_ms"].get<double>(), peer.values["peak_rss_mb"].get<double>(), "", ""};
 }
 
 // Runs tools/bench/peer_torch_ddp.py under torchrun (one process per GPU, NCCL) and reads its
@@ -172,12 +189,21 @@ int bench_train_parallel(int bs, int steps, const std::vector<std::string>& devi
 } // namespace
 
 int bench_train(const std::vector<std::string>& args) {
-  po::options_description opts("tg bench train: median training-step time of beautiful_mnist vs PyTorch CPU\n"
-                               "(same model, Adam 1e-3, random data), measured in the same run.\nOptions");
+  po::options_description opts(
+      "tg bench train: median training-step time of beautiful_mnist vs PyTorch (CPU, or CUDA for a CUDA "
+      "device)\n"
+      "and tinygrad (its step under TinyJit, where tinygrad imports): same model, Adam 1e-3, random data,\n"
+      "measured in the same run.\nOptions");
   opts.add_options()("help,h", "show this help")("bs", po::value<int>()->default_value(512), "batch size")(
-      "steps", po::value<int>()->default_value(5), "timed steps (after one warm-up step)")(
-      "no-peer", "skip PyTorch")("peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
-                                 "the interpreter that runs the PyTorch peer")(
+      "steps", po::value<int>()->default_value(5),
+      "timed steps (after one warm-up step)")("no-peer", "skip the peers (PyTorch and tinygrad)")(
+      "peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
+      "the interpreter that runs the PyTorch peer")(
+      "peer-tinygrad-python", po::value<std::string>()->default_value(""),
+      "the interpreter that runs the tinygrad peer (peer_tinygrad_train.py: its step under TinyJit, DEV=CUDA "
+      "for "
+      "a CUDA device, else CPU; default: the first of python3 and /usr/bin/python3 that imports tinygrad)")(
+      "no-tinygrad", "skip the tinygrad peer")(
       "peer-compiled", "also time PyTorch's step through torch.compile (slow to start: it compiles first)")(
       "host-profile", "after the eager steps, where each step's time goes (median ms): building the forward "
                       "graph, backward() (with TG_REALIZE_EARLY on, the forward pass's launches too), "
@@ -198,6 +224,16 @@ int bench_train(const std::vector<std::string>& args) {
   const int bs = vm["bs"].as<int>(), steps = vm["steps"].as<int>();
   if (bs <= 0 || steps <= 0) {
     std::cerr << "tg bench train: --bs and --steps must be positive\n";
+    return 2;
+  }
+  const std::string tinygrad_python = vm["peer-tinygrad-python"].as<std::string>();
+  if (!tinygrad_python.empty() && (vm.count("no-tinygrad") || vm.count("no-peer"))) {
+    std::cerr << "tg bench train: --peer-tinygrad-python and "
+              << (vm.count("no-peer") ? "--no-peer" : "--no-tinygrad") << " contradict each other\n";
+    return 2;
+  }
+  if (!tinygrad_python.empty() && !command_exists(tinygrad_python)) { // before the steps
+    std::cerr << "tg bench train: --peer-tinygrad-python " << tinygrad_python << ": no such interpreter\n";
     return 2;
   }
   if (vm.count("devices"))
@@ -288,6 +324,23 @@ int bench_train(const std::vector<std::string>& args) {
   }
   if (vm.count("no-peer")) return 0;
   const bool on_cuda = default_device().rfind("CUDA", 0) == 0;
+  // tinygrad first: its line must not depend on PyTorch being there.
+  if (vm.count("no-tinygrad"))
+    std::cout << "  tinygrad: skipped (--no-tinygrad)\n";
+  else if (const TinygradPython python = find_tinygrad_python(tinygrad_python); !python.error.empty())
+    std::cout << "  tinygrad: " << python.error << "; --peer-tinygrad-python picks the interpreter\n";
+  else {
+    const std::string tinygrad_device = on_cuda ? "CUDA" : "CPU";
+    PeerStep tiny = tinygrad_step(bs, steps, tinygrad_device, python.python);
+    if (!tiny.error.empty())
+      std::cout << "  tinygrad DEV=" << tinygrad_device << ": " << tiny.error << "\n";
+    else
+      std::cout << "  tinygrad DEV=" << tinygrad_device << " (TinyJit, run by " << python.python
+                << "): " << tiny.step_ms << " ms/step, peak RSS " << tiny.peak_mb
+                << " MB, ratio (our time / tinygrad time) " << std::setprecision(2) << ours / tiny.step_ms
+                << "x\n"
+                << std::setprecision(1);
+  }
   PeerStep peer = torch_step(bs, steps, on_cuda ? "cuda" : "cpu", vm["peer-python"].as<std::string>());
   if (!peer.error.empty()) {
     std::cout << "  PyTorch: " << peer.error << "\n";
