@@ -48,6 +48,16 @@ struct PreparedLaunch {
 // launch counter, DEBUG lines); returns the total kernel time in ms as run_schedule does.
 double run_prepared(std::span<const PreparedLaunch> launches);
 
+// Launches prepared kernels in order as one Device::launch_batch (ABI 1.1; the CUDA plugin runs
+// it as a CUDA graph, graphs.hpp): one ABI call and one driver launch instead of one per kernel,
+// the host cost that bounds an eager training step on a GPU. Outputs are allocated first, in
+// order. Applies only when nothing needs the kernels one at a time: a device with launch_batch,
+// all kernels on it, at least 2 kernels, no JIT capture (it records each launch), no DEBUG>=1,
+// VIZ or LaunchCounter (they time each kernel), TG_EAGER_BATCH not 0. Returns false (and does
+// nothing) when it does not apply. A failing batch throws the plugin's DeviceError with the
+// batch's kernels named in order.
+bool run_prepared_as_batch(std::span<const PreparedLaunch> launches);
+
 // The device memory behind a BUFFER node, allocating it if asked; throws Error if it has none.
 DeviceStorage& storage_of(const UOpRef& buffer, bool allocate = false);
 
