@@ -32,7 +32,7 @@ Config& mutable_config() {
     out.schedule_cache = env_int("TG_SCHEDULE_CACHE", 1) != 0;
     out.pack = env_int("TG_PACK", 1) != 0;
     out.realize_early = std::clamp(env_int("TG_REALIZE_EARLY", -1), -1, 1);
-    out.eager_batch = env_int("TG_EAGER_BATCH", 1) != 0;
+    out.eager_batch = env_int("TG_EAGER_BATCH", 0) != 0;
     if (const char* dir = std::getenv("TG_CACHE_DIR"); dir && *dir)
       out.cache_dir = dir;
     else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)

@@ -369,7 +369,7 @@ bool run_prepared_as_batch(std::span<const PreparedLaunch> launches) {
     throw_device_error(e.code(),
                        std::string(e.what()) + "\n(a schedule-cache replay run as one launch_batch of " +
                            std::to_string(kernels) + " kernels, launches[0..] = " + names +
-                           "; TG_EAGER_BATCH=0 launches them one by one)",
+                           "; without TG_EAGER_BATCH=1 they launch one by one)",
                        e.log());
   }
   return true;

@@ -53,9 +53,13 @@ double run_prepared(std::span<const PreparedLaunch> launches);
 // the host cost that bounds an eager training step on a GPU. Outputs are allocated first, in
 // order. Applies only when nothing needs the kernels one at a time: a device with launch_batch,
 // all kernels on it, at least 2 kernels, no JIT capture (it records each launch), no DEBUG>=1,
-// VIZ or LaunchCounter (they time each kernel), TG_EAGER_BATCH not 0. Returns false (and does
-// nothing) when it does not apply. A failing batch throws the plugin's DeviceError with the
-// batch's kernels named in order.
+// VIZ or LaunchCounter (they time each kernel), and TG_EAGER_BATCH=1 (Config::eager_batch).
+// Returns false (and does nothing) when it does not apply. A failing batch throws the plugin's
+// DeviceError with the batch's kernels named in order.
+// Off by default: on the H200 the eager training step ran slower with it (docs/cuda.md, session
+// 21, h/eager: ~4.3 vs ~3.8-3.9 ms). The caching allocator hands every replay other buffers, so
+// the CUDA plugin updates every node of its graph each time; the host's launch cost fell
+// (3.9 -> 0.33-0.38 us per kernel) but the step did not.
 bool run_prepared_as_batch(std::span<const PreparedLaunch> launches);
 
 // The device memory behind a BUFFER node, allocating it if asked; throws Error if it has none.

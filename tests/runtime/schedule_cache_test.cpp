@@ -223,11 +223,11 @@ BOOST_AUTO_TEST_CASE(a_hit_sees_a_buffer_assigned_in_place) {
   check_close(second.to_vector<float>(), want2);
 }
 
-// From an entry's second hit on, its kernels run as one launch_batch (the CPU plugin has it;
-// run_prepared_as_batch). Each round binds new inputs: a batch that kept an earlier round's
-// buffers, bound a kernel's arguments to another kernel or dropped one would give other numbers
-// than the host reference, and other bits than the same kernels launched one by one
-// (TG_EAGER_BATCH=0's path). The batched counter says the batch path ran.
+// With TG_EAGER_BATCH=1 (set_eager_batch), from an entry's second hit on, its kernels run as one
+// launch_batch (the CPU plugin has it; run_prepared_as_batch). Each round binds new inputs: a batch that kept
+// an earlier round's buffers, bound a kernel's arguments to another kernel or dropped one would give other
+// numbers than the host reference, and other bits than the same kernels launched one by one (the default
+// path). The batched counter says the batch path ran.
 BOOST_AUTO_TEST_CASE(replays_as_one_launch_batch_match_the_launches_one_by_one) {
   auto step = [](int round) {
     const auto v = values(4 * 8, float(round) * 0.75f + 0.125f), w = values(8, float(round) + 20.0f);
@@ -251,6 +251,8 @@ BOOST_AUTO_TEST_CASE(replays_as_one_launch_batch_match_the_launches_one_by_one) 
     return got_s;
   };
   std::vector<std::vector<float>> batched, one_by_one;
+  const bool was = config().eager_batch;
+  set_eager_batch(true);
   const uint64_t b0 = schedule_cache_stats().batched;
   for (int round = 0; round < 5; ++round) batched.push_back(step(round));
   const uint64_t b1 = schedule_cache_stats().batched;
@@ -285,4 +287,5 @@ BOOST_AUTO_TEST_CASE(replays_as_one_launch_batch_match_the_launches_one_by_one) 
   for (auto& th : threads) th.join();
   for (int w : wrong) BOOST_TEST(w == 0);
   BOOST_TEST(schedule_cache_stats().batched >= b1 + 10); // most of the 40 softmax replays
+  set_eager_batch(was);
 }
