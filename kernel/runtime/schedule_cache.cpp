@@ -134,8 +134,9 @@ struct Entry {
   };
   std::vector<Launch> launches;
   std::vector<std::pair<int32_t, int32_t>> becomes; // node index -> output index, or -1: the node itself
-  // Hits so far. From the second on, the kernels go as one launch_batch: the CUDA plugin builds
-  // a graph for each new kernel sequence, which an expression replayed once would pay for nothing.
+  // Hits so far. From the second on (with TG_EAGER_BATCH=1), the kernels go as one launch_batch:
+  // the CUDA plugin builds a graph for each new kernel sequence, which an expression replayed
+  // once would pay for nothing.
   mutable std::atomic<uint64_t> replays{0};
 
   bool matches(const Graph& g, const ScheduleOptions& options) const {

@@ -6,11 +6,10 @@
 // args and prepared kernels), so it keeps no tensor's data alive. A NOOP's opaque arg (a custom
 // gradient's function, which may capture tensors) is keyed as "a function is here", never kept:
 // codegen treats the NOOP as its source, so a training step hits; an expression with any other
-// opaque arg is not cached. With TG_EAGER_BATCH=1, from an entry's second hit on, its kernels run as
-// one launch_batch where the device has it (run_prepared_as_batch). Off
-// with TG_SCHEDULE_CACHE=0,
-// bypassed at DEBUG>=3 and under VIZ (they show each kernel's source and graphs). A JIT capture
-// records a hit's launches like any others (run_prepared). Thread-safe.
+// opaque arg is not cached. With TG_EAGER_BATCH=1, from an entry's second hit on, its kernels
+// run as one launch_batch where the device has it (run_prepared_as_batch). Off with
+// TG_SCHEDULE_CACHE=0, bypassed at DEBUG>=3 and under VIZ (they show each kernel's source and graphs). A JIT
+// capture records a hit's launches like any others (run_prepared). Thread-safe.
 #pragma once
 
 #include "kernel/schedule/schedule.hpp"
