@@ -5,7 +5,9 @@
 // TG_SCHEDULE_CACHE=0 (realize schedules every expression: kernel/runtime/schedule_cache.hpp),
 // TG_REALIZE_EARLY=0/1 (Tensor::backward realizes its root first and Optimizer::step_and_realize
 // the gradients before building the update; default: on devices that queue launches,
-// TG_FEATURE_ASYNC, so the device runs each part while the host builds the next).
+// TG_FEATURE_ASYNC, so the device runs each part while the host builds the next),
+// TG_EAGER_BATCH=1 (a schedule-cache replay launches its kernels as one launch_batch instead of
+// one by one: kernel/runtime/realize.hpp, run_prepared_as_batch; off by default, see there).
 #pragma once
 
 #include <string>
@@ -22,6 +24,7 @@ struct Config {
   bool schedule_cache = true; // TG_SCHEDULE_CACHE=0: no replay of schedules by structure
   bool pack = true;           // TG_PACK=0: CPU matmuls read b in place (kernel/tensor/matmul_pack.hpp)
   int realize_early = -1;     // TG_REALIZE_EARLY: 1 always, 0 never, -1 on async devices
+  bool eager_batch = false;   // TG_EAGER_BATCH=1: replayed schedules launch as one launch_batch
   std::string cache_dir;
 };
 
@@ -33,5 +36,6 @@ void set_noopt(bool noopt);
 void set_schedule_cache(bool on);
 void set_beam(int width, double timeout_s = 20);
 void set_realize_early(int mode); // 1 always, 0 never, -1 on async devices (the default)
+void set_eager_batch(bool on);
 
 } // namespace tg

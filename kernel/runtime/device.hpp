@@ -123,6 +123,7 @@ public:
   std::optional<uint64_t> launch(const LaunchDims& dims, std::span<const tg_buffer_arg> buffers,
                                  std::span<const tg_scalar_arg> scalars = {}, bool measure = false) const;
   tg_program* raw() const { return program_; }
+  const std::shared_ptr<Device>& device() const { return device_; } // null for an empty Program
 
 private:
   void reset() noexcept;

@@ -4,6 +4,7 @@
 #include "kernel/runtime/capture.hpp"
 #include "kernel/runtime/config.hpp"
 #include "kernel/runtime/devices.hpp"
+#include "kernel/runtime/errors.hpp"
 #include "kernel/runtime/launch_counter.hpp"
 #include "kernel/runtime/schedule_cache.hpp"
 #include "kernel/runtime/viz_recorder.hpp"
@@ -318,6 +319,60 @@ double run_prepared(std::span<const PreparedLaunch> launches) {
   }
   print_totals(totals, " (schedule cache)");
   return totals.ms;
+}
+
+bool run_prepared_as_batch(std::span<const PreparedLaunch> launches) {
+  if (!config().eager_batch || launches.size() < 2 || config().debug >= 1 || viz::recorder() ||
+      LaunchCounter::counting() || CaptureScope::active())
+    return false;
+  Device* device = nullptr;
+  size_t kernels = 0, arg_count = 0;
+  for (const auto& l : launches) {
+    if (!l.kernel) continue; // an empty output: allocated, nothing to run
+    Device* d = l.kernel->program->program.device().get();
+    if (device && d != device) return false;
+    device = d;
+    ++kernels;
+    arg_count += l.buffers.size();
+  }
+  if (kernels < 2 || !device->has_launch_batch()) return false;
+  for (const auto& l : launches) storage_of(l.buffers[0], true);
+  // The thread's scratch, kept between calls: no allocation per replay once it has grown.
+  // launch_batch calls no realize, so one batch at a time per thread uses it.
+  thread_local std::vector<tg_buffer_arg> buffers;
+  thread_local std::vector<tg_launch_args> args;
+  thread_local std::vector<const tg_launch_args*> list;
+  buffers.resize(arg_count); // sized up front: args point into it
+  args.assign(kernels, tg_launch_args{});
+  list.clear();
+  size_t at = 0;
+  for (const auto& l : launches) {
+    if (!l.kernel) continue;
+    tg_launch_args& a = args[list.size()];
+    a.struct_size = sizeof a;
+    a.program = l.kernel->program->program.raw();
+    for (size_t axis = 0; axis < 3; ++axis) {
+      a.global_size[axis] = l.kernel->lowered.global[axis];
+      a.local_size[axis] = l.kernel->lowered.local[axis];
+    }
+    a.buffers = buffers.data() + at;
+    a.buffer_count = uint32_t(l.buffers.size());
+    for (const auto& b : l.buffers) buffers[at++] = {storage_of(b).buffer().raw(), 0};
+    list.push_back(&a);
+  }
+  try {
+    device->launch_batch(list); // the kernels' programs keep `device` open
+  } catch (const DeviceError& e) {
+    std::string names;
+    for (const auto& l : launches)
+      if (l.kernel) names += (names.empty() ? "" : ", ") + l.kernel->lowered.name;
+    throw_device_error(e.code(),
+                       std::string(e.what()) + "\n(a schedule-cache replay run as one launch_batch of " +
+                           std::to_string(kernels) + " kernels, launches[0..] = " + names +
+                           "; without TG_EAGER_BATCH=1 they launch one by one)",
+                       e.log());
+  }
+  return true;
 }
 
 } // namespace tg

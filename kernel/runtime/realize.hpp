@@ -48,6 +48,20 @@ struct PreparedLaunch {
 // launch counter, DEBUG lines); returns the total kernel time in ms as run_schedule does.
 double run_prepared(std::span<const PreparedLaunch> launches);
 
+// Launches prepared kernels in order as one Device::launch_batch (ABI 1.1; the CUDA plugin runs
+// it as a CUDA graph, graphs.hpp): one ABI call and one driver launch instead of one per kernel
+// (3.3-4.5 us of host time each on the H200 hosts). Outputs are allocated first, in
+// order. Applies only when nothing needs the kernels one at a time: a device with launch_batch,
+// all kernels on it, at least 2 kernels, no JIT capture (it records each launch), no DEBUG>=1,
+// VIZ or LaunchCounter (they time each kernel), and TG_EAGER_BATCH=1 (Config::eager_batch).
+// Returns false (and does nothing) when it does not apply. A failing batch throws the plugin's
+// DeviceError with the batch's kernels named in order.
+// Off by default: on the H200 the eager training step ran slower with it (docs/cuda.md, session
+// 21, h/eager: ~4.3 vs ~3.8-3.9 ms). The caching allocator hands every replay other buffers, so
+// the CUDA plugin updates every node of its graph each time; the host's launch cost fell
+// (3.9 -> 0.33-0.38 us per kernel) but the step did not.
+bool run_prepared_as_batch(std::span<const PreparedLaunch> launches);
+
 // The device memory behind a BUFFER node, allocating it if asked; throws Error if it has none.
 DeviceStorage& storage_of(const UOpRef& buffer, bool allocate = false);
 

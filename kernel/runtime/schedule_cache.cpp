@@ -134,6 +134,10 @@ struct Entry {
   };
   std::vector<Launch> launches;
   std::vector<std::pair<int32_t, int32_t>> becomes; // node index -> output index, or -1: the node itself
+  // Hits so far. From the second on (with TG_EAGER_BATCH=1), the kernels go as one launch_batch:
+  // the CUDA plugin builds a graph for each new kernel sequence, which an expression replayed
+  // once would pay for nothing.
+  mutable std::atomic<uint64_t> replays{0};
 
   bool matches(const Graph& g, const ScheduleOptions& options) const {
     const Config& c = config();
@@ -222,6 +226,8 @@ std::shared_ptr<const Entry> make_entry(const Graph& g, const Schedule& s, const
   return e;
 }
 
+std::atomic<uint64_t> batched_replays{0};
+
 Schedule replay(const Entry& e, const Graph& g) {
   std::vector<UOpRef> outputs;
   outputs.reserve(e.outputs.size());
@@ -234,7 +240,11 @@ Schedule replay(const Entry& e, const Graph& g) {
     for (int32_t b : l.buffers) p.buffers.push_back(b >= 0 ? g.order[size_t(b)] : outputs[size_t(~b)]);
     launches.push_back(std::move(p));
   }
-  run_prepared(launches);
+  const bool batch = e.replays.fetch_add(1, std::memory_order_relaxed) >= 1;
+  if (batch && run_prepared_as_batch(launches))
+    ++batched_replays;
+  else
+    run_prepared(launches);
   Schedule s;
   s.keep_alive.reserve(e.becomes.size());
   for (auto [node, output] : e.becomes) {
@@ -291,7 +301,7 @@ Schedule realize_schedule(const std::vector<UOpRef>& targets, const ScheduleOpti
 ScheduleCacheStats schedule_cache_stats() {
   ScheduleCache& cache = schedule_cache();
   std::lock_guard lock(cache.mutex);
-  return {cache.hits.load(), cache.misses.load(), cache.entries.size()};
+  return {cache.hits.load(), cache.misses.load(), cache.entries.size(), batched_replays.load()};
 }
 
 void forget_schedules() {

@@ -6,9 +6,10 @@
 // args and prepared kernels), so it keeps no tensor's data alive. A NOOP's opaque arg (a custom
 // gradient's function, which may capture tensors) is keyed as "a function is here", never kept:
 // codegen treats the NOOP as its source, so a training step hits; an expression with any other
-// opaque arg is not cached. Off with TG_SCHEDULE_CACHE=0,
-// bypassed at DEBUG>=3 and under VIZ (they show each kernel's source and graphs). A JIT capture
-// records a hit's launches like any others (run_prepared). Thread-safe.
+// opaque arg is not cached. With TG_EAGER_BATCH=1, from an entry's second hit on, its kernels
+// run as one launch_batch where the device has it (run_prepared_as_batch). Off with
+// TG_SCHEDULE_CACHE=0, bypassed at DEBUG>=3 and under VIZ (they show each kernel's source and graphs). A JIT
+// capture records a hit's launches like any others (run_prepared). Thread-safe.
 #pragma once
 
 #include "kernel/schedule/schedule.hpp"
@@ -27,6 +28,7 @@ struct ScheduleCacheStats {
   uint64_t hits = 0;   // realizes replayed from the cache
   uint64_t misses = 0; // realizes scheduled (and cached when they could be)
   size_t entries = 0;
+  uint64_t batched = 0; // hits whose kernels ran as one launch_batch (run_prepared_as_batch)
 };
 // Counts since the process started (tests read them; DEBUG=1's realize line says "schedule cache").
 ScheduleCacheStats schedule_cache_stats();

@@ -92,6 +92,7 @@ void pack_call(const sdk::Launch& launch, KernelCall& call) {
   call.shared_bytes = program.dynamic_shared_bytes();
   call.grid = launch.global;
   call.block = launch.local;
+  call.name = launch.signature.kernel_name;
   const size_t count = launch.buffers.size() + launch.scalars.size();
   call.args.assign(8 * count, 0);
   call.offsets.clear();

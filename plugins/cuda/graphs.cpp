@@ -1,5 +1,7 @@
 #include "graphs.hpp"
 
+#include <string>
+
 namespace tg::cuda {
 namespace {
 
@@ -48,8 +50,10 @@ std::unique_ptr<Graphs::Entry> Graphs::build(std::span<const KernelCall> calls) 
       const CUDA_KERNEL_NODE_PARAMS p = node_params(call, params);
       CUgraphNode node = nullptr;
       const CUgraphNode* previous = entry->nodes.empty() ? nullptr : &entry->nodes.back();
-      check(d.cuGraphAddKernelNode(&node, entry->graph, previous, previous ? 1 : 0, &p),
-            "cuGraphAddKernelNode");
+      const CUresult r = d.cuGraphAddKernelNode(&node, entry->graph, previous, previous ? 1 : 0, &p);
+      if (r != CUDA_SUCCESS) // names the kernel: a batch holds many (the message only on failure)
+        check(r, "cuGraphAddKernelNode(" + std::string(call.name) + ", node " +
+                     std::to_string(entry->nodes.size()) + " of " + std::to_string(calls.size()) + ")");
       entry->nodes.push_back(node);
       entry->args.push_back(call.args);
     }
@@ -81,8 +85,10 @@ void Graphs::launch(std::span<const KernelCall> calls) {
       if (entry.args[i] == calls[i].args) continue;
       std::vector<void*> params;
       const CUDA_KERNEL_NODE_PARAMS p = node_params(calls[i], params);
-      check(d.cuGraphExecKernelNodeSetParams(entry.exec, entry.nodes[i], &p),
-            "cuGraphExecKernelNodeSetParams");
+      const CUresult r = d.cuGraphExecKernelNodeSetParams(entry.exec, entry.nodes[i], &p);
+      if (r != CUDA_SUCCESS)
+        check(r, "cuGraphExecKernelNodeSetParams(" + std::string(calls[i].name) + ", node " +
+                     std::to_string(i) + " of " + std::to_string(calls.size()) + ")");
       entry.args[i] = calls[i].args;
     }
   }

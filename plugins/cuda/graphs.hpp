@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace tg::cuda {
@@ -24,6 +25,7 @@ struct KernelCall {
   uint32_t shared_bytes = 0;       // dynamic shared memory (Program::dynamic_shared_bytes)
   std::vector<unsigned char> args; // each argument at an 8-byte aligned offset
   std::vector<size_t> offsets;     // where each argument starts in args
+  std::string_view name;           // the kernel's name, for errors (the program's signature holds it)
 };
 
 // The void* array cuLaunchKernel and kernel nodes take, pointing into call.args.

@@ -222,3 +222,70 @@ BOOST_AUTO_TEST_CASE(a_hit_sees_a_buffer_assigned_in_place) {
   check_close(first.to_vector<float>(), want1);
   check_close(second.to_vector<float>(), want2);
 }
+
+// With TG_EAGER_BATCH=1 (set_eager_batch), from an entry's second hit on, its kernels run as one
+// launch_batch (the CPU plugin has it; run_prepared_as_batch). Each round binds new inputs: a batch that kept
+// an earlier round's buffers, bound a kernel's arguments to another kernel or dropped one would give other
+// numbers than the host reference, and other bits than the same kernels launched one by one (the default
+// path). The batched counter says the batch path ran.
+BOOST_AUTO_TEST_CASE(replays_as_one_launch_batch_match_the_launches_one_by_one) {
+  auto step = [](int round) {
+    const auto v = values(4 * 8, float(round) * 0.75f + 0.125f), w = values(8, float(round) + 20.0f);
+    Tensor x = input(v, {4, 8}), y = input(w, {8});
+    Tensor s = (x * y).softmax(); // max, sum, divide: three kernels with intermediates
+    Tensor t = (x - y).sum({1}) * 0.5f;
+    Tensor::realize_all({&s, &t});
+    std::vector<float> want_s(32), want_t(4);
+    for (size_t r = 0; r < 4; ++r) {
+      float mx = -1e30f, sum = 0;
+      for (size_t c = 0; c < 8; ++c) mx = std::max(mx, v[r * 8 + c] * w[c]);
+      for (size_t c = 0; c < 8; ++c) sum += std::exp(v[r * 8 + c] * w[c] - mx);
+      for (size_t c = 0; c < 8; ++c) want_s[r * 8 + c] = std::exp(v[r * 8 + c] * w[c] - mx) / sum;
+      want_t[r] = 0;
+      for (size_t c = 0; c < 8; ++c) want_t[r] += (v[r * 8 + c] - w[c]) * 0.5f;
+    }
+    auto got_s = s.to_vector<float>(), got_t = t.to_vector<float>();
+    check_close(got_s, want_s);
+    check_close(got_t, want_t);
+    got_s.insert(got_s.end(), got_t.begin(), got_t.end());
+    return got_s;
+  };
+  std::vector<std::vector<float>> batched, one_by_one;
+  const bool was = config().eager_batch;
+  set_eager_batch(true);
+  const uint64_t b0 = schedule_cache_stats().batched;
+  for (int round = 0; round < 5; ++round) batched.push_back(step(round));
+  const uint64_t b1 = schedule_cache_stats().batched;
+  BOOST_TEST(b1 >= b0 + 3); // rounds 2..4 at least (rounds 0 and 1: a miss and the first hit)
+  set_eager_batch(false);
+  for (int round = 0; round < 5; ++round) one_by_one.push_back(step(round));
+  set_eager_batch(true);
+  BOOST_TEST(schedule_cache_stats().batched == b1);
+  for (size_t round = 0; round < 5; ++round) {
+    BOOST_REQUIRE_EQUAL(batched[round].size(), one_by_one[round].size());
+    for (size_t i = 0; i < batched[round].size(); ++i) BOOST_TEST(batched[round][i] == one_by_one[round][i]);
+  }
+
+  // Threads replaying the same entry at once: each batch uses its own thread's scratch.
+  constexpr int kThreads = 4, kRounds = 10;
+  std::vector<int> wrong(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([t, &wrong] {
+      for (int i = 0; i < kRounds; ++i) {
+        const auto v = values(4 * 8, float(t * 100 + i));
+        const auto got = Tensor::from_vector(v, {4, 8}).softmax().to_vector<float>();
+        for (size_t r = 0; r < 4; ++r) {
+          float mx = -1e30f, sum = 0;
+          for (size_t c = 0; c < 8; ++c) mx = std::max(mx, v[r * 8 + c]);
+          for (size_t c = 0; c < 8; ++c) sum += std::exp(v[r * 8 + c] - mx);
+          for (size_t c = 0; c < 8; ++c)
+            if (std::abs(got[r * 8 + c] - std::exp(v[r * 8 + c] - mx) / sum) > 1e-5f) ++wrong[size_t(t)];
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int w : wrong) BOOST_TEST(w == 0);
+  BOOST_TEST(schedule_cache_stats().batched >= b1 + 10); // most of the 40 softmax replays
+  set_eager_batch(was);
+}
