@@ -7,7 +7,6 @@
 #include <tg/sdk/wmma.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -206,8 +205,7 @@ void Lowerer::tc_wg_sets(int64_t bytes, int64_t tile_loops, bool same_size) {
     return;
   stage_half_ = bytes / staged_[0].operand->dtype().itemsize();
   stage_sets_ = 3;
-  int64_t ahead = options_.tcwg_prefetch;
-  if (const char* e = std::getenv("TG_EXP_PREFETCH")) ahead = std::atoi(e); // EXPERIMENT (uncommitted)
+  const int64_t ahead = options_.tcwg_prefetch;
   if (ahead > 1 && options_.async_local_copies && options_.wgmma_b_n_major &&
       uint64_t((ahead + 2) * bytes) <= options_.local_memory_limit()) {
     stage_sets_ = ahead + 2;
@@ -615,12 +613,17 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   // reads ended by this barrier). The CUDA renderer moves such a copy as one cp.async (global to
   // shared, no registers), so issuing it before the step's WGMMA run puts its latency under the run
   // and the wait; a register copy would instead stall there on its loads (docs/cuda.md, session 19,
-  // h/wgpipe2).
-  const bool rows_lead =
-      tc_wg_n_ && stage_sets_ >= 3 && std::all_of(copies.begin(), copies.end(), [](const UOpRef& st) {
-        return st->src().size() == 2 && st->src(1)->op() == Ops::LOAD &&
-               st->src(1)->dtype().count * st->src(1)->dtype().itemsize() == 16;
-      });
+  // h/wgpipe2). Copying d > 1 tiles ahead, the copies' loads lead and their stores trail as in
+  // the two-set kernel: the cp.async still sits where its STORE is, after the step's barrier and
+  // before the WGMMA run in the rendered source, but the global address math of the loads moves
+  // ahead of the barrier, so less work lies between the barrier and the WGMMA run (the kernel is
+  // bound by that barrier: about half the warps' stall cycles). H200, 8192 f16: 520.5-521.2
+  // TFLOPS vs 511.1-516.9 with the copies leading whole (docs/cuda.md, session 21, h/f16pipe).
+  const bool rows_lead = tc_wg_n_ && stage_sets_ >= 3 && d == 1 &&
+                         std::all_of(copies.begin(), copies.end(), [](const UOpRef& st) {
+                           return st->src().size() == 2 && st->src(1)->op() == Ops::LOAD &&
+                                  st->src(1)->dtype().count * st->src(1)->dtype().itemsize() == 16;
+                         });
   // Plain double-buffered tiles on a device that moves 16-byte copies without registers
   // (async_local_copies: CUDA's cp.async): each such copy leads too, right after the step's
   // barrier (legal: its set was last read by step r - 1, which every thread finished before this
