@@ -52,6 +52,12 @@ struct DeviceLimits {
   // H100 479-484 TFLOPS vs 284-287 for main's unswizzled k-major B; swizzled k-major B (its
   // transposed register copy) 348, n-major by register copies 414 (docs/cuda.md, session 20, h/swz).
   bool wgmma_swizzle = true;
+  // TCWG with every copy a 16-byte row moved without registers (async_local_copies): the tile loop
+  // copies this many tiles ahead, in prefetch + 2 sets where they fit the opt-in maximum (else 3
+  // sets, one tile ahead): a copy then has `prefetch` steps to land, and each step's barrier waits
+  // only for the oldest copies (BARRIER's in-flight count, docs/abi.md). 1 keeps three sets.
+  // H200, 8192 f16: 520.5-521.2 TFLOPS vs 512.6-513.4 for three sets (docs/cuda.md, session 21).
+  int tcwg_prefetch = 2;
   // The heuristic may stage a matmul's operands in local memory (STAGE); TG_STAGE=0 turns it off,
   // and lower_kernel does when the kernel refuses it.
   bool staging = true;

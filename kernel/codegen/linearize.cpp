@@ -315,8 +315,9 @@ void Linearizer::emit_node(const UOp* u) {
   case Ops::DEFINE_LOCAL:
     out = b.local(u->arg_int(), dt);
     break;
-  case Ops::BARRIER: // its sources (the local stores) are emitted before it
-    b.barrier();
+  case Ops::BARRIER: // its sources (the local stores) are emitted before it; its arg: async copy groups in
+                     // flight
+    b.emit({TG_OP_BARRIER, TG_DTYPE_VOID, 0, 1, u->arg_if<int64_t>() ? *u->arg_if<int64_t>() : 0, 0, {}});
     refs_[u] = 0;
     return;
   case Ops::DEFINE_VAR: {

@@ -180,6 +180,7 @@ void Lowerer::plan_stage() {
   else if (!tc_ && same_size)
     stage_half_ = plain_stage_half(bytes, tile_loops);
   stage_sets_ = 2;
+  stage_ahead_ = 1;
   tc_wg_sets(bytes, tile_loops, same_size);
 }
 
@@ -195,11 +196,21 @@ bool Lowerer::wg_b_n_major(const Staged& s, size_t row_axis) const {
 // copies into the next one: the WGMMAs then defer their reads (sdk::kWgmmaDeferReads, wg_reduce).
 // Step r copies tile r + 1 into set (r + 1) % 3, last read by step r - 2's WGMMAs, whose reads end
 // by the barrier of step r (the warpgroup's run of step r - 1 started after them).
+// On a device that moves the 16-byte rows without registers (async_local_copies), d =
+// tcwg_prefetch > 1 tiles ahead in d + 2 sets where they fit: step r copies tile r + d into set
+// (r + d) % (d + 2), again last read by step r - 2's WGMMAs, and each step's barrier lets the
+// copies of the last d - 1 steps stay in flight (BARRIER's arg, stage_copies).
 void Lowerer::tc_wg_sets(int64_t bytes, int64_t tile_loops, bool same_size) {
   if (!tc_wg_n_ || tile_loops != 1 || !same_size || uint64_t(3 * bytes) > options_.local_memory_limit())
     return;
   stage_half_ = bytes / staged_[0].operand->dtype().itemsize();
   stage_sets_ = 3;
+  const int64_t ahead = options_.tcwg_prefetch;
+  if (ahead > 1 && options_.async_local_copies && options_.wgmma_b_n_major &&
+      uint64_t((ahead + 2) * bytes) <= options_.local_memory_limit()) {
+    stage_sets_ = ahead + 2;
+    stage_ahead_ = ahead;
+  }
 }
 
 // Staging without TC (the f32 matmul, the convolutions): two sets of tiles where they fit and one
@@ -565,32 +576,54 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   // overwrites their set one step later. The next tile's global loads lead the sink and its stores
   // trail it, so the linearizer emits the loads before the mma steps and the stores after them:
   // the loads' latency is covered by the mma.
-  std::vector<UOpRef> first(rest_range.size()), next(rest_range.size());
+  // Copying d = stage_ahead_ > 1 tiles ahead (tc_wg_sets), the prologue copies tiles 0 .. d - 1
+  // into sets 0 .. d - 1, a BARRIER after each but the last (they close a group of copies, below),
+  // and step r copies tile r + d.
+  const int64_t d = stage_ahead_;
+  std::vector<UOpRef> next(rest_range.size());
   for (size_t j = 0; j < rest_range.size(); ++j)
-    if (rest_range[j]) {
-      first[j] = idx_const(0);
-      next[j] = (rest_range[j] + idx_const(1)) % idx_const(plan_[ndim + j].rest());
-    }
+    if (rest_range[j]) next[j] = (rest_range[j] + idx_const(d)) % idx_const(plan_[ndim + j].rest());
+  // A BARRIER's arg: how many of the latest groups of async copies (each group: the copies a
+  // thread issued between two BARRIERs) may still be in flight at it (docs/abi.md, BARRIER). With d
+  // tiles ahead, the step's barrier needs tile r, whose copies closed d groups back: d - 1 groups
+  // (tiles r + 1 .. r + d - 1) may stay in flight. Other barriers keep 0 (all copies complete).
+  const Arg in_flight = d > 1 ? Arg{int64_t(d - 1)} : Arg{};
   // A work group looping over output tiles starts each one's prologue only after every thread's
-  // reads of the last set of the previous output tile (with an odd number of tiles, that is set 0).
-  std::vector<UOpRef> prologue =
-      copy(first, idx_const(0), tile_loop_ ? UOp::make(Ops::BARRIER, dtypes::void_, rest_idx_) : nullptr);
-  before.insert(before.end(), prologue.begin(), prologue.end());
-  stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before));
+  // reads of the last set of the previous output tile (with an odd number of tiles, that is set 0),
+  // and after every copy still in flight from the last tiles (a BARRIER with arg 0 waits for all).
+  UOpRef after = tile_loop_ ? UOp::make(Ops::BARRIER, dtypes::void_, rest_idx_) : nullptr;
+  for (int64_t t = 0; t < d; ++t) {
+    std::vector<UOpRef> tile(rest_range.size());
+    for (size_t j = 0; j < rest_range.size(); ++j)
+      if (rest_range[j]) tile[j] = idx_const(t % plan_[ndim + j].rest());
+    std::vector<UOpRef> prologue = copy(tile, idx_const(t * stage_half_), after);
+    if (t + 1 < d) {
+      after = UOp::make(Ops::BARRIER, dtypes::void_, std::move(prologue), in_flight);
+      before.push_back(after);
+    } else {
+      before.insert(before.end(), prologue.begin(), prologue.end());
+    }
+  }
+  stage_barrier_ = UOp::make(Ops::BARRIER, dtypes::void_, std::move(before), in_flight);
   const UOpRef& step = stage_tile_ranges_.at(0);
   const std::vector<UOpRef> copies =
-      copy(next, ((step + idx_const(1)) % idx_const(stage_sets_)) * idx_const(stage_half_), stage_barrier_);
+      copy(next, ((step + idx_const(d)) % idx_const(stage_sets_)) * idx_const(stage_half_), stage_barrier_);
   // TCWG with three sets, every copy a 16-byte row (A, and B n-major): the stores lead too, right
   // after the step's barrier (legal: the set they fill was last read by step r - 2's WGMMAs, whose
   // reads ended by this barrier). The CUDA renderer moves such a copy as one cp.async (global to
   // shared, no registers), so issuing it before the step's WGMMA run puts its latency under the run
   // and the wait; a register copy would instead stall there on its loads (docs/cuda.md, session 19,
-  // h/wgpipe2).
-  const bool rows_lead =
-      tc_wg_n_ && stage_sets_ == 3 && std::all_of(copies.begin(), copies.end(), [](const UOpRef& st) {
-        return st->src().size() == 2 && st->src(1)->op() == Ops::LOAD &&
-               st->src(1)->dtype().count * st->src(1)->dtype().itemsize() == 16;
-      });
+  // h/wgpipe2). Copying d > 1 tiles ahead, the copies' loads lead and their stores trail as in
+  // the two-set kernel: the cp.async still sits where its STORE is, after the step's barrier and
+  // before the WGMMA run in the rendered source, but the global address math of the loads moves
+  // ahead of the barrier, so less work lies between the barrier and the WGMMA run (the kernel is
+  // bound by that barrier: about half the warps' stall cycles). H200, 8192 f16: 520.5-521.2
+  // TFLOPS vs 511.1-516.9 with the copies leading whole (docs/cuda.md, session 21, h/f16pipe).
+  const bool rows_lead = tc_wg_n_ && stage_sets_ >= 3 && d == 1 &&
+                         std::all_of(copies.begin(), copies.end(), [](const UOpRef& st) {
+                           return st->src().size() == 2 && st->src(1)->op() == Ops::LOAD &&
+                                  st->src(1)->dtype().count * st->src(1)->dtype().itemsize() == 16;
+                         });
   // Plain double-buffered tiles on a device that moves 16-byte copies without registers
   // (async_local_copies: CUDA's cp.async): each such copy leads too, right after the step's
   // barrier (legal: its set was last read by step r - 1, which every thread finished before this

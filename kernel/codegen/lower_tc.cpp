@@ -287,11 +287,11 @@ UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
     }
     stage_copies(r, f); // makes the tile loop's range (the same node as above)
     const int64_t steps = within_size(k) / 16;
-    // three sets of tiles (plan_stage: tc_wg_sets): a run may go on reading its set while the next
-    // tile is copied
+    // three or more sets of tiles (plan_stage: tc_wg_sets): a run may go on reading its set while
+    // the next tiles are copied
     const Staged *sa = nullptr, *sb = nullptr;
     for (const Staged& s : staged_) (s.operand == tc_a_ ? sa : sb) = &s;
-    const int64_t code = sdk::wgmma_code(int(tc_wg_n_)) | (stage_sets_ == 3 ? sdk::kWgmmaDeferReads : 0) |
+    const int64_t code = sdk::wgmma_code(int(tc_wg_n_)) | (stage_sets_ >= 3 ? sdk::kWgmmaDeferReads : 0) |
                          (sb->wg_n_major ? sdk::kWgmmaBNMajor : 0) |
                          (sa->wg_swizzle ? sdk::kWgmmaSwizzle128 : 0);
     auto address = [&](const UOpRef& x, size_t row_axis, int64_t k0) {

@@ -217,6 +217,8 @@ private:
   UOpRef stage_barrier_;                  // after the copies: the reads wait for it
   int64_t stage_half_ = 0; // double-buffered tiles: where the second set starts (elements), else 0
   int64_t stage_sets_ = 2; // sets of tiles when stage_half_ is set: 3 for TCWG where they fit (plan_stage)
+  int64_t stage_ahead_ =
+      1; // tiles the tile loop copies ahead: tcwg_prefetch in prefetch + 2 sets (plan_stage)
   UOpRef stage_read_offset() const;
   void tc_wg_sets(int64_t bytes, int64_t tile_loops, bool same_size);
   int64_t plain_stage_half(int64_t bytes, int64_t tile_loops) const;

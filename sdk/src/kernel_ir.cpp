@@ -244,6 +244,11 @@ void validate_kernel_ir(KernelIR& ir) {
       seen[idx] = int(i);
       break;
     }
+    case TG_OP_BARRIER: // arg0: groups of async local copies that may stay in flight (§BARRIER)
+      if (ins.arg0 < 0 || ins.arg0 > 7)
+        fail("BARRIER's copy groups in flight (arg0) is " + std::to_string(ins.arg0) + ", not 0 to 7");
+      if (ins.arg1 != 0) fail("BARRIER's arg1 must be 0");
+      break;
     case TG_OP_DEFINE_LOCAL:
       if (ins.flags != (TG_IR_FLAG_POINTER | TG_IR_FLAG_LOCAL))
         fail("DEFINE_LOCAL must carry POINTER|LOCAL flags");

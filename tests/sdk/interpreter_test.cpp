@@ -260,6 +260,49 @@ BOOST_AUTO_TEST_CASE(local_memory_and_barrier_reverse_a_group) {
   BOOST_CHECK_EQUAL_COLLECTIONS(vout.begin(), vout.end(), want.begin(), want.end());
 }
 
+// BARRIER's arg0 (async copy groups in flight, docs/abi.md 5.3.3) round trips; the interpreter's
+// copies are synchronous, so a barrier that lets one group stay in flight still orders them:
+// two tiles copied ahead into four sets, each read mirrored after its step's barrier(1).
+BOOST_AUTO_TEST_CASE(barrier_with_copies_in_flight_still_orders_the_interpreter) {
+  KernelBuilder k("ahead");
+  Ref in = k.global(0, TG_DTYPE_INT32), out = k.global(1, TG_DTYPE_INT32);
+  Ref sets = k.local(16, TG_DTYPE_INT32);
+  Ref lid = k.local_id(0);
+  auto copy = [&](Ref tile, Ref set) {
+    k.store(k.index(sets, k.add(k.mul(set, k.i32(4)), lid)),
+            k.load(k.index(in, k.add(k.mul(tile, k.i32(4)), lid))));
+  };
+  copy(k.i32(0), k.i32(0));
+  k.emit({TG_OP_BARRIER, TG_DTYPE_VOID, 0, 1, 1, 0, {}}); // arg0 1: one copy group in flight
+  copy(k.i32(1), k.i32(1));
+  Ref acc = k.acc(k.i32(0));
+  Ref r = k.range(k.i32(0), k.i32(5));
+  k.emit({TG_OP_BARRIER, TG_DTYPE_VOID, 0, 1, 1, 0, {}}); // arg0 1: one copy group in flight
+  Ref ahead = k.add(r, k.i32(2));
+  copy(k.alu(TG_OP_MOD, ahead, k.i32(5)), k.alu(TG_OP_MOD, ahead, k.i32(4)));
+  Ref v = k.load(
+      k.index(sets, k.add(k.mul(k.alu(TG_OP_MOD, r, k.i32(4)), k.i32(4)), k.alu(TG_OP_SUB, k.i32(3), lid))));
+  k.assign(acc, k.add(acc, k.mul(v, k.add(r, k.i32(1)))));
+  k.end_range(r);
+  k.barrier();
+  k.store(k.index(out, lid), acc);
+  const tg::sdk::KernelIR ir = ir_of(k);
+  std::vector<int64_t> args;
+  for (const auto& ins : ir.instructions)
+    if (ins.op == TG_OP_BARRIER) args.push_back(ins.arg0);
+  const std::vector<int64_t> want_args = {1, 1, 0};
+  BOOST_CHECK_EQUAL_COLLECTIONS(args.begin(), args.end(), want_args.begin(), want_args.end());
+  std::vector<int32_t> vin(20), vout(4);
+  for (int32_t j = 0; j < 20; ++j) vin[size_t(j)] = j * j;
+  std::vector<std::span<std::byte>> buffers = {bytes(vin), bytes(vout)};
+  interpret(ir, {1, 1, 1}, {4, 1, 1}, buffers, {});
+  for (int32_t l = 0; l < 4; ++l) { // out[l] = sum over steps t of (t + 1) * in[4 t + 3 - l], by hand
+    int32_t want = 0;
+    for (int32_t t = 0; t < 5; ++t) want += (t + 1) * (4 * t + 3 - l) * (4 * t + 3 - l);
+    BOOST_TEST(vout[size_t(l)] == want, "lane " << l);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(barrier_reached_by_part_of_a_group_is_an_error) {
   KernelBuilder k("divergent");
   Ref out = k.global(0, TG_DTYPE_INT32);

@@ -140,6 +140,22 @@ BOOST_AUTO_TEST_CASE(validation_names_the_instruction_and_cause) {
     (void)g;
     BOOST_CHECK_THROW(b.serialize(), IRError);
   }
+  for (int64_t n : {int64_t(-1), int64_t(8)}) { // BARRIER's copy groups in flight: 0 to 7
+    KernelBuilder b("barrier_groups");
+    b.emit({TG_OP_BARRIER, TG_DTYPE_VOID, 0, 1, n, 0, {}});
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError, [&](const IRError& e) {
+      return e.instruction() == 0 &&
+             std::string(e.what()).find("BARRIER's copy groups in flight (arg0) is " + std::to_string(n) +
+                                        ", not 0 to 7") != std::string::npos;
+    });
+  }
+  {
+    KernelBuilder b("barrier_arg1");
+    b.emit({TG_OP_BARRIER, TG_DTYPE_VOID, 0, 1, 1, 3, {}});
+    BOOST_CHECK_EXCEPTION(b.serialize(), IRError, [](const IRError& e) {
+      return std::string(e.what()).find("BARRIER's arg1 must be 0") != std::string::npos;
+    });
+  }
   {
     KernelBuilder b("unknown_op");
     b.emit({999, TG_DTYPE_INT32, 0, 1, 0, 0, {}});

@@ -323,6 +323,44 @@ KernelCase locals_barrier() {
               {{TG_DTYPE_FLOAT32, 9}, {TG_DTYPE_FLOAT32, 576}, {TG_DTYPE_FLOAT32, 576}});
 }
 
+// BARRIER's arg0 (docs/abi.md 5.3.3): a tile loop copying two tiles ahead into four sets of local
+// memory, each step's barrier letting the latest copy group stay in flight. Each of 64 threads
+// copies 16 bytes of a 256-float tile (a 16-byte LOAD of a read-only buffer stored whole: on CUDA a
+// cp.async, so the barriers render as commit/wait_group 1) and then reads the mirrored 4 floats
+// of the step's set, weighted by the step: a tile read before its copy completed, or a set
+// overwritten before its step read it, changes the sums. A last BARRIER (arg0 0) waits for all.
+KernelCase pipelined_copies() {
+  constexpr int32_t tiles = 7, groups = 3;
+  KernelBuilder k("pipelined_copies_float32");
+  Ref out = k.global(0, TG_DTYPE_FLOAT32), a = k.global(1, TG_DTYPE_FLOAT32, 16);
+  Ref sets = k.local(4 * 256, TG_DTYPE_FLOAT32);
+  Ref lid = k.local_id(0);
+  Ref mine = k.mul(lid, k.i32(4));
+  Ref first_tile = k.mul(k.group_id(0), k.i32(tiles * 256));
+  auto copy = [&](Ref tile, Ref set) { // global tile -> local set, 16 bytes per thread
+    Ref from = k.add(k.add(first_tile, k.mul(tile, k.i32(256))), mine);
+    k.store(k.index(sets, k.add(k.mul(set, k.i32(256)), mine)), k.load(k.index(a, from), 4, 16), 16);
+  };
+  copy(k.i32(0), k.i32(0));
+  k.emit({TG_OP_BARRIER, TG_DTYPE_VOID, 0, 1, 1, 0, {}}); // arg0 1: one copy group in flight
+  copy(k.i32(1), k.i32(1));
+  Ref acc = k.acc(k.f32(0.0f));
+  Ref r = k.range(k.i32(0), k.i32(tiles));
+  k.emit({TG_OP_BARRIER, TG_DTYPE_VOID, 0, 1, 1, 0, {}}); // arg0 1: one copy group in flight
+  Ref ahead = k.add(r, k.i32(2));
+  copy(k.alu(TG_OP_MOD, ahead, k.i32(tiles)), k.alu(TG_OP_MOD, ahead, k.i32(4)));
+  Ref mirrored = k.add(k.mul(k.alu(TG_OP_MOD, r, k.i32(4)), k.i32(256)), k.alu(TG_OP_SUB, k.i32(252), mine));
+  Ref v = k.load(k.index(sets, mirrored), 4, 16);
+  Ref lanes = k.add(k.add(k.gep(v, 0), k.gep(v, 1)), k.add(k.gep(v, 2), k.gep(v, 3)));
+  Ref weight = k.cast(k.add(r, k.i32(1)), TG_DTYPE_FLOAT32);
+  k.assign(acc, k.add(acc, k.mul(lanes, weight)));
+  k.end_range(r);
+  k.barrier();
+  k.store(k.index(out, k.add(k.mul(k.group_id(0), k.i32(64)), lid)), acc);
+  return make(k, {uint32_t(groups), 1, 1}, {64, 1, 1},
+              {{TG_DTYPE_FLOAT32, groups * 64}, {TG_DTYPE_FLOAT32, uint64_t(groups * tiles * 256)}});
+}
+
 // 16 buffers: out = the sum of 15 inputs.
 KernelCase many_buffers() {
   KernelBuilder k("many_buffers_16");
@@ -421,6 +459,7 @@ std::vector<KernelCase> builtin_kernels() {
   kernels.push_back(vector4());
   kernels.push_back(vector_accumulator());
   kernels.push_back(locals_barrier());
+  kernels.push_back(pipelined_copies());
   kernels.push_back(many_buffers());
   kernels.push_back(scalars_mixed(false));
   kernels.push_back(scalars_mixed(true));

@@ -538,7 +538,7 @@ void CStyle::emit(uint32_t i) {
       if (std::string after = loop_end(ins.src[0]); !after.empty()) line(after);
     return;
   case TG_OP_BARRIER:
-    line(barrier());
+    line(ins.arg0 > 0 ? barrier_in_flight(ins.arg0) : barrier());
     return;
   case TG_OP_INDEX: {
     tg_dtype d = src(1).dtype;

@@ -36,6 +36,9 @@ protected:
   virtual std::string nonfinite_literal(double v, tg_dtype dt) const = 0; // inf, -inf, NaN
   virtual std::string special(int64_t kind, int64_t axis) const = 0;
   virtual std::string barrier() const = 0;
+  // A BARRIER that lets the latest `in_flight` groups of async copies stay in flight (its arg0,
+  // docs/abi.md): a dialect without such groups waits for all, as barrier() does.
+  virtual std::string barrier_in_flight(int64_t) const { return barrier(); }
   virtual std::string local_array(const std::string& name, tg_dtype dt, int64_t count) const = 0;
   // SQRT/EXP2/LOG2/SIN/TRUNC of a float or double: the overloaded name (OpenCL, Metal, GLSL);
   // C and CUDA add the `f` suffix for float.

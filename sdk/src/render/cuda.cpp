@@ -6,6 +6,7 @@
 
 #include <tg/sdk/wmma.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -132,6 +133,17 @@ private:
            (uses_wgmma(ir_)
                 ? "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); __syncthreads();"
                 : "__syncthreads();");
+  }
+  // BARRIER arg0 = n > 0 in a WGMMA program whose copies are cp.async: the copies issued since the
+  // last barrier close one commit group, and the barrier waits until at most the latest n groups
+  // are pending (cp.async.wait_group n) before the proxy fence: the TCWG tile loop copying n + 1
+  // tiles ahead waits only for the tile its step reads (lower_stage.cpp, stage_copies).
+  std::string barrier_in_flight(int64_t n) const override {
+    if (!async_copies_) return barrier();
+    if (!tensor_core_program()) return "tg_copy16_wait_group<" + std::to_string(n) + ">(); __syncthreads();";
+    return "asm volatile(\"cp.async.commit_group;\\ncp.async.wait_group " + std::to_string(n) +
+           ";\" ::: \"memory\"); asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\"); "
+           "__syncthreads();";
   }
   // cp.async.cg (sm_80 and newer; 16 bytes, through L2 only) for the tiles of WGMMA programs whose
   // B is n-major (the TCWG matmul's 16-byte rows of A and B), which then skip registers; other
@@ -345,6 +357,13 @@ private:
            "#else\n  *(float4*)l = *(const float4*)g;\n#endif\n}\n"
            "__device__ __forceinline__ void tg_copy16_wait() {\n"
            "#if __CUDA_ARCH__ >= 800\n  asm volatile(\"cp.async.wait_all;\" ::: \"memory\");\n#endif\n}\n";
+    if (async_copies_ && !tensor_core_program() &&
+        std::any_of(ir_.instructions.begin(), ir_.instructions.end(),
+                    [](const Instruction& ins) { return ins.op == TG_OP_BARRIER && ins.arg0 > 0; }))
+      s += "// a BARRIER letting the latest n groups of copies stay in flight (docs/abi.md, BARRIER's arg0)\n"
+           "template <int n> __device__ __forceinline__ void tg_copy16_wait_group() {\n"
+           "#if __CUDA_ARCH__ >= 800\n  asm volatile(\"cp.async.commit_group;\\ncp.async.wait_group %0;\" :: "
+           "\"n\"(n) : \"memory\");\n#endif\n}\n";
     if (uses_wgmma(ir_))
       s += "// a shared-memory matrix descriptor: address, leading and stride byte offsets >> 4, no swizzle\n"
            "__device__ __forceinline__ unsigned long long tg_wgmma_desc(const void* p, unsigned long long "
