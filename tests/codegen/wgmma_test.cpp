@@ -498,6 +498,32 @@ BOOST_AUTO_TEST_CASE(tcwg_copies_two_tiles_ahead_in_four_sets) {
   }
 }
 
+// The default f16 kernel over many tiles: its k loop stays rolled, and ptxas (CUDA 13.0) serialized
+// every wgmma of it (C7514) until the CUDA renderer unrolled the loop twice (loop_pragma); the
+// tests above use 2-5 tiles, which ptxas unrolls whole and never serialized. 9 tiles (an odd
+// count: a remainder step after the unrolled pairs) and 16. Numerics of this kernel: above.
+BOOST_AUTO_TEST_CASE(tcwg_many_tiles_keep_wgmma_pipelined) {
+  LowerOptions big = hopper();
+  big.max_local_memory_bytes = 232448;
+  big.async_local_copies = true;
+  for (int64_t k : {576, 1024}) {
+    const Lowered l = lower(matmul(256, k, 512, dtypes::float16), big);
+    BOOST_TEST_CONTEXT("k " << k << " " << l.kernel.opts) {
+      BOOST_TEST(l.kernel.opts.find("[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]") != std::string::npos);
+      const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
+      const size_t loop = src.text.find("#pragma unroll 2 // deferred wgmma reads");
+      BOOST_TEST_REQUIRE(loop != std::string::npos, src.text);
+      BOOST_TEST(src.text.find("for (", loop) < src.text.find("wgmma.mma_async", loop));
+#ifdef TG_HAVE_NVRTC
+      const auto out = tgtest::nvrtc_compile(src.text, "tcwg_many.cu", "sm_90a", "--ptxas-options=-v");
+      BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
+      BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log);
+      BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
+#endif
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
   for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
     const Matmul mm = matmul(256, 96, 128, dt);

@@ -75,14 +75,20 @@ private:
   // shared loads early; unrolled, the steps' tile offsets become immediates of the shared loads
   // (4096^3 f32 on an H200: 39.2 -> 43.4 TFLOPS). Shorter nests (a staged convolution's 4 x 3 x 3
   // steps) stay as nvcc leaves them: unrolled by hand they ran slower (22.6 -> 17.9 TFLOPS).
+  // A loop whose WGMMAs defer their reads (a run still in flight when the next step starts) is
+  // unrolled twice: kept rolled, ptxas 13.0 (NVRTC and nvcc, sm_90a) serializes every wgmma of a
+  // body that also issues several cp.async (C7514, a `WARPGROUP.DEPBAR.LE gsb0, 0x0` after each
+  // HGMMA in the SASS), unless the loop is short enough that it unrolls it whole (8192^3 f16's 128
+  // steps were serialized; the tests' 5 were not). Unrolled twice, the runs stay pipelined.
   std::string loop_pragma(uint32_t i) const override {
     const auto& code = ir_.instructions;
-    bool innermost = true, reads_local = false;
+    bool innermost = true, reads_local = false, deferred_wgmma = false;
     for (uint32_t j = i + 1; j < code.size(); ++j) {
       const Instruction& ins = code[j];
       if (ins.op == TG_OP_ENDRANGE && !ins.src.empty() && ins.src[0] == i) break;
       if (ins.op == TG_OP_MAX && !dtype_is_float(ins.dtype) && ins.dtype != TG_DTYPE_BOOL)
         return "#pragma unroll 1 // integer max: see loop_pragma in the CUDA renderer";
+      if (ins.op == TG_OP_WGMMA && innermost && wgmma_defers_reads(ins.arg0)) deferred_wgmma = true;
       if (ins.op == TG_OP_RANGE) innermost = false;
       if (ins.op == TG_OP_LOAD && code[ins.src[0]].op == TG_OP_INDEX &&
           code[code[ins.src[0]].src[0]].is_local())
@@ -91,6 +97,8 @@ private:
     const Instruction &start = code[code[i].src[0]], &end = code[code[i].src[1]];
     const bool short_loop = start.op == TG_OP_CONST && end.op == TG_OP_CONST && end.arg0 - start.arg0 >= 8 &&
                             end.arg0 - start.arg0 <= 16;
+    if (innermost && deferred_wgmma)
+      return "#pragma unroll 2 // deferred wgmma reads: see loop_pragma in the CUDA renderer";
     return innermost && reads_local && short_loop ? "#pragma unroll // the steps through a staged tile" : "";
   }
 
