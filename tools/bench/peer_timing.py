@@ -1,4 +1,4 @@
-"""Timing shared by the peer scripts (run by path, so this directory is on sys.path)."""
+"""Timing and version lookups shared by the peer scripts (run by path, so this directory is on sys.path)."""
 import statistics
 import time
 
@@ -13,3 +13,15 @@ def median_ms(fn, repeat, warmup=2):
         fn()
         times.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(times)
+
+
+def tinygrad_version():
+    """tinygrad's version; an unzipped wheel on PYTHONPATH (the GPU machine) has no installed metadata."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tinygrad")
+    except PackageNotFoundError:
+        import tinygrad
+
+        return getattr(tinygrad, "__version__", "?")

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from peer_timing import median_ms
+from peer_timing import median_ms, tinygrad_version
 
 # Row shapes; must match tools/tg/cmd_bench_gpu.cpp (the *_shape keys catch a mismatch).
 SIZES = {
@@ -37,13 +37,7 @@ def main():
 
     from tinygrad import Device, Tensor, TinyJit, dtypes
     from tinygrad.helpers import ALLOW_TF32
-    from importlib.metadata import PackageNotFoundError, version
-
-    import tinygrad
-    try:
-        tg_version = version("tinygrad")
-    except PackageNotFoundError:  # an unzipped wheel on PYTHONPATH has no installed metadata
-        tg_version = getattr(tinygrad, "__version__", "?")
+    tg_version = tinygrad_version()
     dev = Device[Device.DEFAULT]
     out = {"tinygrad_version": tg_version, "device": Device.DEFAULT, "allow_tf32": int(ALLOW_TF32.value)}
     name = getattr(dev, "arch", None)  # e.g. sm_90 on CUDA

@@ -15,6 +15,8 @@ import statistics
 import sys
 import time
 
+from peer_timing import tinygrad_version
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -25,13 +27,7 @@ def main():
     os.environ["DEV"] = args.device  # before importing tinygrad: it picks the default device at import
 
     from tinygrad import Context, Device, Tensor, TinyJit, nn
-    from importlib.metadata import PackageNotFoundError, version
-
-    import tinygrad
-    try:
-        tg_version = version("tinygrad")
-    except PackageNotFoundError:  # an unzipped wheel on PYTHONPATH has no installed metadata
-        tg_version = getattr(tinygrad, "__version__", "?")
+    tg_version = tinygrad_version()
 
     Tensor.manual_seed(0)
     # conv 5x5 32, conv 5x5 32, BatchNorm, maxpool 2; conv 3x3 64, conv 3x3 64, BatchNorm, maxpool 2;
