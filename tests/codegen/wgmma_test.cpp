@@ -47,6 +47,24 @@ double wgmma_interpreter_error(const tg::conform::WgmmaMatmul& w) {
   return worst_error(got, av, bv, w.m, w.k, w.n);
 }
 
+// How often `what` appears in a rendered source.
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// NVRTC compiles a WGMMA kernel for sm_90a and ptxas keeps its wgmmas pipelined: ptxas notes
+// "wgmma.mma_async instructions are serialized ..." (C7514) in its -v log where it serializes them.
+void expect_pipelined_wgmma([[maybe_unused]] const std::string& text, [[maybe_unused]] const char* file) {
+#ifdef TG_HAVE_NVRTC
+  const auto out = tgtest::nvrtc_compile(text, file, "sm_90a", "--ptxas-options=-v");
+  BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << text);
+  BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log); // ptxas's notes are in the log
+  BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
+#endif
+}
+
 } // namespace
 
 // Every shape, both input dtypes, one and two warpgroups, one to three k steps: products are exact
@@ -177,11 +195,7 @@ BOOST_AUTO_TEST_CASE(cuda_renders_wgmma_that_nvrtc_compiles_for_sm_90a) {
     const auto w = tg::conform::wgmma_matmul_kernel(dt, 128, 48, 2);
     const auto ir = sdk::parse_kernel_ir(w.ir);
     const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
-    auto count = [&](const std::string& what) {
-      size_t c = 0;
-      for (size_t at = src.text.find(what); at != std::string::npos; at = src.text.find(what, at + 1)) ++c;
-      return c;
-    };
+    auto count = [&](const std::string& what) { return occurrences(src.text, what); };
     const std::string in = dt == TG_DTYPE_FLOAT16 ? "f16.f16" : "bf16.bf16";
     BOOST_TEST(count("wgmma.mma_async.sync.aligned.m64n128k16.f32." + in) == 3u, src.text);
     BOOST_TEST(count("wgmma.fence.sync.aligned") == 1u);
@@ -279,15 +293,9 @@ BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
             src.text.find("wgmma.wait_group.sync.aligned 0;\" ::: \"memory\"); // the deferred");
         BOOST_TEST(loop_end != std::string::npos);
         BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 0;") == loop_end); // no other wait for all
-#ifdef TG_HAVE_NVRTC
-        // ptxas notes "wgmma.mma_async instructions are serialized due to non wgmma instructions
-        // reading accumulator registers ..." where a run's D is read before its wait (checked by hand
-        // with nvcc 13.0: a read of D after wait_group 1 gets that note, this source none)
-        const auto out = tgtest::nvrtc_compile(src.text, "tcwg3.cu", "sm_90a", "--ptxas-options=-v");
-        BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
-        BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log); // ptxas's notes are in the log
-        BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
-#endif
+        // ptxas serializes where a run's D is read before its wait (checked by hand with nvcc 13.0:
+        // a read of D after wait_group 1 gets the note, this source none)
+        expect_pipelined_wgmma(src.text, "tcwg3.cu");
       }
     }
   { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB); swizzled, B n-major (the
@@ -467,20 +475,11 @@ BOOST_AUTO_TEST_CASE(tcwg_copies_two_tiles_ahead_in_four_sets) {
       BOOST_TEST(run_error(deep, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
       const auto src = sdk::render::render(sdk::render::Dialect::cuda, ir);
       BOOST_TEST(src.dynamic_local_bytes == uint32_t(4 * set_bytes));
-      auto count = [&](const std::string& what) {
-        size_t n = 0;
-        for (size_t at = src.text.find(what); at != std::string::npos; at = src.text.find(what, at + 1)) ++n;
-        return n;
-      };
+      auto count = [&](const std::string& what) { return occurrences(src.text, what); };
       BOOST_TEST(count("cp.async.commit_group;\\ncp.async.wait_group 1;") == 2u, src.text);
       BOOST_TEST(count("cp.async.wait_all;") == 0u);
       BOOST_TEST(count("cp.async.cg.shared.global") == 3u * (4 + 8), src.text);
-#ifdef TG_HAVE_NVRTC
-      const auto out = tgtest::nvrtc_compile(src.text, "tcwg4.cu", "sm_90a", "--ptxas-options=-v");
-      BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
-      BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log);
-      BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
-#endif
+      expect_pipelined_wgmma(src.text, "tcwg4.cu");
     }
   }
   const Matmul deep = matmul(256, 320, 512, dtypes::float16);
@@ -514,12 +513,7 @@ BOOST_AUTO_TEST_CASE(tcwg_many_tiles_keep_wgmma_pipelined) {
       const size_t loop = src.text.find("#pragma unroll 2 // deferred wgmma reads");
       BOOST_TEST_REQUIRE(loop != std::string::npos, src.text);
       BOOST_TEST(src.text.find("for (", loop) < src.text.find("wgmma.mma_async", loop));
-#ifdef TG_HAVE_NVRTC
-      const auto out = tgtest::nvrtc_compile(src.text, "tcwg_many.cu", "sm_90a", "--ptxas-options=-v");
-      BOOST_TEST_REQUIRE(out.ok, out.log << "\n" << src.text);
-      BOOST_TEST(out.log.find("Used ") != std::string::npos, out.log);
-      BOOST_TEST(out.log.find("serialized") == std::string::npos, out.log);
-#endif
+      expect_pipelined_wgmma(src.text, "tcwg_many.cu");
     }
   }
 }
@@ -534,11 +528,7 @@ BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
       BOOST_TEST(l.kernel.local[0] == 128u);
       BOOST_TEST(run_error(mm, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
       const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
-      auto count = [&](const std::string& what) {
-        size_t c = 0;
-        for (size_t at = src.text.find(what); at != std::string::npos; at = src.text.find(what, at + 1)) ++c;
-        return c;
-      };
+      auto count = [&](const std::string& what) { return occurrences(src.text, what); };
       BOOST_TEST(count("wgmma.mma_async") == 2u, src.text); // 32 k per tile: 2 ops, one run
       BOOST_TEST(count("wgmma.fence.sync.aligned") == 1u);
       BOOST_TEST(count("wgmma.commit_group") == 1u);
