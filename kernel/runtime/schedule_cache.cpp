@@ -134,7 +134,7 @@ struct Entry {
   };
   std::vector<Launch> launches;
   std::vector<std::pair<int32_t, int32_t>> becomes; // node index -> output index, or -1: the node itself
-  // Hits so far. From the second on (with TG_EAGER_BATCH=1), the kernels go as one launch_batch:
+  // Hits while TG_EAGER_BATCH=1. From the second on, the kernels go as one launch_batch:
   // the CUDA plugin builds a graph for each new kernel sequence, which an expression replayed
   // once would pay for nothing.
   mutable std::atomic<uint64_t> replays{0};
@@ -240,7 +240,8 @@ Schedule replay(const Entry& e, const Graph& g) {
     for (int32_t b : l.buffers) p.buffers.push_back(b >= 0 ? g.order[size_t(b)] : outputs[size_t(~b)]);
     launches.push_back(std::move(p));
   }
-  const bool batch = e.replays.fetch_add(1, std::memory_order_relaxed) >= 1;
+  // (off by default: no count, so the replay path pays nothing for it)
+  const bool batch = config().eager_batch && e.replays.fetch_add(1, std::memory_order_relaxed) >= 1;
   if (batch && run_prepared_as_batch(launches))
     ++batched_replays;
   else
