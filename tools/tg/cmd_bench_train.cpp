@@ -21,6 +21,7 @@
 #include <optional>
 #include <sys/resource.h>
 #include <thread>
+#include <utility>
 
 namespace po = boost::program_options;
 
@@ -208,6 +209,10 @@ int bench_train(const std::vector<std::string>& args) {
       "host-profile", "after the eager steps, where each step's time goes (median ms): building the forward "
                       "graph, backward() (with TG_REALIZE_EARLY on, the forward pass's launches too), "
                       "step_and_realize, and the wait in loss.item()")(
+      "rounds", po::value<int>()->default_value(1),
+      "after the report, time our step and PyTorch's again, in turn, until there are this many pairs; "
+      "prints each round and the median and range of the ratios (one comparison varies with the "
+      "host's state)")(
       "jit", "run the step through tg::TinyJit (warm-up and capture are the untimed steps) and report the "
              "host time per replayed kernel and the step's memory before/after the planner")(
       "device,d", po::value<std::string>(),
@@ -224,6 +229,16 @@ int bench_train(const std::vector<std::string>& args) {
   const int bs = vm["bs"].as<int>(), steps = vm["steps"].as<int>();
   if (bs <= 0 || steps <= 0) {
     std::cerr << "tg bench train: --bs and --steps must be positive\n";
+    return 2;
+  }
+  const int rounds = vm["rounds"].as<int>();
+  if (rounds < 1 || rounds > 100) {
+    std::cerr << "tg bench train: --rounds must be in 1..100\n";
+    return 2;
+  }
+  if (rounds > 1 && (vm.count("no-peer") || vm.count("devices"))) {
+    std::cerr << "tg bench train: --rounds and " << (vm.count("no-peer") ? "--no-peer" : "--devices")
+              << " contradict each other (the rounds alternate with the PyTorch peer of one device)\n";
     return 2;
   }
   const std::string tinygrad_python = vm["peer-tinygrad-python"].as<std::string>();
@@ -251,18 +266,24 @@ int bench_train(const std::vector<std::string>& args) {
   const bool use_jit = vm.count("jit") > 0;
   TinyJit jit_step(step_fn);
   jit_step.measure_kernels(true);
-  const int untimed = use_jit ? 2 : 1; // warm-up (+ capture)
-  std::vector<double> times, host_us_per_kernel;
-  for (int step = 0; step < steps + untimed; ++step) {
-    auto t0 = std::chrono::steady_clock::now();
-    Tensor loss = use_jit ? jit_step({x, y})[0] : step_fn({x, y})[0];
-    (void)loss.item<float>();
-    if (step < untimed) continue;
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    if (use_jit && jit_step.last_replay_kernel_ns() > 0)
-      host_us_per_kernel.push_back(double(jit_step.last_replay_wall_ns() - jit_step.last_replay_kernel_ns()) /
-                                   1e3 / double(jit_step.kernel_count()));
-  }
+  std::vector<double> host_us_per_kernel;
+  // The median ms of `steps` steps after `untimed` ones.
+  auto time_ours = [&](int untimed) {
+    std::vector<double> times;
+    for (int step = 0; step < steps + untimed; ++step) {
+      auto t0 = std::chrono::steady_clock::now();
+      Tensor loss = use_jit ? jit_step({x, y})[0] : step_fn({x, y})[0];
+      (void)loss.item<float>();
+      if (step < untimed) continue;
+      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      if (use_jit && jit_step.last_replay_kernel_ns() > 0)
+        host_us_per_kernel.push_back(double(jit_step.last_replay_wall_ns() - jit_step.last_replay_kernel_ns()) /
+                                     1e3 / double(jit_step.kernel_count()));
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  };
+  const double ours = time_ours(use_jit ? 2 : 1); // warm-up (+ capture)
   std::optional<std::array<double, 4>> profile;
   if (vm.count("host-profile") && !use_jit) { // the step of mnist_step, phase by phase
     std::vector<std::array<double, 4>> phases;
@@ -292,9 +313,7 @@ int bench_train(const std::vector<std::string>& args) {
     }
     profile = med;
   }
-  std::sort(times.begin(), times.end());
   std::sort(host_us_per_kernel.begin(), host_us_per_kernel.end());
-  double ours = times[times.size() / 2];
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   double ours_mb = double(usage.ru_maxrss) / 1024.0;
@@ -353,6 +372,28 @@ int bench_train(const std::vector<std::string>& args) {
             << (on_cuda ? "x   (issue 13 asks <= 1x: PyTorch eager's step time)\n"
                         : "x   (issue 12 asks <= 0.7x with --jit and BEAM=2)\n")
             << std::setprecision(1);
+  if (rounds > 1) { // ours and PyTorch's strict step again, in turn: how much one comparison can vary
+    std::vector<std::pair<double, double>> pairs = {{ours, peer.step_ms}};
+    for (int r = 1; r < rounds; ++r) {
+      const double again = time_ours(1);
+      const PeerStep p = torch_step(bs, steps, on_cuda ? "cuda" : "cpu", vm["peer-python"].as<std::string>());
+      if (!p.error.empty()) {
+        std::cout << "  round " << r + 1 << ": PyTorch: " << p.error << "\n";
+        break;
+      }
+      pairs.emplace_back(again, p.step_ms);
+    }
+    std::vector<double> ratios;
+    std::cout << "  rounds (ours / PyTorch" << (on_cuda ? " strict f32" : "") << ", ms/step, in turn):";
+    for (const auto& [a, b] : pairs) {
+      ratios.push_back(a / b);
+      std::cout << " " << std::setprecision(1) << a << "/" << b << " (" << std::setprecision(2) << a / b << "x)";
+    }
+    std::sort(ratios.begin(), ratios.end());
+    std::cout << "\n  ratio over " << ratios.size() << " rounds: median " << ratios[ratios.size() / 2]
+              << "x, range " << ratios.front() << "-" << ratios.back() << "x\n"
+              << std::setprecision(1);
+  }
   if (on_cuda) { // PyTorch's defaults, for reference only: its convolutions may run in TF32, ours are f32
     PeerStep tf32 = torch_step(bs, steps, "cuda", vm["peer-python"].as<std::string>(), false, true);
     if (!tf32.error.empty())
