@@ -275,10 +275,12 @@ int bench_train(const std::vector<std::string>& args) {
       Tensor loss = use_jit ? jit_step({x, y})[0] : step_fn({x, y})[0];
       (void)loss.item<float>();
       if (step < untimed) continue;
-      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      times.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       if (use_jit && jit_step.last_replay_kernel_ns() > 0)
-        host_us_per_kernel.push_back(double(jit_step.last_replay_wall_ns() - jit_step.last_replay_kernel_ns()) /
-                                     1e3 / double(jit_step.kernel_count()));
+        host_us_per_kernel.push_back(
+            double(jit_step.last_replay_wall_ns() - jit_step.last_replay_kernel_ns()) / 1e3 /
+            double(jit_step.kernel_count()));
     }
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
@@ -387,7 +389,8 @@ int bench_train(const std::vector<std::string>& args) {
     std::cout << "  rounds (ours / PyTorch" << (on_cuda ? " strict f32" : "") << ", ms/step, in turn):";
     for (const auto& [a, b] : pairs) {
       ratios.push_back(a / b);
-      std::cout << " " << std::setprecision(1) << a << "/" << b << " (" << std::setprecision(2) << a / b << "x)";
+      std::cout << " " << std::setprecision(1) << a << "/" << b << " (" << std::setprecision(2) << a / b
+                << "x)";
     }
     std::sort(ratios.begin(), ratios.end());
     std::cout << "\n  ratio over " << ratios.size() << " rounds: median " << ratios[ratios.size() / 2]
