@@ -62,10 +62,9 @@ void Memory::copy(hip::DevicePtr dst, hip::DevicePtr src, uint64_t size) {
 }
 
 Buffer::Buffer(Memory& memory, uint64_t size, uint64_t alignment)
-    : memory_(memory), size_(alignment > 256 ? size + alignment : size), block_(memory.allocate(size_)) {
-  const auto start = reinterpret_cast<uint64_t>(block_);
-  address_ = alignment > 256 ? (start + alignment - 1) / alignment * alignment : start;
-}
+    : memory_(memory), size_(sdk::AlignedBlock::block_size(size, alignment, kNaturalAlignment)),
+      block_(memory.allocate(size_)),
+      address_(sdk::AlignedBlock::start(reinterpret_cast<uint64_t>(block_), alignment, kNaturalAlignment)) {}
 
 Buffer::~Buffer() { memory_.release(block_, size_); }
 

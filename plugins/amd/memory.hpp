@@ -42,7 +42,8 @@ private:
 
 class Buffer final : public sdk::Buffer {
 public:
-  // alignment: 0 or a power of two; above hipMalloc's 256 bytes the block is over-allocated.
+  // alignment: 0 or a power of two; above hipMalloc's 256 bytes the block is over-allocated
+  // (sdk::AlignedBlock).
   Buffer(Memory& memory, uint64_t size, uint64_t alignment);
   ~Buffer() override;
   void copy_from_host(uint64_t offset, const void* src, uint64_t size) override;
@@ -51,6 +52,7 @@ public:
   uint64_t address() const { return address_; } // the buffer's start, as a kernel argument
 
 private:
+  static constexpr uint64_t kNaturalAlignment = 256; // hipMalloc's
   Memory& memory_;
   uint64_t size_; // of the block (the buffer's size plus any alignment slack)
   hip::DevicePtr block_;

@@ -80,9 +80,8 @@ void Memory::download(void* dst, CUdeviceptr src, uint64_t size) {
 }
 
 Buffer::Buffer(Memory& memory, uint64_t size, uint64_t alignment)
-    : memory_(memory), size_(alignment > 256 ? size + alignment : size), block_(memory.allocate(size_)) {
-  ptr_ = alignment > 256 ? (block_ + alignment - 1) / alignment * alignment : block_;
-}
+    : memory_(memory), size_(sdk::AlignedBlock::block_size(size, alignment, kNaturalAlignment)),
+      block_(memory.allocate(size_)), ptr_(sdk::AlignedBlock::start(block_, alignment, kNaturalAlignment)) {}
 
 Buffer::~Buffer() { memory_.release(block_, size_); }
 

@@ -46,7 +46,8 @@ private:
 
 class Buffer final : public sdk::Buffer {
 public:
-  // alignment: 0 or a power of two; above cuMemAlloc's 256 bytes the block is over-allocated.
+  // alignment: 0 or a power of two; above cuMemAlloc's 256 bytes the block is over-allocated
+  // (sdk::AlignedBlock).
   Buffer(Memory& memory, uint64_t size, uint64_t alignment);
   ~Buffer() override;
   void copy_from_host(uint64_t offset, const void* src, uint64_t size) override;
@@ -55,6 +56,7 @@ public:
   CUdeviceptr address() const { return ptr_; }
 
 private:
+  static constexpr uint64_t kNaturalAlignment = 256; // cuMemAlloc's
   Memory& memory_;
   uint64_t size_; // of the block (the buffer's size plus any alignment slack)
   CUdeviceptr block_ = 0;

@@ -36,3 +36,18 @@ BOOST_AUTO_TEST_CASE(block_cache_reuses_only_the_same_rounded_size) {
   BOOST_TEST(cache.empty());
   BOOST_TEST(cache.drain().empty());
 }
+
+BOOST_AUTO_TEST_CASE(aligned_block_over_allocates_only_above_the_natural_alignment) {
+  using tg::sdk::AlignedBlock;
+  // at or below the allocator's own 256 bytes: the block is the buffer
+  BOOST_TEST(AlignedBlock::block_size(1000, 0, 256) == 1000u);
+  BOOST_TEST(AlignedBlock::block_size(1000, 256, 256) == 1000u);
+  BOOST_TEST(AlignedBlock::start(0x10100, 256, 256) == 0x10100u);
+  // above: room for the slack, and the first 4096-aligned address inside the block
+  BOOST_TEST(AlignedBlock::block_size(1000, 4096, 256) == 5096u);
+  BOOST_TEST(AlignedBlock::start(0x10100, 4096, 256) == 0x11000u);
+  BOOST_TEST(AlignedBlock::start(0x11000, 4096, 256) == 0x11000u); // already aligned: no move
+  // the buffer always fits: start + size <= block + block_size
+  for (uint64_t block = 0x10000; block < 0x12000; block += 256)
+    BOOST_TEST(AlignedBlock::start(block, 4096, 256) + 1000 <= block + AlignedBlock::block_size(1000, 4096, 256));
+}

@@ -2,7 +2,8 @@
 // size, for the next allocation of that size (a training step frees and re-allocates the same sizes
 // every iteration, and the driver's free is synchronous and slow). The plugin owns the blocks:
 // it allocates on a miss and frees what drain() hands back (on out-of-memory, and at device close).
-// Not thread-safe: one per device, and the host serializes calls per device (abi.h).
+// Not thread-safe: one per device, and the host serializes calls per device (abi.h). Also here:
+// AlignedBlock, where a buffer of a stricter alignment starts inside such a block.
 #pragma once
 
 #include <algorithm>
@@ -43,6 +44,19 @@ public:
 
 private:
   std::multimap<uint64_t, Block> free_; // rounded size -> block
+};
+
+// A buffer that must start at `alignment` (0 or a power of two) inside a block from an allocator
+// whose blocks start at multiples of `natural` (cuMemAlloc's and hipMalloc's 256 bytes): above
+// `natural` the block is over-allocated by `alignment` and the buffer starts at the first aligned
+// address in it.
+struct AlignedBlock {
+  static uint64_t block_size(uint64_t size, uint64_t alignment, uint64_t natural) {
+    return alignment > natural ? size + alignment : size;
+  }
+  static uint64_t start(uint64_t block, uint64_t alignment, uint64_t natural) {
+    return alignment > natural ? (block + alignment - 1) / alignment * alignment : block;
+  }
 };
 
 } // namespace tg::sdk
