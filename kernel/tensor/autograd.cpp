@@ -47,6 +47,7 @@ private:
 };
 
 thread_local int no_grad_depth = 0;
+thread_local int without_history_depth = 0; // detail::WithoutHistory
 
 // The nodes that stand for live requires_grad tensors: each one's current node and, after a read,
 // the expression that node replaced. `hold` keeps the set's pointers valid while it is used. The
@@ -108,6 +109,7 @@ public:
     if (map_.count(view.get()) || memo_.count(view.get())) ++epoch_; // its leaves change
     map_[view.get()] = Entry{view, expr, std::move(leaves)};
     ++version_;
+    ++recorded_;
   }
 
   // A leaf may now be a node that graphs seen before contain (requires_grad_, assign).
@@ -115,6 +117,11 @@ public:
     std::lock_guard lock(mutex_);
     clean_.clear();
     ++epoch_;
+  }
+
+  std::size_t recorded() {
+    std::lock_guard lock(mutex_);
+    return recorded_;
   }
 
   // Counts the changes of the recorded views: a snapshot() stays valid while it is the same.
@@ -300,7 +307,8 @@ private:
   std::vector<std::weak_ptr<const UOp>> memo_leaves_;
   std::unordered_map<const UOp*, int> memo_index_;
   uint64_t epoch_ = 0, memo_epoch_ = 0;
-  uint64_t version_ = 0; // bumped whenever map_ changes (snapshot())
+  uint64_t version_ = 0;   // bumped whenever map_ changes (snapshot())
+  std::size_t recorded_ = 0; // views recorded, ever (tests: detail::views_recorded)
 };
 
 // The graph autograd differentiates: every recorded realized view replaced by the expression it
@@ -717,7 +725,21 @@ detail::TransientAutograd::~TransientAutograd() {
 }
 
 void detail::note_realized(const UOpRef& expr, const UOpRef& view) {
+  if (without_history_depth > 0) return;
   GradOrigins::instance().note(expr, view);
 }
+
+detail::WithoutHistory::WithoutHistory() { ++without_history_depth; }
+detail::WithoutHistory::~WithoutHistory() { --without_history_depth; }
+
+bool detail::updates_every_leaf(const std::vector<Tensor>& updated) {
+  for (const auto& s : GradRegistry::instance().live()) {
+    const Tensor leaf(s);
+    if (std::none_of(updated.begin(), updated.end(), [&](const Tensor& u) { return u.is(leaf); })) return false;
+  }
+  return true;
+}
+
+std::size_t detail::views_recorded() { return GradOrigins::instance().recorded(); }
 
 } // namespace tg

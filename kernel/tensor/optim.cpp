@@ -65,6 +65,13 @@ void Optimizer::step_and_realize(std::vector<Tensor> also) {
   // update's graph is built, so the device runs them meanwhile (detail::realize_early). The
   // gradients are read by several update kernels, so they are stored either way.
   const bool in_parts = !params_.empty() && detail::realize_early(params_[0].device());
+  // The update replaces every leaf (each parameter with a gradient, when they are all the leaves
+  // there are): what this step's realizes would record for autograd could reach no leaf after it.
+  std::vector<Tensor> updated;
+  for (const auto& p : params_)
+    if (p.grad()) updated.push_back(p);
+  std::optional<detail::WithoutHistory> without_history;
+  if (detail::updates_every_leaf(updated)) without_history.emplace();
   if (in_parts) {
     std::vector<Tensor> grads;
     for (const auto& p : params_)

@@ -98,6 +98,26 @@ private:
 // autograd keeps what it needs to differentiate through `view` later (autograd.cpp).
 void note_realized(const UOpRef& expr, const UOpRef& view);
 
+// While one lives on a thread, note_realized there records nothing. Optimizer::step_and_realize
+// opens one when the step updates every current leaf (updates_every_leaf): whatever its realizes
+// record reaches only leaves that the update replaces, so the next purge would drop it unused; the
+// records' leaf walks were ~15% of the host thread's time in a training step (docs/cuda.md,
+// session 22).
+class WithoutHistory {
+public:
+  WithoutHistory();
+  ~WithoutHistory();
+  WithoutHistory(const WithoutHistory&) = delete;
+  WithoutHistory& operator=(const WithoutHistory&) = delete;
+};
+
+// Whether every live requires_grad tensor is one of `updated` (by state): after they are
+// assigned, no tensor that was a leaf before is a leaf any more.
+bool updates_every_leaf(const std::vector<Tensor>& updated);
+
+// How many realized views autograd has recorded so far, in this process (tests).
+std::size_t views_recorded();
+
 // Drops what note_realized kept for views that died or whose leaves changed; called before each
 // realize so their intermediates' buffers return to the allocator first (autograd.cpp).
 void purge_realized_origins();
