@@ -307,7 +307,7 @@ private:
   std::vector<std::weak_ptr<const UOp>> memo_leaves_;
   std::unordered_map<const UOp*, int> memo_index_;
   uint64_t epoch_ = 0, memo_epoch_ = 0;
-  uint64_t version_ = 0;   // bumped whenever map_ changes (snapshot())
+  uint64_t version_ = 0;     // bumped whenever map_ changes (snapshot())
   std::size_t recorded_ = 0; // views recorded, ever (tests: detail::views_recorded)
 };
 
@@ -735,7 +735,8 @@ detail::WithoutHistory::~WithoutHistory() { --without_history_depth; }
 bool detail::updates_every_leaf(const std::vector<Tensor>& updated) {
   for (const auto& s : GradRegistry::instance().live()) {
     const Tensor leaf(s);
-    if (std::none_of(updated.begin(), updated.end(), [&](const Tensor& u) { return u.is(leaf); })) return false;
+    if (std::none_of(updated.begin(), updated.end(), [&](const Tensor& u) { return u.is(leaf); }))
+      return false;
   }
   return true;
 }

@@ -465,7 +465,8 @@ BOOST_AUTO_TEST_CASE(step_records_history_only_when_a_leaf_survives_it, *boost::
         if (with_frozen)
           BOOST_TEST(after > before, "mode " << mode << " step " << step << ": none recorded");
         else
-          BOOST_TEST(after == before, "mode " << mode << " step " << step << ": " << after - before << " recorded");
+          BOOST_TEST(after == before,
+                     "mode " << mode << " step " << step << ": " << after - before << " recorded");
         losses.push_back(loss.item<double>());
       }
       static std::vector<double> reference;
