@@ -39,10 +39,9 @@ function(tg_add_test)
   tg_register_test(${T_NAME} ${T_NAME} "${T_LABELS}" ${T_TIMEOUT} "${T_ENV}")
 endfunction()
 
-# Registers the executable `target` as ctest `name`, with the environment every suite gets; any
-# further arguments go to the executable (e.g. --run_test=... for a case that needs its own process).
+# Registers the executable `target` as ctest `name`, with the environment every suite gets.
 function(tg_register_test name target labels timeout env)
-  add_test(NAME ${name} COMMAND ${target} --color_output=no --report_level=short --catch_system_errors=no ${ARGN})
+  add_test(NAME ${name} COMMAND ${target} --color_output=no --report_level=short --catch_system_errors=no)
   set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout}
     ENVIRONMENT "BOOST_TEST_COLOR_OUTPUT=no;BOOST_TEST_CATCH_SYSTEM_ERRORS=no;TG_PLUGIN_PATH=${TG_PLUGIN_OUTPUT_DIR};${env}"
     SKIP_RETURN_CODE 77)

@@ -165,7 +165,11 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     // Differentiating the window view scatters through a 25x larger tensor; the classic
     // identities are convolutions again: dX = full conv of g with the flipped, transposed
     // weight; dW = conv of the input (batch as channels) with g as the kernel.
-    Tensor input = *this, w = weight;
+    // The closure holds the input's and the weight's nodes in tensors of their own, not the
+    // tensors themselves: the weight's gradient holds this closure (through its expression), and
+    // holding the weight's own state there made weight -> gradient -> closure -> weight, a cycle
+    // that kept a model alive after it died (docs/cuda.md, session 22).
+    Tensor input = with(uop(), shape()), w = weight.with(weight.uop(), weight.shape());
     int64_t pad_ = padding;
     out = with_custom_gradient(out, [input, w, pad_, kh, kw](const Tensor& gy) {
       // g is stored once in its own layout (it is often a long elementwise chain, e.g. a

@@ -270,6 +270,9 @@ public:
   // A custom gradient: returns a tensor equal to `value` whose backward pass, instead of
   // differentiating value's graph, calls `vjp(g)` for (input, gradient) pairs. Used where the
   // generic rules would be wasteful (conv2d's input gradient is a transposed convolution).
+  // The gradients' expressions hold `vjp`: a requires_grad tensor it captures would hold itself
+  // through its own gradient and never die. Capture t.with(t.uop(), t.shape()) instead (the same
+  // node in a tensor of its own), as conv2d does.
   using VjpFn = std::function<std::vector<std::pair<Tensor, Tensor>>(const Tensor& g)>;
   static Tensor with_custom_gradient(const Tensor& value, VjpFn vjp);
   // A handle on an existing tensor state (used by the autograd registry).
