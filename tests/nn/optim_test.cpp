@@ -437,7 +437,8 @@ BOOST_AUTO_TEST_CASE(step_in_parts_matches_one_schedule) {
 // the weight, so weight -> gradient -> gradient's closure -> weight is no cycle (it was one, and
 // kept every trained conv model alive).
 BOOST_AUTO_TEST_CASE(a_trained_model_dies_with_its_tensors) {
-  BOOST_REQUIRE_MESSAGE(tg::detail::updates_every_leaf({}), "a requires_grad tensor of an earlier case is alive");
+  BOOST_REQUIRE_MESSAGE(tg::detail::updates_every_leaf({}),
+                        "a requires_grad tensor of an earlier case is alive");
   for (int mode : {0, 1}) {
     RealizeEarly early(mode);
     {
@@ -458,7 +459,8 @@ BOOST_AUTO_TEST_CASE(a_trained_model_dies_with_its_tensors) {
         opt.step_and_realize({loss});
         (void)loss.item<double>();
       }
-      BOOST_TEST(!tg::detail::updates_every_leaf({}), "mode " << mode << ": the model's parameters are leaves");
+      BOOST_TEST(!tg::detail::updates_every_leaf({}),
+                 "mode " << mode << ": the model's parameters are leaves");
     }
     tg::detail::release_dead_results();
     BOOST_TEST(tg::detail::updates_every_leaf({}), "mode " << mode << ": a parameter outlived its model");
