@@ -49,5 +49,6 @@ BOOST_AUTO_TEST_CASE(aligned_block_over_allocates_only_above_the_natural_alignme
   BOOST_TEST(AlignedBlock::start(0x11000, 4096, 256) == 0x11000u); // already aligned: no move
   // the buffer always fits: start + size <= block + block_size
   for (uint64_t block = 0x10000; block < 0x12000; block += 256)
-    BOOST_TEST(AlignedBlock::start(block, 4096, 256) + 1000 <= block + AlignedBlock::block_size(1000, 4096, 256));
+    BOOST_TEST(AlignedBlock::start(block, 4096, 256) + 1000 <=
+               block + AlignedBlock::block_size(1000, 4096, 256));
 }
