@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -38,6 +39,9 @@ public:
   virtual std::size_t hash() const = 0;
   virtual bool equals(const OpaqueArg& other) const = 0;
   virtual std::string str() const = 0;
+  // Non-empty where args of this kind, on expressions of equal structure, do the same whichever
+  // arg it is (kernel/schedule/structure.hpp, OpaqueKeying::Kind); empty: which arg matters.
+  virtual std::string_view structural_kind() const { return {}; }
 };
 using OpaqueArgRef = std::shared_ptr<const OpaqueArg>;
 

@@ -33,6 +33,7 @@ Config& mutable_config() {
     out.pack = env_int("TG_PACK", 1) != 0;
     out.realize_early = std::clamp(env_int("TG_REALIZE_EARLY", -1), -1, 1);
     out.eager_batch = env_int("TG_EAGER_BATCH", 0) != 0;
+    out.gradient_cache = std::clamp(env_int("TG_GRADIENT_CACHE", 1), 0, 2);
     if (const char* dir = std::getenv("TG_CACHE_DIR"); dir && *dir)
       out.cache_dir = dir;
     else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
@@ -53,6 +54,7 @@ void set_noopt(bool noopt) { mutable_config().noopt = noopt; }
 void set_schedule_cache(bool on) { mutable_config().schedule_cache = on; }
 void set_realize_early(int mode) { mutable_config().realize_early = std::clamp(mode, -1, 1); }
 void set_eager_batch(bool on) { mutable_config().eager_batch = on; }
+void set_gradient_cache(int mode) { mutable_config().gradient_cache = std::clamp(mode, 0, 2); }
 void set_beam(int width, double timeout_s) {
   mutable_config().beam = std::max(0, width);
   mutable_config().beam_timeout_s = std::max(0.0, timeout_s);

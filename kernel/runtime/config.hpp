@@ -7,7 +7,9 @@
 // the gradients before building the update; default: on devices that queue launches,
 // TG_FEATURE_ASYNC, so the device runs each part while the host builds the next),
 // TG_EAGER_BATCH=1 (a schedule-cache replay launches its kernels as one launch_batch instead of
-// one by one: kernel/runtime/realize.hpp, run_prepared_as_batch; off by default, see there).
+// one by one: kernel/runtime/realize.hpp, run_prepared_as_batch; off by default, see there),
+// TG_GRADIENT_CACHE=0 (gradient() runs its rules every time: kernel/tensor/gradient_cache.hpp;
+// =2 also runs them on every hit and checks that the cached graph is the same).
 #pragma once
 
 #include <string>
@@ -25,6 +27,7 @@ struct Config {
   bool pack = true;           // TG_PACK=0: CPU matmuls read b in place (kernel/tensor/matmul_pack.hpp)
   int realize_early = -1;     // TG_REALIZE_EARLY: 1 always, 0 never, -1 on async devices
   bool eager_batch = false;   // TG_EAGER_BATCH=1: replayed schedules launch as one launch_batch
+  int gradient_cache = 1;     // TG_GRADIENT_CACHE: 0 off, 1 on, 2 on and checked on every hit
   std::string cache_dir;
 };
 
@@ -37,5 +40,6 @@ void set_schedule_cache(bool on);
 void set_beam(int width, double timeout_s = 20);
 void set_realize_early(int mode); // 1 always, 0 never, -1 on async devices (the default)
 void set_eager_batch(bool on);
+void set_gradient_cache(int mode); // 0 off, 1 on, 2 checked
 
 } // namespace tg

@@ -8,11 +8,13 @@
 #include "kernel/runtime/device.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/schedule/shapes.hpp"
+#include "kernel/tensor/gradient_cache.hpp"
 #include "kernel/tensor/realized.hpp"
 
 #include <algorithm>
 #include <mutex>
 #include <numbers>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -362,16 +364,19 @@ private:
 };
 
 // The arg of a NOOP that carries a custom gradient; identity-compared, so each is its own node.
+// Its kind (Tensor::with_custom_gradient) lets the gradient cache key it by structure.
 class CustomGradArg : public OpaqueArg {
 public:
-  explicit CustomGradArg(Tensor::VjpFn fn) : fn_(std::move(fn)) {}
+  CustomGradArg(Tensor::VjpFn fn, std::string kind) : fn_(std::move(fn)), kind_(std::move(kind)) {}
   std::size_t hash() const override { return std::hash<const void*>{}(this); }
   bool equals(const OpaqueArg& other) const override { return this == &other; }
   std::string str() const override { return "custom_gradient"; }
+  std::string_view structural_kind() const override { return kind_; }
   const Tensor::VjpFn& fn() const { return fn_; }
 
 private:
   Tensor::VjpFn fn_;
+  std::string kind_;
 };
 
 const CustomGradArg* custom_grad(const UOpRef& u) {
@@ -500,10 +505,30 @@ Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string
   }
 }
 
+// Whether every opaque arg in a forward graph (other than a buffer's) has a structural kind,
+// so the graph can key the gradient cache: a custom gradient without one runs every time.
+bool opaque_args_have_kinds(const std::vector<UOpRef>& order) {
+  return std::all_of(order.begin(), order.end(), [](const UOpRef& u) {
+    const OpaqueArgRef* o = u->op() == Ops::BUFFER ? nullptr : u->arg_if<OpaqueArgRef>();
+    return !o || !(*o)->structural_kind().empty();
+  });
+}
+
+// TG_GRADIENT_CACHE=2: a rebuilt gradient graph must be the very nodes the rules build.
+void check_cached_gradients(const std::vector<Tensor>& cached, const std::vector<Tensor>& by_rules) {
+  for (size_t i = 0; i < cached.size(); ++i)
+    if (cached[i].uop() != by_rules[i].uop() || cached[i].shape() != by_rules[i].shape() ||
+        cached[i].device() != by_rules[i].device())
+      throw std::logic_error("gradient cache (TG_GRADIENT_CACHE=2): gradient " + std::to_string(i) + " of " +
+                             std::to_string(cached.size()) + " rebuilt as " + dims_str(cached[i].shape()) +
+                             " on " + cached[i].device() + " differs from the rules' " +
+                             dims_str(by_rules[i].shape()) + " on " + by_rules[i].device());
+}
+
 } // namespace
 
-Tensor Tensor::with_custom_gradient(const Tensor& value, VjpFn vjp) {
-  auto arg = std::make_shared<CustomGradArg>(std::move(vjp));
+Tensor Tensor::with_custom_gradient(const Tensor& value, VjpFn vjp, std::string kind) {
+  auto arg = std::make_shared<CustomGradArg>(std::move(vjp), std::move(kind));
   return value.with(UOp::make(Ops::NOOP, value.dtype(), {value.uop()}, Arg{OpaqueArgRef(arg)}),
                     value.shape());
 }
@@ -549,6 +574,7 @@ Tensor::NoGrad::~NoGrad() { --no_grad_depth; }
 
 std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::optional<Tensor> seed) const {
   if (no_grad_depth > 0) throw TensorError("gradient()/backward() called inside a Tensor::NoGrad scope");
+  const bool default_seed = !seed;
   if (!seed) {
     if (numel() != 1)
       throw TensorError("gradient of a non-scalar tensor " + dims_str(shape()) +
@@ -570,81 +596,126 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   };
   const UOpRef root = unrealize(uop());
   std::vector<UOpRef> order = toposort(root);
-  // only nodes that lead to a target need a gradient
   std::vector<std::vector<UOpRef>> target_nodes;
-  detail::NodeSet targeted, needed;
-  for (const auto& t : targets) {
-    target_nodes.push_back(nodes_of(t));
-    for (const auto& n : target_nodes.back()) targeted.insert(n.get());
-  }
-  for (const auto& u : order) {
-    // A DETACH passes no gradient to its source, but is itself a leaf when targeted
-    // (x.detach().requires_grad_()).
-    bool need = targeted.count(u.get()) != 0;
-    for (const auto& src : u->src()) need |= needed.count(src.get()) != 0 && u->op() != Ops::DETACH;
-    if (need) needed.insert(u.get());
-  }
+  for (const auto& t : targets) target_nodes.push_back(nodes_of(t));
   // The forward values the rules read, with the intermediates an earlier realize stored (the loss
   // realized first: Tensor::backward) substituted, in one walk over the forward graph: the
   // gradients read them instead of recomputing the forward pass. (Substituting into the finished
   // gradient graph instead rebuilt nearly all of it: a third of gradient()'s time, session 22.)
   detail::NodeMap stored;
+  UOpRef forward, values;
   if (!order.empty()) {
-    const UOpRef forward = UOp::sink(order);
-    if (const UOpRef values = detail::with_realized_values(forward, device()); values != forward)
+    forward = UOp::sink(order);
+    values = detail::with_realized_values(forward, device());
+    if (values != forward)
       for (size_t i = 0; i < order.size(); ++i)
         if (values->src(i) != order[i]) stored.emplace(order[i].get(), values->src(i));
   }
-  ShapeMap shapes;
-  std::unordered_map<const UOp*, Tensor> grads;
-  auto accumulate = [&](const UOp* node, const Tensor& g) {
-    auto existing = grads.find(node);
-    if (existing == grads.end())
-      grads.emplace(node, g);
-    else
-      existing->second = existing->second + g;
+  // What the gradients did not read through `stored` (custom gradients build on their own captured
+  // tensors, and the forward walk does not see a value stored for an expression only the
+  // gradients contain) is substituted in one walk over all of them, which share most of their
+  // graph; where they already read stored values it finds nothing to rebuild.
+  auto read_stored = [&](std::vector<Tensor> out) {
+    std::vector<UOpRef> roots;
+    for (const auto& g : out) roots.push_back(g.uop());
+    UOpRef read = detail::with_realized_values(UOp::sink(roots), device());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = out[i].with(read->src(i), out[i].shape());
+    return out;
   };
-  grads.emplace(root.get(), seed->cast(dtype().is_float() ? dtype() : dtypes::default_float));
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const UOpRef& u = *it;
-    auto g = grads.find(u.get());
-    if (g == grads.end() || !needed.count(u.get())) continue;
-    if (const CustomGradArg* custom = custom_grad(u)) {
-      for (auto& [input, input_grad] : custom->fn()(g->second)) {
-        // the input's node inside this custom op's graph (it may also appear elsewhere in another form)
-        std::vector<UOpRef> nodes = nodes_of(input);
-        std::erase_if(nodes, [&](const UOpRef& n) { return !needed.count(n.get()); });
-        if (nodes.size() > 1) {
-          std::vector<UOpRef> inside = toposort(u);
-          std::erase_if(nodes, [&](const UOpRef& n) {
-            return std::find(inside.begin(), inside.end(), n) == inside.end();
-          });
+  // The gradients by the rules, applied in reverse topological order from the root.
+  auto by_rules = [&]() {
+    // only nodes that lead to a target need a gradient
+    detail::NodeSet targeted, needed;
+    for (const auto& nodes : target_nodes)
+      for (const auto& n : nodes) targeted.insert(n.get());
+    for (const auto& u : order) {
+      // A DETACH passes no gradient to its source, but is itself a leaf when targeted
+      // (x.detach().requires_grad_()).
+      bool need = targeted.count(u.get()) != 0;
+      for (const auto& src : u->src()) need |= needed.count(src.get()) != 0 && u->op() != Ops::DETACH;
+      if (need) needed.insert(u.get());
+    }
+    ShapeMap shapes;
+    std::unordered_map<const UOp*, Tensor> grads;
+    auto accumulate = [&](const UOp* node, const Tensor& g) {
+      auto existing = grads.find(node);
+      if (existing == grads.end())
+        grads.emplace(node, g);
+      else
+        existing->second = existing->second + g;
+    };
+    grads.emplace(root.get(), seed->cast(dtype().is_float() ? dtype() : dtypes::default_float));
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const UOpRef& u = *it;
+      auto g = grads.find(u.get());
+      if (g == grads.end() || !needed.count(u.get())) continue;
+      if (const CustomGradArg* custom = custom_grad(u)) {
+        for (auto& [input, input_grad] : custom->fn()(g->second)) {
+          // the input's node inside this custom op's graph (it may also appear elsewhere in another form)
+          std::vector<UOpRef> nodes = nodes_of(input);
+          std::erase_if(nodes, [&](const UOpRef& n) { return !needed.count(n.get()); });
+          if (nodes.size() > 1) {
+            std::vector<UOpRef> inside = toposort(u);
+            std::erase_if(nodes, [&](const UOpRef& n) {
+              return std::find(inside.begin(), inside.end(), n) == inside.end();
+            });
+          }
+          if (!nodes.empty()) accumulate(nodes.front().get(), input_grad);
         }
-        if (!nodes.empty()) accumulate(nodes.front().get(), input_grad);
+        continue;
       }
-      continue;
+      Grads src_grads = rule(u, g->second, shapes, device(), stored);
+      for (size_t i = 0; i < u->src().size() && i < src_grads.size(); ++i) {
+        const UOpRef& src = u->src(i);
+        if (src_grads[i] && needed.count(src.get())) accumulate(src.get(), *src_grads[i]);
+      }
     }
-    Grads src_grads = rule(u, g->second, shapes, device(), stored);
-    for (size_t i = 0; i < u->src().size() && i < src_grads.size(); ++i) {
-      const UOpRef& src = u->src(i);
-      if (src_grads[i] && needed.count(src.get())) accumulate(src.get(), *src_grads[i]);
+    std::vector<Tensor> out;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const Tensor& t = targets[i];
+      std::optional<Tensor> sum;
+      for (const auto& n : target_nodes[i])
+        if (auto g = grads.find(n.get()); g != grads.end()) sum = sum ? *sum + g->second : g->second;
+      out.push_back(sum ? sum->cast(t.dtype()) : t.zeros_like());
+    }
+    return read_stored(std::move(out));
+  };
+  // A step that builds the forward graph of an earlier one gets that step's gradient graph
+  // rebuilt over its own nodes (kernel/tensor/gradient_cache.hpp). The key is the forward graph
+  // with its stored values, and what else the rules read: the targets' nodes in it, their and
+  // the root's shapes and dtypes, the device, the settings Tensor ops read, and which nodes of
+  // it have a stored value.
+  std::optional<Structure> context;
+  std::optional<detail::GradientQuery> query;
+  const int cache_mode = config().gradient_cache;
+  if (cache_mode > 0 && default_seed && forward && opaque_args_have_kinds(order)) {
+    context.emplace(values != forward ? std::vector<UOpRef>{forward, values} : std::vector<UOpRef>{forward},
+                    OpaqueKeying::Kind);
+    std::vector<int64_t> asked{*context->find(root.get()), int64_t(dtype().scalar), config().noopt,
+                               config().pack};
+    asked.insert(asked.end(), shape().begin(), shape().end());
+    for (size_t i = 0; i < targets.size(); ++i) {
+      asked.push_back(-2); // a separator: the lists below vary in length
+      asked.push_back(int64_t(targets[i].dtype().scalar));
+      asked.insert(asked.end(), targets[i].shape().begin(), targets[i].shape().end());
+      asked.push_back(-3);
+      for (const auto& n : target_nodes[i]) asked.push_back(context->find(n.get()).value_or(-1));
+    }
+    // The walk after the rules replaces nodes with a stored value that the forward walk did not
+    // reach (below a node it rebuilt on a stored input): which ones have one is asked too.
+    asked.push_back(-4);
+    for (int32_t i : detail::stored_among(context->order(), device())) asked.push_back(i);
+    query.emplace(detail::GradientQuery{*context, std::move(asked), device()});
+    if (auto cached = detail::cached_gradients(*query)) {
+      // The key does not show which of the gradients' own expressions were stored since
+      // (grad_after_read_test's "everything read"): the same walk as after the rules.
+      std::vector<Tensor> out = read_stored(std::move(*cached));
+      if (cache_mode == 2) check_cached_gradients(out, by_rules());
+      return out;
     }
   }
-  std::vector<Tensor> out;
-  for (size_t i = 0; i < targets.size(); ++i) {
-    const Tensor& t = targets[i];
-    std::optional<Tensor> sum;
-    for (const auto& n : target_nodes[i])
-      if (auto g = grads.find(n.get()); g != grads.end()) sum = sum ? *sum + g->second : g->second;
-    out.push_back(sum ? sum->cast(t.dtype()) : t.zeros_like());
-  }
-  // What the rules did not read through `stored` (custom gradients build on their own captured
-  // tensors) is substituted here, in one walk over all the gradients, which share most of their
-  // graph; where the rules already read stored values it finds nothing to rebuild.
-  std::vector<UOpRef> roots;
-  for (const auto& g : out) roots.push_back(g.uop());
-  UOpRef read = detail::with_realized_values(UOp::sink(roots), device());
-  for (size_t i = 0; i < out.size(); ++i) out[i] = out[i].with(read->src(i), out[i].shape());
+  std::vector<Tensor> out = by_rules();
+  if (query) detail::remember_gradients(*query, out);
   return out;
 }
 

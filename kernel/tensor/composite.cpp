@@ -135,23 +135,14 @@ Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation
   return x.permute(order);
 }
 
-Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t stride,
-                      int64_t padding, int64_t dilation, int64_t groups) const {
-  if (ndim() != 4 || weight.ndim() != 4)
-    throw TensorError("conv2d needs input (N, C, H, W) and weight (Cout, Cin/groups, kh, kw), got " +
-                      dims_str(this->shape()) + " and " + dims_str(weight.shape()));
-  if (stride < 1 || dilation < 1 || padding < 0 || groups < 1)
-    throw TensorError("conv2d: stride and dilation must be >= 1, padding >= 0, groups >= 1");
-  int64_t N = this->shape()[0], C = this->shape()[1], cout = weight.shape()[0], cin = weight.shape()[1];
+namespace {
+
+// conv2d's value, with no custom gradient (checked by Tensor::conv2d).
+Tensor conv2d_value(const Tensor& input, const Tensor& weight, int64_t stride, int64_t padding,
+                    int64_t dilation, int64_t groups) {
+  int64_t N = input.shape()[0], cout = weight.shape()[0], cin = weight.shape()[1];
   int64_t kh = weight.shape()[2], kw = weight.shape()[3];
-  if (C != cin * groups || cout % groups != 0)
-    throw TensorError("conv2d: input has " + std::to_string(C) + " channels, weight " +
-                      dims_str(weight.shape()) + " with groups=" + std::to_string(groups) + " expects " +
-                      std::to_string(cin * groups));
-  if (bias && (bias->ndim() != 1 || bias->shape()[0] != cout))
-    throw TensorError("conv2d: bias shape " + dims_str(bias->shape()) + " does not match " +
-                      std::to_string(cout) + " output channels");
-  Tensor x = padding ? pad({{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}) : *this;
+  Tensor x = padding ? input.pad({{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}) : input;
   Tensor win = x.pool({kh, kw}, {stride, stride}, {dilation, dilation}); // (N, C, oh, ow, kh, kw)
   int64_t oh = win.shape()[2], ow = win.shape()[3], g = groups, rcout = cout / groups;
   // (N, g, 1, cin, oh, ow, kh, kw) * (1, g, rcout, cin, 1, 1, kh, kw) -> sum over cin, kh, kw
@@ -160,7 +151,28 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   // contiguous vector instead of a strided gather (codegen's vector lanes; a small copy).
   Tensor wt = weight.permute({1, 2, 3, 0}).contiguous().permute({3, 0, 1, 2});
   Tensor ww = wt.reshape({1, g, rcout, cin, 1, 1, kh, kw});
-  Tensor out = (xw * ww).sum({3, 6, 7}).reshape({N, cout, oh, ow});
+  return (xw * ww).sum({3, 6, 7}).reshape({N, cout, oh, ow});
+}
+
+} // namespace
+
+Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t stride,
+                      int64_t padding, int64_t dilation, int64_t groups) const {
+  if (ndim() != 4 || weight.ndim() != 4)
+    throw TensorError("conv2d needs input (N, C, H, W) and weight (Cout, Cin/groups, kh, kw), got " +
+                      dims_str(this->shape()) + " and " + dims_str(weight.shape()));
+  if (stride < 1 || dilation < 1 || padding < 0 || groups < 1)
+    throw TensorError("conv2d: stride and dilation must be >= 1, padding >= 0, groups >= 1");
+  int64_t C = this->shape()[1], cout = weight.shape()[0], cin = weight.shape()[1];
+  int64_t kh = weight.shape()[2], kw = weight.shape()[3];
+  if (C != cin * groups || cout % groups != 0)
+    throw TensorError("conv2d: input has " + std::to_string(C) + " channels, weight " +
+                      dims_str(weight.shape()) + " with groups=" + std::to_string(groups) + " expects " +
+                      std::to_string(cin * groups));
+  if (bias && (bias->ndim() != 1 || bias->shape()[0] != cout))
+    throw TensorError("conv2d: bias shape " + dims_str(bias->shape()) + " does not match " +
+                      std::to_string(cout) + " output channels");
+  Tensor out = conv2d_value(*this, weight, stride, padding, dilation, groups);
   if (stride == 1 && dilation == 1 && groups == 1 && dtype().is_float()) {
     // Differentiating the window view scatters through a 25x larger tensor; the classic
     // identities are convolutions again: dX = full conv of g with the flipped, transposed
@@ -171,41 +183,49 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     // that kept a model alive after it died (docs/cuda.md, session 22).
     Tensor input = with(uop(), shape()), w = weight.with(weight.uop(), weight.shape());
     int64_t pad_ = padding;
-    out = with_custom_gradient(out, [input, w, pad_, kh, kw](const Tensor& gy) {
-      // g is stored once in its own layout (it is often a long elementwise chain, e.g. a
-      // BatchNorm backward), then copied padded and channel-minor for the two convolutions.
-      Tensor gc = gy.contiguous();
-      // stored padded, so the convolution's inner loop reads without bounds checks
-      Tensor gp = gc.pad({{0, 0}, {0, 0}, {kh - 1, kh - 1}, {kw - 1, kw - 1}}).contiguous();
-      Tensor dxp = gp.conv2d(w.flip({2, 3}).transpose(0, 1));
-      Tensor dx = pad_ ? dxp.shrink({{0, dxp.shape()[0]},
-                                     {0, dxp.shape()[1]},
-                                     {pad_, dxp.shape()[2] - pad_},
-                                     {pad_, dxp.shape()[3] - pad_}})
-                       : dxp;
-      // dW[co, ci, i, j] = sum over (n, y, x) of g[n, co, y, x] * window[n, ci, y, x, i, j]
-      Tensor xp = pad_ ? input.pad({{0, 0}, {0, 0}, {pad_, pad_}, {pad_, pad_}}) : input;
-      Tensor windows = xp.pool({kh, kw}, {1, 1}, {1, 1});
-      int64_t n = windows.shape()[0], ci = windows.shape()[1], oh_ = windows.shape()[2],
-              ow_ = windows.shape()[3];
-      int64_t co = gy.shape()[1];
-      // g stored channel-minor for the same reason as the weight above
-      Tensor gt = gc.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
-      // The sum over the batch runs in chunks of images whose data fits in cache: each tile
-      // of dW re-reads one chunk from cache instead of streaming the whole batch from memory
-      // (contiguous: keeps the two sums from merging back into one). 512 KiB, half a core's L2
-      // on Zen 4/5, beside the tile's other data: beautiful_mnist's 3x3 weight gradients took
-      // 20-35% less time than with 1 MiB chunks, 2 MiB was slower still (Zen 5, BEAM=2;
-      // docs/architecture.md, "The CPU training step").
-      int64_t per_image = (ci * xp.shape()[2] * xp.shape()[3] + co * oh_ * ow_) * gy.dtype().itemsize();
-      int64_t chunk = 1;
-      for (int64_t c = 1; c <= n; ++c)
-        if (n % c == 0 && c * per_image <= (int64_t(1) << 19)) chunk = c;
-      Tensor prod = windows.reshape({n / chunk, chunk, 1, ci, oh_, ow_, kh, kw}) *
-                    gt.reshape({n / chunk, chunk, co, 1, oh_, ow_, 1, 1});
-      Tensor dw = chunk == n ? prod.sum({0, 1, 4, 5}) : prod.sum({1, 4, 5}).contiguous().sum({0});
-      return std::vector<std::pair<Tensor, Tensor>>{{input, dx.cast(input.dtype())}, {w, dw.cast(w.dtype())}};
-    });
+    out = with_custom_gradient(
+        out,
+        [input, w, pad_, kh, kw](const Tensor& gy) {
+          // g is stored once in its own layout (it is often a long elementwise chain, e.g. a
+          // BatchNorm backward), then copied padded and channel-minor for the two convolutions.
+          Tensor gc = gy.contiguous();
+          // stored padded, so the convolution's inner loop reads without bounds checks
+          Tensor gp = gc.pad({{0, 0}, {0, 0}, {kh - 1, kh - 1}, {kw - 1, kw - 1}}).contiguous();
+          // (no custom gradient of its own: the gradient graph then holds no function, and the
+          // gradient cache can rebuild it; a second derivative takes the generic rules)
+          Tensor dxp = conv2d_value(gp, w.flip({2, 3}).transpose(0, 1), 1, 0, 1, 1);
+          Tensor dx = pad_ ? dxp.shrink({{0, dxp.shape()[0]},
+                                         {0, dxp.shape()[1]},
+                                         {pad_, dxp.shape()[2] - pad_},
+                                         {pad_, dxp.shape()[3] - pad_}})
+                           : dxp;
+          // dW[co, ci, i, j] = sum over (n, y, x) of g[n, co, y, x] * window[n, ci, y, x, i, j]
+          Tensor xp = pad_ ? input.pad({{0, 0}, {0, 0}, {pad_, pad_}, {pad_, pad_}}) : input;
+          Tensor windows = xp.pool({kh, kw}, {1, 1}, {1, 1});
+          int64_t n = windows.shape()[0], ci = windows.shape()[1], oh_ = windows.shape()[2],
+                  ow_ = windows.shape()[3];
+          int64_t co = gy.shape()[1];
+          // g stored channel-minor for the same reason as the weight above
+          Tensor gt = gc.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+          // The sum over the batch runs in chunks of images whose data fits in cache: each tile
+          // of dW re-reads one chunk from cache instead of streaming the whole batch from memory
+          // (contiguous: keeps the two sums from merging back into one). 512 KiB, half a core's L2
+          // on Zen 4/5, beside the tile's other data: beautiful_mnist's 3x3 weight gradients took
+          // 20-35% less time than with 1 MiB chunks, 2 MiB was slower still (Zen 5, BEAM=2;
+          // docs/architecture.md, "The CPU training step").
+          int64_t per_image = (ci * xp.shape()[2] * xp.shape()[3] + co * oh_ * ow_) * gy.dtype().itemsize();
+          int64_t chunk = 1;
+          for (int64_t c = 1; c <= n; ++c)
+            if (n % c == 0 && c * per_image <= (int64_t(1) << 19)) chunk = c;
+          Tensor prod = windows.reshape({n / chunk, chunk, 1, ci, oh_, ow_, kh, kw}) *
+                        gt.reshape({n / chunk, chunk, co, 1, oh_, ow_, 1, 1});
+          Tensor dw = chunk == n ? prod.sum({0, 1, 4, 5}) : prod.sum({1, 4, 5}).contiguous().sum({0});
+          return std::vector<std::pair<Tensor, Tensor>>{{input, dx.cast(input.dtype())},
+                                                        {w, dw.cast(w.dtype())}};
+        },
+        // it reads only gy, the input's and weight's nodes (both in the forward graph) and the
+        // padding, which the kind names: the gradient cache may rebuild it by structure
+        "conv2d padding=" + std::to_string(pad_));
   }
   return bias ? out + bias->reshape({1, cout, 1, 1}) : out;
 }

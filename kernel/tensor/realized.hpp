@@ -164,6 +164,9 @@ private:
 // replaced by the view of its stored result (tensor.cpp).
 UOpRef with_realized_values(const UOpRef& root, const std::string& device);
 
+// The indices of `nodes` that have a stored result on `device` (tensor.cpp).
+std::vector<int32_t> stored_among(const std::vector<UOpRef>& nodes, const std::string& device);
+
 // The whole, contiguous BUFFER behind a view, or nullptr if the view is anything else (tensor.cpp).
 UOpRef stored_buffer(const UOpRef& view);
 

@@ -49,6 +49,16 @@ public:
     if (!on_device(view, device)) return std::nullopt;
     return view;
   }
+  // The indices of `nodes` that have a stored result on `device` (one lock for all).
+  std::vector<int32_t> stored_among(const std::vector<UOpRef>& nodes, const std::string& device) {
+    std::lock_guard lock(mutex_);
+    std::vector<int32_t> out;
+    if (map_.empty()) return out;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (auto it = map_.find(nodes[i].get()); it != map_.end())
+        if (UOpRef view = it->second.get(); view && on_device(view, device)) out.push_back(int32_t(i));
+    return out;
+  }
   // `owned`: the cache keeps the result alive (an intermediate); else only the tensors do.
   void insert(const UOpRef& lazy, const UOpRef& realized, bool owned) {
     std::lock_guard lock(mutex_);
@@ -169,6 +179,10 @@ UOpRef detail::stored_buffer(const UOpRef& view) { return contiguous_buffer(view
 
 UOpRef detail::with_realized_values(const UOpRef& root, const std::string& device) {
   return RealizedCache::instance().substitute(root, device);
+}
+
+std::vector<int32_t> detail::stored_among(const std::vector<UOpRef>& nodes, const std::string& device) {
+  return RealizedCache::instance().stored_among(nodes, device);
 }
 
 namespace {

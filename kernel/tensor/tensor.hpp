@@ -273,8 +273,13 @@ public:
   // The gradients' expressions hold `vjp`: a requires_grad tensor it captures would hold itself
   // through its own gradient and never die. Capture t.with(t.uop(), t.shape()) instead (the same
   // node in a tensor of its own), as conv2d does.
+  // A non-empty `kind` says that vjp builds its gradients only from g and from nodes of value's
+  // graph, and that any two custom gradients of that kind on graphs of equal structure build
+  // graphs of equal structure: backward() may then rebuild an earlier step's gradient graph
+  // over the new nodes instead of calling vjp (kernel/tensor/gradient_cache.hpp). The kind must
+  // name every parameter vjp reads that the graph does not show. Empty: vjp runs every time.
   using VjpFn = std::function<std::vector<std::pair<Tensor, Tensor>>(const Tensor& g)>;
-  static Tensor with_custom_gradient(const Tensor& value, VjpFn vjp);
+  static Tensor with_custom_gradient(const Tensor& value, VjpFn vjp, std::string kind = {});
   // A handle on an existing tensor state (used by the autograd registry).
   explicit Tensor(std::shared_ptr<TensorState> state) : s_(std::move(state)) {}
   // True when both handles are the same tensor (copies share one state, like torch tensors).
