@@ -12,6 +12,7 @@
 #include "kernel/tensor/realized.hpp"
 
 #include <algorithm>
+#include <iostream>
 #include <mutex>
 #include <numbers>
 #include <stdexcept>
@@ -710,6 +711,9 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
       // The key does not show which of the gradients' own expressions were stored since
       // (grad_after_read_test's "everything read"): the same walk as after the rules.
       std::vector<Tensor> out = read_stored(std::move(*cached));
+      if (config().debug >= 1)
+        std::cout << "gradient: " << out.size() << (out.size() == 1 ? " gradient" : " gradients")
+                  << " rebuilt from the gradient cache\n";
       if (cache_mode == 2) check_cached_gradients(out, by_rules());
       return out;
     }

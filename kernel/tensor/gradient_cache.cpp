@@ -4,12 +4,14 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tg::detail {
 
 namespace {
 
 constexpr size_t kMaxEntries = 256; // a bound for programs whose structures never repeat
+constexpr size_t kMaxSeen = 4096;
 
 // A gradient graph without its nodes. A reference >= 0 names a node of the query's context, ~j
 // the template's j-th node.
@@ -96,6 +98,7 @@ std::vector<Tensor> rebuild(const Template& t, const Structure& context) {
 struct GradientCache {
   std::mutex mutex;
   std::unordered_multimap<size_t, std::shared_ptr<const Template>> entries;
+  std::unordered_set<size_t> seen_once; // structure hashes that missed once
   std::atomic<uint64_t> hits{0}, misses{0}, not_reusable{0};
 };
 GradientCache& cache() {
@@ -122,6 +125,13 @@ std::optional<std::vector<Tensor>> cached_gradients(const GradientQuery& q) {
 void remember_gradients(const GradientQuery& q, const std::vector<Tensor>& grads) {
   GradientCache& c = cache();
   ++c.misses;
+  {
+    // A structure seen once may never come back (shapes that change every step): its key and
+    // template are made from its second sighting on.
+    std::lock_guard lock(c.mutex);
+    if (c.seen_once.size() >= kMaxSeen) c.seen_once.clear();
+    if (c.seen_once.insert(q.context.hash()).second) return;
+  }
   auto t = make_template(q, grads);
   if (!t) {
     ++c.not_reusable;

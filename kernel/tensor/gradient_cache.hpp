@@ -1,9 +1,10 @@
 // The gradient cache. A gradient graph is a function of the forward graph's structure, of which of
 // its values an earlier realize stored, and of what was asked (the targets, the root's shape, the
 // device): a training step that builds the same forward graph over new buffers gets the same
-// gradient graph over those buffers. The first gradient() of a structure records the graph it
-// built as a template: each node outside the forward graph by op, dtype, arg and sources, each
-// node inside it by index. Later ones rebuild the graph from the template with UOp::make instead
+// gradient graph over those buffers. The second gradient() of a structure (the first only notes
+// it: a structure seen once may never return) records the graph the rules built as a template:
+// each node outside the forward graph by op, dtype, arg and sources, each node inside it by
+// index. Later ones rebuild the graph from the template with UOp::make instead
 // of running the rules; hash-consing makes those the very nodes the rules build (TG_GRADIENT_CACHE=2
 // checks that on every hit). A template keeps no node, so it keeps no tensor's data alive.
 // Thread-safe. Off with TG_GRADIENT_CACHE=0 (kernel/runtime/config.hpp).
@@ -31,8 +32,9 @@ struct GradientQuery {
 // nullopt.
 std::optional<std::vector<Tensor>> cached_gradients(const GradientQuery& q);
 
-// Records what a call that missed built. Nothing is kept where the gradients reach a buffer or
-// an opaque arg outside the context (a captured tensor): those would not follow the next step's.
+// Records what a call that missed built, from the second miss of its structure on (the first
+// only notes the structure). Nothing is kept where the gradients reach a buffer or an opaque arg
+// outside the context (a captured tensor): those would not follow the next step's.
 void remember_gradients(const GradientQuery& q, const std::vector<Tensor>& grads);
 
 struct GradientCacheStats {
