@@ -63,7 +63,6 @@ public:
   // nullopt where a node's opaque arg cannot be keyed (see OpaqueKeying).
   static std::optional<StructureKey> of(const Structure& s);
   size_t hash() const { return hash_; }
-  size_t size() const { return nodes_.size(); }
   bool matches(const Structure& s) const;
 
 private:
