@@ -565,7 +565,8 @@ Tensor& Tensor::assign(const Tensor& value) {
     throw TensorError("assign: value is on " + value.device() + ", the tensor on " + device());
   detail::note_assign(*this); // a JIT capture records the tensor as state
   s_->uop = value.dtype() == dtype() ? value.uop() : value.cast(dtype()).uop();
-  s_->lazy.reset(); // a new value: graphs of the old one no longer lead to this tensor
+  s_->lazy.reset();        // a new value: graphs of the old one no longer lead to this tensor
+  s_->layout_copy.reset(); // a copy of the old value: its memory goes back
   if (s_->requires_grad) GradOrigins::instance().leaves_changed();
   return *this;
 }

@@ -148,8 +148,9 @@ Tensor conv2d_value(const Tensor& input, const Tensor& weight, int64_t stride, i
   // (N, g, 1, cin, oh, ow, kh, kw) * (1, g, rcout, cin, 1, 1, kh, kw) -> sum over cin, kh, kw
   Tensor xw = win.reshape({N, g, 1, cin, oh, ow, kh, kw});
   // The weight is read stored output-channel-minor, so a tile of output channels loads one
-  // contiguous vector instead of a strided gather (codegen's vector lanes; a small copy).
-  Tensor wt = weight.permute({1, 2, 3, 0}).contiguous().permute({3, 0, 1, 2});
+  // contiguous vector instead of a strided gather (codegen's vector lanes; a small copy, made
+  // once per weight value: Tensor::layout).
+  Tensor wt = weight.layout({1, 2, 3, 0});
   Tensor ww = wt.reshape({1, g, rcout, cin, 1, 1, kh, kw});
   return (xw * ww).sum({3, 6, 7}).reshape({N, cout, oh, ow});
 }

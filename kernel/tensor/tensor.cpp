@@ -309,6 +309,16 @@ Tensor Tensor::to(const std::string& device_name) const {
 Tensor Tensor::contiguous() const {
   return with(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), this->shape());
 }
+Tensor Tensor::layout(const Axes& order) const {
+  Tensor stored = permute(order).contiguous();
+  Axes back(order.size());
+  for (size_t i = 0; i < order.size(); ++i) back[size_t(axis(order[i]))] = int64_t(i);
+  // Kept only over a stored value: over an expression the copy would also keep that expression's
+  // whole graph alive. The expression, not what stored.uop() becomes once the copy is stored: the
+  // realized-value cache keeps a result while its expression lives.
+  if (contiguous_buffer(uop())) s_->layout_copy = stored.s_->uop;
+  return stored.permute(back);
+}
 Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), this->shape()); }
 
 void Tensor::check_element_dtype(const std::string& what, DType dt) {

@@ -55,6 +55,10 @@ struct TensorState {
   std::string device;
   bool requires_grad = false;
   std::shared_ptr<Tensor> grad;
+  // The expression of the last copy Tensor::layout made of this value while it was stored: kept
+  // alive here so that the realized-value cache keeps the copy's stored result, and the same
+  // layout asked again reads it instead of copying again. Dropped when the value changes (assign).
+  UOpRef layout_copy;
 };
 
 class Tensor {
@@ -125,6 +129,11 @@ public:
   MultiTensor shard(const std::vector<std::string>& devices, int64_t axis) const;
   MultiTensor to(const std::vector<std::string>& devices) const;
   Tensor contiguous() const;
+  // The same values, stored with the axes in `order` (outermost first) and seen in this shape:
+  // contiguous along the last axis of `order`. A tensor whose value is stored keeps its latest
+  // such copy, so while the value is unchanged the same layout is copied once (conv2d's weights in
+  // a model that runs again); the copy's memory stays held until the value changes (assign).
+  Tensor layout(const Axes& order) const;
   Tensor detach() const;
   Tensor cast(DType dtype) const;    // throws TensorError for void, vector or pointer dtypes
   Tensor bitcast(DType dtype) const; // same item size only; same dtype checks as cast

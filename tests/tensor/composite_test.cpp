@@ -3,6 +3,7 @@
 #include "test_util.hpp"
 
 #include "kernel/runtime/config.hpp"
+#include "kernel/runtime/launch_counter.hpp"
 #include "kernel/tensor/matmul_pack.hpp"
 
 using namespace tt;
@@ -128,6 +129,55 @@ BOOST_AUTO_TEST_CASE(conv2d_staged_shapes) {
     check_close(to_tensor(x).conv2d(to_tensor(w)), ref::conv2d(x, w, nullptr, 1, 0, 1, 1), Tol{1e-4, 1e-4},
                 "conv2d x " + ref::str(x.shape) + " w " + ref::str(w.shape));
   }
+}
+
+// conv2d copies its weight to output-channel-minor once per weight value (Tensor::layout): a
+// second convolution with the same stored weight runs only the convolution, a new value (assign)
+// gets its copy made again, and a weight that is an expression keeps nothing; every result
+// matches the naive loops.
+BOOST_AUTO_TEST_CASE(conv2d_weight_copy_once_per_value) {
+  Rng rng(109);
+  NdArray x = rand_array(rng, {2, 3, 8, 8}), w1 = rand_array(rng, {4, 3, 3, 3}),
+          w2 = rand_array(rng, {4, 3, 3, 3});
+  Tensor xt = to_tensor(x).realize(), wt = to_tensor(w1).realize();
+  auto run = [&](const Tensor& weight, const NdArray& w, const std::string& what) {
+    tg::LaunchCounter counter;
+    Tensor y = xt.conv2d(weight);
+    y.realize();
+    const size_t kernels = counter.kernels();
+    check_close(y, ref::conv2d(x, w, nullptr, 1, 0, 1, 1), Tol{1e-4, 1e-4}, what);
+    return kernels;
+  };
+  const size_t first = run(wt, w1, "first");
+  BOOST_TEST(first >= 2u, "the weight's copy and the convolution");
+  BOOST_TEST(run(wt, w1, "again") == first - 1);
+  BOOST_TEST(run(wt, w1, "a third time") == first - 1);
+  wt.assign(to_tensor(w2));
+  BOOST_TEST(run(wt, w2, "assigned") == first);
+  BOOST_TEST(run(wt, w2, "assigned, again") == first - 1);
+  // an expression as the value: its copy is not kept (it would keep the expression's graph)
+  NdArray w1x2 = w1;
+  for (auto& v : w1x2.data) v *= 2;
+  wt.assign(to_tensor(w1) * 2.0f);
+  const size_t lazy = run(wt, w1x2, "an expression");
+  BOOST_TEST(lazy >= first);
+  BOOST_TEST(run(wt, w1x2, "an expression, again") == lazy);
+  wt.realize();
+  BOOST_TEST(run(wt, w1x2, "the expression stored") == first);
+  BOOST_TEST(run(wt, w1x2, "the expression stored, again") == first - 1);
+}
+
+// Tensor::layout: the same values in the same shape, stored in the asked order.
+BOOST_AUTO_TEST_CASE(layout_keeps_values) {
+  Rng rng(110);
+  NdArray a = rand_array(rng, {2, 3, 4});
+  for (const tg::Axes& order : {tg::Axes{2, 0, 1}, tg::Axes{1, 2, 0}, tg::Axes{-1, 0, 1}}) {
+    Tensor t = to_tensor(a).realize().layout(order);
+    BOOST_TEST((t.shape() == tg::Dims{2, 3, 4}));
+    check_close(t, a, Tol{0, 0}, "layout " + ref::str(order));
+  }
+  BOOST_CHECK_THROW(to_tensor(a).layout({0, 1}), tg::TensorError);
+  BOOST_CHECK_THROW(to_tensor(a).layout({0, 0, 1}), tg::TensorError);
 }
 
 // Output channels in multiples of 16: the CPU heuristic's convolution register tile (heuristic.cpp

@@ -106,6 +106,63 @@ void print_tiny_profile(const Tensor& a, const std::shared_ptr<Device>& device, 
             << "\n";
 }
 
+// Where the conv row's time goes (median us over `calls` calls per sample): building x.conv2d(w),
+// scheduling it, each kernel of its schedule launched alone plus synchronize, all of them launched
+// back to back plus synchronize, and the row's realize + synchronize. After the row the schedule
+// holds the convolution alone: the weight's output-channel-minor copy is made once per weight
+// value (Tensor::layout).
+void print_conv_profile(const Tensor& x, const Tensor& w, const std::shared_ptr<Device>& device, int repeat) {
+  constexpr int calls = 20;
+  auto us = [&](const std::function<void()>& fn) {
+    return median_ms(1, repeat,
+                     [&] {
+                       for (int i = 0; i < calls; ++i) fn();
+                     }) *
+           1e3 / calls;
+  };
+  struct Launch {
+    std::shared_ptr<PreparedKernel> kernel;
+    LaunchDims dims;
+    std::vector<tg_buffer_arg> args;
+    void operator()() const { kernel->program->program.launch(dims, args); }
+  };
+  std::vector<Launch> launches;
+  for (const ScheduleItem& item : x.conv2d(w).schedule()) {
+    storage_of(item.buffers[0], true);
+    Launch l;
+    l.kernel = prepare_kernel(item);
+    l.dims.global = l.kernel->lowered.global;
+    l.dims.local = l.kernel->lowered.local;
+    for (const auto& b : item.buffers) l.args.push_back({storage_of(b).buffer().raw(), 0});
+    l(); // in order, so every kernel's inputs hold data
+    launches.push_back(std::move(l));
+  }
+  device->synchronize();
+  const double build = us([&] { (void)x.conv2d(w); });
+  const double schedule = us([&] { (void)x.conv2d(w).schedule(); });
+  std::vector<double> alone;
+  for (const Launch& l : launches)
+    alone.push_back(us([&] {
+      l();
+      device->synchronize();
+    }));
+  const double all = us([&] {
+    for (const Launch& l : launches) l();
+    device->synchronize();
+  });
+  const double full = us([&] {
+    x.conv2d(w).realize();
+    device->synchronize();
+  });
+  std::cout << "conv host profile (us per call, median of " << repeat << " x " << calls << " calls):\n"
+            << "  build " << fixed(build, 2) << " | schedule (incl. build) " << fixed(schedule, 2) << "\n";
+  for (size_t i = 0; i < launches.size(); ++i)
+    std::cout << "  kernel " << launches[i].kernel->lowered.name << " launch+sync " << fixed(alone[i], 2)
+              << "\n";
+  std::cout << "  all " << launches.size() << " kernels launch+sync " << fixed(all, 2) << " | realize+sync "
+            << fixed(full, 2) << "\n";
+}
+
 // The tiny op's hardware limit on a CUDA device: tg_cuda_floor (plugins/cuda/floor.cpp, next to
 // tg) times the raw driver path for a kernel of the same shape, with nothing of ours in it. It
 // runs as a separate process (pinned as tg is: it inherits the CPU affinity), right after our row.
@@ -182,6 +239,7 @@ int bench_gpu(const std::vector<std::string>& args) {
       "rows", po::value<std::string>()->default_value("all"),
       "comma-separated rows to run: elementwise,sum,matmul_f32,matmul_f16,conv,tiny (PyTorch runs all)")(
       "tiny-profile", "after the table, where the tiny op's host time goes, phase by phase")(
+      "conv-profile", "after the table, where the conv row's time goes, phase by phase")(
       "no-floor", "on a CUDA device, skip the tiny op's hardware limit (tg_cuda_floor, next to tg)")(
       "peer-script", po::value<std::string>()->default_value(""),
       "the PyTorch peer script (default: peer_torch_gpu.py from $TG_BENCH_PEER_DIR, next to tg, "
@@ -230,6 +288,7 @@ int bench_gpu(const std::vector<std::string>& args) {
     }
   }
   std::vector<GpuRow> rows;
+  std::optional<std::pair<Tensor, Tensor>> conv_inputs; // --conv-profile
   auto progress = [](const std::string& what) { std::cerr << "  running " << what << "...\n"; };
   if (want("elementwise") || want("sum")) {
     const int64_t n = int64_t(64) << 20;
@@ -280,6 +339,7 @@ int bench_gpu(const std::vector<std::string>& args) {
     GpuRow r = make_row("conv2d 256x32x28x28 -> 64 3x3", "conv_ms", "256x32x28x28x64x32x3x3", Unit::TFLOPS,
                         2.0 * 256 * 64 * 26 * 26 * 32 * 9);
     r.ours_ms = run([&] { return x.conv2d(w); });
+    if (vm.count("conv-profile")) conv_inputs = {x, w};
     r.target = ">= 0.8x PyTorch";
     r.target_ratio = 0.8;
     rows.push_back(r);
@@ -399,6 +459,7 @@ int bench_gpu(const std::vector<std::string>& args) {
             << " (above 1: we are faster)\n";
   if (tiny_us > 0 && device.starts_with("CUDA") && !vm.count("no-floor")) print_cuda_floor(floor, tiny_us);
   if (vm.count("tiny-profile") && tiny_input) print_tiny_profile(*tiny_input, dev.device, repeat);
+  if (conv_inputs) print_conv_profile(conv_inputs->first, conv_inputs->second, dev.device, repeat);
   return 0;
 }
 
