@@ -49,19 +49,23 @@ double speed(const GpuRow& r, double ms) {
   return r.work / (ms * 1e-3) / (r.unit == Unit::GBps ? 1e9 : 1e12);
 }
 
+// Microseconds per call of fn: the median of `repeat` samples of `calls` calls each (one call is
+// near the clock's grain).
+double us_per_call(int repeat, int calls, const std::function<void()>& fn) {
+  return median_ms(1, repeat,
+                   [&] {
+                     for (int i = 0; i < calls; ++i) fn();
+                   }) *
+         1e3 / calls;
+}
+
 // Where a tiny op's host time goes, phase by phase (median us over `calls` calls per sample):
 // building the expression, scheduling it, the kernel-cache lookup, the launch alone, the launch
 // plus synchronize, the whole realize + synchronize, and a read back of the result; then the
 // realize + synchronize with the schedule cache switched the other way (TG_SCHEDULE_CACHE).
 void print_tiny_profile(const Tensor& a, const std::shared_ptr<Device>& device, int repeat) {
   constexpr int calls = 200;
-  auto us = [&](const std::function<void()>& fn) {
-    return median_ms(1, repeat,
-                     [&] {
-                       for (int i = 0; i < calls; ++i) fn();
-                     }) *
-           1e3 / calls;
-  };
+  auto us = [&](const std::function<void()>& fn) { return us_per_call(repeat, calls, fn); };
   std::vector<ScheduleItem> items = (a + 1.0f).schedule();
   if (items.size() != 1) {
     std::cout << "tiny op profile: a+1 scheduled " << items.size() << " kernels, not 1\n";
@@ -113,13 +117,7 @@ void print_tiny_profile(const Tensor& a, const std::shared_ptr<Device>& device, 
 // value (Tensor::layout).
 void print_conv_profile(const Tensor& x, const Tensor& w, const std::shared_ptr<Device>& device, int repeat) {
   constexpr int calls = 20;
-  auto us = [&](const std::function<void()>& fn) {
-    return median_ms(1, repeat,
-                     [&] {
-                       for (int i = 0; i < calls; ++i) fn();
-                     }) *
-           1e3 / calls;
-  };
+  auto us = [&](const std::function<void()>& fn) { return us_per_call(repeat, calls, fn); };
   struct Launch {
     std::shared_ptr<PreparedKernel> kernel;
     LaunchDims dims;
