@@ -2,6 +2,7 @@
 // UOp: the immutable, interned IR node (op, dtype, sources, arg). Building a node with the same
 // fields twice gives the same object, so equality is pointer equality and memoizing is cheap.
 // The intern table holds weak references: a node lives exactly as long as someone holds it.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -100,6 +101,12 @@ public:
 
   static std::size_t live_count(); // interned nodes alive now
 
+  // A mark for a cache above the IR that keys its entries by node (the tensor layer's realized
+  // values): set when it first keys an entry on this node, never cleared. A node never marked has
+  // no entry, so a lookup answers without the cache's lock (one per operand of every tensor op).
+  void mark_keyed() const { keyed_.store(true, std::memory_order_release); }
+  bool keyed() const { return keyed_.load(std::memory_order_acquire); }
+
 private:
   friend struct UOpInternals;
   Ops op_;
@@ -108,6 +115,7 @@ private:
   Arg arg_;
   std::size_t hash_;
   std::int64_t vmin_ = 0, vmax_ = 0;
+  mutable std::atomic<bool> keyed_{false};
 };
 
 // Builds a node of the same dtype holding value v.

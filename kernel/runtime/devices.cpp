@@ -42,6 +42,18 @@ std::string DeviceName::canonical() const {
   return index == 0 ? up : up + ":" + std::to_string(index);
 }
 
+bool is_canonical_device_name(std::string_view name) {
+  const size_t colon = name.find(':');
+  const std::string_view plugin = name.substr(0, colon);
+  if (plugin.empty()) return false;
+  for (unsigned char c : plugin)
+    if (std::toupper(c) != c) return false;
+  if (colon == std::string_view::npos) return true;
+  const std::string_view index = name.substr(colon + 1); // as canonical() prints it: no ":0", no leading 0
+  if (index.empty() || index.size() >= 6 || index[0] == '0') return false;
+  return std::all_of(index.begin(), index.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
 DeviceName parse_device_name(const std::string& name) {
   DeviceName out;
   auto colon = name.find(':');

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct DeviceName {
 
 // Parses "cpu", "CPU", "CPU:1"; throws Error on a malformed name.
 DeviceName parse_device_name(const std::string& name);
+// Whether `name` is already what parse_device_name(name).canonical() returns (no parse, no
+// allocation: tensors carry canonical names, and every op with a plain number checks one).
+bool is_canonical_device_name(std::string_view name);
 
 // The default device: the one set with set_default_device, else $TG_DEVICE, else "CPU".
 std::string default_device();

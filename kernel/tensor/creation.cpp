@@ -6,15 +6,19 @@
 
 #include "kernel/runtime/devices.hpp"
 
+#include <array>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <variant>
 
 namespace tg {
 
 namespace {
 std::string resolve_device(const std::string& device) {
-  return device.empty() ? default_device() : parse_device_name(device).canonical();
+  if (device.empty()) return default_device();
+  return is_canonical_device_name(device) ? device : parse_device_name(device).canonical();
 }
 
 ConstValue const_value_for(DType dt, double v) {
@@ -24,6 +28,54 @@ ConstValue const_value_for(DType dt, double v) {
     throw TensorError("cannot make a " + dt.name() + " constant from " + std::to_string(v));
   return int64_t(v);
 }
+// The broadcast constants made last on this thread: `a + 1.0f` in a loop builds the same
+// CONST -> RESHAPE -> EXPAND chain each time (three interned nodes and their argument vectors,
+// most of the tiny op's build), and with the chain kept here it is found instead. A chain reads
+// no buffer, so keeping it keeps no data alive; a realized value keyed on it belongs to the
+// tensors that realized it (kernel/tensor/tensor.cpp, RealizedCache).
+class RecentConstants {
+public:
+  const UOpRef* find(DType dt, const ConstValue& v, const Dims& shape) const {
+    for (const Entry& e : entries_)
+      if (e.node && same_value(e.value, v) && e.dtype == dt && e.shape == shape) return &e.node;
+    return nullptr;
+  }
+  void keep(DType dt, const ConstValue& v, const Dims& shape, const UOpRef& node) {
+    entries_[next_] = Entry{dt, v, shape, node};
+    next_ = (next_ + 1) % entries_.size();
+  }
+
+private:
+  // Bit for bit: -0.0 is not 0.0 (and a NaN is never found, which only costs a rebuild).
+  static bool same_value(const ConstValue& a, const ConstValue& b) {
+    if (a.index() != b.index()) return false;
+    if (auto* d = std::get_if<double>(&a))
+      return std::bit_cast<uint64_t>(*d) == std::bit_cast<uint64_t>(std::get<double>(b));
+    return a == b;
+  }
+  struct Entry {
+    DType dtype;
+    ConstValue value;
+    Dims shape;
+    UOpRef node;
+  };
+  std::array<Entry, 8> entries_{};
+  size_t next_ = 0;
+};
+
+UOpRef broadcast_constant(DType dt, ConstValue v, const Dims& shape) {
+  thread_local RecentConstants recent;
+  if (const UOpRef* hit = recent.find(dt, v, shape)) return *hit;
+  UOpRef u = UOp::constant(dt, v);
+  if (!shape.empty()) {
+    Dims ones(shape.size(), 1);
+    u = UOp::make(Ops::RESHAPE, dt, {std::move(u)}, Arg{std::vector<int64_t>(ones)});
+    if (shape != ones) u = UOp::make(Ops::EXPAND, dt, {std::move(u)}, Arg{std::vector<int64_t>(shape)});
+  }
+  recent.keep(dt, v, shape, u);
+  return u;
+}
+
 } // namespace
 
 Tensor Tensor::scalar(double value, DType dt, const std::string& device) {
@@ -38,12 +90,7 @@ Tensor Tensor::full(Dims shape, double value, DType dt, const std::string& devic
   // The nodes of scalar(value).reshape(ones).expand(shape), made directly: the two tensors in
   // between cost a state allocation and a realized-results lookup each, and every op with a
   // plain number (a + 1.0f) builds one of these (on the tiny op's path).
-  UOpRef u = UOp::constant(dt, const_value_for(dt, value));
-  if (!shape.empty()) {
-    Dims ones(shape.size(), 1);
-    u = UOp::make(Ops::RESHAPE, dt, {std::move(u)}, Arg{std::vector<int64_t>(ones)});
-    if (shape != ones) u = UOp::make(Ops::EXPAND, dt, {std::move(u)}, Arg{std::vector<int64_t>(shape)});
-  }
+  UOpRef u = broadcast_constant(dt, const_value_for(dt, value), shape);
   return Tensor(std::move(u), std::move(shape), resolve_device(device));
 }
 

@@ -37,6 +37,7 @@ public:
   // The stored result of `lazy` on `device`. A constant-only expression has no device in its
   // nodes, so the same node may be realized on several devices: only a result there counts.
   std::optional<UOpRef> find(const UOpRef& lazy, const std::string& device) {
+    if (!lazy->keyed()) return std::nullopt; // never inserted: no lock
     std::lock_guard lock(mutex_);
     auto it = map_.find(lazy.get());
     if (it == map_.end()) return std::nullopt;
@@ -55,13 +56,14 @@ public:
     std::vector<int32_t> out;
     if (map_.empty()) return out;
     for (size_t i = 0; i < nodes.size(); ++i)
-      if (auto it = map_.find(nodes[i].get()); it != map_.end())
+      if (auto it = nodes[i]->keyed() ? map_.find(nodes[i].get()) : map_.end(); it != map_.end())
         if (UOpRef view = it->second.get(); view && on_device(view, device)) out.push_back(int32_t(i));
     return out;
   }
   // `owned`: the cache keeps the result alive (an intermediate); else only the tensors do.
   void insert(const UOpRef& lazy, const UOpRef& realized, bool owned) {
     std::lock_guard lock(mutex_);
+    lazy->mark_keyed();
     Entry& e = map_[lazy.get()];
     owned_ += int64_t(owned) - int64_t(e.owned != nullptr);
     e = Entry{lazy, realized, owned ? realized : nullptr};
@@ -83,7 +85,7 @@ public:
     detail::NodeMap out;
     // Sets out[u] and returns true when u needs no walk below it.
     auto resolve = [&](const UOpRef& u) {
-      if (auto it = map_.find(u.get()); it != map_.end())
+      if (auto it = u->keyed() ? map_.find(u.get()) : map_.end(); it != map_.end())
         if (UOpRef view = it->second.get(); view && on_device(view, device)) {
           out.emplace(u.get(), std::move(view));
           return true;
@@ -321,19 +323,21 @@ Tensor Tensor::layout(const Axes& order) const {
 }
 Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), this->shape()); }
 
-void Tensor::check_element_dtype(const std::string& what, DType dt) {
-  if (dt.is_void() || dt.count != 1 || dt.ptr)
-    throw TensorError(what + ": a tensor's dtype must be a scalar bool, int or float, not " + dt.name());
+void Tensor::check_element_dtype(std::string_view what, DType dt) {
+  if (!is_element_dtype(dt))
+    throw TensorError(std::string(what) + ": a tensor's dtype must be a scalar bool, int or float, not " +
+                      dt.name());
 }
 
+// cast and bitcast build their message only on failure: every binary op casts both operands.
 Tensor Tensor::cast(DType dt) const {
-  check_element_dtype("cast from " + dtype().name() + " to " + dt.name(), dt);
+  if (!is_element_dtype(dt)) check_element_dtype("cast from " + dtype().name() + " to " + dt.name(), dt);
   if (dt == dtype()) return *this;
   return with(UOp::make(Ops::CAST, dt, {uop()}), this->shape());
 }
 
 Tensor Tensor::bitcast(DType dt) const {
-  check_element_dtype("bitcast from " + dtype().name() + " to " + dt.name(), dt);
+  if (!is_element_dtype(dt)) check_element_dtype("bitcast from " + dtype().name() + " to " + dt.name(), dt);
   if (dt.itemsize() != dtype().itemsize())
     throw TensorError("bitcast from " + dtype().name() + " to " + dt.name() + ": item sizes differ");
   if (dt == dtype()) return *this;

@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -244,9 +245,11 @@ public:
   Tensor const_like(double value, std::optional<DType> dtype = {}) const;
   int64_t axis(int64_t a, int64_t ndim_for_negative = -1) const; // resolves negative axes, checks range
   Axes axes_or_all(const Axes& axes) const;
-  // Throws TensorError naming `what` unless dt can be a tensor's dtype: a scalar bool, int or
-  // float (not void, a vector or a pointer, which exist only in kernel IR).
-  static void check_element_dtype(const std::string& what, DType dt);
+  // Whether dt can be a tensor's dtype: a scalar bool, int or float (not void, a vector or a
+  // pointer, which exist only in kernel IR). check_element_dtype throws TensorError naming `what`
+  // unless it can.
+  static bool is_element_dtype(DType dt) { return !dt.is_void() && dt.count == 1 && !dt.ptr; }
+  static void check_element_dtype(std::string_view what, DType dt);
   Tensor reduce(Ops op, const Axes& axes, bool keepdim) const;
   std::optional<Tensor> merge_into_inner_reduce(Ops op, const Axes& axes, const Dims& final_shape) const;
   std::optional<Tensor> split_multi_axis_reduce(Ops op, const Axes& axes, const Dims& final_shape) const;
