@@ -549,8 +549,10 @@ std::vector<UOpRef> toposort(const UOpRef& root) {
   std::vector<UOpRef> order;
   order.reserve(16); // one allocation for a small graph (a realize's key walk) instead of five
   SeenNodes seen;
-  std::vector<std::pair<const UOpRef*, std::size_t>> stack;
-  stack.reserve(16);
+  // The walk's stack, kept per thread: toposort runs on every realize (the schedule cache's key)
+  // and calls nothing that sorts again.
+  thread_local std::vector<std::pair<const UOpRef*, std::size_t>> stack;
+  stack.clear();
   stack.push_back({&root, 0});
   seen.insert(root.get());
   while (!stack.empty()) {

@@ -1,6 +1,7 @@
 #include "kernel/runtime/schedule_cache.hpp"
 
 #include "kernel/runtime/config.hpp"
+#include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/realize.hpp"
 #include "kernel/runtime/viz_recorder.hpp"
 #include "kernel/schedule/buffer.hpp"
@@ -30,6 +31,9 @@ struct Entry {
     DType dtype;
     int64_t size = 0;
     Dims shape;
+    // The device's allocator, so a replay allocates without looking the device up by name. An
+    // entry keeps its device open as its kernels do: forget_kernels drops it on unload.
+    std::shared_ptr<Allocator> allocator;
   };
   std::vector<Output> outputs; // one per kernel
   struct Launch {
@@ -67,7 +71,8 @@ std::shared_ptr<const Entry> make_entry(const Structure& g, const Schedule& s,
     if (item.ast->src(0)->op() == Ops::COPY) return nullptr;
     const UOpRef& out = item.buffers[0];
     output_of.emplace(out.get(), int32_t(e->outputs.size()));
-    e->outputs.push_back({buffer_arg(out).device(), out->dtype(), buffer_arg(out).size(), item.shape});
+    e->outputs.push_back({buffer_arg(out).device(), out->dtype(), buffer_arg(out).size(), item.shape,
+                          open_device(buffer_arg(out).device()).allocator});
     Entry::Launch l;
     if (dims_prod(item.shape) != 0) l.kernel = prepare_kernel(item); // a kernel-cache hit: it just ran
     for (const auto& b : item.buffers) {
@@ -102,7 +107,11 @@ std::atomic<uint64_t> batched_replays{0};
 Schedule replay(const Entry& e, const Structure& g) {
   std::vector<UOpRef> outputs;
   outputs.reserve(e.outputs.size());
-  for (const auto& o : e.outputs) outputs.push_back(make_buffer(o.device, o.dtype, o.size));
+  for (const auto& o : e.outputs) {
+    outputs.push_back(make_buffer(o.device, o.dtype, o.size));
+    buffer_arg(outputs.back())
+        .set_storage(o.allocator->alloc(uint64_t(o.size) * uint64_t(o.dtype.itemsize())));
+  }
   std::vector<PreparedLaunch> launches;
   launches.reserve(e.launches.size());
   for (const auto& l : e.launches) {

@@ -1,5 +1,7 @@
 #include "kernel/schedule/buffer.hpp"
 
+#include <typeinfo>
+
 namespace tg {
 
 namespace {
@@ -36,7 +38,9 @@ UOpRef make_buffer(const std::string& device, DType dtype, int64_t size) {
 bool is_buffer(const UOpRef& u) {
   if (u->op() != Ops::BUFFER) return false;
   auto* opaque = u->arg_if<OpaqueArgRef>();
-  return opaque && dynamic_cast<const BufferArg*>(opaque->get()) != nullptr;
+  // The exact type (BufferArg is final), not a dynamic_cast's walk: this runs for every buffer of
+  // every launch.
+  return opaque && *opaque && typeid(**opaque) == typeid(BufferArg);
 }
 
 const BufferArg& buffer_arg(const UOpRef& buffer) {

@@ -17,7 +17,7 @@ struct BufferStorage {
   virtual ~BufferStorage() = default;
 };
 
-class BufferArg : public OpaqueArg {
+class BufferArg final : public OpaqueArg { // final: is_buffer compares the exact type
 public:
   BufferArg(std::string device, int64_t size);
   int64_t id() const { return id_; }

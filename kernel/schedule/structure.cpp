@@ -31,16 +31,17 @@ Structure::Structure(const std::vector<UOpRef>& targets, OpaqueKeying keying)
     index_bits_ = std::bit_width(2 * order_.size() - 1);
     large_index_.assign(size_t(1) << index_bits_, {nullptr, 0});
   }
-  srcs_.reserve(order_.size() + 1);
-  src_.reserve(2 * order_.size()); // most nodes have one or two sources: one allocation
+  const size_t n = order_.size();
+  links_.reserve((n + 1) + 2 * n); // most nodes have one or two sources: one allocation
+  links_.resize(n + 1);
   for (size_t i = 0; i < order_.size(); ++i) {
     const UOp& u = *order_[i];
     if (order_.size() > kSmall) large_index_[slot(&u)] = {&u, int32_t(i)};
-    srcs_.push_back(uint32_t(src_.size()));
+    links_[i] = int32_t(links_.size() - (n + 1));
     size_t h = mix(size_t(u.op()), dtype_hash(u.dtype()));
     for (const auto& s : u.src()) {
-      src_.push_back(find(s.get()).value()); // toposort: every source comes before its user
-      h = mix(h, size_t(src_.back()));
+      links_.push_back(find(s.get()).value()); // toposort: every source comes before its user
+      h = mix(h, size_t(links_.back()));
     }
     if (u.op() == Ops::BUFFER) { // a placeholder: what it holds, not which buffer
       const BufferArg& b = buffer_arg(order_[i]);
@@ -53,7 +54,7 @@ Structure::Structure(const std::vector<UOpRef>& targets, OpaqueKeying keying)
     }
     hash_ = mix(hash_, h);
   }
-  srcs_.push_back(uint32_t(src_.size()));
+  links_[n] = int32_t(links_.size() - (n + 1));
 }
 
 std::optional<int32_t> Structure::find(const UOp* u) const {

@@ -37,15 +37,17 @@ public:
   // The index of node u in order(), if it is there.
   std::optional<int32_t> find(const UOp* u) const;
   std::span<const int32_t> sources(size_t i) const {
-    return {src_.data() + srcs_[i], src_.data() + srcs_[i + 1]};
+    const int32_t* at = links_.data() + order_.size() + 1;
+    return {at + links_[i], at + links_[i + 1]};
   }
 
 private:
   size_t slot(const UOp* u) const;
 
   std::vector<UOpRef> order_;
-  std::vector<int32_t> src_;   // every node's source indices, one after another
-  std::vector<uint32_t> srcs_; // where node i's indices start in src_ (one extra at the end)
+  // One allocation for both (a realize builds a Structure every time): first, for each node and
+  // one past the last, where its source indices start; then every node's source indices.
+  std::vector<int32_t> links_;
   // node -> index, only for large graphs: a small one (the tiny op's 4 nodes) is searched in
   // order_, which saves the table's allocation on every realize. Flat open addressing, at most
   // half full: one allocation instead of one per node (a training step's realize walks ~1000).

@@ -147,6 +147,10 @@ public:
   }
 
   void purge() {
+    {
+      std::lock_guard lock(mutex_);
+      if (map_.empty()) return; // nothing recorded (no requires_grad tensor was read): no leaf walk
+    }
     LeafNodes current = current_leaves();
     std::lock_guard lock(mutex_);
     purge(current);
