@@ -141,7 +141,9 @@ sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
     throw sdk::PluginError(TG_ERROR_UNIMPLEMENTED,
                            "kernel " + request.ir.name +
                                " uses WGMMA, which needs sm_90a (Hopper); the target is " + target);
-  sdk::render::Source source = sdk::render::render(sdk::render::Dialect::cuda, request.ir);
+  sdk::render::Options render_options;
+  render_options.cuda_completion_word = true; // every kernel: Device::launch passes the word or null
+  sdk::render::Source source = sdk::render::render(sdk::render::Dialect::cuda, request.ir, render_options);
 
   nvrtcProgram raw = nullptr;
   check_nvrtc(
@@ -191,8 +193,9 @@ sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
 std::string Compiler::cache_key(const std::string& target) {
   const std::string resolved = resolve(target);
   const ArchChoice arch = choose(parse_target(resolved));
-  // "image 2": payloads carry the dynamic shared memory size (older cached ones do not)
-  return "nvrtc " + nvrtc_version() + "|image 2|" + resolved + "|" + (arch.cubin ? "sm_" : "compute_") +
+  // "image 2": payloads carry the dynamic shared memory size (older cached ones do not);
+  // "image 3": their kernels take the completion word (stream.hpp) after their scalars
+  return "nvrtc " + nvrtc_version() + "|image 3|" + resolved + "|" + (arch.cubin ? "sm_" : "compute_") +
          std::to_string(arch.arch);
 }
 

@@ -2,7 +2,6 @@
 #include "compiler.hpp"
 #include "nccl.hpp"
 #include "program.hpp"
-#include "stream_wait.hpp"
 
 #include <tg/sdk/scalar_bytes.hpp>
 
@@ -84,16 +83,17 @@ tg_device_properties read_properties(CUdevice dev) {
 }
 
 // Packs a launch's arguments into `call` (its vectors reused: no allocation once they have grown):
-// each buffer's device address (base + offset), then the scalars in their parameter types, each at
-// an 8-byte aligned offset.
-void pack_call(const sdk::Launch& launch, KernelCall& call) {
+// each buffer's device address (base + offset), then the scalars in their parameter types, then
+// the completion word's address and number (stream.hpp; none: 0, 0), each at an 8-byte aligned
+// offset.
+void pack_call(const sdk::Launch& launch, KernelCall& call, const Stream::Completion& done = {}) {
   const Program& program = static_cast<Program&>(launch.program);
   call.function = program.function();
   call.shared_bytes = program.dynamic_shared_bytes();
   call.grid = launch.global;
   call.block = launch.local;
   call.name = launch.signature.kernel_name;
-  const size_t count = launch.buffers.size() + launch.scalars.size();
+  const size_t count = launch.buffers.size() + launch.scalars.size() + 2;
   call.args.assign(8 * count, 0);
   call.offsets.clear();
   size_t at = 0;
@@ -110,6 +110,8 @@ void pack_call(const sdk::Launch& launch, KernelCall& call) {
     const sdk::ScalarBytes value = sdk::scalar_bytes(s);
     append(value.bytes, value.size);
   }
+  append(&done.word, sizeof done.word);
+  append(&done.number, sizeof done.number);
 }
 
 KernelCall kernel_call(const sdk::Launch& launch) {
@@ -142,12 +144,17 @@ Device::Device(int32_t index) {
   check(d.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
   try {
     bind();
-    check(d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    stream_ = std::make_unique<Stream>();
     check(d.cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
     check(d.cuEventCreate(&end_, CU_EVENT_DEFAULT), "cuEventCreate");
-    memory_ = std::make_unique<Memory>(context_, stream_);
-    graphs_ = std::make_unique<Graphs>(stream_);
+    memory_ = std::make_unique<Memory>(context_, *stream_);
+    graphs_ = std::make_unique<Graphs>(*stream_);
   } catch (...) {
+    graphs_.reset();
+    memory_.reset();
+    if (start_) d.cuEventDestroy(start_);
+    if (end_) d.cuEventDestroy(end_);
+    stream_.reset();
     d.cuDevicePrimaryCtxRelease(device_);
     throw;
   }
@@ -158,12 +165,12 @@ Device::Device(int32_t index) {
 Device::~Device() {
   const Driver& d = driver();
   d.cuCtxSetCurrent(context_);
-  if (stream_) d.cuStreamSynchronize(stream_);
+  if (stream_) stream_->drain();
   graphs_.reset();
   memory_.reset();
   if (start_) d.cuEventDestroy(start_);
   if (end_) d.cuEventDestroy(end_);
-  if (stream_) d.cuStreamDestroy(stream_);
+  stream_.reset();
   d.cuDevicePrimaryCtxRelease(device_);
 }
 
@@ -209,7 +216,7 @@ std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {
 
 uint64_t Device::elapsed_since_start() {
   const Driver& d = driver();
-  check(d.cuEventRecord(end_, stream_), "cuEventRecord(end)");
+  check(d.cuEventRecord(end_, stream_->get()), "cuEventRecord(end)");
   check(d.cuEventSynchronize(end_), "cuEventSynchronize(end)");
   float ms = 0;
   check(d.cuEventElapsedTime(&ms, start_, end_), "cuEventElapsedTime");
@@ -219,9 +226,14 @@ uint64_t Device::elapsed_since_start() {
 uint64_t Device::launch(const sdk::Launch& launch) {
   bind();
   const Driver& d = driver();
-  pack_call(launch, call_); // into the device's scratch: no allocation once it has grown
-  if (launch.timed) check(d.cuEventRecord(start_, stream_), "cuEventRecord(start)");
-  launch_call(call_, stream_, launch.signature.kernel_name, params_);
+  // One block, untimed: it carries the completion word, so a synchronize right after it needs no
+  // driver call (stream.hpp). Larger grids finish block by block and cannot say when all are done.
+  const bool one_block = !launch.timed && launch.global == std::array<uint32_t, 3>{1, 1, 1};
+  const Stream::Completion done = one_block ? stream_->next_completion() : Stream::Completion{};
+  pack_call(launch, call_, done); // into the device's scratch: no allocation once it has grown
+  if (launch.timed) check(d.cuEventRecord(start_, stream_->get()), "cuEventRecord(start)");
+  launch_call(call_, stream_->get(), launch.signature.kernel_name, params_);
+  if (one_block) stream_->completion_queued(done);
   return launch.timed ? elapsed_since_start() : 0;
 }
 
@@ -231,20 +243,20 @@ uint64_t Device::launch_batch(std::span<const sdk::Launch> launches, bool timed)
   std::vector<KernelCall> calls;
   calls.reserve(launches.size());
   for (const sdk::Launch& l : launches) calls.push_back(kernel_call(l));
-  if (timed) check(d.cuEventRecord(start_, stream_), "cuEventRecord(start)");
+  if (timed) check(d.cuEventRecord(start_, stream_->get()), "cuEventRecord(start)");
   if (use_graphs_ && calls.size() > 1)
     graphs_->launch(calls);
   else {
     std::vector<void*> params;
     for (size_t i = 0; i < calls.size(); ++i)
-      launch_call(calls[i], stream_, launches[i].signature.kernel_name, params);
+      launch_call(calls[i], stream_->get(), launches[i].signature.kernel_name, params);
   }
   return timed ? elapsed_since_start() : 0;
 }
 
 void Device::synchronize() {
   bind();
-  wait_stream(stream_, "cuStreamSynchronize");
+  stream_->wait("cuStreamSynchronize");
 }
 
 } // namespace tg::cuda

@@ -7,6 +7,7 @@
 #include "driver.hpp"
 #include "graphs.hpp"
 #include "memory.hpp"
+#include "stream.hpp"
 
 #include <tg/sdk/adaptor.hpp>
 
@@ -30,7 +31,7 @@ public:
   // For the 1.2 entries between devices (peer.cpp, collectives.cpp).
   CUdevice ordinal() const { return device_; }
   CUcontext context() const { return context_; }
-  CUstream stream() const { return stream_; }
+  CUstream stream() const { return stream_->get(); } // to queue work on (stream.hpp)
 
 private:
   void bind() const; // makes the context current on this thread
@@ -38,7 +39,7 @@ private:
 
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
-  CUstream stream_ = nullptr;
+  std::unique_ptr<Stream> stream_;
   CUevent start_ = nullptr;
   CUevent end_ = nullptr;
   tg_device_properties properties_{};

@@ -46,6 +46,68 @@ constexpr const char* kPtx = R"(.version 7.0
   st.global.f32 [%rd5], %f2;
   ret;
 }
+
+// The same, then thread 0 stores `seq` into `flag` (mapped host memory) after a system-wide
+// fence: the kernel itself says it is done, with no driver operation after it.
+.visible .entry add1_flag(.param .u64 out, .param .u64 in, .param .u64 flag, .param .u32 seq)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<3>;
+  .reg .f32 %f<3>;
+  .reg .b64 %rd<7>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  ld.param.u64 %rd6, [flag];
+  ld.param.u32 %r2, [seq];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  cvta.to.global.u64 %rd6, %rd6;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  add.f32 %f2, %f1, 0f3F800000;
+  add.s64 %rd5, %rd1, %rd3;
+  st.global.f32 [%rd5], %f2;
+  bar.sync 0;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra DONE;
+  membar.sys;
+  st.volatile.global.u32 [%rd6], %r2;
+DONE:
+  ret;
+}
+
+// The same with a device-scope fence (membar.gl): the host reads results only through later
+// stream work, which the driver orders after the kernel anyway.
+.visible .entry add1_flag_gl(.param .u64 out, .param .u64 in, .param .u64 flag, .param .u32 seq)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<3>;
+  .reg .f32 %f<3>;
+  .reg .b64 %rd<7>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  ld.param.u64 %rd6, [flag];
+  ld.param.u32 %r2, [seq];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  cvta.to.global.u64 %rd6, %rd6;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  add.f32 %f2, %f1, 0f3F800000;
+  add.s64 %rd5, %rd1, %rd3;
+  st.global.f32 [%rd5], %f2;
+  bar.sync 0;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra DONE;
+  membar.gl;
+  st.volatile.global.u32 [%rd6], %r2;
+DONE:
+  ret;
+}
 )";
 
 constexpr int kCalls =
@@ -167,7 +229,57 @@ void run(const Args& args) {
     while (*word != sequence) {
     }
   });
+  // The kernel writes the word itself (add1_flag): no stream operation after it.
+  CUfunction flagged = nullptr;
+  check(d.cuModuleGetFunction(&flagged, module, "add1_flag"), "cuModuleGetFunction(add1_flag)");
+  void* flag_params[] = {&out, &in, &device_word, &sequence};
+  auto launch_flagged = [&] {
+    ++sequence;
+    check(d.cuLaunchKernel(flagged, 1, 1, 1, 16, 1, 1, 0, stream, flag_params, nullptr), "cuLaunchKernel");
+  };
+  const double launch_flag_only = us_per_call(r, launch_flagged);
+  stream_sync();
+  const double launch_flag = us_per_call(r, [&] {
+    launch_flagged();
+    while (*word != sequence) {
+    }
+  });
+  int not_ready = 0;                                    // the flag came before the driver saw the kernel end
+  const double launch_flag_query = us_per_call(r, [&] { // and one cuStreamQuery for errors
+    launch_flagged();
+    while (*word != sequence) {
+    }
+    const CUresult q = d.cuStreamQuery(stream);
+    if (q == CUDA_ERROR_NOT_READY)
+      ++not_ready;
+    else
+      check(q, "cuStreamQuery");
+  });
+  CUfunction flagged_gl = nullptr;
+  check(d.cuModuleGetFunction(&flagged_gl, module, "add1_flag_gl"), "cuModuleGetFunction(add1_flag_gl)");
+  const double launch_flag_gl = us_per_call(r, [&] {
+    ++sequence;
+    check(d.cuLaunchKernel(flagged_gl, 1, 1, 1, 16, 1, 1, 0, stream, flag_params, nullptr), "cuLaunchKernel");
+    while (*word != sequence) {
+    }
+  });
+  const double launch_flag_sync = us_per_call(r, [&] { // the flag kernel, waited for as usual
+    launch_flagged();
+    stream_sync();
+  });
+  stream_sync();
   check(d.cuMemFreeHost(host_word), "cuMemFreeHost");
+  // The arguments as one packed buffer (cuLaunchKernel's `extra`) instead of a pointer per argument.
+  struct {
+    CUdeviceptr out, in;
+  } packed{out, in};
+  size_t packed_size = sizeof packed;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &packed_size,
+                   CU_LAUNCH_PARAM_END};
+  const double launch_extra_sync = us_per_call(r, [&] {
+    check(d.cuLaunchKernel(function, 1, 1, 1, 16, 1, 1, 0, stream, nullptr, extra), "cuLaunchKernel(extra)");
+    stream_sync();
+  });
   // The legacy default stream (stream 0) instead of our non-blocking stream.
   const double null_stream = us_per_call(r, [&] {
     check(d.cuLaunchKernel(function, 1, 1, 1, 16, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
@@ -215,9 +327,13 @@ void run(const Args& args) {
       "\"sync_idle_us\": %.3f, \"launch_sync_sched_spin_us\": %.3f, \"launch_sync_sched_yield_us\": %.3f, "
       "\"launch_sync_sched_blocking_us\": %.3f, \"launch_sync_again_us\": %.3f, "
       "\"launch_host_word_spin_us\": %.3f, "
-      "\"host_word_idle_us\": %.3f, \"launch_sync_null_stream_us\": %.3f}\n",
+      "\"host_word_idle_us\": %.3f, \"launch_sync_null_stream_us\": %.3f, \"launch_flag_only_us\": %.3f, "
+      "\"launch_kernel_flag_spin_us\": %.3f, \"launch_kernel_flag_query_us\": %.3f, "
+      "\"launch_flag_kernel_sync_us\": %.3f, \"launch_extra_sync_us\": %.3f, \"flag_before_driver\": %d, "
+      "\"launch_kernel_flag_gl_spin_us\": %.3f}\n",
       name, d.version, sched_name, launch_only, launch_sync, launch_event, launch_query, sync_idle, sync_spin,
-      sync_yield, sync_blocking, launch_sync_again, launch_word, word_idle, null_stream);
+      sync_yield, sync_blocking, launch_sync_again, launch_word, word_idle, null_stream, launch_flag_only,
+      launch_flag, launch_flag_query, launch_flag_sync, launch_extra_sync, not_ready, launch_flag_gl);
 }
 
 } // namespace

@@ -92,7 +92,7 @@ void Graphs::launch(std::span<const KernelCall> calls) {
       entry.args[i] = calls[i].args;
     }
   }
-  check(d.cuGraphLaunch(it->second->exec, stream_), "cuGraphLaunch");
+  check(d.cuGraphLaunch(it->second->exec, stream_.get()), "cuGraphLaunch");
 }
 
 void Graphs::forget(CUfunction function) {

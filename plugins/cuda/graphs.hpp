@@ -6,6 +6,7 @@
 #pragma once
 
 #include "driver.hpp"
+#include "stream.hpp"
 
 #include <array>
 #include <cstdint>
@@ -33,7 +34,7 @@ std::vector<void*> kernel_params(const KernelCall& call);
 
 class Graphs {
 public:
-  explicit Graphs(CUstream stream) : stream_(stream) {}
+  explicit Graphs(Stream& stream) : stream_(stream) {}
   ~Graphs();
   Graphs(const Graphs&) = delete;
   Graphs& operator=(const Graphs&) = delete;
@@ -59,7 +60,7 @@ private:
   std::unique_ptr<Entry> build(std::span<const KernelCall> calls);
   static void destroy(Entry& entry);
 
-  CUstream stream_;
+  Stream& stream_;
   std::map<Shape, std::unique_ptr<Entry>> graphs_;
 };
 

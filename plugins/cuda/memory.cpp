@@ -1,13 +1,11 @@
 #include "memory.hpp"
 
-#include "stream_wait.hpp"
-
 #include <algorithm>
 #include <cstring>
 
 namespace tg::cuda {
 
-Memory::Memory(CUcontext context, CUstream stream) : context_(context), stream_(stream) {
+Memory::Memory(CUcontext context, Stream& stream) : context_(context), stream_(stream) {
   const Driver& d = driver();
   check(d.cuMemAllocHost(&staging_, kStagingBytes), "cuMemAllocHost(staging)");
   for (CUevent& e : staging_done_)
@@ -16,7 +14,7 @@ Memory::Memory(CUcontext context, CUstream stream) : context_(context), stream_(
 
 Memory::~Memory() {
   const Driver& d = driver();
-  d.cuStreamSynchronize(stream_);
+  stream_.drain();
   trim();
   for (CUevent e : staging_done_)
     if (e) d.cuEventDestroy(e);
@@ -32,7 +30,7 @@ CUdeviceptr Memory::allocate(uint64_t size) {
   CUdeviceptr ptr = 0;
   CUresult r = d.cuMemAlloc(&ptr, bytes);
   if (r == CUDA_ERROR_OUT_OF_MEMORY && !cache_.empty()) { // the cache holds what we need: give it back
-    d.cuStreamSynchronize(stream_);
+    stream_.drain();
     trim();
     r = d.cuMemAlloc(&ptr, bytes);
   }
@@ -61,8 +59,8 @@ void Memory::upload(CUdeviceptr dst, const void* src, uint64_t size) {
     auto* stage = static_cast<unsigned char*>(staging_) + turn * half;
     check(d.cuEventSynchronize(staging_done_[turn]), "cuEventSynchronize(staging)"); // its last copy is done
     std::memcpy(stage, from + done, n);
-    check(d.cuMemcpyHtoDAsync(dst + done, stage, n, stream_), "cuMemcpyHtoDAsync");
-    check(d.cuEventRecord(staging_done_[turn], stream_), "cuEventRecord(staging)");
+    check(d.cuMemcpyHtoDAsync(dst + done, stage, n, stream_.get()), "cuMemcpyHtoDAsync");
+    check(d.cuEventRecord(staging_done_[turn], stream_.get()), "cuEventRecord(staging)");
   }
   // The staging stays in use until the copies finish; the caller's memory is already free.
   // A later upload waits on the events above; download and destruction synchronize the stream.
@@ -73,8 +71,8 @@ void Memory::download(void* dst, CUdeviceptr src, uint64_t size) {
   auto* to = static_cast<unsigned char*>(dst);
   for (uint64_t done = 0; done < size; done += kStagingBytes) {
     const uint64_t n = std::min(kStagingBytes, size - done);
-    check(d.cuMemcpyDtoHAsync(staging_, src + done, n, stream_), "cuMemcpyDtoHAsync");
-    wait_stream(stream_, "cuStreamSynchronize(download)");
+    check(d.cuMemcpyDtoHAsync(staging_, src + done, n, stream_.get()), "cuMemcpyDtoHAsync");
+    stream_.wait("cuStreamSynchronize(download)");
     std::memcpy(to + done, staging_, n);
   }
 }
@@ -101,13 +99,13 @@ void Buffer::copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, u
   const CUdeviceptr from = static_cast<Buffer&>(src).address() + src_offset;
   const CUdeviceptr to = ptr_ + offset;
   if (from + size <= to || to + size <= from) {
-    check(d.cuMemcpyDtoDAsync(to, from, size, memory_.stream()), "cuMemcpyDtoDAsync");
+    check(d.cuMemcpyDtoDAsync(to, from, size, memory_.stream().get()), "cuMemcpyDtoDAsync");
     return;
   }
   // Overlapping ranges of one buffer: through a temporary block (the driver's copy is undefined there).
   const CUdeviceptr temp = memory_.allocate(size);
-  check(d.cuMemcpyDtoDAsync(temp, from, size, memory_.stream()), "cuMemcpyDtoDAsync(to temporary)");
-  check(d.cuMemcpyDtoDAsync(to, temp, size, memory_.stream()), "cuMemcpyDtoDAsync(from temporary)");
+  check(d.cuMemcpyDtoDAsync(temp, from, size, memory_.stream().get()), "cuMemcpyDtoDAsync(to temporary)");
+  check(d.cuMemcpyDtoDAsync(to, temp, size, memory_.stream().get()), "cuMemcpyDtoDAsync(from temporary)");
   memory_.release(temp, size);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "driver.hpp"
+#include "stream.hpp"
 
 #include <tg/sdk/adaptor.hpp>
 #include <tg/sdk/block_cache.hpp>
@@ -16,7 +17,7 @@ namespace tg::cuda {
 
 class Memory {
 public:
-  Memory(CUcontext context, CUstream stream);
+  Memory(CUcontext context, Stream& stream);
   ~Memory();
   Memory(const Memory&) = delete;
   Memory& operator=(const Memory&) = delete;
@@ -33,12 +34,12 @@ public:
   void download(void* dst, CUdeviceptr src, uint64_t size);
 
   CUcontext context() const { return context_; }
-  CUstream stream() const { return stream_; }
+  Stream& stream() const { return stream_; }
 
 private:
   static constexpr uint64_t kStagingBytes = 8ull << 20; // two halves, used in turn
   CUcontext context_;
-  CUstream stream_;
+  Stream& stream_;
   sdk::BlockCache<CUdeviceptr> cache_; // freed blocks by rounded size
   void* staging_ = nullptr;
   CUevent staging_done_[2] = {nullptr, nullptr};

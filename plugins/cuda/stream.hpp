@@ -1,10 +1,22 @@
-// Waiting for a stream: optionally polls cuStreamQuery for a while before blocking in
-// cuStreamSynchronize, in case the driver's blocking wait adds wake-up latency to a tiny kernel.
-// TG_CUDA_SYNC_SPIN_US sets how long to poll (default 0: block at once; on an H200 polling for
-// 20 or 100 us changed the tiny op by less than the noise, docs/cuda.md).
+// The device's one stream, which every launch and copy goes to, and how the host waits for it.
+//
+// A launch of one block may carry the completion word: its kernel's last act (the renderer's
+// epilogue, sdk::render::Options::cuda_completion_word) stores the launch's number into host
+// memory the GPU writes directly. When that launch is the last work queued, wait() spins on the
+// word instead of calling cuStreamSynchronize: on an H200 the word arrived 1.2-1.5 us before the
+// driver's synchronize returned (tg_cuda_floor, docs/cuda.md, session 25). Every other way of
+// queuing work (a copy, a larger launch, a graph, an event) takes the handle from get(), which
+// makes the next wait the driver's. While spinning, wait() asks cuStreamQuery every 20 us, so a
+// kernel that faults (and never stores its number) raises its error.
+//
+// TG_CUDA_SYNC_SPIN_US=N makes the driver's wait poll cuStreamQuery for N us before blocking in
+// cuStreamSynchronize (default 0; on an H200 polling for 20 or 100 us changed the tiny op by less
+// than the noise, docs/cuda.md). The host serializes calls per device (abi.h), so no lock.
 #pragma once
 
 #include "driver.hpp"
+
+#include <cstdint>
 
 namespace tg::cuda {
 
@@ -12,7 +24,45 @@ namespace tg::cuda {
 // throws PluginError naming it).
 int sync_spin_us();
 
-// Returns when every call queued on `stream` has finished; throws PluginError naming `what`.
-void wait_stream(CUstream stream, const char* what);
+class Stream {
+public:
+  Stream(); // a non-blocking stream and the mapped word, on the current context
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  // The handle, to queue work on: the next wait is the driver's.
+  CUstream get() {
+    word_last_ = false;
+    return stream_;
+  }
+
+  // What a one-block launch passes as tg_done and tg_seq (a fresh number each call).
+  struct Completion {
+    CUdeviceptr word = 0; // 0: no word (any launch may pass that)
+    uint32_t number = 0;
+  };
+  Completion next_completion();
+  // Says that the launch given `c` was queued (through get()) and is the last work so far.
+  void completion_queued(const Completion& c) {
+    word_last_ = true;
+    expected_ = c.number;
+  }
+
+  // Returns when every call queued so far has finished; throws PluginError naming `what`.
+  void wait(const char* what);
+  // The same for destructors: errors are dropped.
+  void drain() noexcept;
+
+private:
+  void wait_for_word(const char* what);
+
+  CUstream stream_ = nullptr;
+  volatile uint32_t* word_ = nullptr; // host side of the mapped word
+  CUdeviceptr word_device_ = 0;
+  uint32_t issued_ = 0;
+  uint32_t expected_ = 0;
+  bool word_last_ = false;
+};
 
 } // namespace tg::cuda

@@ -176,6 +176,55 @@ BOOST_AUTO_TEST_CASE(local_memory_over_48k_is_dynamic_shared) {
 #endif
 }
 
+// The completion word (Options::cuda_completion_word, what the CUDA plugin renders with): two
+// parameters after the scalars, and after the body a barrier, a device-wide fence and thread 0's
+// store of tg_seq, only where a launch passed a word.
+BOOST_AUTO_TEST_CASE(completion_word_follows_the_scalars_and_the_body) {
+  tg::sdk::KernelBuilder b("add_scalar");
+  auto out = b.global(0, TG_DTYPE_FLOAT32), in = b.global(1, TG_DTYPE_FLOAT32);
+  auto s = b.var(0, TG_DTYPE_FLOAT32);
+  auto t = b.local_id(0);
+  b.store(b.index(out, t), b.add(b.load(b.index(in, t)), s));
+  const auto ir = tg::sdk::parse_kernel_ir(b.serialize());
+  tg::sdk::render::Options with;
+  with.cuda_completion_word = true;
+  const std::string text = tg::sdk::render::render(tg::sdk::render::Dialect::cuda, ir, with).text;
+  const std::string plain = tg::sdk::render::render(tg::sdk::render::Dialect::cuda, ir).text;
+  BOOST_TEST(text.find("float s0, unsigned int* tg_done, unsigned int tg_seq) {") != std::string::npos, text);
+  const size_t store = text.find("b0["), done = text.find("if (tg_done) {");
+  BOOST_TEST_REQUIRE(done != std::string::npos, text);
+  BOOST_TEST(store < done, text); // after the body's last store
+  const size_t barrier = text.find("__syncthreads();", done), fence = text.find("__threadfence();", done),
+               word = text.find("*(volatile unsigned int*)tg_done = tg_seq;", done);
+  BOOST_TEST((barrier < fence && fence < word && word != std::string::npos), text);
+  BOOST_TEST(plain.find("tg_done") == std::string::npos, plain);
+}
+
+// Every test kernel still compiles with the word (a barrier at the end of each), and its PTX has
+// the fence and the store to the word.
+BOOST_AUTO_TEST_CASE(every_kernel_compiles_with_the_completion_word) {
+#ifndef TG_HAVE_NVRTC
+  tgtest::skip_suite("the CUDA toolkit (NVRTC) was not found when this build was configured");
+#else
+  tg::sdk::render::Options with;
+  with.cuda_completion_word = true;
+  int compiled = 0;
+  for (const auto& k : tgtest::render_test_kernels()) {
+    BOOST_TEST_CONTEXT("kernel " << k.name) {
+      auto src = tg::sdk::render::render(tg::sdk::render::Dialect::cuda, tgtest::parse(k), with);
+      const auto out = tgtest::nvrtc_compile(src.text, k.name + ".cu", "compute_75");
+      BOOST_CHECK_MESSAGE(out.ok, out.error + "\n" + out.log + "\n" + src.text);
+      BOOST_CHECK_MESSAGE(out.ptx.find("membar.gl") != std::string::npos, "no membar.gl in PTX");
+      BOOST_CHECK_MESSAGE(out.ptx.find("st.volatile.global.u32") != std::string::npos ||
+                              out.ptx.find("st.volatile.u32") != std::string::npos,
+                          "no volatile store of the word in PTX\n" + out.ptx);
+      ++compiled;
+    }
+  }
+  BOOST_TEST(compiled > 40);
+#endif
+}
+
 BOOST_AUTO_TEST_CASE(every_kernel_compiles_to_ptx_with_nvrtc) {
 #ifndef TG_HAVE_NVRTC
   tgtest::skip_suite("the CUDA toolkit (NVRTC) was not found when this build was configured");

@@ -188,16 +188,29 @@ void print_cuda_floor(const Peer& floor, double ours_us) {
       << "cuLaunchKernel + cuStreamSynchronize " << us("launch_sync_us");
   if (limit && ours_us > 0)
     std::cout << "; the tiny op row is " << fixed(ours_us / *limit, 2) << "x that ("
-              << fixed(ours_us - *limit, 2) << " us are ours)";
-  std::cout << "\n  cuLaunchKernel alone " << us("launch_us") << " | + event record/sync "
-            << us("launch_event_sync_us") << " | + cuStreamQuery spin " << us("launch_query_spin_us")
-            << " | sync idle " << us("sync_idle_us") << " | launch+sync again " << us("launch_sync_again_us")
-            << "\n  context sched flag (default " << floor.str("default_sched") << "): spin "
-            << us("launch_sync_sched_spin_us") << " | yield " << us("launch_sync_sched_yield_us")
-            << " | blocking sync " << us("launch_sync_sched_blocking_us")
-            << "\n  no driver wait (cuStreamWriteValue32 to mapped host memory, spin on it): launch+wait "
-            << us("launch_host_word_spin_us") << " | idle " << us("host_word_idle_us")
-            << " | legacy stream 0 launch+sync " << us("launch_sync_null_stream_us") << "\n";
+              << (ours_us >= *limit
+                      ? fixed(ours_us - *limit, 2) + " us are ours"
+                      : fixed(*limit - ours_us, 2) + " us under it: our synchronize waits for the "
+                                                     "kernel's completion word, not for the driver")
+              << ")";
+  std::cout
+      << "\n  cuLaunchKernel alone " << us("launch_us") << " | + event record/sync "
+      << us("launch_event_sync_us") << " | + cuStreamQuery spin " << us("launch_query_spin_us")
+      << " | sync idle " << us("sync_idle_us") << " | launch+sync again " << us("launch_sync_again_us")
+      << "\n  context sched flag (default " << floor.str("default_sched") << "): spin "
+      << us("launch_sync_sched_spin_us") << " | yield " << us("launch_sync_sched_yield_us")
+      << " | blocking sync " << us("launch_sync_sched_blocking_us")
+      << "\n  no driver wait (cuStreamWriteValue32 to mapped host memory, spin on it): launch+wait "
+      << us("launch_host_word_spin_us") << " | idle " << us("host_word_idle_us")
+      << " | legacy stream 0 launch+sync " << us("launch_sync_null_stream_us")
+      << "\n  the kernel stores a word to mapped host memory as its last act (plugins/cuda/stream.hpp): "
+         "launch alone "
+      << us("launch_flag_only_us") << " | launch+spin on the word " << us("launch_kernel_flag_spin_us")
+      << " (device-wide fence, as rendered: " << us("launch_kernel_flag_gl_spin_us") << ")"
+      << " | the same + cuStreamQuery " << us("launch_kernel_flag_query_us") << " (the word came first "
+      << (floor.num("flag_before_driver") ? std::to_string(int64_t(*floor.num("flag_before_driver"))) : "?")
+      << " times) | that kernel + cuStreamSynchronize " << us("launch_flag_kernel_sync_us")
+      << "\n  cuLaunchKernel with packed arguments (`extra`) + sync " << us("launch_extra_sync_us") << "\n";
 }
 
 // A peer's time for row r, if it measured the same shape: the peer reports <row>_shape next to

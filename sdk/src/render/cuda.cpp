@@ -389,6 +389,7 @@ private:
       s += sep + type(p.passed_as) + " s" + std::to_string(p.index);
       sep = ", ";
     }
+    if (options_.cuda_completion_word) s += sep + "unsigned int* tg_done, unsigned int tg_seq";
     s += ") {\n";
     if (shared_.bytes) {
       s += std::string("  extern __shared__ __align__(") + std::to_string(local_align(ir_)) +
@@ -396,6 +397,15 @@ private:
       out_.dynamic_local_bytes = uint32_t(shared_.bytes);
     }
     for (const auto& l : locals_) s += "  " + l + "\n";
+    if (options_.cuda_completion_word) // the renderer emits no early return: every thread gets here
+      return s + body +
+             "  if (tg_done) { // a one-block launch: tell the host it is done\n"
+             "    __syncthreads();\n"
+             "    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {\n"
+             "      __threadfence();\n"
+             "      *(volatile unsigned int*)tg_done = tg_seq;\n"
+             "    }\n"
+             "  }\n}\n";
     return s + body + "}\n";
   }
 };

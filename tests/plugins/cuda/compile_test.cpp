@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -205,4 +206,75 @@ BOOST_AUTO_TEST_CASE(wgmma_builds_for_sm_90a_and_runs_on_hopper) {
             BOOST_TEST(worst < 1e-4, "worst error " << worst); // a layout error is O(1)
           }
         }
+}
+
+namespace {
+
+bool has_gpu() {
+  int32_t count = 0;
+  return tgtest::take(tgtest::api().device_count(&count)).ok() && count > 0;
+}
+
+constexpr int32_t kSteps = 4'000'000; // milliseconds for one thread: far longer than a launch
+
+// out[t] = in[t] after kSteps steps of x = x * x + 1013904223 (uint32, wrapping), for the threads
+// of each block (every block writes the same values): a kernel that runs long enough for a
+// synchronize that returned early to be seen. A square, not an affine step: the compiler may
+// compose affine steps of an unrolled loop into one (an LCG of 4M steps ran in 0.16 ms).
+tgtest::Compiled squaring_kernel() {
+  tg::sdk::KernelBuilder b("squaring");
+  auto out = b.global(0, TG_DTYPE_UINT32), in = b.global(1, TG_DTYPE_UINT32);
+  auto t = b.local_id(0);
+  auto acc = b.acc(b.load(b.index(in, t)));
+  auto i = b.range(b.i32(0), b.i32(kSteps));
+  b.assign(acc, b.add(b.mul(acc, acc), b.const_int(TG_DTYPE_UINT32, 1013904223)));
+  b.end_range(i);
+  b.store(b.index(out, t), acc);
+  return tgtest::compile(b.serialize());
+}
+
+} // namespace
+
+// A launch of one block carries the completion word (plugins/cuda/stream.hpp): synchronize right
+// after it waits for the kernel's own store instead of the driver. It must still wait for the
+// kernel, and where more work was queued after that launch (here a launch of two blocks, which
+// carries no word), for that too. The wait is compared with the kernel's time from a timed launch.
+BOOST_AUTO_TEST_CASE(synchronize_waits_for_one_block_launches_and_what_follows,
+                     *boost::unit_test::precondition([](boost::unit_test::test_unit_id) {
+                       return has_gpu();
+                     })) {
+  tgtest::Device device;
+  const tgtest::Compiled binary = squaring_kernel();
+  const tgtest::Program program(device, binary.binary);
+  std::vector<uint32_t> in(32);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = uint32_t(i * 2654435761u);
+  std::vector<uint32_t> want = in;
+  for (auto& x : want)
+    for (int32_t s = 0; s < kSteps; ++s) x = x * x + 1013904223u;
+  tgtest::Buffer din(device, in), dout(device, in.size() * 4), dout2(device, in.size() * 4);
+
+  uint64_t kernel_ns = 0; // a timed launch waits through the driver's events
+  BOOST_REQUIRE(program.try_launch({1, 1, 1}, {32, 1, 1}, {dout.arg(), din.arg()}, {}, &kernel_ns).ok());
+  BOOST_TEST_REQUIRE(kernel_ns > 2'000'000u, "the kernel ran " << kernel_ns << " ns: too short to tell");
+  BOOST_TEST(dout.download<uint32_t>(in.size()) == want, boost::test_tools::per_element());
+
+  auto synchronize_ms = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    tgtest::check(tgtest::api().synchronize(device.get()), "synchronize");
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const double kernel_ms = double(kernel_ns) / 1e6;
+  program.launch({1, 1, 1}, {32, 1, 1}, {dout2.arg(), din.arg()}); // one block: the word
+  const double word_ms = synchronize_ms();
+  BOOST_TEST(word_ms > 0.5 * kernel_ms,
+             "synchronize after one block took " << word_ms << " ms, the kernel " << kernel_ms << " ms");
+  BOOST_TEST(dout2.download<uint32_t>(in.size()) == want, boost::test_tools::per_element());
+
+  tgtest::Buffer dquick(device, in.size() * 4), dout3(device, in.size() * 4);
+  program.launch({1, 1, 1}, {32, 1, 1}, {dquick.arg(), din.arg()}); // a word ...
+  program.launch({2, 1, 1}, {32, 1, 1}, {dout3.arg(), din.arg()});  // ... then two blocks after it
+  const double after_ms = synchronize_ms();
+  BOOST_TEST(after_ms > 1.5 * kernel_ms,
+             "synchronize after two kernels took " << after_ms << " ms, each " << kernel_ms << " ms");
+  BOOST_TEST(dout3.download<uint32_t>(in.size()) == want, boost::test_tools::per_element());
 }

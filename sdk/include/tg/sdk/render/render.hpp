@@ -44,6 +44,14 @@ struct Options {
   // GLSL: default work-group size; the pipeline overrides it through specialization constants
   // 0, 1, 2 (layout(local_size_x_id = 0, ...)).
   std::array<uint32_t, 3> glsl_local_size{1, 1, 1};
+  // CUDA: the kernel takes two more parameters after its scalars, `unsigned int* tg_done` and
+  // `unsigned int tg_seq`. Where a launch passes a non-null tg_done, which it may only do for a
+  // grid of one block, the block's last act (after a barrier and a device-wide fence) stores
+  // tg_seq there: host-mapped memory the host can watch instead of asking the driver whether the
+  // kernel ended (the CUDA plugin's synchronize, plugins/cuda/stream.hpp). Device scope is
+  // enough: the host reads results only through later work on the stream, which the driver
+  // orders after the kernel; the word says that every thread has done its stores.
+  bool cuda_completion_word = false;
 };
 
 // How a DEFINE_GLOBAL reaches the kernel.
