@@ -24,32 +24,15 @@
 namespace tg::cuda {
 namespace {
 
-// out[tid.x] = in[tid.x] + 1.0f: what our a+1 kernel does, without its index arithmetic.
-constexpr const char* kPtx = R"(.version 7.0
-.target sm_75
-.address_size 64
-.visible .entry add1(.param .u64 out, .param .u64 in)
-{
-  .reg .b32 %r<2>;
-  .reg .f32 %f<3>;
-  .reg .b64 %rd<6>;
-  ld.param.u64 %rd1, [out];
-  ld.param.u64 %rd2, [in];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r1, %tid.x;
-  mul.wide.u32 %rd3, %r1, 4;
-  add.s64 %rd4, %rd2, %rd3;
-  ld.global.f32 %f1, [%rd4];
-  add.f32 %f2, %f1, 0f3F800000;
-  add.s64 %rd5, %rd1, %rd3;
-  st.global.f32 [%rd5], %f2;
-  ret;
-}
-
-// The same, then thread 0 stores `seq` into `flag` (mapped host memory) after a system-wide
-// fence: the kernel itself says it is done, with no driver operation after it.
-.visible .entry add1_flag(.param .u64 out, .param .u64 in, .param .u64 flag, .param .u32 seq)
+// out[tid.x] = in[tid.x] + 1.0f: what our a+1 kernel does, without its index arithmetic. With a
+// fence, thread 0 then stores `seq` into `flag` (mapped host memory) after a barrier and that
+// fence: the kernel itself says it is done, with no driver operation after it (membar.sys, and
+// membar.gl as the plugin renders it: the host reads results only through later stream work,
+// which the driver orders after the kernel anyway).
+std::string add1_kernel(const std::string& name, const std::string& fence = "") {
+  const bool flag = !fence.empty();
+  std::string s = ".visible .entry " + name + "(.param .u64 out, .param .u64 in" +
+                  (flag ? ", .param .u64 flag, .param .u32 seq" : "") + R"()
 {
   .reg .pred %p<2>;
   .reg .b32 %r<3>;
@@ -57,11 +40,8 @@ constexpr const char* kPtx = R"(.version 7.0
   .reg .b64 %rd<7>;
   ld.param.u64 %rd1, [out];
   ld.param.u64 %rd2, [in];
-  ld.param.u64 %rd6, [flag];
-  ld.param.u32 %r2, [seq];
   cvta.to.global.u64 %rd1, %rd1;
   cvta.to.global.u64 %rd2, %rd2;
-  cvta.to.global.u64 %rd6, %rd6;
   mov.u32 %r1, %tid.x;
   mul.wide.u32 %rd3, %r1, 4;
   add.s64 %rd4, %rd2, %rd3;
@@ -69,46 +49,21 @@ constexpr const char* kPtx = R"(.version 7.0
   add.f32 %f2, %f1, 0f3F800000;
   add.s64 %rd5, %rd1, %rd3;
   st.global.f32 [%rd5], %f2;
-  bar.sync 0;
-  setp.ne.u32 %p1, %r1, 0;
-  @%p1 bra DONE;
-  membar.sys;
-  st.volatile.global.u32 [%rd6], %r2;
-DONE:
-  ret;
-}
-
-// The same with a device-scope fence (membar.gl): the host reads results only through later
-// stream work, which the driver orders after the kernel anyway.
-.visible .entry add1_flag_gl(.param .u64 out, .param .u64 in, .param .u64 flag, .param .u32 seq)
-{
-  .reg .pred %p<2>;
-  .reg .b32 %r<3>;
-  .reg .f32 %f<3>;
-  .reg .b64 %rd<7>;
-  ld.param.u64 %rd1, [out];
-  ld.param.u64 %rd2, [in];
-  ld.param.u64 %rd6, [flag];
-  ld.param.u32 %r2, [seq];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  cvta.to.global.u64 %rd6, %rd6;
-  mov.u32 %r1, %tid.x;
-  mul.wide.u32 %rd3, %r1, 4;
-  add.s64 %rd4, %rd2, %rd3;
-  ld.global.f32 %f1, [%rd4];
-  add.f32 %f2, %f1, 0f3F800000;
-  add.s64 %rd5, %rd1, %rd3;
-  st.global.f32 [%rd5], %f2;
-  bar.sync 0;
-  setp.ne.u32 %p1, %r1, 0;
-  @%p1 bra DONE;
-  membar.gl;
-  st.volatile.global.u32 [%rd6], %r2;
-DONE:
-  ret;
-}
 )";
+  if (flag)
+    s += R"(  ld.param.u64 %rd6, [flag];
+  ld.param.u32 %r2, [seq];
+  cvta.to.global.u64 %rd6, %rd6;
+  bar.sync 0;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra DONE;
+  )" + fence +
+         R"(;
+  st.volatile.global.u32 [%rd6], %r2;
+DONE:
+)";
+  return s + "  ret;\n}\n";
+}
 
 constexpr int kCalls =
     200; // per sample, as `tg bench gpu --tiny-profile`: one call is near the clock's grain
@@ -172,7 +127,9 @@ void run(const Args& args) {
   CUevent event = nullptr;
   check(d.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   CUmodule module = nullptr;
-  check(d.cuModuleLoadData(&module, kPtx), "cuModuleLoadData(add1 PTX)");
+  const std::string ptx = ".version 7.0\n.target sm_75\n.address_size 64\n" + add1_kernel("add1") +
+                          add1_kernel("add1_flag", "membar.sys") + add1_kernel("add1_flag_gl", "membar.gl");
+  check(d.cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData(add1 PTX)");
   CUfunction function = nullptr;
   check(d.cuModuleGetFunction(&function, module, "add1"), "cuModuleGetFunction(add1)");
   CUdeviceptr in = 0, out = 0;
