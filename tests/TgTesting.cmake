@@ -34,6 +34,11 @@ function(tg_add_test)
     set_property(GLOBAL APPEND PROPERTY TG_DEVICE_SUITES ${T_NAME})
     set_target_properties(${T_NAME} PROPERTIES TG_SUITE_LABELS "${T_LABELS}" TG_SUITE_TIMEOUT ${T_TIMEOUT}
       TG_SUITE_ENV "${T_ENV}")
+    # Installed too, so an out-of-tree plugin's author runs the suite on their device from an
+    # installed package: <prefix>/libexec/tinygrad.cpp/<suite> -- --device NAME (docs/plugin-guide.md).
+    file(RELATIVE_PATH libdir_from_here /p/${CMAKE_INSTALL_LIBEXECDIR}/tinygrad.cpp /p/${CMAKE_INSTALL_LIBDIR})
+    set_target_properties(${T_NAME} PROPERTIES INSTALL_RPATH "$ORIGIN/${libdir_from_here}")
+    install(TARGETS ${T_NAME} RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tinygrad.cpp)
     return()
   endif()
   tg_register_test(${T_NAME} ${T_NAME} "${T_LABELS}" ${T_TIMEOUT} "${T_ENV}")

@@ -245,17 +245,13 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   nr /= 8;
   const int64_t kr = k.axes[size_t(mm.k)].size;
   const bool stage = d.staging && k.axes.size() == k.output_dims + 1 && kr % 32 == 0;
-  // The warpgroup op where the device has it (sm_90a wgmma, IR 1.2 WGMMA): warpgroups of 64x128
-  // outputs, 2x2 of them (a 128x256 block, 512 threads) or 2x1, tiles in the core-matrix layout.
-  // Where three sets of 64 k fit the device's opt-in maximum (3 x 48 KiB for 2x2: CUDA's dynamic
-  // shared memory), 64 k per tile and three sets, the WGMMAs deferring their reads (plan_stage):
-  // 8192^3 f16 on an H200: 286.1-287.1 TFLOPS vs mma.sync 241.9-245.4 in the same runs, 190.8 for
-  // 32 k in three sets, 249.5 for 2x1 warpgroups of 64x256 with 64 k, 214.5 with 32 k; 4x1 of
-  // 64x256 or 4x2 of 64x128 do not launch (registers) (docs/cuda.md, session 19, h/wgpipe).
-  // Else 32 k, double-buffered (48 or 32 KiB of static shared memory): 192.8 for 2x2, 182.5 for
-  // 2x1 (session 18, h/wgmma). Only with at least one block per compute unit: each block
-  // takes a whole SM (up to 144 KiB), so a smaller grid leaves SMs idle. lower_kernel falls back to the
-  // mma.sync list below where the kernel refuses it.
+  // The warpgroup op where the device has it (sm_90a wgmma, IR 1.2 WGMMA), tiles in the core-matrix
+  // layout; the lists below are tried fastest first (docs/cuda.md, "Tensor cores"). 64 k per tile
+  // where three sets fit the device's opt-in maximum (CUDA's dynamic shared memory), the WGMMAs
+  // deferring their reads (plan_stage); else 32 k, double-buffered. 4x1 warpgroups of 64x256 or 4x2
+  // of 64x128 do not launch (registers). Only with at least one block per compute unit: each block
+  // takes a whole SM, so a smaller grid leaves SMs idle. lower_kernel falls back to the mma.sync
+  // list below where the kernel refuses it.
   const int64_t ms = k.axes[size_t(mm.m)].size, ns = k.axes[size_t(mm.n)].size;
   if (d.warpgroup_mma && stage && ms % 128 == 0 && ns % 128 == 0 && d.max_local_size[0] >= 128 &&
       ms / 128 * (ns % 256 == 0 ? ns / 256 : ns / 128) >= int64_t(d.compute_units)) {
@@ -263,10 +259,9 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
       const uint64_t set = uint64_t(rows) * 64 * 2;
       return kr % 64 == 0 && 3 * set <= d.local_memory_limit() ? 4 : 2;
     };
-    // Swizzled tiles, B n-major by cp.async, 64 k per tile (session 20, h/swz): 2x1 warpgroups of
-    // 64x256 (the same 128x256 block, 256 threads, 128 accumulators per thread): 8192^3 f16 on an
-    // H200 519.0-520.2 TFLOPS vs 506.8-507.2 for 2x2 of 64x128 in the same call (H100: 485.0-493.7
-    // vs 479.0-483.7); unswizzled it was the slower list (249.5 vs 286, session 19).
+    // Swizzled tiles, B n-major by cp.async, 64 k per tile: 2x1 warpgroups of 64x256 (a 128x256
+    // block, 256 threads, 128 accumulators per thread), ahead of 2x2 of 64x128 (8192^3 f16 on an
+    // H200: ~520 vs ~507 TFLOPS). Unswizzled, 2x2 of 64x128 is the faster list.
     if (ns % 256 == 0 && d.wgmma_swizzle && d.wgmma_b_n_major && k_step(128 + 256) == 4 &&
         d.max_local_size[1] >= 2)
       return {{OptOp::TCWG, mm.k, 256}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, 4}};
@@ -290,12 +285,10 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   };
   // Each warp computes several 16x8 tiles (A fragments serve every n tile, B every m tile). With
   // the tiles staged: 64x64 per warp (32 tiles, 128 accumulators per thread), 2x2 warps, a 128x128
-  // block tile, 32 k per tile; without: 32x32 per warp, 2x2 warps. On an H200 (8192 f16,
-  // docs/cuda.md, session 16), 128x128 blocks: 64x64 warps 154 TFLOPS (147 with 32 k per tile),
-  // 64x32 warps 122-130; 128x256 blocks of 64x64 warps 109; 256x64 / 64x256 blocks 101-122.
-  // 32 k per tile since session 17: two sets of 18 KiB tiles fit 48 KiB, so the next tile's copy
-  // overlaps this tile's mma (lower_stage.cpp: plan_stage): 244 TFLOPS vs 192 for one set of
-  // 64 k (183 for one set of 32 k); 64x32 warps double-buffered 213 (docs/cuda.md, h/cudaf16).
+  // block tile, the fastest block and warp shapes measured; without: 32x32 per warp, 2x2 warps.
+  // 32 k per tile: two sets of 18 KiB tiles fit 48 KiB, so the next tile's copy overlaps this
+  // tile's mma (lower_stage.cpp: plan_stage; 8192 f16 on an H200: ~244 TFLOPS vs ~192 for one set
+  // of 64 k; docs/cuda.md, "Tensor cores").
   if (stage) {
     take(OptOp::UPCAST, mm.n, nr, {8, 4, 2});
     take(OptOp::UPCAST, mm.m, mr, {4, 2});
@@ -357,23 +350,15 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
 // images and 64 channels, 8 threads x 8 channels (4 adjacent, 4 more 32 apart: a warp's 16-byte
 // reads of the weight tile then cover 8 x 16 distinct bytes, and each window value read from local
 // memory serves 8 outputs instead of 4).
-// 256x32x28x28 -> 64 3x3 on an H200: 22.6 TFLOPS vs 18.5 unstaged (the kernel alone;
-// docs/cuda.md); the training step's 32-channel 5x5 forward and input-gradient convolutions
-// (512x32x24x24 -> 32 and 512x32x28x28 -> 32): 1.57 -> 0.47 and 2.12 -> 0.52 ms (session 17).
-// Staging batch x channels instead gathers 3-float rows and lost (11.9 vs 13.8 TFLOPS), so other
-// shapes keep the unstaged choices. With the window staged as its footprint (lower_stage.cpp:
-// footprint_tile) two sets of 8 channels fit 48 KiB, but lost to 4 (conv row 23.6-24.3 vs 24.7
-// TFLOPS on an H200; the training step's 5x5 convolutions, one set of 8: within 2%; docs/cuda.md,
-// session 18, h/convwin). Two images per work group (session 19, h/convx; H200, two calls): the
-// conv row 23.7 -> 24.9 and 24.1 -> 24.7 TFLOPS (means of all runs per call; 0.83x and 0.86x
-// PyTorch in the peer runs) with 8 channels per thread (16 threads x 4 channels, 416 threads:
-// 22.8; 8 x 8 with one image, 104 threads: 23.0; four images: 20.8; the images on LOCAL_ID 0:
-// 23.4-23.7; two images per thread: 21.1-21.6); the training step's 32-channel forward
-// 0.353 -> 0.291 ms and input gradient 0.431 -> 0.417 ms with 8 threads x 4 channels (8 x 8
-// channels: 0.361 / 0.411; four images, 8 x 8 channels: 0.314 / 0.412). 8 input channels per tile,
-// double-buffered in 51 KiB of dynamic shared memory (session 19, h/convx2; the lowering allows it):
-// 128 registers instead of 96, 2 groups per SM instead of 3; conv row 25.2-26.0 vs main's 23.9-25.1
-// TFLOPS in one call, 23.5-24.2 vs 23.8-24.5 in the next: no reliable gain, not chosen.
+// Why (docs/cuda.md, "Shared-memory tiles (STAGE) on CUDA"): staged, 256x32x28x28 -> 64 3x3 beats
+// the unstaged kernel on an H200 (22.6 vs 18.5 TFLOPS, the kernel alone) and the training step's
+// 32-channel 5x5 convolutions run 3-4x faster; staging batch x channels instead gathers 3-float
+// rows and loses, so other shapes keep the unstaged choices. Two images per work group with 8
+// channels per thread beat the other layouts measured (16 x 4 channels, one image, four images,
+// the images on LOCAL_ID 0, two images per thread). With the window staged as its footprint
+// (lower_stage.cpp: footprint_tile) two sets of 8 input channels fit 48 KiB but gain nothing over
+// 4, and neither do 8 per tile double-buffered in dynamic shared memory (128 registers instead of
+// 96, 2 groups per SM instead of 3).
 std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
   std::vector<int> out; // the output axes of more than one index: batch, channels, rows, columns
@@ -420,11 +405,10 @@ std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
 // `rows` output rows of dY (32 co x rows x ow) and X's footprint (8 ci x (rows + kh - 1) x (ow + kw
 // - 1): lower_stage.cpp, footprint_tile), so each value read from global memory serves the
 // threads of every (kh, kw) it meets, and a thread's kw lanes read neighbouring columns of one
-// footprint row (the reads of neighbouring oh steps overlap: nvcc may keep them). The training step's weight
-// gradients on an H200 (one kernel at a time): 32x32x5x5 0.945 -> 0.371 ms, 64x32x3x3 0.160 -> 0.061,
-// 64x64x3x3 0.169 -> 0.065 (they were a 4x4 register tile of strided global loads). Tried in the same call: 4
-// co x 4 ci per thread with kw over threads (0.431 / 0.078 / 0.087 ms), the same with 2 rows (0.433), or the
-// batch slice staged too, double-buffered (0.537; docs/cuda.md, session 18, h/convdw).
+// footprint row (the reads of neighbouring oh steps overlap: nvcc may keep them). The training
+// step's 32x32x5x5 weight gradient on an H200: 0.371 ms vs 0.945 as a 4x4 register tile of strided
+// global loads. Slower when measured: 4 co x 4 ci per thread with kw over threads (4 or 2 rows),
+// or the batch slice staged too, double-buffered.
 std::vector<Opt> staged_weight_gradient_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
   std::vector<int> out, red; // axes of more than one index
@@ -470,7 +454,7 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   const bool too_long = loop_limit && k.reduce_count_elems() > loop_limit; // for one thread
   // Also a shorter reduce (>= 256 values) with fewer outputs than compute units: one thread's
   // serial chain of dependent loads is then the whole kernel (the training step's loss mean over
-  // 512 values took 17 us on an H200, as long as a 9 MB elementwise kernel).
+  // 512 values in one thread takes 17 us on an H200, as long as a 9 MB elementwise kernel).
   const bool few_short = k.output_count() < int64_t(d.compute_units) && k.reduce_count_elems() >= 256;
   if (has_reduce && k.reduce_count == 1 &&
       ((k.output_count() <= 2048 && k.reduce_count_elems() >= 1024) || few_short || too_long)) {
@@ -527,8 +511,8 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   // Fewer outputs than 256 threads per compute unit and a long reduce whose innermost axis is a
   // contiguous row: 8 threads share each output along that row (neighbours read neighbouring
   // words). The training step's first weight gradient (32x32x1x5x5 outputs of 16x24x24 products,
-  // 200 work groups of one thread per output) on an H200: 0.61 -> 0.32 ms; GROUP over its batch
-  // axis instead 0.47 ms, GROUPTOP 0.57-0.78 ms (docs/cuda.md, session 17).
+  // 200 work groups of one thread per output) on an H200: 0.61 -> 0.32 ms, ahead of GROUP over its
+  // batch axis or GROUPTOP.
   if (has_reduce && k.reduce_count == 1 && !too_long && k.output_count() < 256 * int64_t(d.compute_units) &&
       k.reduce_count_elems() >= 4096) {
     const int last = int(k.axes.size()) - 1;
@@ -547,7 +531,7 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       const AxisInfo& x = k.axes[size_t(a)];
       // An axis of 32-63 reused outputs too, where 16 outputs per thread still leave 256 threads per
       // compute unit: the training step's 5x5 weight gradient (32x32x32x5x5 outputs, 32 x 32
-      // channels) had no register tile at all and took 3.0 ms on an H200, 1.7 ms with 4x4.
+      // channels) takes 3.0 ms on an H200 without a register tile, 1.7 ms with 4x4.
       const bool wide =
           x.size >= 64 || (x.size >= 32 && k.output_count() / 16 >= 256 * int64_t(d.compute_units));
       if (x.reuse == 0 || x.size % 4 != 0 || !wide) continue;
@@ -557,11 +541,9 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     }
     // A lone 4-wide tile (one reused axis: its 4 outputs share one load of the other operand but
     // load 4 of their own, 5 loads per 4 products instead of 2 per 1) that leaves fewer threads than
-    // two rounds of 256 per compute unit: 2 wide, twice the threads for almost the same reuse. On an
-    // H200 (training step, one kernel at a time): the linear layer's forward (512x10 outputs of 576)
-    // 0.051 -> 0.040 ms and its weight gradient (10x576 of 512) 0.062 -> 0.039 ms; session 17 saw a
-    // 64x32x3x3 weight gradient in 8 batch slices go 0.42 -> 0.27 ms. A 4x4 tile saves far more
-    // loads and keeps 4 (halving it made the 64x32x3x3 gradient in 32 slices 0.155 -> 0.213 ms).
+    // two rounds of 256 per compute unit: 2 wide, twice the threads for almost the same reuse (the
+    // training step's linear-layer weight gradient on an H200: 0.062 -> 0.039 ms). A 4x4 tile saves
+    // far more loads and keeps 4 (halved, a 64x32x3x3 weight gradient runs ~35% slower).
     if (upcasts == 1 && k.output_count() / 4 < 2 * 256 * int64_t(d.compute_units)) {
       const int a = opts.back().axis;
       opts.back().amount = 2;
@@ -571,9 +553,8 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   fill_locals(k, d, threads, done, opts);
   // A register tile over a sum along several axes whose innermost one is a contiguous row of >= 6
   // (a convolution's weight gradient: batch x rows x columns): that row unrolled by its largest
-  // divisor <= 8, so each thread has several independent loads in flight. The training step's
-  // weight gradients on an H200: 32x32x5x5 (20 columns, by 5) 1.72 -> 0.92 ms (by 4: 1.37),
-  // 64x64x3x3 (6 columns, by 6) 0.45 -> 0.25 ms (by 3: 0.26); 64x32x3x3 (8 columns) unchanged.
+  // divisor <= 8, so each thread has several independent loads in flight (the training step's
+  // 32x32x5x5 weight gradient on an H200, 20 columns unrolled by 5: 1.72 -> 0.92 ms).
   const size_t last = k.axes.size() - 1;
   if (has_reduce && k.reduce_count == 1 && !too_long && !opts.empty() && opts[0].op == OptOp::UPCAST &&
       last >= k.output_dims + 1 && k.axes[last].contiguous && k.axes[last].size >= 6) {

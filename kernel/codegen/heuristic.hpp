@@ -43,20 +43,19 @@ struct DeviceLimits {
   // m64n128k16 ... "@wg"): the TCWG opt is valid.
   bool warpgroup_mma = false;
   // TCWG: B n-major (sdk::kWgmmaBNMajor) where its n axis is contiguous, both tiles then copied as
-  // 16-byte rows by cp.async. Unswizzled it was slower on an H200 (8192 f16: 209 and 185 TFLOPS vs
-  // 286 for the k-major B; docs/cuda.md, session 19, h/wgpipe2); swizzled it is the fast path.
+  // 16-byte rows by cp.async. Unswizzled, wgmma's transposed reads of it conflict and a k-major B is
+  // faster; swizzled it is the fast path (docs/cuda.md, "Tensor cores").
   bool wgmma_b_n_major = true;
   // TCWG: both tiles 128-byte swizzled (sdk::kWgmmaSwizzle128) where their extents make 128-byte
   // rows (k a multiple of 64; an n-major B's n a multiple of 64): the copies' 16-byte stores and
-  // wgmma's reads are then free of bank conflicts. With B n-major and cp.async: 8192^3 f16 on an
-  // H100 479-484 TFLOPS vs 284-287 for main's unswizzled k-major B; swizzled k-major B (its
-  // transposed register copy) 348, n-major by register copies 414 (docs/cuda.md, session 20, h/swz).
+  // wgmma's reads are then free of bank conflicts. With B n-major and cp.async it is the fastest
+  // layout measured (8192^3 f16 on an H100: ~480 TFLOPS vs ~285 unswizzled).
   bool wgmma_swizzle = true;
   // TCWG with every copy a 16-byte row moved without registers (async_local_copies): the tile loop
   // copies this many tiles ahead, in prefetch + 2 sets where they fit the opt-in maximum (else 3
   // sets, one tile ahead): a copy then has `prefetch` steps to land, and each step's barrier waits
   // only for the oldest copies (BARRIER's in-flight count, docs/abi.md). 1 keeps three sets.
-  // H200, 8192 f16: 520.5-521.2 TFLOPS vs 512.6-513.4 for three sets (docs/cuda.md, session 21).
+  // 2: ~1.5% faster than three sets one tile ahead (docs/cuda.md, "Tensor cores").
   int tcwg_prefetch = 2;
   // The heuristic may stage a matmul's operands in local memory (STAGE); TG_STAGE=0 turns it off,
   // and lower_kernel does when the kernel refuses it.

@@ -261,6 +261,12 @@ void Linearizer::emit_loop(const UOp* range) {
       continue;
     }
     auto val = ref(r->src(0));
+    if (op == Ops::MAX && r->dtype().is_float()) {
+      // A float max propagates NaN (maximum_propagating_nan): the ABI leaves MAX of a NaN open.
+      auto take = builder_.alu(TG_OP_OR, builder_.cmplt(acc, val), builder_.alu(TG_OP_CMPNE, val, val));
+      builder_.assign(acc, builder_.alu(TG_OP_WHERE, take, val, acc));
+      continue;
+    }
     tg_op combine = op == Ops::MAX   ? (r->dtype().is_bool() ? TG_OP_OR : TG_OP_MAX)
                     : op == Ops::MUL ? (r->dtype().is_bool() ? TG_OP_AND : TG_OP_MUL)
                                      : (r->dtype().is_bool() ? TG_OP_OR : TG_OP_ADD);

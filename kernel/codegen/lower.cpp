@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tg {
 
@@ -86,15 +87,25 @@ bool pad_safe_op(Ops op) {
   }
 }
 
+// Whether u is 0 wherever its inputs read 0 (a pad's zeros stay zeros). Walked with a stack and
+// each node once: a deep or widely shared expression must not recurse.
 bool pad_safe(const UOpRef& u) {
-  if (u->op() == Ops::BUFFER) return true;
-  if (u->op() == Ops::CONST) {
-    auto v = u->const_value();
-    return std::visit([](auto x) { return x == decltype(x){}; }, v);
+  std::vector<const UOp*> stack{u.get()};
+  std::unordered_set<const UOp*> seen{u.get()};
+  while (!stack.empty()) {
+    const UOp* n = stack.back();
+    stack.pop_back();
+    if (n->op() == Ops::BUFFER) continue;
+    if (n->op() == Ops::CONST) {
+      if (!std::visit([](auto x) { return x == decltype(x){}; }, n->const_value())) return false;
+      continue;
+    }
+    if (!is_movement(n->op()) && !pad_safe_op(n->op())) return false;
+    const size_t count = is_movement(n->op()) ? 1 : n->src().size();
+    for (size_t i = 0; i < count; ++i)
+      if (seen.insert(n->src(i).get()).second) stack.push_back(n->src(i).get());
   }
-  if (is_movement(u->op())) return pad_safe(u->src(0));
-  if (!pad_safe_op(u->op())) return false;
-  return std::all_of(u->src().begin(), u->src().end(), [](const UOpRef& s) { return pad_safe(s); });
+  return true;
 }
 
 // The reduce over `ranges` of a value that none of them changes (a sum of ones), without the
@@ -147,6 +158,34 @@ UOpRef flatten(const std::vector<UOpRef>& idx, const Dims& shape) {
   return flat;
 }
 
+// max(a, b) that is NaN when either is (PyTorch's max): the ABI leaves MAX of a NaN unspecified,
+// so floats take b where a < b or b is NaN, else a. The linearizer's accumulators do the same.
+UOpRef maximum_propagating_nan(const UOpRef& a, const UOpRef& b) {
+  if (!a->dtype().is_float()) return maximum(a, b);
+  return where(lt(a, b) | ne(b, b), b, a);
+}
+
+// value(), reduce() and the passes after lowering (lane bundling, the device's compiler) recurse
+// along the kernel's expression. The scheduler stores every 1000th node of a deeper fused chain
+// (schedule.cpp, kMaxFusedDepth); a kernel built otherwise that is deeper than this is refused
+// before any of them runs, instead of overflowing the stack.
+constexpr int kMaxKernelDepth = 2000;
+
+// Throws UOpError when a path through `order` (a toposort) is longer than kMaxKernelDepth nodes.
+void check_depth(const std::vector<UOpRef>& order) {
+  if (order.size() <= size_t(kMaxKernelDepth)) return; // no path is that long
+  std::unordered_map<const UOp*, int> depth;
+  depth.reserve(order.size());
+  for (const auto& u : order) {
+    int d = 0;
+    for (const auto& s : u->src()) d = std::max(d, depth.at(s.get()));
+    if (++d > kMaxKernelDepth)
+      throw UOpError("codegen: the kernel's expression is deeper than " + std::to_string(kMaxKernelDepth) +
+                     " nodes (the scheduler splits fused chains every 1000 nodes)");
+    depth.emplace(u.get(), d);
+  }
+}
+
 // The identity of a reduce: what a padded step adds.
 UOpRef reduce_identity(Ops op, DType dt) {
   if (dt.is_bool()) return UOp::constant(dt, op == Ops::MUL);
@@ -174,60 +213,71 @@ UOpRef Lowerer::range_for(const UOp* reduce_node, size_t axis, int64_t size) {
   return r;
 }
 
-void Lowerer::leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, const Dims& base,
+void Lowerer::leaf_strides(const UOpRef& root, const std::vector<UOpRef>& root_mops, const Dims& base,
                            std::vector<Dims>& out) {
-  // a DAG (threefry reuses its values in every round): visit each (node, view path) once
-  std::vector<const void*> key{u.get()};
-  for (const auto& m : mops) key.push_back(m.get());
-  if (!strides_seen_.insert(std::move(key)).second) return;
-  if (u->op() == Ops::BUFFER) {
-    ShapeTracker st = tracker({buffer_arg(u).size()}, mops);
-    // A stride of 0 in the top view means the load ignores that index whatever lies below;
-    // other strides are exact when there is a single view. Through stacked views, measure the
-    // step of the index expression along each dim at two points (origin and middle).
-    Dims strides(base.size(), -1);
-    const View& top = st.views().back();
-    for (size_t d = 0; d < base.size(); ++d) {
-      const SInt& s = top.strides[d];
-      if (s.is_int() && (s.value() == 0 || st.views().size() == 1)) strides[d] = s.value();
+  // Depth first with an explicit stack (sources pushed in reverse: the leaves come out in the
+  // order a recursive walk would give, which STAGE relies on), so a deep kernel cannot overflow.
+  std::vector<std::pair<UOpRef, std::vector<UOpRef>>> stack{{root, root_mops}};
+  while (!stack.empty()) {
+    auto [u, mops] = std::move(stack.back());
+    stack.pop_back();
+    // a DAG (threefry reuses its values in every round): visit each (node, view path) once
+    std::vector<const void*> key{u.get()};
+    for (const auto& m : mops) key.push_back(m.get());
+    if (!strides_seen_.insert(std::move(key)).second) continue;
+    if (u->op() == Ops::BUFFER) {
+      out.push_back(buffer_strides(u, mops, base));
+      continue;
     }
-    if (st.views().size() > 1 && all_int(st.shape())) {
-      std::vector<UOpRef> vars; // int64, like the kernel's index math, so a large view cannot wrap
-      for (size_t k = 0; k < st.ndim(); ++k)
-        vars.push_back(UOp::variable("ridx" + std::to_string(k), 0,
-                                     std::max<int64_t>(0, st.shape()[k].vmax() - 1), kIndex));
-      auto [index, valid] = st.to_index(vars);
-      (void)valid;
-      try {
-        Evaluator eval(index);
-        for (size_t d = 0; d < base.size(); ++d) {
-          if (strides[d] == 0 || base[d] < 2) continue;
-          int64_t step = 0;
-          bool same = true;
-          for (int point = 0; point < 2 && same; ++point) {
-            Bindings b0, b1;
-            for (size_t k = 0; k < vars.size(); ++k) {
-              int64_t v = point == 0 ? 0 : (base[k] - 1) / 2;
-              if (k == d) v = std::min(v, base[k] - 2);
-              b0.set(vars[k], v);
-              b1.set(vars[k], k == d ? v + 1 : v);
-            }
-            int64_t diff = const_as_int(eval.run(b1)) - const_as_int(eval.run(b0));
-            same = point == 0 || diff == step;
-            step = diff;
-          }
-          if (same) strides[d] = step;
-        }
-      } catch (const IRError&) { // an expression the evaluator cannot compute: leave unknown
-      }
-    }
-    out.push_back(std::move(strides));
-    return;
+    if (u->op() == Ops::REDUCE_AXIS) continue; // a nested reduce has its own index space
+    if (is_movement(u->op())) mops.push_back(u);
+    for (auto s = u->src().rbegin(); s != u->src().rend(); ++s) stack.emplace_back(*s, mops);
   }
-  if (u->op() == Ops::REDUCE_AXIS) return; // a nested reduce has its own index space
-  std::vector<UOpRef> below = mops;
-  if (is_movement(u->op())) below.push_back(u);
-  for (const auto& s : u->src()) leaf_strides(s, below, base, out);
+}
+
+// Strides of one buffer read through mops, per dim of base (see leaf_strides).
+Dims Lowerer::buffer_strides(const UOpRef& u, const std::vector<UOpRef>& mops, const Dims& base) const {
+  ShapeTracker st = tracker({buffer_arg(u).size()}, mops);
+  // A stride of 0 in the top view means the load ignores that index whatever lies below;
+  // other strides are exact when there is a single view. Through stacked views, measure the
+  // step of the index expression along each dim at two points (origin and middle).
+  Dims strides(base.size(), -1);
+  const View& top = st.views().back();
+  for (size_t d = 0; d < base.size(); ++d) {
+    const SInt& s = top.strides[d];
+    if (s.is_int() && (s.value() == 0 || st.views().size() == 1)) strides[d] = s.value();
+  }
+  if (st.views().size() > 1 && all_int(st.shape())) {
+    std::vector<UOpRef> vars; // int64, like the kernel's index math, so a large view cannot wrap
+    for (size_t k = 0; k < st.ndim(); ++k)
+      vars.push_back(UOp::variable("ridx" + std::to_string(k), 0,
+                                   std::max<int64_t>(0, st.shape()[k].vmax() - 1), kIndex));
+    auto [index, valid] = st.to_index(vars);
+    (void)valid;
+    try {
+      Evaluator eval(index);
+      for (size_t d = 0; d < base.size(); ++d) {
+        if (strides[d] == 0 || base[d] < 2) continue;
+        int64_t step = 0;
+        bool same = true;
+        for (int point = 0; point < 2 && same; ++point) {
+          Bindings b0, b1;
+          for (size_t k = 0; k < vars.size(); ++k) {
+            int64_t v = point == 0 ? 0 : (base[k] - 1) / 2;
+            if (k == d) v = std::min(v, base[k] - 2);
+            b0.set(vars[k], v);
+            b1.set(vars[k], k == d ? v + 1 : v);
+          }
+          int64_t diff = const_as_int(eval.run(b1)) - const_as_int(eval.run(b0));
+          same = point == 0 || diff == step;
+          step = diff;
+        }
+        if (same) strides[d] = step;
+      }
+    } catch (const IRError&) { // an expression the evaluator cannot compute: leave unknown
+    }
+  }
+  return strides;
 }
 
 UOpRef Lowerer::load(const UOpRef& buffer, const Frame& f) {
@@ -314,7 +364,9 @@ KernelInfo Lowerer::analyze() {
   info.output_dims = S.size();
   info.itemsize = value_root->dtype().itemsize();
   for (auto d : S) info.axes.push_back(AxisInfo{d});
-  for (const auto& n : toposort(value_root)) {
+  const std::vector<UOpRef> order = toposort(value_root);
+  check_depth(order);
+  for (const auto& n : order) {
     if (n->op() == Ops::REDUCE_AXIS) {
       if (!first_reduce_) first_reduce_ = n;
       ++info.reduce_count;
@@ -627,7 +679,7 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
   if (planned && partials.size() >= 4) partials = vector_partials(std::move(partials));
   UOpRef result = partials[0];
   for (size_t k = 1; k < partials.size(); ++k)
-    result = op == Ops::MAX   ? maximum(result, partials[k])
+    result = op == Ops::MAX   ? maximum_propagating_nan(result, partials[k])
              : op == Ops::MUL ? result * partials[k]
                               : result + partials[k];
   if (planned && group_axis_ >= 0) result = group_stage(op, result);

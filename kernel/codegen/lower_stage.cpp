@@ -129,7 +129,7 @@ void Lowerer::plan_stage() {
       s.wg_stride_k = 128 * (within_size(row_axis) / 8);
       // B with n contiguous in global memory (a row-major K x N matrix) goes n-major: its copy is
       // then 16-byte rows of 8 neighbouring n, as A's are of 8 neighbouring k, instead of 8 scalar
-      // loads per 16-byte store (docs/cuda.md, session 19, h/wgpipe2). Same strides: core matrices
+      // loads per 16-byte store (docs/cuda.md, "Tensor cores"). Same strides: core matrices
       // of neighbouring n 128 bytes apart, the next 8 k a column of them further.
       s.wg_n_major = wg_b_n_major(s, row_axis);
       // Swizzled (wg_tile_index): K-major rows of 64 k, 8-row groups 1024 bytes apart (a_k 16 as
@@ -217,13 +217,12 @@ void Lowerer::tc_wg_sets(int64_t bytes, int64_t tile_loops, bool same_size) {
 // loop runs over tiles, as under TC (stage_copies): the next tile's global loads are issued before
 // this tile's steps, their stores after them, one barrier per step instead of two. The second set
 // starts at bytes / itemsize elements, a multiple of 4 floats (bytes is a whole number of 16-byte
-// blocks), so the 16-byte reads and stores of the tiles stay aligned in either set. H200, `tg
-// bench gpu`: f32 matmul 4096 42.3 -> 45.4 TFLOPS, conv 256x32x28x28 -> 64 3x3 20.1 -> 21.6
-// (docs/cuda.md, session 18, h/convpf).
+// blocks), so the 16-byte reads and stores of the tiles stay aligned in either set. The overlap
+// gains ~7% on the f32 matmul and conv rows of `tg bench gpu` on an H200.
 // Two sets may go past local_memory_bytes up to the device's opt-in maximum (CUDA: dynamic shared
 // memory): the heuristics plan within local_memory_bytes, but an explicit or searched list whose
-// one set fits and two do not would otherwise lose the overlap (session 19, h/convx2: a conv with 8
-// input channels per tile, two sets of 25.6 KiB, ran on an H200).
+// one set fits and two do not would otherwise lose the overlap (e.g. a conv with 8 input channels
+// per tile: two sets of 25.6 KiB).
 int64_t Lowerer::plain_stage_half(int64_t bytes, int64_t tile_loops) const {
   if (tile_loops != 1 || uint64_t(2 * bytes) > options_.local_memory_limit()) return 0;
   return bytes / staged_[0].operand->dtype().itemsize();
@@ -280,13 +279,14 @@ UOpRef substitute_vars(const UOpRef& root, const std::vector<UOpRef>& vars, cons
 // their sum, those axes share one tile entry indexed by the sum, of extent sum(extent - 1) + 1.
 // A convolution's window x[.., oh + kh, ow + kw] is then a tile of input rows x columns, 4 x 28
 // floats per input channel for 2 x 26 outputs and a 3x3 window instead of 3 x 3 x 2 x 26 = 468
-// (the copy moved 4x the data; docs/cuda.md, session 18, h/convpf and h/convwin). The analysis: the
-// operand's value at one variable per reduce-input dim, simplified under the dims' bounds, is a
-// function of the maximal affine forms (sums of variables times constants) its non-affine nodes
-// read (INDEX, comparisons of masks, div/mod); axes whose coefficients agree in every one of those
-// forms give the same value at (i, j) and (i + 1, j - 1): they are summed. The copy evaluates that
-// simplified value with the whole entry index on the entry's first axis (0 on the others): a point
-// outside the view (ow past its last column), but every form equals its value at a point inside.
+// (the view tile's copy moves 4x the data; docs/cuda.md, "Shared-memory tiles (STAGE) on CUDA").
+// The analysis: the operand's value at one variable per reduce-input dim, simplified under the
+// dims' bounds, is a function of the maximal affine forms (sums of variables times constants) its
+// non-affine nodes read (INDEX, comparisons of masks, div/mod); axes whose coefficients agree in
+// every one of those forms give the same value at (i, j) and (i + 1, j - 1): they are summed. The
+// copy evaluates that simplified value with the whole entry index on the entry's first axis (0 on
+// the others): a point outside the view (ow past its last column), but every form equals its value
+// at a point inside.
 // A stride-2 window (2 oh + kh) or a mask that reads oh alone keeps the view tile.
 void Lowerer::footprint_tile(Staged& s) {
   if (s.layout.size() < 2) return;
@@ -432,11 +432,10 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       // vector store. Needs every buffer 16-byte aligned at launch (the core launches at offset 0;
       // the kernel's DEFINE_GLOBAL states it, and the launch refuses an offset that breaks it).
       // Transposed copies stay scalar: with a vector load, thread t writes tile rows 8t ... 8t + 7
-      // and a warp's stores of one column fall into one bank (f16 TC matmul on an H200: 155.6 ->
-      // 88.7 TFLOPS when B's copy was vectorized so; docs/cuda.md, session 16, h/vcopy). Only for
-      // 16-bit elements: there A's copy went 156.0 -> 191.1 TFLOPS; the f32 matmul's B copy as
-      // float4 lost 2% (43.2 -> 42.4), so 32-bit copies stay scalar but a convolution's weights
-      // (plain_vector_copy).
+      // and a warp's stores of one column fall into one bank (B's copy vectorized so makes the f16
+      // TC matmul ~40% slower on an H200). Only for 16-bit elements, where A's vectorized copy
+      // gains ~20%; the f32 matmul's B copy as float4 loses ~2%, so 32-bit copies stay scalar but a
+      // convolution's weights (plain_vector_copy).
       //
       // A transposed 16-bit copy under TC (B: n contiguous in global memory, k innermost in the tile)
       // goes the other way round: thread t takes 8 neighbouring k of one n (neighbouring threads
@@ -612,13 +611,13 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   // after the step's barrier (legal: the set they fill was last read by step r - 2's WGMMAs, whose
   // reads ended by this barrier). The CUDA renderer moves such a copy as one cp.async (global to
   // shared, no registers), so issuing it before the step's WGMMA run puts its latency under the run
-  // and the wait; a register copy would instead stall there on its loads (docs/cuda.md, session 19,
-  // h/wgpipe2). Copying d > 1 tiles ahead, the copies' loads lead and their stores trail as in
+  // and the wait; a register copy would instead stall there on its loads (docs/cuda.md, "Tensor
+  // cores"). Copying d > 1 tiles ahead, the copies' loads lead and their stores trail as in
   // the two-set kernel: the cp.async still sits where its STORE is, after the step's barrier and
   // before the WGMMA run in the rendered source, but the global address math of the loads moves
   // ahead of the barrier, so less work lies between the barrier and the WGMMA run (the kernel is
-  // bound by that barrier: about half the warps' stall cycles). H200, 8192 f16: 520.5-521.2
-  // TFLOPS vs 511.1-516.9 with the copies leading whole (docs/cuda.md, session 21, h/f16pipe).
+  // bound by that barrier: about half the warps' stall cycles), ~1% faster than the copies leading
+  // whole (8192 f16 on an H200).
   const bool rows_lead = tc_wg_n_ && stage_sets_ >= 3 && d == 1 &&
                          std::all_of(copies.begin(), copies.end(), [](const UOpRef& st) {
                            return st->src().size() == 2 && st->src(1)->op() == Ops::LOAD &&
@@ -630,8 +629,7 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   // barrier), so the next tile is not held in registers across the step; the other copies keep
   // their loads leading and their stores trailing. The bench conv (H200, NVRTC 13.0): 96 -> 80
   // registers, so 3 work groups of 208 threads per SM instead of 2 (each quarter of an SM holds
-  // 16K registers: 5 warps of 96, 6 of 80); conv row 24.0-25.2 -> 24.3-26.3 TFLOPS over two calls
-  // (docs/cuda.md, session 20, h/convlb).
+  // 16K registers: 5 warps of 96, 6 of 80; docs/cuda.md, "Shared-memory tiles (STAGE) on CUDA").
   const bool plain_lead = !tc_ && stage_sets_ == 2 && options_.async_local_copies;
   for (const UOpRef& st : copies) {
     const bool lead = rows_lead || (plain_lead && st->src(1)->op() == Ops::LOAD &&
@@ -716,10 +714,10 @@ UOpRef Lowerer::staged_load(const UOpRef& operand) const {
         return UOp::make(Ops::GEP, operand->dtype(), {block}, int64_t(c % width));
       }
       // Pairs (8 bytes) where 4 are not proven: a convolution's window as a view tile, whose columns
-      // per thread are 2 adjacent ones in rows of 26: 2 reads per step instead of 4. H200, the conv
-      // row: 20.7-21.9 TFLOPS vs 20.5 with 4 scalar reads (docs/cuda.md, session 18). A footprint's
-      // index ow + kw is no proven even number: scalar reads, which nvcc merges into ld.shared.v2
-      // itself (it proves 2t even); explicit pairs there gained nothing (session 18, h/convread).
+      // per thread are 2 adjacent ones in rows of 26: 2 reads per step instead of 4 (the conv row on
+      // an H200: up to ~7% faster). A footprint's index ow + kw is no proven even number: scalar
+      // reads, which nvcc merges into ld.shared.v2 itself (it proves 2t even); explicit pairs there
+      // gain nothing.
       if (c >= 0 && !tc_ && multiple_of(rest, 2)) {
         UOpRef pair = UOp::make(Ops::LOAD, operand->dtype().vec(2), {ptr(rest + idx_const(c - c % 2))});
         return UOp::make(Ops::GEP, operand->dtype(), {pair}, int64_t(c % 2));

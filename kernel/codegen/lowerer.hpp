@@ -137,6 +137,7 @@ private:
   // stride is unknown (several stacked views, symbolic) is reported as -1.
   void leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, const Dims& base,
                     std::vector<Dims>& out);
+  Dims buffer_strides(const UOpRef& buffer, const std::vector<UOpRef>& mops, const Dims& base) const;
 
   const ScheduleItem& item_;
   LowerOptions options_;

@@ -2,6 +2,8 @@
 
 #include "kernel/ir/alu.hpp"
 
+#include <array>
+
 namespace tg {
 namespace {
 
@@ -50,16 +52,30 @@ struct Sum {
 };
 constexpr std::size_t kMaxTerms = 64; // bounds the work per node on long sum chains
 
+// The ADD tree under x as terms, left to right; false past kMaxTerms leaves. A stack, not
+// recursion: an ADD chain may be as deep as the kernel. kMaxTerms ADDs mean more than kMaxTerms
+// leaves, so the walk stops there, and the stack (one entry more per ADD) fits a fixed array.
 bool flatten(const UOpRef& x, Sum& s) {
-  if (x->op() == Ops::ADD) return flatten(x->src(0), s) && flatten(x->src(1), s);
-  if (s.terms.size() + s.const_leaves >= kMaxTerms) return false;
-  if (x->is_const()) {
-    s.constant += cval(x);
-    ++s.const_leaves;
-  } else if (x->op() == Ops::MUL && x->src(1)->is_const()) {
-    s.terms.push_back({x->src(0), cval(x->src(1))});
-  } else {
-    s.terms.push_back({x, 1});
+  std::array<const UOpRef*, kMaxTerms + 1> stack;
+  std::size_t top = 0, adds = 0;
+  stack[top++] = &x;
+  while (top > 0) {
+    const UOpRef& u = *stack[--top];
+    if (u->op() == Ops::ADD) {
+      if (++adds >= kMaxTerms) return false;
+      stack[top++] = &u->src(1);
+      stack[top++] = &u->src(0);
+      continue;
+    }
+    if (s.terms.size() + s.const_leaves >= kMaxTerms) return false;
+    if (u->is_const()) {
+      s.constant += cval(u);
+      ++s.const_leaves;
+    } else if (u->op() == Ops::MUL && u->src(1)->is_const()) {
+      s.terms.push_back({u->src(0), cval(u->src(1))});
+    } else {
+      s.terms.push_back({u, 1});
+    }
   }
   return true;
 }
@@ -245,8 +261,9 @@ std::vector<Rule> simple_rules() {
       {alu(Ops::XOR, {var("x"), var("x")}), [](const Captures& c) { return cnst(c["x"], 0); }, "x^x"});
   r.push_back(
       {I(lt(var("x"), var("x")).named("u")), [](const Captures& c) { return cnst(c["u"], 0); }, "x<x"});
-  r.push_back(
-      {I(ne(var("x"), var("x")).named("u")), [](const Captures& c) { return cnst(c["u"], 0); }, "x!=x"});
+  // not for floats: NaN != NaN is true (x != x is how NaN is detected)
+  r.push_back({I(ne(var("x"), var("x")).named("u")),
+               [](const Captures& c) { return c["x"]->dtype().is_float() ? nullptr : cnst(c["u"], 0); }, "x!=x"});
   // boolean and/or with a constant
   auto B = [](UPat p) { return p.dtype(dtypes::bool_); };
   r.push_back({alu(Ops::AND, {B(var("x")), B(cvar("c"))}),

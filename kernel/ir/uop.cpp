@@ -38,8 +38,8 @@ std::size_t dtype_hash(DType dt) {
 // (promotes) an entry whose fields match, so it never drops the last reference under the lock.
 // Each shard is an open-addressing table (linear probing, the hash kept in the slot): a lookup
 // touches one run of adjacent slots instead of a bucket list's scattered nodes, and an insert
-// allocates nothing. Every graph built runs through it (docs/cuda.md, session 19: it was the
-// largest single item of the eager training step's host time).
+// allocates nothing. Every graph built runs through it (with a bucket list it was the largest
+// single item of the eager training step's host time).
 struct InternTable {
   struct Slot {
     std::size_t hash = 0;
@@ -453,10 +453,10 @@ namespace {
 // The nodes a walk has visited: a linear scan over a fixed array while they are few (a tiny op's
 // graph, where a hash set's allocations cost more than the walk), then a flat open-addressing set
 // (linear probing, at most half full; the training step's walks visit ~1000 nodes several times
-// per realize; docs/cuda.md session 19). The set is the thread's, kept between walks: each walk
+// per realize). The set is the thread's, kept between walks: each walk
 // marks its entries with a new stamp, so an older walk's entries read as empty and nothing is
-// cleared or allocated per walk. A set allocated per walk grew 256 -> 2048 slots each time and
-// its allocations and frees were ~3% of the eager training step's host time (session 20).
+// cleared or allocated per walk. A set allocated per walk grows 256 -> 2048 slots each time and
+// its allocations and frees cost ~3% of the eager training step's host time.
 // One walk at a time per thread: toposort calls nothing that walks.
 class SeenNodes {
 public:
@@ -637,6 +637,12 @@ std::string to_json(const UOpRef& root) {
   return out + "]\n";
 }
 
+namespace {
+// str() and render() recurse along the graph: below this depth they print "..." instead (a
+// message or a DEBUG listing gains nothing from a 100,000-deep chain, and the stack stays bounded).
+constexpr int kMaxPrintDepth = 1024;
+} // namespace
+
 // tinygrad's pretty_print: a node referenced more than once prints as `xN:=UOp(...)` the first
 // time and as `xN` afterwards.
 std::string UOp::str() const {
@@ -659,6 +665,10 @@ std::string UOp::str() const {
   auto rec = [&](auto& self, const UOp* u, int depth) -> void {
     Info& in = info[u];
     out.append(static_cast<std::size_t>(depth), ' ');
+    if (depth > 2 * kMaxPrintDepth) {
+      out += "...";
+      return;
+    }
     if (in.printed) {
       out += " x" + std::to_string(in.id);
       return;
@@ -678,21 +688,27 @@ std::string UOp::str() const {
   return out;
 }
 
-std::string UOp::render() const {
-  auto r = [](const UOpRef& u) { return u->render(); };
-  if (op_ == Ops::CONST) return arg_str(arg_);
-  if (op_ == Ops::DEFINE_VAR) return var_arg().name;
-  if (op_ == Ops::RANGE) return "r" + arg_str(arg_);
+namespace {
+std::string render_at(const UOp& u, int depth) {
+  if (u.op() == Ops::CONST) return arg_str(u.arg());
+  if (u.op() == Ops::DEFINE_VAR) return u.var_arg().name;
+  if (u.op() == Ops::RANGE) return "r" + arg_str(u.arg());
+  if (depth >= kMaxPrintDepth) return "...";
+  auto r = [depth](const UOpRef& s) { return render_at(*s, depth + 1); };
   static const std::unordered_map<Ops, const char*> kInfix{
       {Ops::ADD, "+"}, {Ops::SUB, "-"},   {Ops::MUL, "*"},    {Ops::IDIV, "//"},  {Ops::FDIV, "/"},
       {Ops::MOD, "%"}, {Ops::CMPLT, "<"}, {Ops::CMPNE, "!="}, {Ops::CMPEQ, "=="}, {Ops::AND, "&"},
       {Ops::OR, "|"},  {Ops::XOR, "^"},   {Ops::SHL, "<<"},   {Ops::SHR, ">>"}};
-  if (auto it = kInfix.find(op_); it != kInfix.end() && src_.size() == 2)
-    return "(" + r(src_[0]) + it->second + r(src_[1]) + ")";
-  std::string s = std::string(op_name(op_)) + "(";
-  for (std::size_t i = 0; i < src_.size(); ++i) s += (i ? ", " : "") + r(src_[i]);
+  const auto& src = u.src();
+  if (auto it = kInfix.find(u.op()); it != kInfix.end() && src.size() == 2)
+    return "(" + r(src[0]) + it->second + r(src[1]) + ")";
+  std::string s = std::string(op_name(u.op())) + "(";
+  for (std::size_t i = 0; i < src.size(); ++i) s += (i ? ", " : "") + r(src[i]);
   return s + ")";
 }
+} // namespace
+
+std::string UOp::render() const { return render_at(*this, 0); }
 
 // ---------------- builders ----------------
 UOpRef const_like(const UOpRef& like, ConstValue v) { return UOp::constant(like->dtype(), v); }

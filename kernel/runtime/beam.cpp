@@ -41,8 +41,15 @@ std::string axes_text(const KernelInfo& info) {
   return s;
 }
 
-std::filesystem::path cache_path(const Device& device, int width, const KernelInfo& info,
-                                 std::span<const std::byte> noopt_ir) {
+// The BEAM cache's file and key: the same kernel (its unoptimized IR and axes) on the same
+// plugin, compiler and target at the same width.
+struct CacheEntry {
+  std::filesystem::path path;
+  std::vector<std::byte> key;
+};
+
+CacheEntry cache_entry(const Device& device, int width, const KernelInfo& info,
+                       std::span<const std::byte> noopt_ir) {
   const Plugin& plugin = device.plugin();
   std::string key = std::to_string(TG_ABI_VERSION_MAJOR) + "|" + plugin.name() + "|" +
                     plugin.cache_key(device.properties().arch) + "|BEAM=" + std::to_string(width) + "|" +
@@ -50,7 +57,8 @@ std::filesystem::path cache_path(const Device& device, int width, const KernelIn
   std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(key.data()),
                                reinterpret_cast<const std::byte*>(key.data()) + key.size());
   bytes.insert(bytes.end(), noopt_ir.begin(), noopt_ir.end());
-  return std::filesystem::path(config().cache_dir) / plugin.name() / "beam" / (hash_hex(bytes) + ".opts");
+  auto path = std::filesystem::path(config().cache_dir) / plugin.name() / "beam" / (hash_hex(bytes) + ".opts");
+  return {std::move(path), std::move(bytes)};
 }
 
 // Random contents for one buffer: floats in [-1, 1], integers in [1, 4] (no division by zero),
@@ -474,12 +482,11 @@ BeamResult beam_search(const ScheduleItem& item, const std::shared_ptr<Device>& 
     return linearize(k.sink, k.name);
   }();
   const bool disk = settings.use_cache && config().disk_cache && !settings.hooks;
-  const auto path = cache_path(*device, settings.width, info, reference.ir);
+  const CacheEntry entry = cache_entry(*device, settings.width, info, reference.ir);
   if (disk) {
-    std::vector<std::byte> text = read_cache_file(path);
-    if (!text.empty()) try {
+    if (auto text = read_cache_file(entry.path, entry.key)) try {
         LowerOptions o = base;
-        o.opts = parse_opts(std::string(reinterpret_cast<const char*>(text.data()), text.size()));
+        o.opts = parse_opts(std::string(reinterpret_cast<const char*>(text->data()), text->size()));
         lower_kernel(item, o); // still valid for this kernel and device
         result.opts = *o.opts;
         result.from_cache = true;
@@ -494,7 +501,7 @@ BeamResult beam_search(const ScheduleItem& item, const std::shared_ptr<Device>& 
   result.search_ms = ms_since(t0);
   if (disk && (result.best_ns > 0 || result.unverifiable)) {
     const std::string text = to_string(result.opts);
-    write_cache_file(path, std::as_bytes(std::span(text)));
+    write_cache_file(entry.path, entry.key, std::as_bytes(std::span(text)));
   }
   return result;
 }

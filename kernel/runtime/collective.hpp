@@ -1,4 +1,4 @@
-// Collectives and copies across the devices of a group (issue 16). The contract between the
+// Collectives and copies across the devices of a group. The contract between the
 // multi-device tensor (kernel/tensor) and the plugins: the tensor ring calls only these, the
 // runtime picks the plugin's ABI 1.2 entries (peer_copy, collective) when every buffer belongs to
 // devices of one plugin that has them, and otherwise goes through the host, correctly and slowly.

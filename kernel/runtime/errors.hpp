@@ -30,6 +30,12 @@ class PluginNotFoundError : public PluginLoadError {
 class PluginOpenError : public PluginLoadError {
   using PluginLoadError::PluginLoadError;
 };
+// The file is not a whole ELF shared object for this machine (checked before dlopen: glibc maps a
+// truncated file's segments and dies with SIGBUS reading them). A PluginOpenError, as dlopen's own
+// refusal would be.
+class PluginFileError : public PluginOpenError {
+  using PluginOpenError::PluginOpenError;
+};
 // The library loaded but exports no tinygrad.cpp entry symbol.
 class NotAPluginError : public PluginLoadError {
   using PluginLoadError::PluginLoadError;

@@ -1,5 +1,7 @@
 #include "kernel/runtime/plugin.hpp"
 
+#include "kernel/runtime/plugin_file.hpp"
+
 #include <boost/dll/shared_library.hpp>
 
 #include <algorithm>
@@ -7,6 +9,8 @@
 #include <exception>
 
 namespace tg {
+
+static_assert(kMaxValidPluginName == kMaxPluginNameLength, "a valid name is never cut by the host's bound");
 
 struct Plugin::Library {
   boost::dll::shared_library library;
@@ -49,7 +53,7 @@ std::string abi_fix_hint(uint32_t plugin_major) {
 
 Plugin::Plugin(std::filesystem::path path, std::unique_ptr<Library> library, const tg_plugin_api* api)
     : path_(std::move(path)), library_(std::move(library)), api_(api),
-      name_(api->plugin_name ? plugin_string(api->plugin_name, kMaxPluginNameLength) : "?"),
+      name_(plugin_string(api->plugin_name, kMaxPluginNameLength)),
       version_(api->plugin_version ? plugin_string(api->plugin_version, kMaxPluginNameLength) : "?"),
       build_info_(plugin_string(api->build_info, kMaxPluginTextLength)) {}
 
@@ -61,6 +65,7 @@ std::shared_ptr<Plugin> Plugin::load(const std::filesystem::path& path) {
     throw PluginNotFoundError(path, "no such file (plugins are named libtg_device_<name>.so)");
   if (std::filesystem::is_directory(path, ec))
     throw PluginNotFoundError(path, "is a directory, not a plugin file");
+  check_plugin_file(path); // before dlopen: a truncated file would crash the loader
 
   auto library = std::make_unique<Library>();
   try {
@@ -100,7 +105,10 @@ std::shared_ptr<Plugin> Plugin::load(const std::filesystem::path& path) {
         path, "ABI major version mismatch in the function table: " + abi_fix_hint(api->abi_major),
         api->abi_major);
 
+  if (api->plugin_name == nullptr) throw InvalidPluginError(path, "the function table's plugin_name is NULL");
   auto plugin = std::shared_ptr<Plugin>(new Plugin(path, std::move(library), api));
+  if (std::string problem = plugin_name_problem(plugin->name(), "the plugin's name (plugin_name)"); !problem.empty())
+    throw InvalidPluginError(path, problem);
   const char* missing = nullptr;
   if (!plugin->has(&tg_plugin_api::error_code))
     missing = "error_code";
@@ -142,9 +150,8 @@ void Plugin::check(tg_error* err, std::string_view call) const {
 int Plugin::device_count() const {
   int32_t count = 0;
   check(api_->device_count(&count), "device_count");
-  if (count < 0)
-    throw PluginContractError(name_ + " (" + path_.string() + "): device_count reported " +
-                              std::to_string(count) + " devices; a plugin reports 0 or more");
+  if (std::string problem = device_count_problem(count); !problem.empty())
+    throw PluginContractError(name_ + " (" + path_.string() + "): " + problem);
   return count;
 }
 

@@ -38,9 +38,11 @@ struct CompiledKernel {
 
 class Plugin {
 public:
-  // Loads path with RTLD_NOW|RTLD_LOCAL, finds the entry symbol and checks the table.
-  // Throws PluginNotFoundError, PluginOpenError, NotAPluginError, AbiVersionMismatchError,
-  // PluginRefusedError or InvalidPluginError; each message names the path and the cause.
+  // Checks the file (check_plugin_file), loads it with RTLD_NOW|RTLD_LOCAL, finds the entry
+  // symbol and checks the table, the plugin's name included (is_valid_plugin_name).
+  // Throws PluginNotFoundError, PluginOpenError (PluginFileError for a bad file), NotAPluginError,
+  // AbiVersionMismatchError, PluginRefusedError or InvalidPluginError; each message names the path
+  // and the cause.
   static std::shared_ptr<Plugin> load(const std::filesystem::path& path);
 
   ~Plugin();
@@ -69,8 +71,8 @@ public:
   // Consumes err: returns if NULL, else throws the matching DeviceError with "<plugin>.<call>: ...".
   void check(tg_error* err, std::string_view call) const;
 
-  // Number of devices. UNAVAILABLE (no hardware) throws DeviceUnavailableError; a negative count
-  // throws PluginContractError.
+  // Number of devices. UNAVAILABLE (no hardware) throws DeviceUnavailableError; a count outside
+  // 0..kMaxDeviceCount (plugin_file.hpp) throws PluginContractError.
   int device_count() const;
 
   // Compiles serialized kernel IR; needs no device. Thread-safe.

@@ -1,5 +1,7 @@
 #include "kernel/runtime/plugin_registry.hpp"
 
+#include "kernel/runtime/plugin_file.hpp"
+
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include <algorithm>
@@ -74,7 +76,7 @@ std::vector<SearchDir> plugin_search_path() {
   return out;
 }
 
-std::vector<PluginEntry> discover_plugins(const std::vector<SearchDir>& search) {
+std::vector<PluginEntry> find_plugins(const std::vector<SearchDir>& search) {
   std::vector<std::pair<fs::path, PluginOrigin>> files;
   for (const auto& item : search) {
     std::error_code ec;
@@ -104,19 +106,29 @@ std::vector<PluginEntry> discover_plugins(const std::vector<SearchDir>& search) 
     if (entry.name.empty()) entry.name = file.stem().string();
     auto earlier = std::find_if(entries.begin(), entries.end(),
                                 [&](const PluginEntry& e) { return e.name == entry.name && is_active(e); });
-    if (earlier != entries.end()) {
-      entry.shadowed_by = earlier->path;
-      entries.push_back(std::move(entry));
-      continue;
-    }
-    try {
-      entry.plugin = Plugin::load(file);
-    } catch (const std::exception& e) {
-      entry.error = std::current_exception();
-      entry.error_message = e.what();
-    }
+    if (earlier != entries.end()) entry.shadowed_by = earlier->path;
     entries.push_back(std::move(entry));
   }
+  return entries;
+}
+
+void load_entry(PluginEntry& entry) {
+  if (entry.load_attempted || !is_active(entry)) return;
+  entry.load_attempted = true;
+  try {
+    // The registry's name becomes device names ("NAME:1"): it follows the plugin name rules too.
+    if (std::string problem = plugin_name_problem(entry.name, "the name from the file name"); !problem.empty())
+      throw InvalidPluginError(entry.path, problem);
+    entry.plugin = Plugin::load(entry.path);
+  } catch (const std::exception& e) {
+    entry.error = std::current_exception();
+    entry.error_message = e.what();
+  }
+}
+
+std::vector<PluginEntry> discover_plugins(const std::vector<SearchDir>& search) {
+  std::vector<PluginEntry> entries = find_plugins(search);
+  for (auto& entry : entries) load_entry(entry);
   return entries;
 }
 
@@ -127,21 +139,23 @@ PluginRegistry& PluginRegistry::instance() {
 
 void PluginRegistry::ensure_scanned_locked() {
   if (scanned_) return;
-  entries_ = discover_plugins(plugin_search_path());
+  entries_ = find_plugins(plugin_search_path()); // loaded on first use: get() or entries()
   scanned_ = true;
 }
 
 std::vector<PluginEntry> PluginRegistry::entries() {
   std::lock_guard lock(mutex_);
   ensure_scanned_locked();
+  for (auto& entry : entries_) load_entry(entry);
   return entries_;
 }
 
 std::shared_ptr<Plugin> PluginRegistry::get(const std::string& name) {
   std::lock_guard lock(mutex_);
   ensure_scanned_locked();
-  for (const auto& entry : entries_) {
+  for (auto& entry : entries_) {
     if (entry.name != name || !is_active(entry)) continue;
+    load_entry(entry); // only the plugin asked for is opened
     if (entry.error) std::rethrow_exception(entry.error);
     return entry.plugin;
   }
@@ -166,7 +180,10 @@ std::string PluginRegistry::add(const fs::path& path) {
     std::transform(entry.name.begin(), entry.name.end(), entry.name.begin(),
                    [](unsigned char c) { return char(std::tolower(c)); });
   }
+  if (std::string problem = plugin_name_problem(entry.name, "the name from the file name"); !problem.empty())
+    throw InvalidPluginError(path, problem);
   entry.plugin = std::move(plugin);
+  entry.load_attempted = true;
 
   std::lock_guard lock(mutex_);
   ensure_scanned_locked();

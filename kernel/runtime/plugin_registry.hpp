@@ -37,6 +37,7 @@ struct PluginEntry {
   std::string name; // from the file name: libtg_device_<name>.so
   std::filesystem::path path;
   PluginOrigin origin = PluginOrigin::env;
+  bool load_attempted = false;        // load_entry ran (shadowed entries are never loaded)
   std::shared_ptr<Plugin> plugin;    // set when loading succeeded
   std::exception_ptr error;          // set when it failed (a PluginLoadError subclass)
   std::string error_message;         // error's what()
@@ -55,14 +56,22 @@ std::filesystem::path installed_plugin_dir();
 // The directories and files searched, in order.
 std::vector<SearchDir> plugin_search_path();
 
-// Loads every plugin file found on `search` (files are taken as they are; directories are scanned).
+// The plugin files on `search` (files are taken as they are; directories are scanned), named and
+// marked shadowed, none loaded yet.
+std::vector<PluginEntry> find_plugins(const std::vector<SearchDir>& search);
+// Loads entry's file once (unless it is shadowed), keeping the plugin or the load error on it. A
+// name from the file name that is not a valid plugin name (is_valid_plugin_name) is a load error.
+void load_entry(PluginEntry& entry);
+// find_plugins, then load_entry on every entry.
 std::vector<PluginEntry> discover_plugins(const std::vector<SearchDir>& search);
 
-// The process-wide registry: discovery runs once, on first use; thread-safe.
+// The process-wide registry: discovery runs once, on first use, and opens no plugin; a plugin is
+// loaded when it is asked for by name (get) or when all are listed (entries). Thread-safe.
 class PluginRegistry {
 public:
   static PluginRegistry& instance();
 
+  // Every entry, each active one loaded (a listing: `tg devices`).
   std::vector<PluginEntry> entries();
   // The loaded plugin named `name`; rethrows its load error, or UnknownPluginError listing what
   // was searched and found.

@@ -12,6 +12,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <unistd.h>
 
 namespace tg {
@@ -20,17 +21,62 @@ namespace fs = std::filesystem;
 
 std::string hash_hex(std::span<const std::byte> bytes) { return sdk::hex64(sdk::fnv1a64(bytes)); }
 
-// A missing or unreadable cache file is a cache miss, not an error.
-std::vector<std::byte> read_cache_file(const fs::path& p) {
-  try {
-    return sdk::read_file(p);
-  } catch (const sdk::FileError&) {
-    return {};
-  }
+namespace {
+
+constexpr char kCacheMagic[4] = {'T', 'G', 'K', 'C'};
+constexpr uint32_t kCacheFormat = 1;
+
+// The key's check: FNV-1a over a prefix and the key, so it is independent of the file's name
+// (the unprefixed hash): a file moved under another key's name fails it.
+uint64_t key_check(std::span<const std::byte> key) {
+  std::vector<std::byte> bytes;
+  constexpr std::string_view prefix = "tinygrad.cpp disk cache key\n";
+  bytes.reserve(prefix.size() + key.size());
+  for (char c : prefix) bytes.push_back(std::byte(c));
+  bytes.insert(bytes.end(), key.begin(), key.end());
+  return sdk::fnv1a64(bytes);
 }
 
-// Writes via a temporary file and rename, so a concurrent reader never sees half a blob.
-void write_cache_file(const fs::path& p, std::span<const std::byte> bytes) {
+void put_u64(std::vector<std::byte>& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(std::byte((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_u64(std::span<const std::byte> in, size_t at) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(in[at + size_t(i)]) << (8 * i);
+  return v;
+}
+
+} // namespace
+
+std::optional<std::vector<std::byte>> read_cache_file(const fs::path& p, std::span<const std::byte> key) {
+  std::vector<std::byte> file;
+  try {
+    file = sdk::read_file(p);
+  } catch (const sdk::FileError&) { // missing or unreadable: a miss
+    return std::nullopt;
+  }
+  constexpr size_t head = 4 + 4 + 8 + 8, tail = 8;
+  if (file.size() < head + tail || std::memcmp(file.data(), kCacheMagic, 4) != 0) return std::nullopt;
+  uint32_t format = 0;
+  for (int i = 0; i < 4; ++i) format |= uint32_t(file[4 + size_t(i)]) << (8 * i);
+  const uint64_t size = get_u64(file, 16);
+  if (format != kCacheFormat || size != file.size() - head - tail) return std::nullopt;
+  const std::span<const std::byte> sealed(file.data(), file.size() - tail);
+  if (get_u64(file, file.size() - tail) != sdk::fnv1a64(sealed)) return std::nullopt; // truncated or corrupt
+  if (get_u64(file, 8) != key_check(key)) return std::nullopt;                       // another key's file
+  return std::vector<std::byte>(file.begin() + std::ptrdiff_t(head), file.end() - std::ptrdiff_t(tail));
+}
+
+// Writes via a temporary file and rename, so a concurrent reader never sees half a file.
+void write_cache_file(const fs::path& p, std::span<const std::byte> key, std::span<const std::byte> payload) {
+  std::vector<std::byte> file;
+  for (char c : kCacheMagic) file.push_back(std::byte(c));
+  for (int i = 0; i < 4; ++i) file.push_back(std::byte((kCacheFormat >> (8 * i)) & 0xff));
+  put_u64(file, key_check(key));
+  put_u64(file, payload.size());
+  file.insert(file.end(), payload.begin(), payload.end());
+  put_u64(file, sdk::fnv1a64(file));
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
   fs::path tmp = p;
@@ -38,9 +84,15 @@ void write_cache_file(const fs::path& p, std::span<const std::byte> bytes) {
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) return; // the cache is an optimization: a read-only home is not an error
-    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    out.write(reinterpret_cast<const char*>(file.data()), std::streamsize(file.size()));
+    if (!out) {
+      out.close();
+      fs::remove(tmp, ec);
+      return;
+    }
   }
   fs::rename(tmp, p, ec);
+  if (ec) fs::remove(tmp, ec);
 }
 
 Program compile_uncached(const std::shared_ptr<Device>& device, std::span<const std::byte> ir,
@@ -88,10 +140,9 @@ std::shared_ptr<CachedProgram> build_program(const std::shared_ptr<Device>& devi
   auto cached = std::make_shared<CachedProgram>();
   auto t0 = std::chrono::steady_clock::now();
   if (config().disk_cache && !want_source) {
-    auto blob = read_cache_file(disk_path);
-    if (!blob.empty()) {
+    if (auto blob = read_cache_file(disk_path, disk_key_bytes)) {
       try {
-        cached->program = device->load(blob);
+        cached->program = device->load(*blob);
         cached->from_disk = true;
       } catch (const DeviceError&) { // corrupt or stale: recompile and overwrite
         cached->from_disk = false;
@@ -103,7 +154,7 @@ std::shared_ptr<CachedProgram> build_program(const std::shared_ptr<Device>& devi
     CompiledKernel k = plugin.compile(ir, want_source ? TG_COMPILE_WANT_SOURCE : 0, target, opt_level);
     cached->source = k.source;
     cached->program = device->load(k.binary); // Device serializes calls on one device (docs/abi.md)
-    if (config().disk_cache) write_cache_file(disk_path, k.binary);
+    if (config().disk_cache) write_cache_file(disk_path, disk_key_bytes, k.binary);
   }
   cached->compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

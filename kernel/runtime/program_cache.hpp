@@ -1,5 +1,5 @@
 // Compiled programs, cached in memory (per device) and on disk (per plugin). The disk key is
-// hash(ABI major, plugin name, plugin cache key, kernel IR bytes), as DESIGN.md says, so a new
+// hash(ABI major, plugin name, plugin cache key, kernel IR bytes), so a new
 // compiler version, target or flag never reuses a stale blob.
 #pragma once
 
@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -40,10 +41,17 @@ uint64_t program_compile_count();
 Program compile_uncached(const std::shared_ptr<Device>& device, std::span<const std::byte> ir,
                          uint32_t opt_level);
 
-// The disk cache's files, for the other caches beside it (beam.cpp): a missing or unreadable file
-// reads as empty; a write goes through a temporary file and a rename, and a failure is no error.
-std::vector<std::byte> read_cache_file(const std::filesystem::path& p);
-void write_cache_file(const std::filesystem::path& p, std::span<const std::byte> bytes);
+// The disk cache's files, for the other caches beside it (beam.cpp). A file is named by the hash
+// of its key and sealed: "TGKC", uint32 format version, uint64 check of the key (a hash seeded
+// apart from the name's), uint64 payload size, the payload, uint64 fnv1a64 of every byte before.
+// read_cache_file returns the payload only when the file is whole and was written for `key`: a
+// missing, unreadable, truncated, corrupt, renamed or swapped file is a miss (nullopt), which the
+// caller fills by compiling again and overwriting. A write goes through a temporary file and a
+// rename, and a failure is no error (the cache is an optimization).
+std::optional<std::vector<std::byte>> read_cache_file(const std::filesystem::path& p,
+                                                      std::span<const std::byte> key);
+void write_cache_file(const std::filesystem::path& p, std::span<const std::byte> key,
+                      std::span<const std::byte> payload);
 
 // FNV-1a 64 of bytes, as 16 hex digits.
 std::string hash_hex(std::span<const std::byte> bytes);

@@ -56,10 +56,10 @@ double run_prepared(std::span<const PreparedLaunch> launches);
 // VIZ or LaunchCounter (they time each kernel), and TG_EAGER_BATCH=1 (Config::eager_batch).
 // Returns false (and does nothing) when it does not apply. A failing batch throws the plugin's
 // DeviceError with the batch's kernels named in order.
-// Off by default: on the H200 the eager training step ran slower with it (docs/cuda.md, session
-// 21, h/eager: ~4.3 vs ~3.8-3.9 ms). The caching allocator hands every replay other buffers, so
-// the CUDA plugin updates every node of its graph each time; the host's launch cost fell
-// (3.9 -> 0.33-0.38 us per kernel) but the step did not.
+// Off by default: on the H200 the eager training step runs slower with it (~4.3 vs ~3.9 ms;
+// docs/cuda.md, "launch_batch as CUDA graphs"). The caching allocator hands every replay other
+// buffers, so the CUDA plugin updates every node of its graph each time; the host's launch cost
+// falls (3.9 -> 0.33-0.38 us per kernel) but the step does not.
 bool run_prepared_as_batch(std::span<const PreparedLaunch> launches);
 
 // The device memory behind a BUFFER node, allocating it if asked; throws Error if it has none.

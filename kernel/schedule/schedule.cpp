@@ -10,6 +10,13 @@ namespace tg {
 
 namespace {
 
+// The deepest expression one kernel computes: the most nodes on a path from a load or constant to
+// the stored value. A deeper fused chain (100,000 lazy additions, a gradient through as many
+// steps) is cut: each node at this depth is stored and read back by the next kernel. Lowering and
+// the device compilers walk a kernel's expression recursively, so this bounds their stack (the
+// lowerer refuses kernels over 2000 deep: codegen/lower.cpp); ordinary kernels stay far below.
+constexpr int kMaxFusedDepth = 1000;
+
 bool expands(const UOpRef& u, ShapeMap& shapes) {
   if (u->op() != Ops::EXPAND) return false;
   return dims_prod(shapes(u)) != dims_prod(shapes(u->src(0)));
@@ -53,6 +60,26 @@ struct Scheduler {
       if (reads) loads.insert(u.get());
     }
     for (const auto& r : roots) targets.insert(r.get());
+  }
+
+  // Stores each node at depth kMaxFusedDepth of a fused chain (counted from the kernel boundary
+  // below it), so no kernel's expression is deeper. Runs after decide(): its boundaries reset the
+  // count, so only chains that really fuse that deep are cut. A boundary added here only moves
+  // work out of a kernel: each node can be a kernel's root, as any target can.
+  void bound_depth() {
+    if (order.size() < size_t(kMaxFusedDepth)) return; // no path is that long
+    std::unordered_map<const UOp*, int> depth; // 1 for a leaf or a stored value
+    depth.reserve(order.size());
+    for (const auto& u : order) {
+      int d = 0;
+      for (const auto& s : u->src()) d = std::max(d, depth.at(s.get()));
+      ++d;
+      const Ops op = u->op();
+      const bool storable = is_alu(op) || is_movement(op) || op == Ops::CAST || op == Ops::BITCAST ||
+                            op == Ops::REDUCE_AXIS;
+      if (d >= kMaxFusedDepth && storable) realize.insert(u.get());
+      depth.emplace(u.get(), realize.count(u.get()) ? 1 : d);
+    }
   }
 
   // A reduce must be materialized when, before reaching a kernel boundary, its value is
@@ -141,6 +168,7 @@ Schedule create_schedule(const std::vector<UOpRef>& targets, const ScheduleOptio
   Scheduler s;
   s.analyze(targets);
   s.decide();
+  s.bound_depth();
 
   Schedule out;
   std::unordered_map<const UOp*, UOpRef> rebuilt; // original node -> node in kernel terms

@@ -22,7 +22,12 @@ std::int64_t SInt::value() const {
 UOpRef SInt::to_uop() const { return uop_ ? uop_ : index_const(value_); }
 
 UOpRef SInt::to_uop(DType dt) const {
-  if (!uop_) return UOp::constant(dt, value_);
+  if (!uop_) {
+    // A constant that dt cannot hold would wrap (an offset past 2^31 in int32): refuse it loudly.
+    if (dt.is_int() && dt.scalar != Scalar::UInt64 && (value_ < dt.int_min() || value_ > dt.int_max()))
+      throw ShapeError("index constant " + std::to_string(value_) + " does not fit " + dt.name());
+    return UOp::constant(dt, value_);
+  }
   return uop_->dtype() == dt ? uop_ : UOp::make(Ops::CAST, dt, {uop_});
 }
 

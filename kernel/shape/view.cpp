@@ -256,8 +256,9 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
 std::pair<UOpRef, UOpRef> View::to_index(const std::vector<UOpRef>& idxs) const {
   if (idxs.size() != ndim())
     throw ShapeError("to_index: " + std::to_string(idxs.size()) + " indices for shape " + shape_str(shape));
-  // index math in the indices' dtype (codegen passes int64 so large views cannot wrap)
-  const DType dt = idxs.empty() ? dtypes::index : idxs[0]->dtype();
+  // index math in the indices' dtype (codegen passes int64 so large views cannot wrap); a 0-d
+  // view has no index to take it from and is just its offset, which may be past 2^31: int64
+  const DType dt = idxs.empty() ? dtypes::int64 : idxs[0]->dtype();
   UOpRef idx = offset.to_uop(dt);
   UOpRef valid = UOp::constant(dtypes::bool_, true);
   for (std::size_t i = 0; i < ndim(); ++i) {

@@ -220,7 +220,7 @@ private:
   // leaves_below for up to 64 current leaves: each node's leaves as a bit mask, memoized across
   // calls while the current leaves and the recorded views stay the same. The targets of one
   // realize (a step's gradients, the optimizer's updates) share most of their graph, which the
-  // plain walk visited once per target (docs/cuda.md, session 19). Nodes are held weakly: an
+  // plain walk would visit once per target. Nodes are held weakly: an
   // expired entry is computed again, so a new node at a dead one's address is never confused.
   std::vector<std::weak_ptr<const UOp>> leaves_below_memo(const UOpRef& root, const LeafNodes& current) {
     if (!memo_matches(current)) {
@@ -322,7 +322,7 @@ private:
 // was computed from (recursively: that expression may hold views read earlier). Memoized, so a
 // node shared by several roots maps to one node. The recorded views are read once per call (a
 // snapshot, taken again when they changed: a rule's read may record one), not under a lock per
-// node, and the memo is a flat map (session 20).
+// node, and the memo is a flat map.
 class Unrealize {
 public:
   UOpRef operator()(const UOpRef& root) {
@@ -607,7 +607,7 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   // The forward values the rules read, with the intermediates an earlier realize stored (the loss
   // realized first: Tensor::backward) substituted, in one walk over the forward graph: the
   // gradients read them instead of recomputing the forward pass. (Substituting into the finished
-  // gradient graph instead rebuilt nearly all of it: a third of gradient()'s time, session 22.)
+  // gradient graph instead would rebuild nearly all of it: a third of gradient()'s time.)
   detail::NodeMap stored;
   UOpRef forward, values;
   if (!order.empty()) {
@@ -739,8 +739,9 @@ bool detail::realize_early(const std::string& device) {
 void Tensor::backward(std::optional<Tensor> seed) const {
   // On a device that queues launches the forward pass's kernels start now and run while the host
   // builds the gradient graph (and the optimizer's), instead of the device idling until the step's
-  // one realize (docs/cuda.md, session 19). The gradient then reads the stored forward values, as
-  // for a value read before backward(), so what it computes is unchanged.
+  // one realize (TG_REALIZE_EARLY, docs/cuda.md, "Environment variables"). The gradient then reads
+  // the stored forward values, as for a value read before backward(), so what it computes is
+  // unchanged.
   if (detail::realize_early(device())) {
     Tensor root = *this; // shares this tensor's state: it holds the stored value afterwards
     root.realize();

@@ -180,8 +180,8 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     // weight; dW = conv of the input (batch as channels) with g as the kernel.
     // The closure holds the input's and the weight's nodes in tensors of their own, not the
     // tensors themselves: the weight's gradient holds this closure (through its expression), and
-    // holding the weight's own state there made weight -> gradient -> closure -> weight, a cycle
-    // that kept a model alive after it died (docs/cuda.md, session 22).
+    // holding the weight's own state there would make weight -> gradient -> closure -> weight, a
+    // cycle that keeps a model alive after it dies.
     Tensor input = with(uop(), shape()), w = weight.with(weight.uop(), weight.shape());
     int64_t pad_ = padding;
     out = with_custom_gradient(

@@ -4,9 +4,11 @@
 #include "kernel/tensor/datasets.hpp"
 
 #include <tg/sdk/bytes.hpp>
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -92,10 +94,38 @@ std::optional<IdxHeader> read_header(std::span<const std::byte> bytes, const std
   return h;
 }
 
-// Inflates a gzip stream (several concatenated members are allowed, as gzip(1) does). Stops as soon
-// as the output is larger than the IDX header at its start declares, so a small file that inflates
-// to gigabytes (a gzip bomb) costs no more memory than the header promised.
-std::vector<std::byte> gunzip(std::span<const std::byte> in, const std::string& name) {
+// DEFLATE's largest expansion: a 258-byte match in about two bits, 1032 to 1.
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
+uint64_t read_meminfo_available() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return std::numeric_limits<uint64_t>::max();
+  char line[256];
+  uint64_t kb = 0;
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, f))
+    found = std::sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1;
+  std::fclose(f);
+  return found ? kb * 1024 : std::numeric_limits<uint64_t>::max();
+}
+
+// A cgroup v2 file holding one number or "max".
+std::optional<uint64_t> read_cgroup_value(const char* path) {
+  std::FILE* f = std::fopen(path, "r");
+  if (!f) return std::nullopt;
+  uint64_t v = 0;
+  const bool ok = std::fscanf(f, "%" SCNu64, &v) == 1;
+  std::fclose(f);
+  return ok ? std::optional<uint64_t>(v) : std::nullopt;
+}
+
+// Inflates a gzip stream (several concatenated members are allowed, as gzip(1) does). Once the IDX
+// header at its start is inflated, the size it declares is checked against what the file can
+// hold (DEFLATE expands at most 1032-fold) and against `budget` bytes of memory, and refused
+// before anything more is inflated; the output is then allocated once, and inflating stops as
+// soon as it grows past the declared size. So a small file that would inflate to gigabytes (a
+// gzip bomb) costs a few kilobytes before it is refused.
+std::vector<std::byte> gunzip(std::span<const std::byte> in, const std::string& name, uint64_t budget) {
   std::vector<std::byte> out;
   std::optional<uint64_t> limit; // header + data bytes, once the header has been inflated
   z_stream zs{};
@@ -116,7 +146,18 @@ std::vector<std::byte> gunzip(std::span<const std::byte> in, const std::string& 
     pos += avail - zs.avail_in;
     out.insert(out.end(), chunk.begin(), chunk.begin() + std::ptrdiff_t(chunk.size() - zs.avail_out));
     if (!limit)
-      if (auto h = read_header(out, name, false)) limit = h->header_bytes + h->data_bytes;
+      if (auto h = read_header(out, name, false)) {
+        limit = h->header_bytes + h->data_bytes;
+        const uint64_t most = uint64_t(in.size()) * kMaxDeflateRatio + 1024;
+        if (*limit > most)
+          raise(name, "its header declares " + std::to_string(*limit) + " bytes, more than a " +
+                          std::to_string(in.size()) + "-byte gzip file can inflate to (" + std::to_string(most) +
+                          "): a corrupt file or a gzip bomb");
+        if (*limit > budget)
+          raise(name, "its header declares " + std::to_string(*limit) + " bytes, more than the " +
+                          std::to_string(budget) + " bytes of memory available; refused before inflating");
+        out.reserve(size_t(*limit) + chunk.size()); // the chunk that overshoots must not reallocate
+      }
     if (limit && out.size() > *limit)
       raise(name, "size mismatch: the gzip stream inflates to more than the " + std::to_string(*limit) +
                       " bytes its IDX header declares (stopped after " + std::to_string(out.size()) +
@@ -142,10 +183,28 @@ std::vector<std::byte> gunzip(std::span<const std::byte> in, const std::string& 
 
 } // namespace
 
+uint64_t available_memory() {
+  uint64_t avail = read_meminfo_available();
+  // a cgroup's limit (containers, systemd slices) binds before the machine's memory does
+  if (auto max = read_cgroup_value("/sys/fs/cgroup/memory.max"))
+    avail = std::min(avail, *max - std::min(*max, read_cgroup_value("/sys/fs/cgroup/memory.current").value_or(0)));
+  if (rlimit rl{}; ::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    avail = std::min<uint64_t>(avail, rl.rlim_cur);
+  return avail;
+}
+
 IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name) {
+  return parse_idx(bytes, name, available_memory());
+}
+
+IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name, uint64_t memory_budget) {
   std::vector<std::byte> inflated;
   if (bytes.size() >= 2 && bytes[0] == std::byte{0x1f} && bytes[1] == std::byte{0x8b}) {
-    inflated = gunzip(bytes, name);
+    try {
+      inflated = gunzip(bytes, name, memory_budget);
+    } catch (const std::bad_alloc&) {
+      raise(name, "out of memory while inflating the gzip stream");
+    }
     bytes = inflated;
   }
   IdxHeader h = *read_header(bytes, name, true);
@@ -159,8 +218,16 @@ IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name) {
   IdxArray a;
   a.dtype = h.dtype;
   a.shape = std::move(h.shape);
-  const std::byte* src = bytes.data() + h.header_bytes;
-  a.data.assign(src, src + want);
+  if (!inflated.empty()) { // the inflated bytes become the data in place: no second copy
+    inflated.erase(inflated.begin(), inflated.begin() + std::ptrdiff_t(h.header_bytes));
+    a.data = std::move(inflated);
+  } else {
+    if (want > memory_budget)
+      raise(name, "its data needs " + std::to_string(want) + " bytes, more than the " +
+                      std::to_string(memory_budget) + " bytes of memory available");
+    const std::byte* src = bytes.data() + h.header_bytes;
+    a.data.assign(src, src + want);
+  }
   if (h.itemsize > 1) // big-endian to host (little-endian)
     for (size_t i = 0; i < a.data.size(); i += size_t(h.itemsize))
       std::reverse(&a.data[i], &a.data[i] + h.itemsize);

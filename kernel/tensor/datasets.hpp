@@ -28,10 +28,17 @@ struct IdxArray {
 
 // Reads a raw or gzip-compressed IDX file. Errors (DatasetError) name the file. A gzip stream is
 // inflated only up to the size its IDX header declares: more is an error, found without
-// inflating the rest.
+// inflating the rest. A declared size larger than the compressed file can hold (DEFLATE expands
+// at most 1032-fold) or than the memory available (available_memory()) is refused as soon as the
+// header is inflated, before the rest is.
 IdxArray read_idx(const std::filesystem::path& path);
 // The same from bytes already in memory (gzip-compressed or not); `name` labels errors.
 IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name = "<memory>");
+// The same with an explicit memory budget in bytes instead of available_memory().
+IdxArray parse_idx(std::span<const std::byte> bytes, const std::string& name, uint64_t memory_budget);
+// Bytes this process may still allocate as far as the system tells: the least of MemAvailable
+// (/proc/meminfo), the cgroup's memory.max less memory.current, and RLIMIT_AS.
+uint64_t available_memory();
 
 // MNIST-format data as uint8 tensors: x (N, 1, 28, 28) pixels 0..255, y (N) class labels 0..9
 // (60000 train and 10000 test samples for MNIST and Fashion-MNIST). Cast/normalise as needed,

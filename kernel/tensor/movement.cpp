@@ -325,7 +325,8 @@ Tensor Tensor::gather(int64_t ax, const Tensor& index) const {
     if (d != a && index.shape()[size_t(d)] > this->shape()[size_t(d)])
       throw TensorError("gather: index shape " + dims_str(index.shape()) + " exceeds " +
                         dims_str(this->shape()) + " in dim " + std::to_string(d));
-  // one-hot over the gathered axis: out[..i..] = sum_j x[..j..] * (index[..i..] == j)
+  // one-hot over the gathered axis: out[..i..] = sum_j (index[..i..] == j ? x[..j..] : 0), selected
+  // with where: multiplying by the one-hot would turn an unselected inf or NaN into NaN
   int64_t n = this->shape()[size_t(a)];
   std::vector<std::pair<int64_t, int64_t>> ranges;
   for (int64_t d = 0; d < ndim(); ++d) ranges.emplace_back(0, d == a ? n : index.shape()[size_t(d)]);
@@ -334,7 +335,9 @@ Tensor Tensor::gather(int64_t ax, const Tensor& index) const {
   arange_shape.back() = n;
   Tensor ar = Tensor::arange(0, double(n), 1, index.dtype(), this->device()).reshape(arange_shape);
   Tensor onehot = index.unsqueeze(-1).eq(ar);
-  return (x * onehot.cast(dtype())).sum({-1}).cast(dtype());
+  Dims sel_shape = onehot.shape();
+  Tensor xs = x.expand(sel_shape);
+  return onehot.where(xs, xs.const_like(0)).sum({-1}).cast(dtype());
 }
 
 } // namespace tg

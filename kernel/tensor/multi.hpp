@@ -1,4 +1,4 @@
-// MultiTensor: one logical tensor spread over several devices (issue 16), either sharded (split
+// MultiTensor: one logical tensor spread over several devices, either sharded (split
 // evenly along one axis, shard i on device i) or replicated (every device holds the whole value).
 // Each shard is an ordinary lazy Tensor on its device, so per-device work fuses and schedules as
 // usual; data crosses devices only through the collectives in multi_collective.hpp, which run

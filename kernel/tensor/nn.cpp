@@ -390,11 +390,13 @@ Tensor sparse_categorical_crossentropy(const Tensor& logits, const Tensor& label
   int64_t classes = logits.shape().back();
   Tensor logp = logits.log_softmax(-1);
   Tensor ids = Tensor::arange(0, double(classes), 1, labels.dtype(), labels.device());
-  Tensor onehot = labels.unsqueeze(-1).eq(ids).cast(logp.dtype());
-  Tensor per = (logp * onehot).sum({-1});
+  // Selected with where, not multiplied by 0/1 masks: an unselected -inf log-probability (or an
+  // ignored row's) times 0 would be NaN.
+  Tensor onehot = labels.unsqueeze(-1).eq(ids);
+  Tensor per = onehot.where(logp, logp.const_like(0)).sum({-1});
   if (label_smoothing != 0) per = per * (1 - label_smoothing) + logp.mean({-1}) * label_smoothing;
-  Tensor mask = labels.ne(labels.const_like(double(ignore_index))).cast(logp.dtype());
-  return -((per * mask).sum() / mask.sum());
+  Tensor keep = labels.ne(labels.const_like(double(ignore_index)));
+  return -(keep.where(per, per.const_like(0)).sum() / keep.cast(logp.dtype()).sum());
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, double label_smoothing) {

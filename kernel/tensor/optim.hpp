@@ -58,7 +58,7 @@ protected:
   virtual void begin_step() {}
   // A realized 0-d tensor holding `value` (uploaded from the host), cast to `like`'s dtype on its
   // device; one upload per value, dtype and device, kept while the steps keep using it (an upload
-  // on an asynchronous device may wait for the work queued before it, docs/cuda.md session 19).
+  // on an asynchronous device may wait for the work queued before it, docs/cuda.md, "The device").
   Tensor host_scalar(double value, const Tensor& like);
   // lr for parameter `p`: lr_tensor on p's device in p's dtype when set, else host_scalar(lr, p).
   Tensor lr_for(const Tensor& p);

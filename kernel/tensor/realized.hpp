@@ -16,8 +16,8 @@ namespace tg::detail {
 
 // node -> node for one walk over a graph (RealizedCache::substitute, autograd's Unrealize): a flat
 // open-addressing table (linear probing, at most half full). Those walks visit a training step's
-// ~1000-node graphs several times per step; an unordered_map allocated a node per entry
-// (docs/cuda.md, session 20). Keys are raw pointers: the caller keeps them alive.
+// ~1000-node graphs several times per step, where an unordered_map would allocate a node per
+// entry. Keys are raw pointers: the caller keeps them alive.
 class NodeMap {
 public:
   NodeMap() { resize(1024); }
@@ -60,7 +60,7 @@ private:
 
 // A set of nodes for one walk (the graph autograd differentiates, the nodes that need a
 // gradient): flat open addressing like NodeMap, one allocation per growth instead of one per
-// node (session 20). Raw pointers: the caller keeps the nodes alive.
+// node. Raw pointers: the caller keeps the nodes alive.
 class NodeSet {
 public:
   NodeSet() { resize(1024); }
@@ -101,8 +101,7 @@ void note_realized(const UOpRef& expr, const UOpRef& view);
 // While one lives on a thread, note_realized there records nothing. Optimizer::step_and_realize
 // opens one when the step updates every current leaf (updates_every_leaf): whatever its realizes
 // record reaches only leaves that the update replaces, so the next purge would drop it unused; the
-// records' leaf walks were ~15% of the host thread's time in a training step (docs/cuda.md,
-// session 22).
+// records' leaf walks would be ~15% of the host thread's time in a training step.
 class WithoutHistory {
 public:
   WithoutHistory();

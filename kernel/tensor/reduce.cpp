@@ -70,9 +70,9 @@ std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes,
 // 115-230 GB/s on an H200). Two kernels instead: partial results over S slices of the first
 // reduced axis, then their reduction. Adjacent reduced dims are merged first (H, W -> H*W) so the
 // partial kernel's innermost reduce axis is one long contiguous row, which the GPU heuristic
-// groups (neighbouring threads read neighbouring words). An earlier split that kept H and W apart
-// left the partial kernel without a usable GROUP axis and ran 10-70x slower (docs/cuda.md). GPUs
-// only (gpu_style).
+// groups (neighbouring threads read neighbouring words). A split that keeps H and W apart leaves
+// the partial kernel without a usable GROUP axis and runs 10-70x slower (docs/cuda.md,
+// "Reductions on the GPU"). GPUs only (gpu_style).
 std::optional<Tensor> Tensor::split_multi_axis_reduce(Ops op, const Axes& axes,
                                                       const Dims& final_shape) const {
   const Dims& shape = this->shape();
@@ -205,9 +205,11 @@ Tensor Tensor::argmax(std::optional<int64_t> ax, bool keepdim) const {
   if (n == 0) throw TensorError("argmax of an empty dimension");
   Dims ar_shape(size_t(ndim()), 1);
   ar_shape[size_t(a)] = n;
-  // the first index reaching the max: max over (n - i) where x == max
+  // the first index reaching the max: max over (n - i) where x == max. A float max is NaN when
+  // the row holds a NaN (NaN equals nothing), so there the hits are the NaNs: PyTorch's first NaN.
   Tensor rev = Tensor::arange(double(n), 0, -1, dtypes::int32, this->device()).reshape(ar_shape);
   Tensor hit = eq(max({a}, true));
+  if (dtype().is_float()) hit = hit.logical_or(ne(*this));
   Tensor idx =
       hit.where(rev.expand(this->shape()), rev.const_like(0).expand(this->shape())).max({a}, keepdim);
   return (idx.const_like(double(n)) - idx).cast(dtypes::int32);
@@ -232,7 +234,9 @@ Tensor Tensor::log_softmax(int64_t ax) const {
 
 Tensor Tensor::logsumexp(int64_t ax, bool keepdim) const {
   Tensor x = dtype().is_float() ? *this : cast(dtypes::default_float);
+  // An infinite max is not subtracted (inf - inf is NaN): the row's result is then that infinity.
   Tensor m = x.max({ax}, true);
+  m = m.abs().eq(m.const_like(std::numeric_limits<double>::infinity())).where(m.const_like(0), m);
   Tensor s = (x - m).exp().sum({ax}, true).log() + m;
   return keepdim ? s : s.squeeze(ax);
 }
@@ -240,12 +244,15 @@ Tensor Tensor::logsumexp(int64_t ax, bool keepdim) const {
 Tensor Tensor::cumsum(int64_t ax) const {
   int64_t a = axis(ax);
   int64_t n = this->shape()[size_t(a)];
-  // out[i] = sum_j x[j] * (j <= i): a lower-triangular mask contracted over j
-  Tensor x = transpose(a, -1);
+  // out[i] = sum_{j <= i} x[j]: a lower-triangular selection summed over j. Selected with where,
+  // not multiplied by a 0/1 mask: inf * 0 would put NaN into every earlier output.
+  Tensor x = transpose(a, -1).cast(sum_dtype(dtype()));
   Tensor rows = Tensor::arange(0, double(n), 1, dtypes::int32, this->device()).reshape({n, 1});
   Tensor cols = Tensor::arange(0, double(n), 1, dtypes::int32, this->device()).reshape({1, n});
-  Tensor mask = cols.le(rows).cast(sum_dtype(dtype()));
-  Tensor out = (x.unsqueeze(-2).cast(sum_dtype(dtype())) * mask).sum({-1});
+  Dims sel_shape = x.shape();
+  sel_shape.insert(sel_shape.end() - 1, n);
+  Tensor xs = x.unsqueeze(-2).expand(sel_shape);
+  Tensor out = cols.le(rows).expand(sel_shape).where(xs, xs.const_like(0)).sum({-1});
   return out.transpose(a, -1).cast(dtype().is_float() ? dtype() : sum_dtype(dtype()));
 }
 

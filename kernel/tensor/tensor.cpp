@@ -76,8 +76,8 @@ public:
   // whole walk). The walk does not descend below a node it replaces (what the stored value was
   // computed from is read only where another path reaches it), nor below a node that an earlier
   // walk returned while nothing was stored since (a gradient substituted by Tensor::gradient and
-  // then realized). It walked the whole graph before: the forward pass below the stored loss, and
-  // the gradients twice (docs/cuda.md, session 19, h/hoststep2).
+  // then realized). A walk of the whole graph would cover the forward pass below the stored loss,
+  // and the gradients twice.
   UOpRef substitute(const UOpRef& root, const std::string& device) {
     std::lock_guard lock(mutex_);
     if (map_.empty()) return root;

@@ -1,4 +1,4 @@
-// tg_cuda_floor: the hardware limit for issue 13's tiny op, a peer of `tg bench gpu`. It times the
+// tg_cuda_floor: the hardware limit for `tg bench gpu`'s tiny op, a peer of that bench. It times the
 // raw driver path with nothing of ours in it: one small kernel (out[i] = in[i] + 1 over 16 floats,
 // two pointer parameters like our a+1 kernel) through cuLaunchKernel on a non-blocking stream of
 // the primary context, then each way of waiting for it. It uses the plugin's own dlopen'ed driver

@@ -3,15 +3,16 @@
 // A launch of one block may carry the completion word: its kernel's last act (the renderer's
 // epilogue, sdk::render::Options::cuda_completion_word) stores the launch's number into host
 // memory the GPU writes directly. When that launch is the last work queued, wait() spins on the
-// word instead of calling cuStreamSynchronize: on an H200 the word arrived 1.2-1.5 us before the
-// driver's synchronize returned (tg_cuda_floor, docs/cuda.md, session 25). Every other way of
-// queuing work (a copy, a larger launch, a graph, an event) takes the handle from get(), which
-// makes the next wait the driver's. While spinning, wait() asks cuStreamQuery every 20 us, so a
-// kernel that faults (and never stores its number) raises its error.
+// word instead of calling cuStreamSynchronize: on an H200 the word arrives 1.2-1.5 us before the
+// driver's synchronize returns (tg_cuda_floor; docs/cuda.md, "Synchronize: the completion word and
+// the driver's wait"). Every other way of queuing work (a copy, a larger launch, a graph, an
+// event) takes the handle from get(), which makes the next wait the driver's. While spinning,
+// wait() asks cuStreamQuery every 20 us, so a kernel that faults (and never stores its number)
+// raises its error.
 //
 // TG_CUDA_SYNC_SPIN_US=N makes the driver's wait poll cuStreamQuery for N us before blocking in
-// cuStreamSynchronize (default 0; on an H200 polling for 20 or 100 us changed the tiny op by less
-// than the noise, docs/cuda.md). The host serializes calls per device (abi.h), so no lock.
+// cuStreamSynchronize (default 0; on an H200 polling for 20 or 100 us changes the tiny op by less
+// than the noise). The host serializes calls per device (abi.h), so no lock.
 #pragma once
 
 #include "driver.hpp"

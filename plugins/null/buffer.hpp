@@ -1,4 +1,4 @@
-// Null buffers: device memory. The adaptor checks every range before a copy arrives.
+// The null buffers: device memory. The adaptor checks every range before a copy arrives.
 #pragma once
 
 #include <tg/sdk/adaptor.hpp>

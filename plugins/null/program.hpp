@@ -1,4 +1,4 @@
-// Null programs: a loaded kernel (a module/function handle). The adaptor keeps the kernel's
+// The null programs: a loaded kernel (a module/function handle). The adaptor keeps the kernel's
 // signature beside it and checks every launch against it.
 #pragma once
 

@@ -1,7 +1,8 @@
 # In-tree only: what `cmake --install` puts under a prefix, and the CMake package + pkg-config file
 # that describe it. Layout (any prefix):
 #   bin/tg
-#   <libdir>/libtg.so -> libtg.so.<major> -> libtg.so.<version>, <libdir>/libtg_sdk.a
+#   <libdir>/libtg.so -> libtg.so.<major> -> libtg.so.<version>, <libdir>/libtg_sdk*.a
+#   libexec/tinygrad.cpp/   the device suites (tensor_ops_test, ...) when the tests are built
 #   <libdir>/tinygrad.cpp/plugins/libtg_device_<name>.so     (tg_add_plugin(... INSTALL))
 #   <libdir>/cmake/tinygrad_cpp/   tinygrad_cppConfig.cmake, ...ConfigVersion, ...Targets, TgPlugin.cmake
 #   <libdir>/pkgconfig/tinygrad_cpp.pc
@@ -18,6 +19,9 @@ set(TG_EXPORTED_LIBRARIES
 set(TG_PACKAGE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tinygrad_cpp)
 
 function(tg_install_package)
+  if(TARGET tg_sdk_llvm) # the LLVM IR renderer, where LLVM 14 was found; its users find LLVM first
+    list(APPEND TG_EXPORTED_LIBRARIES "tg_sdk_llvm:sdk_llvm")
+  endif()
   foreach(pair ${TG_EXPORTED_LIBRARIES})
     string(REPLACE ":" ";" pair "${pair}")
     list(GET pair 0 target)

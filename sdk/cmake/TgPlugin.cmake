@@ -1,6 +1,8 @@
 # tg_add_plugin(NAME name SOURCES ... [LIBS ...] [INSTALL] [INSTALL_DESTINATION dir])
 # Builds libtg_device_<name>.so: hidden visibility and a version script, so the only exported
-# symbol is the ABI entry point. Works in the tinygrad.cpp tree and from the installed package
+# symbol is the ABI entry point, and unused sections dropped at link time (the SDK libraries are
+# compiled with -ffunction-sections -fdata-sections), so the plugin carries only the parts of the
+# static SDK it uses. Works in the tinygrad.cpp tree and from the installed package
 # (find_package(tinygrad_cpp CONFIG)).
 # - In the tree the plugin lands in build/<preset>/lib/tinygrad.cpp/plugins/, where libtg looks.
 # - It installs nothing unless asked: INSTALL puts it in <prefix>/<libdir>/tinygrad.cpp/plugins
@@ -16,10 +18,15 @@ function(tg_add_plugin)
   set_target_properties(${target} PROPERTIES PREFIX "lib" OUTPUT_NAME tg_device_${P_NAME}
     C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
     LINK_DEPENDS ${map})
+  # Sections are kept when reachable from the exported entry point or from static constructors
+  # (.init_array), so the entry symbol and static registration objects survive the collection.
+  target_compile_options(${target} PRIVATE -ffunction-sections -fdata-sections)
   if(APPLE) # ld64 has no version scripts: export the entry point by name (never run: docs/metal.md)
-    target_link_options(${target} PRIVATE "LINKER:-exported_symbol,_tg_plugin_query_v1" "LINKER:-undefined,error")
+    target_link_options(${target} PRIVATE "LINKER:-exported_symbol,_tg_plugin_query_v1" "LINKER:-undefined,error"
+      "LINKER:-dead_strip")
   else()
-    target_link_options(${target} PRIVATE "LINKER:--version-script=${map}" "LINKER:--no-undefined" "LINKER:-z,defs")
+    target_link_options(${target} PRIVATE "LINKER:--version-script=${map}" "LINKER:--no-undefined" "LINKER:-z,defs"
+      "LINKER:--gc-sections")
   endif()
   if(TARGET tg::sdk) # inside the tinygrad.cpp tree
     target_link_libraries(${target} PRIVATE tg::sdk ${P_LIBS})

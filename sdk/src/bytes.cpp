@@ -2,12 +2,14 @@
 #include <tg/sdk/bytes.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace tg::sdk {
@@ -117,28 +119,79 @@ void check_writable(const std::filesystem::path& path) {
   ::unlink(probe.c_str());
 }
 
+namespace {
+
+// The file a save to `path` replaces: `path` itself, or the end of its chain of symbolic links
+// (relative links resolve against their own directory), so a save writes through a link and keeps
+// it a link. A chain longer than the kernel's own limit is refused.
+std::filesystem::path link_target(const std::filesystem::path& path) {
+  std::filesystem::path p = path;
+  for (int hops = 0;; ++hops) {
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(p, ec))) return p;
+    if (hops == 40) throw FileError("too many levels of symbolic links");
+    std::filesystem::path next = std::filesystem::read_symlink(p, ec);
+    if (ec) throw FileError("cannot read the symbolic link " + p.string() + ": " + ec.message());
+    p = next.is_absolute() ? next : directory_of(p) / next;
+  }
+}
+
+// Removes temporaries that an earlier save of `target` left when it was killed: files named
+// "<name>.tmp.<pid>.<n>" beside it whose process no longer runs (a live one may be saving now).
+void remove_stale_temporaries(const std::filesystem::path& target) {
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(directory_of(target), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = name.substr(prefix.size()); // "<pid>.<n>"
+    const size_t dot = rest.find('.');
+    if (dot == 0 || dot == std::string::npos || dot + 1 == rest.size() ||
+        !std::all_of(rest.begin(), rest.end(), [](char c) { return c == '.' || (c >= '0' && c <= '9'); }))
+      continue;
+    const long pid = std::strtol(rest.substr(0, dot).c_str(), nullptr, 10);
+    if (pid <= 0 || (::kill(pid_t(pid), 0) != 0 && errno == ESRCH)) {
+      std::error_code rm;
+      std::filesystem::remove(it->path(), rm);
+    }
+  }
+}
+
+} // namespace
+
 void write_file_durably(const std::filesystem::path& path,
                         std::span<const std::span<const std::byte>> parts) {
-  std::filesystem::path tmp = temp_beside(path, ".tmp."); // same directory, so the rename is atomic
+  const std::filesystem::path target = link_target(path);
+  remove_stale_temporaries(target);
+  // A file that exists keeps its permissions (and, where allowed, its owner); a new one gets
+  // 0666 less the umask, as open(2) gives any new file.
+  struct stat old {};
+  const bool replacing = ::stat(target.c_str(), &old) == 0 && S_ISREG(old.st_mode);
+  std::filesystem::path tmp = temp_beside(target, ".tmp."); // same directory: the rename is atomic
   try {
     {
-      Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+      Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)};
       if (f.fd < 0) throw FileError("cannot create " + tmp.string() + ": " + errno_text(errno));
+      if (replacing) {
+        if (::fchmod(f.fd, old.st_mode & 07777) != 0)
+          throw FileError("cannot keep the mode of " + target.string() + ": " + errno_text(errno));
+        [[maybe_unused]] int ignored = ::fchown(f.fd, old.st_uid, old.st_gid); // only root may; else ours
+      }
       for (auto part : parts) write_all(f.fd, part);
-      // The data must be on disk before the rename makes it visible under `path`.
+      // The data must be on disk before the rename makes it visible under `target`.
       if (::fsync(f.fd) != 0) throw FileError("fsync failed: " + errno_text(errno));
       int fd = f.fd;
       f.fd = -1;
       if (::close(fd) != 0) throw FileError("close failed: " + errno_text(errno));
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
+    if (::rename(tmp.c_str(), target.c_str()) != 0)
       throw FileError("cannot rename the temporary file: " + errno_text(errno));
   } catch (...) {
     ::unlink(tmp.c_str());
     throw;
   }
   // The rename itself is durable only once the directory entry is.
-  Fd dir{::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  Fd dir{::open(directory_of(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   if (dir.fd < 0 || ::fsync(dir.fd) != 0)
     throw FileError("written, but the directory could not be synced: " + errno_text(errno));
 }

@@ -331,7 +331,7 @@ BOOST_AUTO_TEST_CASE(staged_lists_refused_with_reason) {
 }
 
 // Plain (non-TC) staged tiles are double-buffered where two sets fit and one loop runs over tiles
-// (issue 13, the f32 conv and matmul): tile 0 is copied before that loop; in it the next tile's
+// (the f32 conv and matmul): tile 0 is copied before that loop; in it the next tile's
 // global loads come before the first read of this tile from local memory, and its stores into the
 // other set after the last read: one BARRIER per step (two with one set), a local buffer twice the
 // size. A copy whose contiguous global axis is not the tile's innermost (the matmul's A) gathers
@@ -482,7 +482,7 @@ BOOST_AUTO_TEST_CASE(footprint_tiles_match_noopt) {
                                    {OptOp::LOCAL, 1, 16}, {OptOp::LOCAL, 3, 8},  {OptOp::STAGE, 4, 4},
                                    {OptOp::STAGE, 5, 3},  {OptOp::STAGE, 6, 3}};
   // tiles of 4 input channels: weights 64 x 4 x 3 x 3 = 2304 floats, the window 4 x 3 x 3 x 2 x 16
-  // = 1152 as a view (main's tile), 4 x (2 + 2) x (16 + 2) = 288 as a footprint; two sets (2 tiles
+  // = 1152 as a view tile, 4 x (2 + 2) x (16 + 2) = 288 as a footprint; two sets (2 tiles
   // of 4 channels). The stride-2 view's rows (16 columns 2 apart) are padded by 4 floats: 1440.
   const int64_t footprint = 2 * (2304 + 288);
   struct Case {

@@ -148,7 +148,7 @@ BOOST_AUTO_TEST_CASE(staged_tc_fragments_are_read_as_32_bit_words) {
   }
 }
 
-// 128-bit tile copies (issue 13): with buffers 16-byte aligned at launch, the staged TC kernel
+// 128-bit tile copies: with buffers 16-byte aligned at launch, the staged TC kernel
 // copies A (k contiguous in global memory and innermost in the tile) as 8-lane vector LOADs and
 // STOREs stating 16-byte alignment; B (n contiguous in global memory, transposed into the n x k
 // tile) as 8 scalar global loads of neighbouring k per thread gathered into one 8-lane 16-byte
@@ -210,7 +210,7 @@ BOOST_AUTO_TEST_CASE(staged_tc_copies_are_128_bit_when_buffers_are_aligned) {
   }
 }
 
-// Double-buffered TC tiles (issue 13): with one loop over tiles and room for two sets, tile 0 is
+// Double-buffered TC tiles: with one loop over tiles and room for two sets, tile 0 is
 // copied before the loop and each step copies the next tile into the other set while its mma read
 // this one: one BARRIER per step (two when single-buffered), a local buffer twice the size, and in
 // the loop the next tile's global loads come before the first WMMA and its stores into the tiles

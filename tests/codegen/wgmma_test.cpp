@@ -431,9 +431,9 @@ BOOST_AUTO_TEST_CASE(tcwg_swizzled_tiles_match_a_double_reference) {
         BOOST_TEST(src.text.find("__align__(1024) unsigned char tg_shared[]") != std::string::npos, src.text);
         BOOST_TEST(src.text.find("| (1ull << 62)") != std::string::npos);
         // With B n-major every copy is a 16-byte row (cp.async) and ptxas keeps the wgmmas
-        // pipelined. (B k-major in float16, main's transposed register copy, gets ptxas's C7514
+        // pipelined. (B k-major in float16, by a transposed register copy, gets ptxas's C7514
         // "wgmma.mma_async instructions are serialized" with or without the swizzle, 124-128
-        // registers; bfloat16 does not: docs/cuda.md, session 20, h/swz.)
+        // registers; bfloat16 does not.)
         expect_pipelined_wgmma(src.text, "tcwg_swz.cu", bn);
       }
     }

@@ -1,11 +1,12 @@
 # cmake -DBUILD_DIR=<tinygrad.cpp build> -DWORK_DIR=<scratch> -DLIBDIR=<CMAKE_INSTALL_LIBDIR>
-#       -P install_package.cmake
+#       -DLIBEXECDIR=<CMAKE_INSTALL_LIBEXECDIR> -P install_package.cmake
 # Installs the build into WORK_DIR/prefix and checks it from outside, with no TG_PLUGIN_PATH:
 # the layout, a consumer project (tests/install/consumer) built with find_package against that
-# prefix only, its program computing on the installed CPU plugin, the installed `tg` finding
-# libtg and its plugins, the consumer's plugin installed into its own prefix and found through
-# TG_PLUGIN_PATH and the user plugin directory, and pkg-config.
-foreach(var BUILD_DIR WORK_DIR LIBDIR)
+# prefix only, its program computing on the installed CPU plugin, its program on the installed
+# LLVM IR renderer, the installed `tg` finding libtg and its plugins, the consumer's plugin
+# installed into its own prefix and found through TG_PLUGIN_PATH and the user plugin directory,
+# and pkg-config.
+foreach(var BUILD_DIR WORK_DIR LIBDIR LIBEXECDIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "install_package.cmake: -D${var}=... is required")
   endif()
@@ -21,6 +22,8 @@ file(MAKE_DIRECTORY ${empty_home})
 tg_install_tree(${BUILD_DIR} ${prefix})
 set(plugin_dir ${prefix}/${LIBDIR}/tinygrad.cpp/plugins)
 foreach(file bin/tg ${LIBDIR}/libtg.so ${LIBDIR}/libtg.so.0 ${LIBDIR}/libtg.so.0.1.0 ${LIBDIR}/libtg_sdk.a
+        ${LIBDIR}/libtg_sdk_render.a ${LIBDIR}/libtg_sdk_llvm.a
+        ${LIBEXECDIR}/tinygrad.cpp/tensor_ops_test ${LIBEXECDIR}/tinygrad.cpp/tensor_api_test
         ${LIBDIR}/tinygrad.cpp/plugins/libtg_device_cpu.so
         ${LIBDIR}/cmake/tinygrad_cpp/tinygrad_cppConfig.cmake
         ${LIBDIR}/cmake/tinygrad_cpp/tinygrad_cppConfigVersion.cmake
@@ -41,6 +44,7 @@ tg_build_consumer(${CMAKE_CURRENT_LIST_DIR}/consumer ${WORK_DIR}/consumer ${pref
 set(clean_env UNSET TG_PLUGIN_PATH TG_DEVICE ENV XDG_DATA_HOME=${empty_home})
 tg_run_expect(consumer_computes_on_installed_cpu "device CPU: \\[72, 90\\] ok" ${clean_env}
   COMMAND ${WORK_DIR}/consumer/consumer)
+tg_run_expect(sdk_llvm_from_the_package "sdk_llvm consumer ok" COMMAND ${WORK_DIR}/consumer/llvm_loop)
 tg_run_expect(installed_tg_finds_its_plugins
   "plugin cpu [^\n]* at ${plugin_dir}/libtg_device_cpu.so \\(installed plugin dir\\)" ${clean_env}
   COMMAND ${prefix}/bin/tg devices)
@@ -48,12 +52,12 @@ tg_run_expect(installed_tg_finds_its_plugins
 # The consumer's plugin in its own prefix: through TG_PLUGIN_PATH, then through the user dir.
 set(own_dir ${plugin_prefix}/${LIBDIR}/tinygrad.cpp/plugins)
 tg_run_expect(own_prefix_plugin_through_tg_plugin_path
-  "plugin trivial 1.0 [^\n]* at ${own_dir}/libtg_device_trivial.so \\(TG_PLUGIN_PATH\\).*name: +trivial device"
+  "plugin trivial 1.0 [^\n]* at ${own_dir}/libtg_device_trivial.so \\(TG_PLUGIN_PATH\\).*\nTRIVIAL +trivial device +trivial +consumer / "
   UNSET TG_DEVICE ENV XDG_DATA_HOME=${empty_home} TG_PLUGIN_PATH=${own_dir} COMMAND ${prefix}/bin/tg devices)
 set(xdg ${WORK_DIR}/xdg)
 file(COPY ${own_dir}/libtg_device_trivial.so DESTINATION ${xdg}/tinygrad.cpp/plugins)
 tg_run_expect(own_prefix_plugin_through_user_dir
-  "plugin trivial 1.0 [^\n]* \\(user plugin dir\\).*name: +trivial device"
+  "plugin trivial 1.0 [^\n]* \\(user plugin dir\\).*\nTRIVIAL +trivial device +trivial +consumer / "
   UNSET TG_PLUGIN_PATH TG_DEVICE ENV XDG_DATA_HOME=${xdg} COMMAND ${prefix}/bin/tg devices)
 
 # pkg-config: the flags name the prefix's include dir and libtg.

@@ -27,6 +27,8 @@ BOOST_AUTO_TEST_CASE(identities) {
   auto f = UOp::variable("f", 0, 1, dtypes::float32);
   BOOST_TEST(simplify(f + 0.0).get() == f.get());
   BOOST_TEST(simp(f * 0.0) == "(f*0.0)"); // NaN * 0 is NaN: not folded for floats
+  BOOST_TEST(simp(ne(x, x)) == "False");
+  BOOST_TEST(simplify(ne(f, f))->op() == tg::Ops::CMPNE); // NaN != NaN: the NaN test stays
 }
 
 BOOST_AUTO_TEST_CASE(constant_folding_every_dtype) {

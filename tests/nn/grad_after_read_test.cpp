@@ -1,4 +1,4 @@
-// Reading a value must not change what backward() computes (issue 9, item 3). Realizing swaps a
+// Reading a value must not change what backward() computes. Realizing swaps a
 // tensor's expression for its stored result; autograd must still see the expression. Every
 // differentiable op is differentiated in float64 several ways — no read, the loss read first, the
 // op's output read before or after the loss is built from it, the inputs read through a realized
@@ -258,7 +258,7 @@ BOOST_AUTO_TEST_CASE(gradient_reuses_stored_forward_values) {
 
 // A gradient built (and substituted with the stored values) before a realize stores values it
 // contains still reads them when it is realized: the substitute walk skips the graphs an earlier
-// walk returned only while nothing was stored since (docs/cuda.md, session 19, h/hoststep2). The
+// walk returned only while nothing was stored since (RealizedCache::substitute). The
 // loss is realized after backward() and stores softmax's reductions; the gradient then needs fewer
 // kernels than without that realize, and equals the hand value
 // d/dx_k sum_j s_j x_j = s_k (1 + x_k - sum_j s_j x_j) per row (s = softmax(x)).

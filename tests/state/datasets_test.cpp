@@ -136,6 +136,32 @@ BOOST_AUTO_TEST_CASE(malformed) {
   expect(gzip({}), {"truncated"});
 }
 
+// A gzip bomb: a small file whose header declares gigabytes. It is refused as soon as its header
+// is inflated, with a message, whether the declared size exceeds what the file can hold or the
+// memory there is; a file that fits both still loads.
+BOOST_AUTO_TEST_CASE(gzip_bomb_refused_from_its_header) {
+  // header of a 65535 x 65535 uint8 image (4.29 GB), followed by 2 MB of zeros: a ~2 KB gzip
+  auto head = idx<uint8_t>(0x08, {0xFFFF, 0xFFFF}, {});
+  std::vector<std::byte> body = head;
+  body.resize(head.size() + (2u << 20));
+  auto gz = gzip(body);
+  BOOST_TEST_REQUIRE(gz.size() < 8192u);
+  require_throws<DatasetError>([&] { tg::parse_idx(gz, "bomb.gz", uint64_t(1) << 40); },
+                               {"bomb.gz", "4294836237 bytes", "gzip file can inflate to", "gzip bomb"});
+  // within what the file can hold, but over the memory budget
+  auto small = idx<uint8_t>(0x08, {1024, 1024}, std::vector<uint8_t>(1u << 20, 7));
+  auto small_gz = gzip(small);
+  require_throws<DatasetError>([&] { tg::parse_idx(small_gz, "big.gz", 1u << 19); },
+                               {"big.gz", "1048588 bytes", "524288 bytes of memory", "before inflating"});
+  require_throws<DatasetError>([&] { tg::parse_idx(small, "big.idx", 1u << 19); },
+                               {"big.idx", "524288 bytes of memory"});
+  // the same files load with enough memory
+  tg::IdxArray a = tg::parse_idx(small_gz, "big.gz", 1u << 22);
+  BOOST_TEST(a.data.size() == size_t(1u << 20));
+  BOOST_TEST(int(a.data.back()) == 7);
+  BOOST_TEST(tg::available_memory() > 0u);
+}
+
 BOOST_AUTO_TEST_CASE(load_mnist_small) {
   // A two-sample MNIST-format directory, raw files for train and gzip for test.
   TempDir dir;
@@ -192,8 +218,8 @@ BOOST_AUTO_TEST_CASE(fashion_mnist_installed, *boost::unit_test::precondition(Mn
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// The MNIST loader refuses what the trainer cannot use (issue 9, item 5): empty sets, images that
-// are not 28x28, labels beyond 0..9. Each used to crash `tg train` or train on garbage.
+// The MNIST loader refuses what the trainer cannot use: empty sets, images that are not 28x28,
+// labels beyond 0..9. Accepted, each would crash `tg train` or train on garbage.
 BOOST_AUTO_TEST_SUITE(mnist_validation)
 
 namespace {

@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(bad_dtypes) {
   check_error<TensorError>([&] { (void)Tensor::full({2}, INFINITY, dtypes::int32); }, {"int", "inf"});
 }
 
-// Issue 9.4: a zero kernel, stride or dilation used to divide by zero (SIGFPE) inside pool().
+// A zero kernel, stride or dilation is refused instead of dividing by zero (SIGFPE) inside pool().
 BOOST_AUTO_TEST_CASE(bad_pooling_arguments) {
   Tensor x = Tensor::ones({1, 1, 4, 4});
   check_error<TensorError>([&] { (void)x.max_pool2d(0); }, {"max_pool2d", "kernel 0", ">= 1"});
@@ -150,7 +150,7 @@ BOOST_AUTO_TEST_CASE(bad_pooling_arguments) {
   check_close(x.max_pool2d(1, 1), NdArray({1, 1, 4, 4}, std::vector<double>(16, 1)), kExact, "1x1 pool");
 }
 
-// Issue 9.4: t[7] on (2, 3) used to give an empty (0, 3) tensor.
+// An integer index out of range is an error (t[7] on (2, 3) is not an empty (0, 3) tensor).
 BOOST_AUTO_TEST_CASE(integer_index_out_of_range) {
   Tensor t = Tensor::arange(0, 6, 1, dtypes::float32).reshape({2, 3});
   check_error<TensorError>([&] { (void)t[7]; }, {"index 7", "dim 0 of size 2", "(2, 3)"});
@@ -175,7 +175,7 @@ BOOST_AUTO_TEST_CASE(integer_index_out_of_range) {
   BOOST_TEST(t.slice({tg::Slice{5, 9}}).shape() == Dims({0, 3}));
 }
 
-// Issue 9.4: decided behaviours, documented in tensor.hpp.
+// Decided behaviours, documented in tensor.hpp.
 BOOST_AUTO_TEST_CASE(cast_to_non_data_dtypes) {
   Tensor f = Tensor::ones({2});
   check_error<TensorError>([&] { (void)f.cast(dtypes::void_); }, {"cast", "float", "void"});

@@ -1,5 +1,5 @@
-// Kernels over just more than 2^31 elements, run for real (label `large`): the three reports of
-// issue 9 (a sum of 2^31 + 1 ones returned 0, of 2^33 ones 2^32; a 2^31 + 4096 uint8 copy crashed)
+// Kernels over just more than 2^31 elements, run for real (label `large`): the three overflow cases
+// (a sum of 2^31 + 1 ones returning 0, of 2^33 ones 2^32; a 2^31 + 4096 uint8 copy crashing)
 // and each index path past int32: elementwise chunks, long thin shapes (more rows than work
 // groups), reduces with more outputs than work groups, and loads at offsets past 2^31. Buffers
 // are 1-byte (2 GiB each) and released before the next case.
@@ -81,6 +81,45 @@ BOOST_AUTO_TEST_CASE(reduce_over_a_buffer_past_int32) {
   const int64_t n = k2p31 + 4096;
   Tensor ones = Tensor::ones({n}, dtypes::bool_).contiguous().realize();
   BOOST_TEST(ones.cast(dtypes::int64).sum().item<int64_t>() == n);
+}
+
+// Offsets that reach a kernel as one constant (an integer index, a one-element shrink, a pad of a
+// shrink, a gather with a constant index) just past 2^31 and 2^32: an int32 constant crashed
+// (2^31 + 4095 became -2147479553) or read the wrapped element (2^32 + 5 read element 5).
+BOOST_AUTO_TEST_CASE(constant_offsets_past_int32) {
+  const int64_t n = k2p31 + 4096;
+  Tensor t = Tensor::arange(0, double(n), 1, dtypes::uint8).contiguous().realize();
+  for (int64_t i : {k2p31 - 1, k2p31, k2p31 + 1, k2p31 + 4095}) {
+    BOOST_TEST_CONTEXT("element " << i) {
+      const int want = int(i % 256);
+      BOOST_TEST(t[i].cast(dtypes::int32).item<int32_t>() == want);
+      BOOST_TEST(int(t.shrink({{i, i + 1}}).reshape({}).item<uint8_t>()) == want);
+      if (i + 2 <= n) {
+        auto pair = t.shrink({{i, i + 2}}).pad({{1, 1}}).to_vector<uint8_t>();
+        BOOST_TEST(pair == (std::vector<uint8_t>{0, uint8_t(want), uint8_t((i + 1) % 256), 0}),
+                   boost::test_tools::per_element());
+      }
+    }
+  }
+  Tensor where = Tensor::from_vector<int64_t>({k2p31 + 4095, 3}, {1, 2});
+  auto gathered = t.reshape({1, n}).gather(1, where).to_vector<uint8_t>();
+  BOOST_TEST(gathered == (std::vector<uint8_t>{255, 3}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(constant_offsets_past_uint32) {
+  // zeros, then 16 sevens from 2^32 on: a wrapped offset reads a zero
+  const int64_t head = int64_t{1} << 32;
+  Tensor t =
+      Tensor::cat({Tensor::zeros({head}, dtypes::uint8), Tensor::full({16}, 7, dtypes::uint8)}).contiguous().realize();
+  for (int64_t i : {head, head + 5, head + 15}) {
+    BOOST_TEST_CONTEXT("element " << i) {
+      BOOST_TEST(t[i].cast(dtypes::int32).item<int32_t>() == 7);
+      BOOST_TEST(int(t.shrink({{i, i + 1}}).reshape({}).item<uint8_t>()) == 7);
+    }
+  }
+  BOOST_TEST(int(t[head - 1].item<uint8_t>()) == 0);
+  auto padded = t.shrink({{head - 1, head + 1}}).pad({{1, 1}}).to_vector<uint8_t>();
+  BOOST_TEST(padded == (std::vector<uint8_t>{0, 0, 7, 0}), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,8 +1,8 @@
 # cmake -DTG=<tg> -DDIR=<scratch> -P plugin_new.cmake
-# `tg plugin new` as a user runs it: bad names and occupied folders are refused with exit 2 and
-# nothing written; a good run writes the renamed skeleton (no `null` left but nullptr/NULL) and a
-# CMakeLists.txt on the installed package with a conform test. (Building the result against an
-# installed prefix is custom_backend.cmake's job.)
+# `tg plugin new` as a user runs it: --help prints the usage and exits 0; bad names and occupied
+# folders are refused with exit 2 and nothing written; a good run writes the renamed skeleton (no
+# `null` left but nullptr/NULL) and a CMakeLists.txt on the installed package with the exports and
+# conform tests. (Building the result against an installed prefix is custom_backend.cmake's job.)
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR}/occupied)
 file(WRITE ${DIR}/occupied/keep.txt "mine")
@@ -13,6 +13,19 @@ function(expect_refusal what regex)
     message(FATAL_ERROR "${what}: expected exit 2 and '${regex}', got exit ${rc}:\n${out}")
   endif()
 endfunction()
+
+# Help is asked for, not a usage error: exit 0 with the usage on stdout, nothing written.
+foreach(help "new;--help" "--help" "new;-h" "new;acme;--help")
+  execute_process(COMMAND ${TG} plugin ${help} WORKING_DIRECTORY ${DIR} RESULT_VARIABLE rc
+    OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "usage: tg plugin new NAME DIR" OR NOT err STREQUAL "")
+    message(FATAL_ERROR "tg plugin ${help}: expected exit 0 and the usage on stdout, got exit ${rc}:\n${out}${err}")
+  endif()
+endforeach()
+file(GLOB written ${DIR}/*)
+if(NOT written STREQUAL "${DIR}/occupied")
+  message(FATAL_ERROR "tg plugin --help wrote something: ${written}")
+endif()
 
 expect_refusal("capitals in the name" "NAME must be a lowercase identifier" Bad ${DIR}/bad)
 expect_refusal("a dash in the name" "NAME must be a lowercase identifier" my-dev ${DIR}/bad)
@@ -54,5 +67,13 @@ foreach(want "find_package\\(tinygrad_cpp" "tg_add_plugin\\(NAME acme" "tinygrad
     message(FATAL_ERROR "CMakeLists.txt lacks ${want}:\n${cml}")
   endif()
 endforeach()
+# The scaffold's tests: testing is on before tg_add_plugin, so it registers plugin_exports_acme
+# (BUILD_TESTING), and conform_acme follows. custom_backend.cmake builds the project and runs both.
+string(FIND "${cml}" "option(BUILD_TESTING" testing_at)
+string(FIND "${cml}" "enable_testing()" enable_at)
+string(FIND "${cml}" "tg_add_plugin(" plugin_at)
+if(testing_at EQUAL -1 OR enable_at EQUAL -1 OR NOT testing_at LESS plugin_at OR NOT enable_at LESS plugin_at)
+  message(FATAL_ERROR "CMakeLists.txt must turn BUILD_TESTING and testing on before tg_add_plugin:\n${cml}")
+endif()
 # A second run into the now non-empty folder is refused and changes nothing.
 expect_refusal("writing over a project" "exists and is not an empty folder" acme ${DIR}/acme)

@@ -1,5 +1,5 @@
 # cmake -DTG=path/to/tg -DDIR=workdir -DCASE=name -P train_bad_inputs.cmake
-# `tg train` and `tg bench` with bad inputs (issue 9, item 5): each must stop with a clear message and
+# `tg train` and `tg bench` with bad inputs (malformed datasets, bad options and paths): each must stop with a clear message and
 # a non-zero exit (no crash, no signal), before any training step, and without reading far past what
 # its files declare. The IDX files are written here with sh/printf/gzip.
 set(work ${DIR}/${CASE})

@@ -1,5 +1,5 @@
 # cmake -DTG=path/to/tg -DDEVICE=OPENCL -DSTEPS=20 -DBS=8 -DSEED=11 -DCOMPARE=5 -P train_cross_device.cmake
-# `tg train mnist --device DEVICE` against the same run on the CPU (issue 11, item 5): the same seed
+# `tg train mnist --device DEVICE` against the same run on the CPU (cross-device agreement): the same seed
 # gives the same initial weights (threefry on the device) and the same batches (host RNG), so the
 # first COMPARE losses must agree within 1e-3 relative -- what is left is float rounding, as each
 # device sums convolutions, BatchNorm statistics and softmax in its own order (~1e-6 per kernel,

@@ -10,6 +10,7 @@
 #include "tools/viz/layout.hpp"
 #include "tools/viz/page.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -47,6 +48,20 @@ viz::Trace sample_trace() {
   k.source = "void E_4(float* restrict b) { b[0] = 1.5f; } // done";
   t.realizes.push_back({k.ast, {k}});
   return t;
+}
+
+// x = x + c, n - 1 times: every ADD also reads the one shared CONST, whose long edges make
+// Graphviz's dot take minutes from about 100 nodes on.
+viz::Graph chain(std::size_t n) {
+  viz::Graph g{{"CONST", "float", "1.0", {}, false}};
+  for (std::size_t i = 1; i < n; ++i) g.push_back({"ADD", "float", "", {std::uint32_t(i - 1), 0}, false});
+  return g;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
 }
 
 } // namespace
@@ -153,6 +168,42 @@ BOOST_AUTO_TEST_CASE(page_shows_the_graph_and_the_rules) {
   BOOST_TEST(viz::respond(t, "/?r=3").status == 404);
   BOOST_TEST(viz::respond(t, "/nope").status == 404);
   BOOST_TEST((viz::trace_from_json(viz::respond(t, "/trace.json").body) == t));
+}
+
+// A 1,500- and a 20,000-node chain: the page draws the last 500 nodes within seconds and says so.
+BOOST_AUTO_TEST_CASE(huge_graphs_are_drawn_reduced) {
+  for (std::size_t n : {std::size_t(1500), std::size_t(20000)}) {
+    viz::Trace t;
+    t.realizes.push_back({chain(n), {}});
+    const auto start = std::chrono::steady_clock::now();
+    viz::Response r = viz::respond(t, "/?r=0");
+    BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(15)));
+    BOOST_TEST(r.status == 200);
+    BOOST_TEST(r.body.find("This graph has " + std::to_string(n) + " nodes: drawn here are the last 500") !=
+               std::string::npos);
+    // 500 nodes drawn, as SVG (<g id="n7" class="node">) or, should a slow machine pass the
+    // layout's deadline, as DOT text (n7 [id="n7", ...]).
+    BOOST_TEST(count(r.body, "id=\"n") == 500u);
+  }
+  viz::Graph last = viz::last_nodes(chain(10), 3);
+  BOOST_TEST_REQUIRE(last.size() == 3u);
+  BOOST_TEST(last[0].src.empty()); // its sources, node 6 and the CONST, were dropped
+  BOOST_TEST((last[2].src == std::vector<std::uint32_t>{1}));
+  BOOST_TEST(viz::graph_svg(chain(3)).find("class=\"reduced\"") == std::string::npos);
+}
+
+// Graphviz past its deadline is stopped; the page shows the DOT text and says why.
+BOOST_AUTO_TEST_CASE(a_layout_past_its_deadline_shows_dot_text) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string html =
+      viz::graph_svg(chain(150), {.max_nodes = 500, .deadline = std::chrono::milliseconds(300)});
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(5)));
+  BOOST_TEST(html.find("Graphviz did not lay this graph out within 300 ms: the graph as DOT text") !=
+             std::string::npos);
+  BOOST_TEST(html.find("n149 [id=\"n149\"") != std::string::npos);
+  BOOST_TEST(html.find("<svg") == std::string::npos);
+  // The next graph is laid out as usual: nothing of the stopped layout is left behind.
+  BOOST_TEST(viz::graph_svg(chain(3)).find(">ADD float</text>") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,6 +2,8 @@
 // the function table's header and required functions. None of them needs hardware.
 #include "tools/conform/cases.hpp"
 
+#include "kernel/runtime/plugin_file.hpp"
+
 #include <tg/sdk/bytes.hpp>
 
 #include <elf.h>
@@ -117,6 +119,8 @@ void table_header(const Context& ctx) {
          "table struct_size " + std::to_string(t->struct_size) + " does not cover the error functions");
   expect(t->abi_major == TG_ABI_VERSION_MAJOR, "table abi_major is " + std::to_string(t->abi_major));
   expect_string(t->plugin_name, TG_NAME_MAX - 1, "plugin_name", true);
+  const std::string problem = tg::plugin_name_problem(t->plugin_name, "plugin_name"); // the host's rule
+  expect(problem.empty(), problem);
   expect_string(t->plugin_version, TG_NAME_MAX - 1, "plugin_version", false);
   expect_string(t->build_info, 4095, "build_info", false);
 }

@@ -4,6 +4,7 @@
 #include "tools/conform/child_process.hpp"
 #include "tools/conform/report.hpp"
 
+#include "kernel/runtime/plugin_file.hpp"
 #include "kernel/runtime/plugin_registry.hpp"
 
 #include <fnmatch.h>
@@ -90,6 +91,12 @@ Probe probe(const RawPlugin& plugin, int32_t device, std::chrono::milliseconds t
         use_table(plugin);
         p.plugin_name = std::string(api().plugin_name ? api().plugin_name : "", 0,
                                     api().plugin_name ? strnlen(api().plugin_name, TG_NAME_MAX - 1) : 0);
+        // The host's own rules (plugin_file.hpp): what it refuses to use cannot pass here.
+        if (std::string problem = tg::plugin_name_problem(p.plugin_name, "plugin_name"); !problem.empty()) {
+          p.status = 'E';
+          p.message = "the host refuses this plugin: " + problem;
+          return encode(p);
+        }
         Status s = take(api().device_count(&p.count));
         if (s.code == TG_ERROR_UNAVAILABLE) {
           p.status = 'U';
@@ -97,7 +104,10 @@ Probe probe(const RawPlugin& plugin, int32_t device, std::chrono::milliseconds t
         } else if (!s.ok()) {
           p.status = 'E';
           p.message = "device_count failed: " + s.describe();
-        } else if (p.count <= 0) {
+        } else if (std::string problem = tg::device_count_problem(p.count); !problem.empty()) {
+          p.status = 'E';
+          p.message = "the host refuses this plugin: " + problem;
+        } else if (p.count == 0) {
           p.status = 'U';
           p.message = "device_count is " + std::to_string(p.count);
         } else if (device >= p.count || device < 0) {
@@ -119,6 +129,32 @@ Probe probe(const RawPlugin& plugin, int32_t device, std::chrono::milliseconds t
                              " without an answer");
   if (r.payload[0] == '0') throw std::runtime_error("probing the device failed: " + r.payload.substr(1));
   return decode(r.payload.substr(1));
+}
+
+// dlopen in a child first: a plugin whose initializers crash, hang or exit must not take the
+// run with it. Returns what every case reports when loading broke the child; throws when dlopen
+// refused the file (the plugin cannot be loaded at all).
+std::optional<Result> load_in_child(const fs::path& path, std::chrono::milliseconds timeout) {
+  ChildResult r = run_in_child(
+      [&] {
+        open_plugin(path);
+        return std::string();
+      },
+      timeout);
+  switch (r.kind) {
+  case ChildResult::Kind::crashed:
+    return Result{Outcome::crash, "(signal " + std::to_string(r.signal) +
+                                      " while loading the plugin: its initializers crashed)"};
+  case ChildResult::Kind::timed_out:
+    return Result{Outcome::fail,
+                  "loading the plugin did not finish within " + std::to_string(timeout.count() / 1000) + " s"};
+  case ChildResult::Kind::silent:
+    return Result{Outcome::fail, "loading the plugin ended its process with code " + std::to_string(r.exit_code)};
+  case ChildResult::Kind::answered:
+    break;
+  }
+  if (r.payload[0] == '0') throw std::runtime_error(r.payload.substr(1));
+  return std::nullopt;
 }
 
 Result run_case(const Case& c, const Context& ctx, std::chrono::milliseconds timeout) {
@@ -178,8 +214,13 @@ int run_conform(const Options& options, std::ostream& out, std::ostream& err) {
   RunReport report;
   report.plugin = options.plugin;
   report.device = options.device;
+  std::optional<Result> load_broke; // loading crashed, hung or exited in the child
   try {
-    ctx.plugin = open_plugin(resolve(options.plugin));
+    const fs::path path = resolve(options.plugin);
+    tg::check_plugin_file(path); // the host's file checks: a truncated file would crash dlopen
+    ctx.plugin.path = path;
+    if (!options.list) load_broke = load_in_child(path, timeout);
+    if (!options.list && !load_broke) ctx.plugin = open_plugin(path); // for the case children to inherit
   } catch (const std::exception& e) {
     err << "tg conform: " << e.what() << "\n";
     return 2;
@@ -212,6 +253,9 @@ int run_conform(const Options& options, std::ostream& out, std::ostream& err) {
       if (selected(c.name, options.filter)) out << c.name << "\n";
     return 0;
   }
+  if (load_broke)
+    lines << "tg conform: " << report.plugin_path
+          << ": loading the plugin in a child process failed; every case reports it\n";
   if (ctx.plugin.query != nullptr)
     lines << "tg conform: " << report.plugin_path << " (plugin " << report.plugin_name << "), device "
           << options.device << (report.device_name.empty() ? "" : ": " + report.device_name) << "\n";
@@ -219,7 +263,9 @@ int run_conform(const Options& options, std::ostream& out, std::ostream& err) {
     if (!selected(c.name, options.filter)) continue;
     CaseReport cr{c.name, {}, 0};
     const auto start = std::chrono::steady_clock::now();
-    if (ctx.plugin.query == nullptr && c.name != "loader/entry_symbol" &&
+    if (load_broke)
+      cr.result = *load_broke;
+    else if (ctx.plugin.query == nullptr && c.name != "loader/entry_symbol" &&
         c.name != "loader/exports_only_the_entry_symbol")
       cr.result = {Outcome::fail, "the plugin has no " TG_PLUGIN_QUERY_SYMBOL " entry symbol"};
     else if (c.needs_device && p.status == 'U')

@@ -1,7 +1,9 @@
-// `tg conform`: one suite that runs against any plugin. The parent process only dlopens the
-// plugin; a child probes the device (count, properties) and every case runs in its own fork()ed
-// child that opens the device itself, so no device state crosses a fork and a crash or hang in
-// the plugin is reported as that case's result while the run goes on.
+// `tg conform`: one suite that runs against any plugin. The file gets the host's checks
+// (check_plugin_file), a child dlopens it first (initializers that crash or hang make every case
+// CRASH or FAIL instead of killing the run), then the parent dlopens it; a child probes the device
+// (count, properties; the host's name and count rules apply) and every case runs in its own
+// fork()ed child that opens the device itself, so no device state crosses a fork and a crash or
+// hang in the plugin is reported as that case's result while the run goes on.
 #pragma once
 
 #include <chrono>

@@ -6,6 +6,7 @@
 
 #include <tg/sdk/bytes.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <regex>
@@ -19,7 +20,8 @@ const char* kUsage =
     "usage: tg plugin new NAME DIR\n"
     "  writes an out-of-tree plugin project for device NAME (a lowercase identifier; the device is\n"
     "  NAME in capitals) into DIR (new or empty): the skeleton plugin renamed, a CMakeLists.txt that\n"
-    "  finds the installed tinygrad.cpp package, and a test that runs `tg conform` on the plugin.\n"
+    "  finds the installed tinygrad.cpp package, and two ctest tests: plugin_exports_NAME (the plugin\n"
+    "  exports only tg_plugin_query_v1) and conform_NAME (`tg conform` on the plugin).\n"
     "  Then: cmake -S DIR -B DIR/build -DCMAKE_PREFIX_PATH=<tinygrad.cpp prefix> &&\n"
     "        cmake --build DIR/build && ctest --test-dir DIR/build\n";
 
@@ -45,12 +47,18 @@ std::string cmake_lists(const std::string& name) {
          "set(CMAKE_CXX_STANDARD 20)\n"
          "set(CMAKE_CXX_STANDARD_REQUIRED ON)\n\n"
          "find_package(tinygrad_cpp 0.1 REQUIRED CONFIG)\n\n"
+         "# Before tg_add_plugin: with BUILD_TESTING on it registers plugin_exports_" +
+         name +
+         ", which checks\n"
+         "# that the plugin exports only tg_plugin_query_v1.\n"
+         "option(BUILD_TESTING \"Register the plugin's tests\" ON)\n"
+         "enable_testing()\n\n"
+         "# Add LIBS tinygrad_cpp::sdk_render when the compiler renders source with the SDK's renderers.\n"
          "tg_add_plugin(NAME " +
          name + " SOURCES" + sources +
          ")\n\n"
          "# The conformance suite against this plugin. While device_count answers UNAVAILABLE every device\n"
          "# case is reported unavailable (not passed); fill in the TODO(copy) methods until it all passes.\n"
-         "enable_testing()\n"
          "add_test(NAME conform_" +
          name + " COMMAND tinygrad_cpp::tg_tool conform $<TARGET_FILE:tg_device_" + name +
          "> --junit ${CMAKE_CURRENT_BINARY_DIR}/conform_" + name +
@@ -67,7 +75,8 @@ void write(const fs::path& path, const std::string& text) {
 } // namespace
 
 int cmd_plugin(const std::vector<std::string>& args) {
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+  // `tg plugin --help` and `tg plugin new --help` both ask for this text.
+  if (std::ranges::any_of(args, [](const std::string& a) { return a == "--help" || a == "-h"; })) {
     std::cout << kUsage;
     return 0;
   }

@@ -1,7 +1,16 @@
 #include "tools/tg/describe.hpp"
 
+#include "kernel/runtime/devices.hpp"
+
 #include <tg/sdk/kernel_ir.hpp>
 
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <iomanip>
+#include <mutex>
+#include <sstream>
+#include <thread>
 #include <utility>
 
 namespace tg::cli {
@@ -35,8 +44,10 @@ std::string dims(const uint32_t (&v)[3]) {
 }
 } // namespace
 
-void describe_device(std::ostream& os, const Device& device, const std::string& indent) {
-  const auto& p = device.properties();
+namespace {
+
+void describe_device(std::ostream& os, const DeviceReport& d, const std::string& indent) {
+  const auto& p = d.properties;
   os << indent << "name:            " << p.name << "\n"
      << indent << "vendor:          " << p.vendor << "\n"
      << indent << "arch:            " << p.arch << "\n"
@@ -53,34 +64,162 @@ void describe_device(std::ostream& os, const Device& device, const std::string& 
      << indent << "subgroup/vector: " << p.subgroup_size << " threads, " << p.vector_bytes << " bytes\n"
      << indent << "dtypes:          " << dtype_list(p.dtype_mask) << "\n"
      << indent << "features:        " << feature_list(p.features) << "\n";
-  for (const auto& [key, value] : device.attributes()) os << indent << key << ": " << value << "\n";
+  for (const auto& [key, value] : d.attributes) os << indent << key << ": " << value << "\n";
 }
 
-int describe_plugin_devices(std::ostream& os, const std::shared_ptr<Plugin>& plugin,
-                            const std::string& indent) {
-  int count = 0;
+// What the worker thread and the waiting caller share; the worker may outlive the caller.
+struct Query {
+  std::mutex mutex;
+  std::condition_variable answered;
+  bool done = false;
+  std::string call = "device_count"; // the call in progress, for the hung message
+  PluginReport report;
+};
+
+void read_devices(const std::shared_ptr<Plugin>& plugin, Query& query) {
+  auto entering = [&](std::string call) {
+    std::lock_guard lock(query.mutex);
+    query.call = std::move(call);
+  };
+  PluginReport report;
   try {
-    count = plugin->device_count();
-  } catch (const DeviceUnavailableError& e) {
-    os << indent << "UNAVAILABLE: " << e.what() << "\n";
-    return 0; // hardware absent here: the plugin works as it should
-  } catch (const std::exception& e) {
-    os << indent << "error: " << e.what() << "\n";
-    return 1;
-  }
-  os << indent << count << (count == 1 ? " device" : " devices") << "\n";
-  int failed = 0;
-  for (int i = 0; i < count; ++i) {
-    os << indent << "device " << i << ":\n";
-    try {
-      auto device = Device::open(plugin, i);
-      describe_device(os, *device, indent + "  ");
-    } catch (const std::exception& e) {
-      os << indent << "  cannot open: " << e.what() << "\n";
-      ++failed;
+    int count = plugin->device_count();
+    for (int i = 0; i < count; ++i) {
+      DeviceReport d;
+      d.index = i;
+      try {
+        entering("opening device " + std::to_string(i));
+        auto device = Device::open(plugin, i);
+        d.properties = device->properties();
+        d.opened = true;
+        entering("device " + std::to_string(i) + "'s attributes");
+        d.attributes = device->attributes();
+      } catch (const std::exception& e) {
+        d.error = e.what();
+      }
+      report.devices.push_back(std::move(d));
     }
+  } catch (const DeviceUnavailableError& e) {
+    report.state = PluginReport::State::unavailable; // hardware absent here: not a failure
+    report.message = e.what();
+  } catch (const std::exception& e) {
+    report.state = PluginReport::State::failed;
+    report.message = e.what();
   }
-  return failed;
+  std::lock_guard lock(query.mutex);
+  query.report = std::move(report);
+  query.done = true;
+  query.answered.notify_all();
+}
+
+std::string seconds(std::chrono::milliseconds t) {
+  std::ostringstream out;
+  out << double(t.count()) / 1000.0 << " s";
+  return out.str();
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string human_bytes(uint64_t bytes) {
+  if (bytes < (uint64_t(1) << 30)) return mib(bytes);
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << double(bytes) / double(uint64_t(1) << 30) << " GiB";
+  return out.str();
+}
+
+} // namespace
+
+int PluginReport::failures() const {
+  if (state == State::failed || state == State::hung) return 1;
+  return int(std::count_if(devices.begin(), devices.end(), [](const DeviceReport& d) { return !d.error.empty(); }));
+}
+
+PluginReport query_plugin_devices(const std::shared_ptr<Plugin>& plugin, std::chrono::milliseconds deadline) {
+  auto query = std::make_shared<Query>();
+  std::thread([plugin, query] { read_devices(plugin, *query); }).detach();
+  std::unique_lock lock(query->mutex);
+  if (query->answered.wait_for(lock, deadline, [&] { return query->done; })) return std::move(query->report);
+  PluginReport hung;
+  hung.state = PluginReport::State::hung;
+  hung.message = plugin->name() + " (" + plugin->path().string() + "): no answer within " + seconds(deadline) +
+                 " (in " + query->call + "); skipped";
+  return hung;
+}
+
+void describe_plugin_devices(std::ostream& os, const PluginReport& report, const std::string& indent) {
+  switch (report.state) {
+  case PluginReport::State::unavailable:
+    os << indent << "UNAVAILABLE: " << report.message << "\n";
+    return;
+  case PluginReport::State::failed:
+    os << indent << "error: " << report.message << "\n";
+    return;
+  case PluginReport::State::hung:
+    os << indent << "HUNG: " << report.message << "\n";
+    return;
+  case PluginReport::State::ok:
+    break;
+  }
+  const size_t count = report.devices.size();
+  os << indent << count << (count == 1 ? " device" : " devices") << "\n";
+  for (const auto& d : report.devices) {
+    os << indent << "device " << d.index << ":\n";
+    if (d.opened) describe_device(os, d, indent + "  ");
+    if (!d.opened) os << indent << "  cannot open: " << d.error << "\n";
+    else if (!d.error.empty()) os << indent << "  attributes: " << d.error << "\n";
+  }
+}
+
+std::vector<DeviceRow> device_rows(const std::string& plugin, const PluginReport& report) {
+  const std::string device = DeviceName{plugin, 0}.canonical();
+  auto plugin_row = [&](const std::string& status) {
+    return std::vector<DeviceRow>{{device, "-", plugin, "-", "-", status}};
+  };
+  switch (report.state) {
+  case PluginReport::State::unavailable:
+    return plugin_row("UNAVAILABLE: " + first_line(report.message));
+  case PluginReport::State::failed:
+    return plugin_row("error: " + first_line(report.message));
+  case PluginReport::State::hung:
+    return plugin_row("HUNG: " + first_line(report.message));
+  case PluginReport::State::ok:
+    break;
+  }
+  if (report.devices.empty()) return plugin_row("no devices");
+  std::vector<DeviceRow> rows;
+  for (const auto& d : report.devices) {
+    DeviceRow row{DeviceName{plugin, d.index}.canonical(), "-", plugin, "-", "-", "ok"};
+    if (d.opened) {
+      const auto& p = d.properties;
+      row.name = p.name;
+      row.vendor_arch = p.vendor[0] ? std::string(p.vendor) + " / " + p.arch : std::string(p.arch);
+      row.memory = human_bytes(p.memory_bytes);
+    }
+    if (!d.opened) row.status = "cannot open: " + first_line(d.error);
+    else if (!d.error.empty()) row.status = "attributes: " + first_line(d.error);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void print_device_table(std::ostream& os, const std::vector<DeviceRow>& rows, const std::string& indent) {
+  const DeviceRow header{"DEVICE", "NAME", "PLUGIN", "VENDOR / ARCH", "MEMORY", "STATUS"};
+  auto fields = [](const DeviceRow& r) {
+    return std::array<const std::string*, 6>{&r.device, &r.name, &r.plugin, &r.vendor_arch, &r.memory, &r.status};
+  };
+  std::array<size_t, 6> width{};
+  auto widen = [&](const DeviceRow& r) {
+    for (size_t c = 0; c < 6; ++c) width[c] = std::max(width[c], fields(r)[c]->size());
+  };
+  widen(header);
+  for (const auto& r : rows) widen(r);
+  auto print = [&](const DeviceRow& r) {
+    os << indent;
+    for (size_t c = 0; c < 5; ++c) os << *fields(r)[c] << std::string(width[c] - fields(r)[c]->size() + 2, ' ');
+    os << r.status << "\n";
+  };
+  print(header);
+  for (const auto& r : rows) print(r);
 }
 
 } // namespace tg::cli

@@ -36,6 +36,7 @@ pre.code .s{color:#c3e88d}pre.code .o{color:#82aaff}
 #steps li.sel{background:#fff3c4}
 table.sched{border-collapse:collapse;font-size:12px}table.sched td,table.sched th{border:1px solid #ccc;padding:2px 6px}
 .empty{color:#888}
+.reduced{background:#fff3e0;border-left:3px solid #e65100;padding:4px 8px;font-size:13px}
 )css";
 
 const char* kScript = R"js(

@@ -54,7 +54,8 @@ tg::sdk::CompileOutput Compiler::compile(const tg::sdk::CompileRequest& request)
   if (!request.target.empty() && request.target != kTarget)
     throw tg::sdk::PluginError(TG_ERROR_INVALID_ARGUMENT, "unknown target \"" + request.target +
                                                               "\" (MY compiles for \"" + kTarget + "\")");
-  tg::sdk::render::Source source = tg::sdk::render::render(tg::sdk::render::Dialect::c, request.ir);
+  // render_c rather than render(Dialect::c, ...): the plugin then links only the C dialect.
+  tg::sdk::render::Source source = tg::sdk::render::render_c(request.ir);
   TempDir dir;
   std::ofstream(dir.path / "kernel.c") << source.text;
   std::string log;

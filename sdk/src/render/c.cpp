@@ -2,7 +2,6 @@
 // looping over its local ids (render.hpp, CKernelFn). float16/bfloat16 live as their 16-bit
 // patterns in memory and are converted by helper functions emitted into the source.
 #include "cstyle.hpp"
-#include "dialects.hpp"
 
 #include <cmath>
 

@@ -638,9 +638,9 @@ void CStyle::emit(uint32_t i) {
   }
   case TG_OP_WGMMA: { // D starts as a copy of C; A and B are tiles in local memory
     // Within a run, a C that is the previous WGMMA's D and read by nothing else is updated in place:
-    // D takes its variables. (A copy between two wgmmas of one run, with 4 ops per run, made ptxas
+    // D takes its variables. (A copy between two wgmmas of one run, with 4 ops per run, makes ptxas
     // serialize them: "wgmma.mma_async instructions are serialized due to non wgmma instructions
-    // reading accumulator registers", C7514; session 20, h/swz.)
+    // reading accumulator registers", C7514.)
     // Likewise the first of a chain whose C is an accumulator that the chain's last D is assigned
     // back to, with nothing else reading the accumulator in between: D takes the accumulator's
     // variables (the ASSIGN is then a self-assignment, not emitted), so no copy reads a wgmma's

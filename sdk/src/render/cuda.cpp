@@ -2,7 +2,6 @@
 // cuda_fp16.h/cuda_bf16.h types in memory and their conversion intrinsics; arithmetic is done in
 // float and rounded after every operation, like every other dialect.
 #include "cstyle.hpp"
-#include "dialects.hpp"
 
 #include <tg/sdk/wmma.hpp>
 
@@ -67,8 +66,8 @@ private:
   // ptxas of CUDA 13.0 (V13.0.88, sm_80 and sm_90, -O1 and up) miscompiles an unrolled loop that
   // takes the max of negated int32 values (how the core computes an integer min: -max(-x)): about
   // half the results came back wrong on an H200, with the negation written any way, while the same
-  // loop not unrolled, or built with -Xptxas -O0, was right (experiment in docs/cuda.md). So a loop
-  // that accumulates an integer MAX is kept rolled.
+  // loop not unrolled, or built with -Xptxas -O0, was right (docs/cuda.md, "Kernels: CUDA C through
+  // NVRTC"). So a loop that accumulates an integer MAX is kept rolled.
   // An innermost loop of 8 to 16 steps that reads work-group local memory (the steps through a
   // staged matmul tile: 64 FMAs and 4 shared loads each) is unrolled: nvcc keeps a body that large
   // rolled, paying index arithmetic and a branch every step and never issuing the next step's
@@ -228,7 +227,7 @@ private:
   // mma.sync m16n8k16 (sm_80 and newer): A in 4 and B in 2 registers of two packed 16-bit values
   // (the lower fragment position in the low half), D/C in 4 floats (docs/abi.md, WMMA). A pair
   // read from local memory as one __half2/__nv_bfloat162 word goes in as that word (no float round
-  // trip; docs/cuda.md, session 16).
+  // trip; docs/cuda.md, "Kernels: CUDA C through NVRTC").
   bool has_wmma() const override { return true; }
   std::string wmma(int64_t, tg_dtype input, const std::vector<std::string>& a,
                    const std::vector<std::string>& b, const std::vector<std::string>& d,

@@ -5,7 +5,6 @@
 // only the capabilities a shader uses. GLSL has exp2/log2/sin for 32-bit floats only: float64 ones
 // call the series below (exact to a few ulp for |x| < 2^20 in sin).
 #include "cstyle.hpp"
-#include "dialects.hpp"
 
 #include <cmath>
 

@@ -2,7 +2,6 @@
 // output is checked against golden text only (tests/data/render/metal). float64 does not exist
 // in Metal and is refused; bfloat16 is stored as ushort and converted by integer helpers.
 #include "cstyle.hpp"
-#include "dialects.hpp"
 
 #include <cmath>
 

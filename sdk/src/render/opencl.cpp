@@ -2,7 +2,6 @@
 // vload_half/vstore_half (allowed on every device) and rounded in registers by integer helpers;
 // with Options::opencl_fp16 the half type is used directly. float64 enables cl_khr_fp64.
 #include "cstyle.hpp"
-#include "dialects.hpp"
 
 #include <cmath>
 

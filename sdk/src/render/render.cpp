@@ -1,4 +1,5 @@
-#include "dialects.hpp"
+// render(): picks the dialect's entry (each in its own file, declared in render.hpp).
+#include <tg/sdk/render/render.hpp>
 
 namespace tg::sdk::render {
 

@@ -1,8 +1,8 @@
 // The tensor suite's kernels, compiled for CPUs we may not have: every op x dtype expression of
 // tests/tensor (unary math, binary arithmetic and comparisons, reductions, casts, matmul) is
 // scheduled, lowered with each target's vector width, linearized, and compiled through the CPU
-// plugin's compile(target). An LLVM instruction-selection failure for any of them (issue 9: f16
-// exp2 on AVX512-FP16) fails here on any machine.
+// plugin's compile(target). An LLVM instruction-selection failure for any of them (e.g. f16 exp2
+// on AVX512-FP16) fails here on any machine.
 #include "kernel/codegen/linearize.hpp"
 #include "kernel/codegen/lower.hpp"
 #include "kernel/runtime/errors.hpp"

@@ -58,8 +58,8 @@ BOOST_AUTO_TEST_CASE(fatal_error_becomes_internal_error_and_the_next_compile_wor
 }
 
 BOOST_AUTO_TEST_CASE(native_half_exp2_on_sapphirerapids_is_the_reported_failure) {
-  // Issue 9: "LLVM ERROR: Cannot select: f16 = fexp2" on a CPU with AVX512-FP16. Rendered the old
-  // way (half precision), it still fails, but as an error; rendered as the plugin does now, it compiles.
+  // The reported "LLVM ERROR: Cannot select: f16 = fexp2" on a CPU with AVX512-FP16. Rendered in
+  // half precision (old_way), it still fails, but as an error; rendered as the plugin does, it compiles.
   auto old_way = half_exp2("tg_test_native_half_exp2");
   Status s = try_compile(old_way.serialize(), nullptr, 0, 2, "sapphirerapids");
   check_llvm_fatal(s, "tg_test_native_half_exp2");

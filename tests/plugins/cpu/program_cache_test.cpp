@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(failed_compile_caches_nothing_and_blocks_nothing) {
     }
     BOOST_CHECK_EQUAL(tg::program_compile_count() - before, 1u); // compiled again, not a cached failure
   }
-  // Issue 9's deadlock: the next kernel compiles at once (the failure held no lock).
+  // No deadlock: the next kernel compiles at once (the failure held no lock).
   auto good = tg::get_program(hooks_device(), add_constant("cache_after_failure", 5), false);
   BOOST_CHECK(run(*good, {1}) == (std::vector<float>{6}));
 }

@@ -90,7 +90,9 @@ void check_writable(const std::filesystem::path& path);
 
 // Replaces `path` with `parts` concatenated: writes a temporary file in the same directory, fsyncs
 // it, renames it over `path` and fsyncs the directory, so after a crash `path` holds the old or
-// the new contents, never a partial file. The temporary is removed on failure.
+// the new contents, never a partial file. The temporary is removed on failure; temporaries that
+// killed saves of the same file left behind are removed first. A symbolic link is written
+// through (its final target is replaced; the link stays), and a replaced file keeps its mode.
 void write_file_durably(const std::filesystem::path& path, std::span<const std::span<const std::byte>> parts);
 
 } // namespace tg::sdk

@@ -1,7 +1,8 @@
 // Renderers: kernel IR -> source text in a C-family language, for plugins whose device compiler
 // takes source (OpenCL, CUDA/NVRTC, Metal, Vulkan via GLSL) and for the out-of-tree C example.
 // One walker (cstyle) emits the statements; each dialect supplies its types, qualifiers, ids,
-// barriers, memory access, casts and math. Link tg::sdk_render.
+// barriers, memory access, casts and math. Link tinygrad_cpp::sdk_render (the installed package's
+// name; tg::sdk_render inside the tinygrad.cpp tree).
 //
 // Shared choices (docs/architecture.md, "Renderers", says more):
 //  - Vectors (vcount > 1) are rendered lane by lane: every lane is its own scalar variable and
@@ -104,5 +105,13 @@ using CKernelFn = void (*)(void* const* buffers, const uint64_t* scalars, int32_
 // Renders a validated program (parse_kernel_ir / KernelBuilder::serialize output).
 // Throws PluginError(TG_ERROR_UNIMPLEMENTED) for what the dialect does not support.
 Source render(Dialect dialect, const KernelIR& ir, const Options& options = {});
+
+// One dialect each, the same as render(<dialect>, ...). A plugin that calls only its own dialect's
+// function links only that dialect's code (render() reaches all five).
+Source render_c(const KernelIR& ir, const Options& options = {});
+Source render_opencl(const KernelIR& ir, const Options& options = {});
+Source render_cuda(const KernelIR& ir, const Options& options = {});
+Source render_metal(const KernelIR& ir, const Options& options = {});
+Source render_glsl(const KernelIR& ir, const Options& options = {});
 
 } // namespace tg::sdk::render
