@@ -2,7 +2,7 @@
 """The tinygrad peer of `tg bench gpu`: the rows and shapes of peer_torch_gpu.py on tinygrad's CUDA
 backend (DEV=CUDA; --device for another). Times are wall medians in ms of one call and
 Device.synchronize(). Each row is timed twice: <row>_ms through TinyJit (the captured kernels
-replayed: how tinygrad runs a hot op, and how issue 13's reference figures for it were taken) and
+replayed: how tinygrad runs a hot op, and how its reference figures are taken) and
 <row>_eager_ms as a freshly built expression's realize() (tinygrad's eager path: Python scheduling
 costs it about a millisecond per call on the GPU machine, more than most of these kernels take).
 f32 matmuls stay f32 (ALLOW_TF32 is 0 unless set). Prints one flat JSON object; each <row>_shape

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""The PyTorch (CPU) peer of `tg bench ops`: the same workloads, the same repeat count.
+"""The PyTorch (CPU) peer of `tg bench core` and `tg bench ops --beam`: the same workloads, timed
+the same way by both (--rows picks which; every row is built and timed by the same code).
 
 Prints one flat JSON object on stdout (numbers and strings only), for example
   {"torch_version": "1.13.1", "threads": 2, "matmul1024_ms": 12.3, ...}
 Times are medians over --repeat runs after warm-up; *_ms in milliseconds, *_us in microseconds.
-Run by `tg bench ops`; usable on its own: /usr/bin/python3 tools/bench/peer_torch.py --repeat 10
+Freed memory stays in the process (peer_timing.keep_freed_memory), as our runtime's buffers do.
+`tg` runs it in several fresh processes and keeps each figure's min / median / max.
+Usable on its own: /usr/bin/python3 tools/bench/peer_torch.py --repeat 10 --rows conv
 """
 import argparse
 import json
@@ -14,7 +17,9 @@ import subprocess
 import sys
 import time
 
-from peer_timing import median_ms
+from peer_timing import keep_freed_memory, median_ms
+
+ROWS = ("matmul1024", "matmul2048", "elementwise", "sum", "conv", "dispatch", "cold")
 
 
 COLD_CHILD = r"""
@@ -64,38 +69,52 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--cold-repeat", type=int, default=5)
+    ap.add_argument("--rows", default=",".join(ROWS), help="comma-separated, of: " + ", ".join(ROWS))
     args = ap.parse_args()
+    rows = args.rows.split(",")
+    unknown = [r for r in rows if r not in ROWS]
+    if unknown:
+        ap.error("unknown rows: " + ", ".join(unknown))
+    malloc = keep_freed_memory()
 
     import torch
     import torch.nn.functional as F
 
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)  # all cores, as our CPU plugin and OpenBLAS use
     torch.manual_seed(0)
     r = args.repeat
-    res = {"torch_version": torch.__version__.split("+")[0], "threads": torch.get_num_threads(), "repeat": r}
+    res = {"torch_version": torch.__version__.split("+")[0], "threads": torch.get_num_threads(), "repeat": r,
+           "mkldnn": str(torch.backends.mkldnn.is_available()), "malloc": malloc}
 
     with torch.no_grad():
         for n in (1024, 2048):
-            a, b = torch.rand(n, n), torch.rand(n, n)
-            res["matmul%d_ms" % n] = median_ms(lambda: torch.matmul(a, b), r)
-            del a, b
+            if "matmul%d" % n in rows:
+                a, b = torch.rand(n, n), torch.rand(n, n)
+                res["matmul%d_ms" % n] = median_ms(lambda: torch.matmul(a, b), r)
+                del a, b
 
-        n = 16 * 1024 * 1024
-        a, b, c = torch.rand(n), torch.rand(n), torch.rand(n)
-        res["elementwise_ms"] = median_ms(lambda: ((a + b) * c).relu(), r)
-        res["sum_ms"] = median_ms(lambda: a.sum(), r)
-        del a, b, c
+        if "elementwise" in rows or "sum" in rows:
+            n = 16 * 1024 * 1024
+            a, b, c = torch.rand(n), torch.rand(n), torch.rand(n)
+            if "elementwise" in rows:
+                res["elementwise_ms"] = median_ms(lambda: ((a + b) * c).relu(), r)
+            if "sum" in rows:
+                res["sum_ms"] = median_ms(lambda: a.sum(), r)
+            del a, b, c
 
-        x, w = torch.rand(32, 32, 28, 28), torch.rand(64, 32, 3, 3)
-        res["conv_ms"] = median_ms(lambda: F.conv2d(x, w), r)
-        del x, w
+        if "conv" in rows:
+            x, w = torch.rand(32, 32, 28, 28), torch.rand(64, 32, 3, 3)
+            res["conv_ms"] = median_ms(lambda: F.conv2d(x, w), r)
+            del x, w
 
-        xs = [(torch.rand(1024), torch.rand(1024)) for _ in range(2)]
-        out = torch.empty(1024)
-        res["dispatch_us"] = dispatch_us(lambda i: xs[i][0] + xs[i][1], r)
-        res["dispatch_out_us"] = dispatch_us(lambda i: torch.add(xs[i][0], xs[i][1], out=out), r)
+        if "dispatch" in rows:
+            xs = [(torch.rand(1024), torch.rand(1024)) for _ in range(2)]
+            out = torch.empty(1024)
+            res["dispatch_us"] = dispatch_us(lambda i: xs[i][0] + xs[i][1], r)
+            res["dispatch_out_us"] = dispatch_us(lambda i: torch.add(xs[i][0], xs[i][1], out=out), r)
 
-    res["cold_ms"], res["cold_wall_ms"] = cold_start(args.threads, max(1, min(r, args.cold_repeat)))
+    if "cold" in rows:
+        res["cold_ms"], res["cold_wall_ms"] = cold_start(args.threads, max(1, min(r, args.cold_repeat)))
     print(json.dumps(res))
 
 

@@ -11,7 +11,8 @@ struct BeamBenchOptions {
   int repeat = 10;
   std::string device;                      // canonical name
   std::optional<double> timeout_s;         // BEAM_TIMEOUT for the search (default: the environment's)
-  std::string python = "/usr/bin/python3"; // runs tools/bench/peer_beam.py (numpy, torch)
+  std::string python = "/usr/bin/python3"; // runs tools/bench/peer_numpy.py and peer_torch.py
+  int peer_runs = 3;                       // fresh processes per peer
   bool no_peer = false;
   std::optional<std::string> json_path; // also write the results there
 };

@@ -140,6 +140,72 @@ Peer run_peer_command(const std::string& command) {
   return peer;
 }
 
+std::optional<Spread> PeerRuns::spread(const std::string& key) const {
+  auto it = samples.find(key);
+  if (!info.error.empty() || it == samples.end() || it->second.empty()) return std::nullopt;
+  Spread s;
+  s.runs = it->second.size();
+  s.min = *std::min_element(it->second.begin(), it->second.end());
+  s.max = *std::max_element(it->second.begin(), it->second.end());
+  s.median = median(it->second);
+  return s;
+}
+
+PeerRuns run_peer_runs(const std::string& command, int runs) {
+  PeerRuns out;
+  std::map<std::string, std::vector<double>> samples;
+  for (int i = 0; i < runs; ++i) {
+    Peer p = run_peer_command(command);
+    if (!p.error.empty()) {
+      out.info.error = runs > 1 ? "run " + std::to_string(i + 1) + " of " + std::to_string(runs) + ": " + p.error
+                                : p.error;
+      return out;
+    }
+    for (const auto& [key, v] : p.values)
+      if (const double* x = std::get_if<double>(&v)) samples[key].push_back(*x);
+    if (i == 0) out.info = std::move(p);
+  }
+  // A key some process did not report has no spread: its runs would not be comparable.
+  for (auto& [key, v] : samples)
+    if (v.size() == size_t(runs)) out.samples[key] = std::move(v);
+  return out;
+}
+
+std::optional<PeerFigure> best_peer(const std::vector<PeerFigure>& figures) {
+  std::optional<PeerFigure> best;
+  for (const auto& f : figures)
+    if (!best || f.spread.min < best->spread.min) best = f;
+  return best;
+}
+
+std::string spread_str(const Spread& s, const std::function<std::string(double)>& fmt) {
+  return fmt(s.min) + " / " + fmt(s.median) + " / " + fmt(s.max);
+}
+
+nlohmann::ordered_json spread_json(const Spread& s) {
+  nlohmann::ordered_json j;
+  j["min"] = json_num(s.min);
+  j["median"] = json_num(s.median);
+  j["max"] = json_num(s.max);
+  j["runs"] = s.runs;
+  return j;
+}
+
+void warn_wide_spreads(std::ostream& os, const std::string& row, const std::vector<PeerFigure>& figures,
+                       const std::function<std::string(double)>& fmt) {
+  for (const auto& f : figures)
+    if (f.spread.wide())
+      os << "warning: " << row << ": " << f.peer << "'s " << f.spread.runs
+         << " processes differ by more than 2x (min " << fmt(f.spread.min) << ", max " << fmt(f.spread.max)
+         << "): the machine's load or the peer's state changed between them\n";
+}
+
+bool peer_runs_ok(const std::string& command, int runs) {
+  if (runs >= 1 && runs <= 20) return true;
+  std::cerr << command << ": --peer-runs must be in 1..20, got " << runs << "\n";
+  return false;
+}
+
 JsonPeer run_json_peer(const std::string& command, const std::vector<std::string>& required) {
   JsonPeer peer;
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");

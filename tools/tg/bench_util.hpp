@@ -1,5 +1,5 @@
-// Pieces the `tg bench` commands share: medians of timed runs, a peer script's flat JSON answer,
-// and a plain-text table with aligned columns.
+// Pieces the `tg bench` commands share: medians of timed runs, a peer script's flat JSON answer (from
+// one process or several), the best of a row's peers, and a plain-text table with aligned columns.
 #pragma once
 
 #include "kernel/tensor/tensor.hpp"
@@ -42,6 +42,40 @@ struct Peer {
 // Runs `command` through the shell and reads the last stdout line that starts with '{'. Stderr
 // goes to a temporary file and only its last line is kept, for the error when the script fails.
 Peer run_peer_command(const std::string& command);
+
+// A peer timed in several fresh processes. One process can land on a slow path another does not
+// (its allocator's state, another program's burst of load), so every figure is kept per process
+// and the compared figure is the best one: the minimum time.
+struct Spread {
+  double min = 0, median = 0, max = 0;
+  size_t runs = 0;
+  bool wide() const { return max > 2 * min; } // the processes differ by more than 2x
+};
+struct PeerRuns {
+  Peer info;                                           // the first process's answer; error: a run failed
+  std::map<std::string, std::vector<double>> samples; // each numeric key, one value per process
+  // The key's min / median / max; nullopt when a process did not report it.
+  std::optional<Spread> spread(const std::string& key) const;
+};
+// Runs `command` `runs` times, one after the other, through run_peer_command. Stops at the first
+// failure: its error, with which run it was, goes to info.error.
+PeerRuns run_peer_runs(const std::string& command, int runs);
+
+// One peer's figure for a row; `best_peer` picks the row's best (lowest min time) of several.
+struct PeerFigure {
+  std::string peer; // "PyTorch", "numpy", "tinygrad"
+  Spread spread;
+};
+std::optional<PeerFigure> best_peer(const std::vector<PeerFigure>& figures);
+// "min / median / max" through `fmt`.
+std::string spread_str(const Spread& s, const std::function<std::string(double)>& fmt);
+// {"min": ..., "median": ..., "max": ..., "runs": n}
+nlohmann::ordered_json spread_json(const Spread& s);
+// A warning line for every figure whose processes differ by more than 2x, naming the row and peer.
+void warn_wide_spreads(std::ostream& os, const std::string& row, const std::vector<PeerFigure>& figures,
+                       const std::function<std::string(double)>& fmt);
+// --peer-runs must be in 1..20 (each run is a whole peer process); prints why to stderr.
+bool peer_runs_ok(const std::string& command, int runs);
 
 // Runs `command` (stdout and stderr together) and reads the last line that starts with '{' as a
 // JSON object; the object must hold a number under each of `required`. On failure `error` says

@@ -1,6 +1,7 @@
 // `tg bench core`: times core workloads (matmul, a fused elementwise chain, a full reduce, conv2d,
 // cold start and per-call dispatch) on the default device and, in the same invocation, the same
-// workloads on PyTorch's CPU backend (tools/bench/peer_torch.py through /usr/bin/python3).
+// workloads on PyTorch's CPU backend and numpy (tools/bench/peer_torch.py, peer_numpy.py), each in
+// --peer-runs fresh processes; each row is compared with its best peer.
 // A benchmark, not a test: it prints a table and marks each row against the project's targets.
 //
 // `tg bench cold-child` (hidden) is the child process that the cold-start row spawns.
@@ -33,6 +34,7 @@
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
+#include <utility>
 #include <unistd.h>
 #include <variant>
 
@@ -66,18 +68,12 @@ void realize_fresh(Tensor t) {
   t.realize();
 }
 
-Peer run_peer(int repeat, unsigned threads) {
-  const std::string python = "/usr/bin/python3";
-  const PeerScript script = find_peer_script("peer_torch.py");
-  Peer peer;
-  if (!std::filesystem::exists(python))
-    peer.error = python + " not found";
-  else if (!script.error.empty())
-    peer.error = script.error;
-  else
-    peer = run_peer_command(python + " " + shell_quote(script.path) + " --repeat " + std::to_string(repeat) +
-                            " --threads " + std::to_string(threads));
-  return peer;
+PeerRuns run_peer(const std::string& python, const std::string& script_name, const std::string& args,
+                  int runs) {
+  const PeerScript script = find_peer_script(script_name);
+  if (!command_exists(python)) return PeerRuns{Peer{{}, python + " not found"}, {}};
+  if (!script.error.empty()) return PeerRuns{Peer{{}, script.error}, {}};
+  return run_peer_runs(shell_quote(python) + " " + shell_quote(script.path) + " " + args, runs);
 }
 
 // ---- cold start: spawn `tg bench cold-child` with the disk cache off ----
@@ -166,7 +162,9 @@ struct Row {
   std::string unit; // "ms" or "us"
   double work = 0;  // flops or bytes per run
   std::string peer_key;
-  std::optional<double> peer;
+  std::vector<PeerFigure> peers; // those that measured the row
+  std::optional<PeerFigure> best;
+  std::optional<double> peer; // the best peer's min
   std::optional<double> target; // GFLOPS or GB/s minimum, or latency maximum in `unit`
   std::string note;
 };
@@ -181,9 +179,12 @@ Row make_row(std::string name, Kind kind, std::string unit) {
 
 double rate(const Row& r, double t) { return r.work / (t * 1e6); } // per ms -> G/s
 
+std::string num_str(double t) { return t >= 100 ? fixed(t, 1) : t >= 10 ? fixed(t, 2) : fixed(t, 3); }
+std::string unit_str(const std::string& unit) { return unit == "us" ? "µs" : unit; }
+
 std::string time_str(double t, const std::string& unit) {
   if (std::isnan(t)) return "-";
-  return (t >= 100 ? fixed(t, 1) : t >= 10 ? fixed(t, 2) : fixed(t, 3)) + " " + (unit == "us" ? "µs" : unit);
+  return num_str(t) + " " + unit_str(unit);
 }
 
 std::string rate_str(const Row& r, double t) {
@@ -206,13 +207,17 @@ int bench_core(const std::vector<std::string>& args) {
   po::options_description opts(
       "tg bench core: time core workloads on the default device ($TG_DEVICE, else CPU) against PyTorch's "
       "CPU\n"
-      "backend (tools/bench/peer_torch.py via /usr/bin/python3), run in the same invocation.\n"
-      "Times are medians over --repeat runs after warm-up; ratio = our speed / peer's speed (> 1: faster).\n"
+      "backend and numpy (tools/bench/peer_torch.py, peer_numpy.py), run in the same invocation, each in\n"
+      "--peer-runs fresh processes. Times are medians over --repeat runs after warm-up; ratio = our speed /\n"
+      "the best peer's speed (its minimum over the processes; > 1: faster).\n"
       "Options");
   opts.add_options()("help,h", "show this help")("repeat,n", po::value<int>()->default_value(10),
                                                  "timed runs per workload (after warm-up)")(
-      "no-peer", "skip the PyTorch peer")("json", po::value<std::string>(),
-                                          "also write the results to this file");
+      "no-peer", "skip the peers")("json", po::value<std::string>(), "also write the results to this file")(
+      "peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
+      "the interpreter that runs the peers (PyTorch and numpy)")(
+      "peer-runs", po::value<int>()->default_value(3),
+      "fresh processes per peer (1..20); each row shows their min / median / max and compares the best peer's min");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -223,7 +228,9 @@ int bench_core(const std::vector<std::string>& args) {
   const int repeat = vm["repeat"].as<int>();
   const std::optional<std::string> json_path =
       vm.count("json") ? std::optional(vm["json"].as<std::string>()) : std::nullopt;
-  if (!bench_options_ok("tg bench core", repeat, json_path)) return 2;
+  const int peer_runs = vm["peer-runs"].as<int>();
+  if (!bench_options_ok("tg bench core", repeat, json_path) || !peer_runs_ok("tg bench core", peer_runs)) return 2;
+  const std::string python = vm["peer-python"].as<std::string>();
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const std::string device = default_device();
   OpenDevice dev = open_device(device);
@@ -345,25 +352,45 @@ int bench_core(const std::vector<std::string>& args) {
     rows.push_back(l);
   }
 
-  Peer peer;
-  if (vm.count("no-peer"))
-    peer.error = "--no-peer";
-  else {
-    progress("PyTorch peer (" + std::to_string(threads) + " threads)");
-    peer = run_peer(repeat, threads);
+  PeerRuns torch_peer, numpy_peer;
+  if (vm.count("no-peer")) {
+    torch_peer.info.error = numpy_peer.info.error = "--no-peer";
+  } else {
+    const std::string repeat_arg = " --repeat " + std::to_string(repeat);
+    progress("PyTorch peer (" + std::to_string(threads) + " threads), " + std::to_string(peer_runs) + " processes");
+    torch_peer = run_peer(python, "peer_torch.py", "--threads " + std::to_string(threads) + repeat_arg, peer_runs);
+    progress("numpy peer, " + std::to_string(peer_runs) + " processes");
+    numpy_peer = run_peer(python, "peer_numpy.py", repeat_arg.substr(1), peer_runs);
   }
-  for (auto& r : rows)
-    if (peer.error.empty()) r.peer = peer.num(r.peer_key);
+  for (auto& r : rows) {
+    for (const auto& [name, p] : {std::pair{"PyTorch", &torch_peer}, std::pair{"numpy", &numpy_peer}})
+      if (auto s = p->spread(r.peer_key)) r.peers.push_back({name, *s});
+    r.best = best_peer(r.peers);
+    if (r.best) r.peer = r.best->spread.min;
+  }
 
   // Print.
-  const std::vector<std::string> head = {"workload",  "ours",  "ours rate", "peer",
-                                         "peer rate", "ratio", "target",    ""};
+  const std::vector<std::string> head = {"workload",
+                                         "ours",
+                                         "ours rate",
+                                         "PyTorch min/med/max",
+                                         "numpy min/med/max",
+                                         "best peer",
+                                         "peer rate",
+                                         "ratio",
+                                         "target",
+                                         ""};
   std::vector<std::vector<std::string>> cells;
   int pass = 0, miss = 0;
+  auto peer_cell = [](const Row& r, const std::string& name) {
+    for (const auto& f : r.peers)
+      if (f.peer == name) return spread_str(f.spread, num_str) + " " + unit_str(r.unit);
+    return std::string("-");
+  };
   for (const auto& r : rows) {
-    std::string peer_t = "peer unavailable", peer_rate = "-", ratio = "-";
+    std::string best = "peer unavailable", peer_rate = "-", ratio = "-";
     if (r.peer) {
-      peer_t = time_str(*r.peer, r.unit);
+      best = r.best->peer;
       peer_rate = rate_str(r, *r.peer);
       if (!std::isnan(r.ours) && r.ours > 0) {
         const double x = *r.peer / r.ours;
@@ -372,8 +399,8 @@ int bench_core(const std::vector<std::string>& args) {
     }
     auto ok = passes(r);
     if (ok) ++(*ok ? pass : miss);
-    cells.push_back({r.name, time_str(r.ours, r.unit), rate_str(r, r.ours), peer_t, peer_rate, ratio,
-                     target_str(r), ok ? (*ok ? "PASS" : "MISS") : ""});
+    cells.push_back({r.name, time_str(r.ours, r.unit), rate_str(r, r.ours), peer_cell(r, "PyTorch"),
+                     peer_cell(r, "numpy"), best, peer_rate, ratio, target_str(r), ok ? (*ok ? "PASS" : "MISS") : ""});
   }
   std::vector<size_t> w(head.size());
   for (size_t c = 0; c < head.size(); ++c) {
@@ -383,7 +410,7 @@ int bench_core(const std::vector<std::string>& args) {
   auto print_row = [&](const std::vector<std::string>& row) {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c)
-      line += pad(row[c], w[c], c > 0 && c < 6) + (c + 1 < row.size() ? "  " : "");
+      line += pad(row[c], w[c], c > 0 && c < 8 && c != 5) + (c + 1 < row.size() ? "  " : "");
     while (!line.empty() && line.back() == ' ') line.pop_back();
     std::cout << line << "\n";
   };
@@ -396,16 +423,29 @@ int bench_core(const std::vector<std::string>& args) {
   std::cout << "\n";
   for (const auto& r : rows)
     if (!r.note.empty()) std::cout << "note: " << r.name << ": " << r.note << "\n";
-  if (peer.error.empty())
-    std::cout << "peer: PyTorch " << peer.str("torch_version") << " CPU, " << peer.str("threads")
-              << " threads (/usr/bin/python3 tools/bench/peer_torch.py)\n";
+  for (const auto& r : rows)
+    warn_wide_spreads(std::cout, r.name, r.peers, [&](double t) { return time_str(t, r.unit); });
+  const Peer& pt = torch_peer.info;
+  const Peer& np = numpy_peer.info;
+  if (pt.error.empty())
+    std::cout << "peer: PyTorch " << pt.str("torch_version") << " CPU, " << pt.str("threads") << " threads, freed memory "
+              << pt.str("malloc") << " (" << python << " tools/bench/peer_torch.py)\n";
   else
-    std::cout << "peer unavailable: " << peer.error << "\n";
+    std::cout << "peer unavailable: PyTorch: " << pt.error << "\n";
+  if (np.error.empty())
+    std::cout << "peer: numpy " << np.str("numpy_version") << ", BLAS " << np.str("blas") << ", freed memory "
+              << np.str("malloc") << " (" << python << " tools/bench/peer_numpy.py)\n";
+  else
+    std::cout << "peer unavailable: numpy: " << np.error << "\n";
+  std::cout << "Each peer ran in " << peer_runs
+            << (peer_runs == 1 ? " fresh process" : " fresh processes")
+            << " (median of --repeat calls in each); a row compares ours with the best\n"
+               "  peer's minimum over its processes.\n";
   if (g_stale)
     std::cout << "warning: " << g_stale
               << " timed realizes found their result already computed (timings too low)\n";
   std::cout
-      << "ratio = our speed / peer's speed (peer time / our time). Cold start: ours is `tg bench "
+      << "ratio = our speed / the best peer's speed (its min time / our time). Cold start: ours is `tg bench "
          "cold-child`\n"
          "  (a+b on 1024 floats, realized and read, DISABLE_COMPILER_CACHE=1) timed from main(); the peer's "
          "is\n"
@@ -422,7 +462,9 @@ int bench_core(const std::vector<std::string>& args) {
     nlohmann::ordered_json out;
     out["device"] = device;
     out["repeat"] = repeat;
-    out["peer"] = peer.error.empty() ? nlohmann::ordered_json("torch " + peer.str("torch_version")) : nullptr;
+    out["peer_runs"] = peer_runs;
+    out["peer"] = pt.error.empty() ? nlohmann::ordered_json("torch " + pt.str("torch_version")) : nullptr;
+    out["numpy"] = np.error.empty() ? nlohmann::ordered_json(np.str("numpy_version")) : nullptr;
     out["rows"] = nlohmann::ordered_json::array();
     for (const auto& r : rows) {
       auto ok = passes(r);
@@ -436,6 +478,9 @@ int bench_core(const std::vector<std::string>& args) {
       row["unit"] = r.unit;
       row["ours"] = json_num(r.ours);
       row["peer"] = json_num(r.peer);
+      row["best_peer"] = r.best ? nlohmann::ordered_json(r.best->peer) : nlohmann::ordered_json(nullptr);
+      row["peers"] = nlohmann::ordered_json::object();
+      for (const auto& f : r.peers) row["peers"][f.peer] = spread_json(f.spread);
       row["rate_unit"] = r.kind == Kind::Flops   ? nlohmann::ordered_json("GFLOPS")
                          : r.kind == Kind::Bytes ? nlohmann::ordered_json("GB/s")
                                                  : nullptr;
@@ -532,7 +577,7 @@ void bench_usage(std::ostream& os) {
         "  core   matmul, elementwise, sum, conv2d, cold start and dispatch, against PyTorch\n"
         "  train  median beautiful_mnist training-step time, against PyTorch\n"
         "  matmul one n x n matmul on several devices (default CPU,MY,CUDA), against the first\n"
-        "  gpu    issue 13's GPU rows (64M elementwise/sum, matmul f32/f16, conv2d, tiny op), against "
+        "  gpu    GPU rows (64M elementwise/sum, matmul f32/f16, conv2d, tiny op), against "
         "PyTorch CUDA\n"
         "  collective  all-reduce / all-gather / broadcast of 256 MiB over --devices, against PyTorch NCCL\n";
 }

@@ -1,4 +1,4 @@
-// `tg bench gpu`: the GPU rows of issue 13 (elementwise and sum over 64M floats, f32 matmul 4096,
+// `tg bench gpu`: the GPU rows (elementwise and sum over 64M floats, f32 matmul 4096,
 // f16 matmul 8192, conv2d 256x32x28x28 -> 64 3x3, a tiny op including sync) on one device, with
 // PyTorch on the GPU (tools/bench/peer_torch_gpu.py) and, where an interpreter imports it, tinygrad's
 // CUDA backend (tools/bench/peer_tinygrad_gpu.py) measured in the same invocation, and on a CUDA
@@ -232,7 +232,7 @@ std::optional<double> peer_ms_for(const Peer& peer, const std::string& who, cons
 
 int bench_gpu(const std::vector<std::string>& args) {
   po::options_description opts(
-      "tg bench gpu: issue 13's GPU rows on one device against PyTorch on the GPU (peer_torch_gpu.py via\n"
+      "tg bench gpu: the GPU rows on one device against PyTorch on the GPU (peer_torch_gpu.py via\n"
       "/usr/bin/python3) and tinygrad's CUDA backend (peer_tinygrad_gpu.py, where tinygrad imports), "
       "measured\n"
       "in the same invocation. Times are medians of realize + synchronize.\n"

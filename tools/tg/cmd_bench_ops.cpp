@@ -64,7 +64,8 @@ struct Workload {
 struct Result {
   double wall_ms = std::nan("");
   std::optional<double> kernel_ms; // the device's own timing, when it has TG_FEATURE_TIMING
-  std::optional<double> peer_ms;
+  std::optional<double> peer_ms;  // the best of the peer's processes
+  std::optional<Spread> peer_runs; // min / median / max over them
   std::string check = "-"; // against the CPU: "ok" or "WRONG ..."; "REFUSED": the device cannot run it
   std::string note;
 };
@@ -219,12 +220,12 @@ std::string peer_device_for(const std::string& device) {
   return parse_device_name(device).plugin == "cpu" ? "CPU" : "CL";
 }
 
-Peer run_peer(const std::string& python, const std::string& peer_device, int repeat, bool small) {
+PeerRuns run_peer(const std::string& python, const std::string& peer_device, int repeat, bool small, int runs) {
   const PeerScript script = find_peer_script("peer_tinygrad.py");
-  if (!script.error.empty()) return Peer{{}, script.error};
-  return run_peer_command(shell_quote(python) + " " + shell_quote(script.path) + " --device " +
-                          shell_quote(peer_device) + " --repeat " + std::to_string(repeat) +
-                          (small ? " --small" : ""));
+  if (!script.error.empty()) return PeerRuns{Peer{{}, script.error}, {}};
+  return run_peer_runs(shell_quote(python) + " " + shell_quote(script.path) + " --device " +
+                           shell_quote(peer_device) + " --repeat " + std::to_string(repeat) + (small ? " --small" : ""),
+                       runs);
 }
 
 // ---- printing ----
@@ -246,20 +247,25 @@ std::optional<double> ratio(const Result& r) {
 }
 
 void print_results(const std::vector<Workload>& ws, const std::vector<Result>& rs) {
-  const std::vector<std::string> head = {"workload",  "ours wall", "ours kernel", "ours rate",
-                                         "peer wall", "peer rate", "ratio",       "check"};
+  const std::vector<std::string> head = {"workload",  "ours wall", "ours kernel", "ours rate", "peer wall min/med/max",
+                                         "peer rate", "ratio",     "check"};
   std::vector<std::vector<std::string>> cells;
   for (size_t i = 0; i < ws.size(); ++i) {
     auto x = ratio(rs[i]);
-    cells.push_back({ws[i].name, ms_str(rs[i].wall_ms), ms_str(rs[i].kernel_ms),
-                     rate_str(ws[i], rs[i].wall_ms), ms_str(rs[i].peer_ms), rate_str(ws[i], rs[i].peer_ms),
-                     x ? fixed(*x, *x < 0.1 ? 4 : 2) + "x" : "-", rs[i].check});
+    const std::string peer =
+        rs[i].peer_ms && rs[i].peer_runs ? spread_str(*rs[i].peer_runs, [](double t) { return ms_str(t); }) : "-";
+    cells.push_back({ws[i].name, ms_str(rs[i].wall_ms), ms_str(rs[i].kernel_ms), rate_str(ws[i], rs[i].wall_ms),
+                     peer, rate_str(ws[i], rs[i].peer_ms), x ? fixed(*x, *x < 0.1 ? 4 : 2) + "x" : "-",
+                     rs[i].check});
   }
   std::cout << "\n";
   print_table(std::cout, head, cells, {false, true, true, true, true, true, true, false});
   std::cout << "\n";
   for (size_t i = 0; i < ws.size(); ++i)
     if (!rs[i].note.empty()) std::cout << "note: " << ws[i].name << ": " << rs[i].note << "\n";
+  for (size_t i = 0; i < ws.size(); ++i)
+    if (rs[i].peer_ms && rs[i].peer_runs)
+      warn_wide_spreads(std::cout, ws[i].name, {{"tinygrad", *rs[i].peer_runs}}, [](double t) { return ms_str(t); });
   // The heuristic against NOOPT on the same reduction: > 1 means the optimizations help.
   for (size_t i = 0; i + 1 < ws.size(); ++i)
     if (!ws[i].noopt && ws[i + 1].noopt && ws[i + 1].id == ws[i].id + "_noopt" &&
@@ -299,6 +305,7 @@ int write_json(const std::string& path, const std::string& device, const std::st
     row["ours_wall_ms"] = json_num(r.wall_ms);
     row["ours_kernel_ms"] = json_num(r.kernel_ms);
     row["peer_ms"] = json_num(r.peer_ms);
+    row["peer_runs"] = r.peer_ms && r.peer_runs ? spread_json(*r.peer_runs) : nlohmann::ordered_json(nullptr);
     row["rate_unit"] = w.kind == Kind::Flops ? "GFLOPS" : "GB/s";
     row["ours_rate"] = json_num(rate(w, r.wall_ms));
     row["peer_rate"] = json_num(r.peer_ms ? std::optional<double>(rate(w, *r.peer_ms)) : std::nullopt);
@@ -329,9 +336,12 @@ int bench_ops(const std::vector<std::string>& args) {
       "peer-device", po::value<std::string>()->default_value(""),
       "tinygrad device for the peer (default: CPU for --device CPU, else CL)")(
       "json", po::value<std::string>(), "also write the results to this file")(
+      "peer-runs", po::value<int>()->default_value(3),
+      "fresh processes per peer (1..20); each row shows their min / median / max and compares the min")(
       "beam", po::value<int>(),
       "instead: matmul 1024/2048 and conv2d with the heuristic and with BEAM=N against numpy (BLAS) and\n"
-      "PyTorch (oneDNN) run by --peer-python (default /usr/bin/python3); prints BEAM's choices and search "
+      "PyTorch (oneDNN) run by --peer-python (default /usr/bin/python3), the best peer of each row; prints\n"
+      "BEAM's choices and search "
       "time")("beam-timeout", po::value<double>(),
               "with --beam: BEAM_TIMEOUT seconds per kernel (default: $BEAM_TIMEOUT or 20)");
   po::variables_map vm;
@@ -344,7 +354,8 @@ int bench_ops(const std::vector<std::string>& args) {
   const int repeat = vm["repeat"].as<int>();
   const std::optional<std::string> json_path =
       vm.count("json") ? std::optional(vm["json"].as<std::string>()) : std::nullopt;
-  if (!bench_options_ok("tg bench ops", repeat, json_path)) return 2;
+  const int peer_runs = vm["peer-runs"].as<int>();
+  if (!bench_options_ok("tg bench ops", repeat, json_path) || !peer_runs_ok("tg bench ops", peer_runs)) return 2;
   const bool small = vm.count("small") > 0;
   std::string device = vm["device"].as<std::string>();
   device = device.empty() ? default_device() : parse_device_name(device).canonical();
@@ -360,6 +371,7 @@ int bench_ops(const std::vector<std::string>& args) {
     if (vm.count("beam-timeout")) b.timeout_s = vm["beam-timeout"].as<double>();
     if (!vm["peer-python"].as<std::string>().empty()) b.python = vm["peer-python"].as<std::string>();
     b.no_peer = vm.count("no-peer") > 0;
+    b.peer_runs = peer_runs;
     b.json_path = json_path;
     return bench_beam(b);
   }
@@ -397,7 +409,8 @@ int bench_ops(const std::vector<std::string>& args) {
       if (rs[i].check != "REFUSED") rs[i].check = check_against_cpu(ws[i], on_cpu[i]);
   }
 
-  Peer peer;
+  PeerRuns runs;
+  Peer& peer = runs.info;
   const std::string peer_device = vm["peer-device"].as<std::string>().empty()
                                       ? peer_device_for(device)
                                       : vm["peer-device"].as<std::string>();
@@ -407,11 +420,13 @@ int bench_ops(const std::vector<std::string>& args) {
              !python.error.empty()) {
     peer.error = python.error;
   } else {
-    std::cerr << "  running the tinygrad peer (" << python.python << ", DEV=" << peer_device << ")...\n";
-    peer = run_peer(python.python, peer_device, repeat, small);
+    std::cerr << "  running the tinygrad peer (" << python.python << ", DEV=" << peer_device << "), " << peer_runs
+              << " processes...\n";
+    runs = run_peer(python.python, peer_device, repeat, small, peer_runs);
   }
   for (size_t i = 0; i < ws.size() && peer.error.empty(); ++i) {
-    rs[i].peer_ms = peer.num(ws[i].id + "_ms");
+    rs[i].peer_runs = runs.spread(ws[i].id + "_ms");
+    if (rs[i].peer_runs) rs[i].peer_ms = rs[i].peer_runs->min;
     std::string theirs = peer.str(ws[i].id + "_shape");
     if (rs[i].peer_ms && theirs != shape_str(ws[i].shape)) {
       rs[i].note = "peer measured shape " + theirs + ", not " + shape_str(ws[i].shape) + ": no ratio";
@@ -422,7 +437,8 @@ int bench_ops(const std::vector<std::string>& args) {
   print_results(ws, rs);
   if (peer.error.empty())
     std::cout << "peer: tinygrad " << peer.str("tinygrad_version") << " DEV=" << peer.str("device") << " ("
-              << peer.str("device_name") << "), tools/bench/peer_tinygrad.py, in this same run\n";
+              << peer.str("device_name") << "), tools/bench/peer_tinygrad.py, in this same run, " << peer_runs
+              << " processes (ratio: their best)\n";
   else
     std::cout << "peer: " << peer.error << "\n";
   std::cout << "ours: " << device << " (" << device_name << "); kernel = device-timed launches"

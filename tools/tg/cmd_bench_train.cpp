@@ -171,7 +171,7 @@ int bench_train_parallel(int bs, int steps, const std::vector<std::string>& devi
             << "  tinygrad.cpp " << devices[0] << " (plain step): " << plain << " ms/step\n"
             << "  tinygrad.cpp " << devices[0] << " (data-parallel code, 1 device): " << one << " ms/step\n"
             << "  tinygrad.cpp " << names << ": " << all << " ms/step, speedup " << std::setprecision(2)
-            << plain / all << "x over the plain step (issue 16 asks >= 1.6x and >= PyTorch DDP's)\n"
+            << plain / all << "x over the plain step\n"
             << std::setprecision(1);
   const bool on_cuda = devices[0].rfind("CUDA", 0) == 0;
   if (!peer || !on_cuda) return 0;
@@ -371,8 +371,7 @@ int bench_train(const std::vector<std::string>& args) {
                         : std::string("  PyTorch CPU:  "))
             << peer.step_ms << " ms/step, peak RSS " << peer.peak_mb << " MB\n"
             << "  ratio (our time / PyTorch time): " << std::setprecision(2) << ours / peer.step_ms
-            << (on_cuda ? "x   (issue 13 asks <= 1x: PyTorch eager's step time)\n"
-                        : "x   (issue 12 asks <= 0.7x with --jit and BEAM=2)\n")
+            << "x\n"
             << std::setprecision(1);
   if (rounds > 1) { // ours and PyTorch's strict step again, in turn: how much one comparison can vary
     std::vector<std::pair<double, double>> pairs = {{ours, peer.step_ms}};
