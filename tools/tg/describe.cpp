@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <condition_variable>
+#include <deque>
+#include <functional>
 #include <iomanip>
 #include <mutex>
 #include <sstream>
@@ -112,6 +114,45 @@ void read_devices(const std::shared_ptr<Plugin>& plugin, Query& query) {
   query.answered.notify_all();
 }
 
+// The threads that call into plugins for query_plugin_devices. They never return: a thread that
+// returns while the process exits races its teardown, and under GCC 12's AddressSanitizer a
+// returning thread aborted unmapping its alternate signal stack. A thread stuck in a hung plugin
+// stays stuck, so a query finding no idle thread starts another.
+class PluginCallers {
+public:
+  static PluginCallers& get() {
+    static PluginCallers& callers = *new PluginCallers; // never destroyed: its threads outlive main
+    return callers;
+  }
+  void run(std::function<void()> job) {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(std::move(job));
+    if (idle_ == 0)
+      std::thread([this] { serve(); }).detach();
+    else
+      wake_.notify_one();
+  }
+
+private:
+  [[noreturn]] void serve() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      ++idle_;
+      wake_.wait(lock, [&] { return !jobs_.empty(); });
+      --idle_;
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> jobs_;
+  int idle_ = 0;
+};
+
 std::string seconds(std::chrono::milliseconds t) {
   std::ostringstream out;
   out << double(t.count()) / 1000.0 << " s";
@@ -136,9 +177,10 @@ int PluginReport::failures() const {
 
 PluginReport query_plugin_devices(const std::shared_ptr<Plugin>& plugin, std::chrono::milliseconds deadline) {
   auto query = std::make_shared<Query>();
-  std::thread([plugin, query] { read_devices(plugin, *query); }).detach();
+  PluginCallers::get().run([plugin, query] { read_devices(plugin, *query); });
   std::unique_lock lock(query->mutex);
   if (query->answered.wait_for(lock, deadline, [&] { return query->done; })) return std::move(query->report);
+  // Nothing can stop a call into the plugin: its thread stays blocked in it.
   PluginReport hung;
   hung.state = PluginReport::State::hung;
   hung.message = plugin->name() + " (" + plugin->path().string() + "): no answer within " + seconds(deadline) +
