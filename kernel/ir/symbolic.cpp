@@ -263,7 +263,8 @@ std::vector<Rule> simple_rules() {
       {I(lt(var("x"), var("x")).named("u")), [](const Captures& c) { return cnst(c["u"], 0); }, "x<x"});
   // not for floats: NaN != NaN is true (x != x is how NaN is detected)
   r.push_back({I(ne(var("x"), var("x")).named("u")),
-               [](const Captures& c) { return c["x"]->dtype().is_float() ? nullptr : cnst(c["u"], 0); }, "x!=x"});
+               [](const Captures& c) { return c["x"]->dtype().is_float() ? nullptr : cnst(c["u"], 0); },
+               "x!=x"});
   // boolean and/or with a constant
   auto B = [](UPat p) { return p.dtype(dtypes::bool_); };
   r.push_back({alu(Ops::AND, {B(var("x")), B(cvar("c"))}),

@@ -57,7 +57,8 @@ CacheEntry cache_entry(const Device& device, int width, const KernelInfo& info,
   std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(key.data()),
                                reinterpret_cast<const std::byte*>(key.data()) + key.size());
   bytes.insert(bytes.end(), noopt_ir.begin(), noopt_ir.end());
-  auto path = std::filesystem::path(config().cache_dir) / plugin.name() / "beam" / (hash_hex(bytes) + ".opts");
+  auto path =
+      std::filesystem::path(config().cache_dir) / plugin.name() / "beam" / (hash_hex(bytes) + ".opts");
   return {std::move(path), std::move(bytes)};
 }
 

@@ -107,7 +107,8 @@ std::shared_ptr<Plugin> Plugin::load(const std::filesystem::path& path) {
 
   if (api->plugin_name == nullptr) throw InvalidPluginError(path, "the function table's plugin_name is NULL");
   auto plugin = std::shared_ptr<Plugin>(new Plugin(path, std::move(library), api));
-  if (std::string problem = plugin_name_problem(plugin->name(), "the plugin's name (plugin_name)"); !problem.empty())
+  if (std::string problem = plugin_name_problem(plugin->name(), "the plugin's name (plugin_name)");
+      !problem.empty())
     throw InvalidPluginError(path, problem);
   const char* missing = nullptr;
   if (!plugin->has(&tg_plugin_api::error_code))

@@ -74,8 +74,10 @@ void check_plugin_file(const fs::path& path) {
   read_at(0, ident, EI_NIDENT);
   if (std::memcmp(ident, ELFMAG, SELFMAG) != 0) fail("not an ELF file (invalid ELF header)");
   if (ident[EI_CLASS] != kHostClass)
-    fail("wrong ELF class: a " + class_name(ident[EI_CLASS]) + " file, this host is " + class_name(kHostClass));
-  if (ident[EI_DATA] != kHostData) fail("wrong byte order (ELF data encoding " + std::to_string(ident[EI_DATA]) + ")");
+    fail("wrong ELF class: a " + class_name(ident[EI_CLASS]) + " file, this host is " +
+         class_name(kHostClass));
+  if (ident[EI_DATA] != kHostData)
+    fail("wrong byte order (ELF data encoding " + std::to_string(ident[EI_DATA]) + ")");
   if (size < sizeof(Ehdr))
     fail("file too short: " + std::to_string(size) + " bytes, less than an ELF header (truncated?)");
   Ehdr eh;
@@ -85,10 +87,11 @@ void check_plugin_file(const fs::path& path) {
     fail("built for another machine (ELF machine " + std::to_string(eh.e_machine) + ", this host is " +
          std::to_string(kHostMachine) + ")");
 
-  const std::string truncated = " lies beyond the end of the file (" + std::to_string(size) +
-                                " bytes; truncated or partly copied?)";
+  const std::string truncated =
+      " lies beyond the end of the file (" + std::to_string(size) + " bytes; truncated or partly copied?)";
   if (eh.e_phnum == 0) fail("no program headers");
-  if (eh.e_phentsize != sizeof(Phdr)) fail("program header size " + std::to_string(eh.e_phentsize) + " is wrong");
+  if (eh.e_phentsize != sizeof(Phdr))
+    fail("program header size " + std::to_string(eh.e_phentsize) + " is wrong");
   const uint64_t ph_bytes = uint64_t(eh.e_phnum) * sizeof(Phdr);
   if (!inside(eh.e_phoff, ph_bytes, size)) fail("the program header table" + truncated);
   std::vector<Phdr> segments(eh.e_phnum);

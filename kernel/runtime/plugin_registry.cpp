@@ -117,7 +117,8 @@ void load_entry(PluginEntry& entry) {
   entry.load_attempted = true;
   try {
     // The registry's name becomes device names ("NAME:1"): it follows the plugin name rules too.
-    if (std::string problem = plugin_name_problem(entry.name, "the name from the file name"); !problem.empty())
+    if (std::string problem = plugin_name_problem(entry.name, "the name from the file name");
+        !problem.empty())
       throw InvalidPluginError(entry.path, problem);
     entry.plugin = Plugin::load(entry.path);
   } catch (const std::exception& e) {

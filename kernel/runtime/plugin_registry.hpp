@@ -37,7 +37,7 @@ struct PluginEntry {
   std::string name; // from the file name: libtg_device_<name>.so
   std::filesystem::path path;
   PluginOrigin origin = PluginOrigin::env;
-  bool load_attempted = false;        // load_entry ran (shadowed entries are never loaded)
+  bool load_attempted = false;       // load_entry ran (shadowed entries are never loaded)
   std::shared_ptr<Plugin> plugin;    // set when loading succeeded
   std::exception_ptr error;          // set when it failed (a PluginLoadError subclass)
   std::string error_message;         // error's what()

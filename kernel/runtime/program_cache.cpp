@@ -64,7 +64,7 @@ std::optional<std::vector<std::byte>> read_cache_file(const fs::path& p, std::sp
   if (format != kCacheFormat || size != file.size() - head - tail) return std::nullopt;
   const std::span<const std::byte> sealed(file.data(), file.size() - tail);
   if (get_u64(file, file.size() - tail) != sdk::fnv1a64(sealed)) return std::nullopt; // truncated or corrupt
-  if (get_u64(file, 8) != key_check(key)) return std::nullopt;                       // another key's file
+  if (get_u64(file, 8) != key_check(key)) return std::nullopt;                        // another key's file
   return std::vector<std::byte>(file.begin() + std::ptrdiff_t(head), file.end() - std::ptrdiff_t(tail));
 }
 

@@ -7,8 +7,8 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 

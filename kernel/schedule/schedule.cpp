@@ -68,15 +68,15 @@ struct Scheduler {
   // work out of a kernel: each node can be a kernel's root, as any target can.
   void bound_depth() {
     if (order.size() < size_t(kMaxFusedDepth)) return; // no path is that long
-    std::unordered_map<const UOp*, int> depth; // 1 for a leaf or a stored value
+    std::unordered_map<const UOp*, int> depth;         // 1 for a leaf or a stored value
     depth.reserve(order.size());
     for (const auto& u : order) {
       int d = 0;
       for (const auto& s : u->src()) d = std::max(d, depth.at(s.get()));
       ++d;
       const Ops op = u->op();
-      const bool storable = is_alu(op) || is_movement(op) || op == Ops::CAST || op == Ops::BITCAST ||
-                            op == Ops::REDUCE_AXIS;
+      const bool storable =
+          is_alu(op) || is_movement(op) || op == Ops::CAST || op == Ops::BITCAST || op == Ops::REDUCE_AXIS;
       if (d >= kMaxFusedDepth && storable) realize.insert(u.get());
       depth.emplace(u.get(), realize.count(u.get()) ? 1 : d);
     }

@@ -3,8 +3,8 @@
 // other object of the core.
 #include "kernel/tensor/datasets.hpp"
 
-#include <tg/sdk/bytes.hpp>
 #include <sys/resource.h>
+#include <tg/sdk/bytes.hpp>
 #include <zlib.h>
 
 #include <algorithm>
@@ -151,8 +151,8 @@ std::vector<std::byte> gunzip(std::span<const std::byte> in, const std::string& 
         const uint64_t most = uint64_t(in.size()) * kMaxDeflateRatio + 1024;
         if (*limit > most)
           raise(name, "its header declares " + std::to_string(*limit) + " bytes, more than a " +
-                          std::to_string(in.size()) + "-byte gzip file can inflate to (" + std::to_string(most) +
-                          "): a corrupt file or a gzip bomb");
+                          std::to_string(in.size()) + "-byte gzip file can inflate to (" +
+                          std::to_string(most) + "): a corrupt file or a gzip bomb");
         if (*limit > budget)
           raise(name, "its header declares " + std::to_string(*limit) + " bytes, more than the " +
                           std::to_string(budget) + " bytes of memory available; refused before inflating");
@@ -187,7 +187,8 @@ uint64_t available_memory() {
   uint64_t avail = read_meminfo_available();
   // a cgroup's limit (containers, systemd slices) binds before the machine's memory does
   if (auto max = read_cgroup_value("/sys/fs/cgroup/memory.max"))
-    avail = std::min(avail, *max - std::min(*max, read_cgroup_value("/sys/fs/cgroup/memory.current").value_or(0)));
+    avail = std::min(avail,
+                     *max - std::min(*max, read_cgroup_value("/sys/fs/cgroup/memory.current").value_or(0)));
   if (rlimit rl{}; ::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
     avail = std::min<uint64_t>(avail, rl.rlim_cur);
   return avail;

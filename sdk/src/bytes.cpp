@@ -141,7 +141,8 @@ std::filesystem::path link_target(const std::filesystem::path& path) {
 void remove_stale_temporaries(const std::filesystem::path& target) {
   const std::string prefix = target.filename().string() + ".tmp.";
   std::error_code ec;
-  for (std::filesystem::directory_iterator it(directory_of(target), ec), end; !ec && it != end; it.increment(ec)) {
+  for (std::filesystem::directory_iterator it(directory_of(target), ec), end; !ec && it != end;
+       it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
     const std::string rest = name.substr(prefix.size()); // "<pid>.<n>"

@@ -111,7 +111,8 @@ BOOST_AUTO_TEST_CASE(a_file_reads_back_only_for_its_key) {
     auto flipped = whole;
     flipped[i] ^= std::byte{0x40};
     write_raw(flipped);
-    BOOST_TEST_CONTEXT("byte " << i << " flipped") BOOST_TEST(!tg::read_cache_file(dir / "c", key_a).has_value());
+    BOOST_TEST_CONTEXT("byte " << i << " flipped")
+    BOOST_TEST(!tg::read_cache_file(dir / "c", key_a).has_value());
   }
   // pre-sealing files (the raw blob alone) are misses, not programs
   write_raw(payload);
@@ -132,8 +133,12 @@ BOOST_AUTO_TEST_CASE(swapped_program_files_recompile_and_overwrite) {
   fs::remove_all(dir);
   const auto ir_one = add_constant(1.f), ir_two = add_constant(2.f);
   const std::vector<float> input{1, 2, 3};
-  fs::path file_one = new_blob(dir, [&] { BOOST_TEST(run(device, *tg::get_program(device, ir_one, false), input) == (std::vector<float>{2, 3, 4})); });
-  fs::path file_two = new_blob(dir, [&] { BOOST_TEST(run(device, *tg::get_program(device, ir_two, false), input) == (std::vector<float>{3, 4, 5})); });
+  fs::path file_one = new_blob(dir, [&] {
+    BOOST_TEST(run(device, *tg::get_program(device, ir_one, false), input) == (std::vector<float>{2, 3, 4}));
+  });
+  fs::path file_two = new_blob(dir, [&] {
+    BOOST_TEST(run(device, *tg::get_program(device, ir_two, false), input) == (std::vector<float>{3, 4, 5}));
+  });
   // both come back from disk once the memory cache forgets them
   tg::forget_programs(*device);
   BOOST_TEST(tg::get_program(device, ir_one, false)->from_disk);

@@ -100,11 +100,13 @@ BOOST_AUTO_TEST_CASE(truncated_plugin_files_are_refused_before_dlopen) {
 
 BOOST_AUTO_TEST_CASE(short_foreign_and_non_elf_files_are_refused_with_the_reason) {
   ScratchDir dir("foreign");
-  std::ofstream(dir.path / "libtg_device_tiny.so") << "\x7f" "EL";
+  std::ofstream(dir.path / "libtg_device_tiny.so") << "\x7f"
+                                                      "EL";
   BOOST_TEST(has(file_error(dir.path / "libtg_device_tiny.so"), "file too short"));
   BOOST_TEST(has(file_error(fixture_file("garbage")), "invalid ELF header"));
-  BOOST_TEST(has(file_error(patched_mock(dir.path, "libtg_device_c32.so", EI_CLASS, std::string(1, ELFCLASS32))),
-                 "wrong ELF class: a 32-bit file, this host is 64-bit"));
+  BOOST_TEST(
+      has(file_error(patched_mock(dir.path, "libtg_device_c32.so", EI_CLASS, std::string(1, ELFCLASS32))),
+          "wrong ELF class: a 32-bit file, this host is 64-bit"));
   Elf64_Ehdr header{};
   std::ifstream(fixture_file("mock"), std::ios::binary).read(reinterpret_cast<char*>(&header), sizeof header);
   const uint16_t other_machine = header.e_machine == EM_X86_64 ? EM_AARCH64 : EM_X86_64;

@@ -69,8 +69,8 @@ BOOST_AUTO_TEST_CASE(a_symbolic_link_is_written_through) {
   fs::create_directories(dir / "real");
   save(dir / "real" / "ckpt", "old");
   BOOST_TEST_REQUIRE(::chmod((dir / "real" / "ckpt").c_str(), 0600) == 0);
-  fs::create_symlink("real/ckpt", dir / "relative");            // relative to the link's folder
-  fs::create_symlink(dir / "relative", dir / "chain");          // a link to a link
+  fs::create_symlink("real/ckpt", dir / "relative");   // relative to the link's folder
+  fs::create_symlink(dir / "relative", dir / "chain"); // a link to a link
   save(dir / "chain", "new");
   BOOST_TEST(fs::is_symlink(fs::symlink_status(dir / "chain")));
   BOOST_TEST(fs::is_symlink(fs::symlink_status(dir / "relative")));

@@ -78,7 +78,8 @@ tg::ScheduleItem chain_kernel(int ops) {
 }
 
 void check_all(const std::vector<float>& got, double want, double rel) {
-  for (float v : got) BOOST_TEST(std::abs(double(v) - want) <= rel * std::abs(want) + 1e-4, v << " vs " << want);
+  for (float v : got)
+    BOOST_TEST(std::abs(double(v) - want) <= rel * std::abs(want) + 1e-4, v << " vs " << want);
 }
 
 void add_chain(int n) {
@@ -105,11 +106,21 @@ void mixed_chain(int n) {
     Tensor t = Tensor::full({2, 3}, 0.5);
     for (int i = 0; i < n; ++i) {
       switch (i % 5) {
-      case 0: t = t + 3.0f; break;
-      case 1: t = t * 0.5f; break;
-      case 2: t = t - 1.0f; break;
-      case 3: t = t.cast(tg::dtypes::float16).cast(tg::dtypes::float32); break;
-      default: t = t.log().exp(); break;
+      case 0:
+        t = t + 3.0f;
+        break;
+      case 1:
+        t = t * 0.5f;
+        break;
+      case 2:
+        t = t - 1.0f;
+        break;
+      case 3:
+        t = t.cast(tg::dtypes::float16).cast(tg::dtypes::float32);
+        break;
+      default:
+        t = t.log().exp();
+        break;
       }
     }
     check_all(t.to_vector<float>(), 1.0 - 0.5 * std::pow(0.5, n / 5), 1e-3);
@@ -123,10 +134,20 @@ void movement_chain(int n) {
     Tensor t = Tensor::zeros({2, 3});
     for (int i = 0; i < n; ++i) {
       switch (i % 6) {
-      case 0: case 1: t = t.permute({1, 0}) + 1.0f; break;
-      case 2: case 3: t = t.flip({0}) + 1.0f; break;
-      case 4: t = t.reshape({6}) + 1.0f; break;
-      default: t = t.reshape({2, 3}) + 1.0f; break;
+      case 0:
+      case 1:
+        t = t.permute({1, 0}) + 1.0f;
+        break;
+      case 2:
+      case 3:
+        t = t.flip({0}) + 1.0f;
+        break;
+      case 4:
+        t = t.reshape({6}) + 1.0f;
+        break;
+      default:
+        t = t.reshape({2, 3}) + 1.0f;
+        break;
       }
     }
     check_all(t.to_vector<float>(), double(n), 0);
@@ -175,7 +196,9 @@ BOOST_AUTO_TEST_CASE(gradient_chain_20k) { gradient_chain(20'000, 3); }
 BOOST_AUTO_TEST_CASE(gradient_sum_chain_20k) { gradient_sum_chain(20'000); }
 // The slowest cases (about a minute each under ASan): ctest runs them as deep_graph_100k_test.
 BOOST_AUTO_TEST_CASE(add_chain_100k, *boost::unit_test::label("deep100k")) { add_chain(100'000); }
-BOOST_AUTO_TEST_CASE(gradient_chain_100k, *boost::unit_test::label("deep100k")) { gradient_chain(100'000, 1); }
+BOOST_AUTO_TEST_CASE(gradient_chain_100k, *boost::unit_test::label("deep100k")) {
+  gradient_chain(100'000, 1);
+}
 
 // The scheduler cuts a fused chain into kernels at most 1000 nodes deep; the chain's value is unchanged.
 BOOST_AUTO_TEST_CASE(scheduler_bounds_kernel_depth) {

@@ -109,8 +109,9 @@ BOOST_AUTO_TEST_CASE(constant_offsets_past_int32) {
 BOOST_AUTO_TEST_CASE(constant_offsets_past_uint32) {
   // zeros, then 16 sevens from 2^32 on: a wrapped offset reads a zero
   const int64_t head = int64_t{1} << 32;
-  Tensor t =
-      Tensor::cat({Tensor::zeros({head}, dtypes::uint8), Tensor::full({16}, 7, dtypes::uint8)}).contiguous().realize();
+  Tensor t = Tensor::cat({Tensor::zeros({head}, dtypes::uint8), Tensor::full({16}, 7, dtypes::uint8)})
+                 .contiguous()
+                 .realize();
   for (int64_t i : {head, head + 5, head + 15}) {
     BOOST_TEST_CONTEXT("element " << i) {
       BOOST_TEST(t[i].cast(dtypes::int32).item<int32_t>() == 7);

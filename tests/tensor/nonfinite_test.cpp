@@ -92,7 +92,8 @@ BOOST_AUTO_TEST_CASE(argmax_argmin_name_the_first_nan) {
 }
 
 BOOST_AUTO_TEST_CASE(max_pool_windows_keep_nan_and_inf) {
-  Tensor x = Tensor::from_vector<float>({1, kNaN, 3, 4, 5, 6, 7, 8, kInf, 1, 2, 3, -kInf, 0, 1, 2}, {1, 1, 4, 4});
+  Tensor x =
+      Tensor::from_vector<float>({1, kNaN, 3, 4, 5, 6, 7, 8, kInf, 1, 2, 3, -kInf, 0, 1, 2}, {1, 1, 4, 4});
   check_same(x.max_pool2d(2).to_vector<float>(), {kNaN, 8, kInf, 3});
   // padded windows: the pad value (-inf) never wins over a NaN or a finite value
   check_same(x.max_pool2d(3, 3, 1).to_vector<float>(), {kNaN, 8, kInf, 3});

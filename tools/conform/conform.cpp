@@ -146,10 +146,11 @@ std::optional<Result> load_in_child(const fs::path& path, std::chrono::milliseco
     return Result{Outcome::crash, "(signal " + std::to_string(r.signal) +
                                       " while loading the plugin: its initializers crashed)"};
   case ChildResult::Kind::timed_out:
-    return Result{Outcome::fail,
-                  "loading the plugin did not finish within " + std::to_string(timeout.count() / 1000) + " s"};
+    return Result{Outcome::fail, "loading the plugin did not finish within " +
+                                     std::to_string(timeout.count() / 1000) + " s"};
   case ChildResult::Kind::silent:
-    return Result{Outcome::fail, "loading the plugin ended its process with code " + std::to_string(r.exit_code)};
+    return Result{Outcome::fail,
+                  "loading the plugin ended its process with code " + std::to_string(r.exit_code)};
   case ChildResult::Kind::answered:
     break;
   }
@@ -266,7 +267,7 @@ int run_conform(const Options& options, std::ostream& out, std::ostream& err) {
     if (load_broke)
       cr.result = *load_broke;
     else if (ctx.plugin.query == nullptr && c.name != "loader/entry_symbol" &&
-        c.name != "loader/exports_only_the_entry_symbol")
+             c.name != "loader/exports_only_the_entry_symbol")
       cr.result = {Outcome::fail, "the plugin has no " TG_PLUGIN_QUERY_SYMBOL " entry symbol"};
     else if (c.needs_device && p.status == 'U')
       cr.result = {Outcome::unavailable, p.message};

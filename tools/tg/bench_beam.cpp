@@ -170,12 +170,13 @@ int bench_beam(const BeamBenchOptions& o) {
   }
   std::cout << "\n";
   print_table(std::cout, head, cells, {false, true, true, true, true, true, true, true, false, true, true});
-  std::cout << "\nBEAM vs best = the best peer's time / BEAM time (> 1: we are faster); wall times of realize +\n"
-               "synchronize. Each peer ran in "
-            << o.peer_runs
-            << (o.peer_runs == 1 ? " fresh process" : " fresh processes")
-            << " (median of --repeat calls in each); its best is the minimum over them.\n";
-  for (const Row& r : rows) warn_wide_spreads(std::cout, r.name, r.peers, [](double ms) { return ms_str(ms); });
+  std::cout
+      << "\nBEAM vs best = the best peer's time / BEAM time (> 1: we are faster); wall times of realize +\n"
+         "synchronize. Each peer ran in "
+      << o.peer_runs << (o.peer_runs == 1 ? " fresh process" : " fresh processes")
+      << " (median of --repeat calls in each); its best is the minimum over them.\n";
+  for (const Row& r : rows)
+    warn_wide_spreads(std::cout, r.name, r.peers, [](double ms) { return ms_str(ms); });
   for (const Row& r : rows) std::cout << "BEAM chose for " << r.name << ": " << r.opts << "\n";
   const Peer& np = numpy_peer.info;
   const Peer& pt = torch_peer.info;
@@ -185,8 +186,9 @@ int bench_beam(const BeamBenchOptions& o) {
   else
     std::cout << "numpy peer: " << np.error << "\n";
   if (pt.error.empty())
-    std::cout << "PyTorch " << pt.str("torch_version") << ", " << pt.str("threads") << " threads, oneDNN (mkldnn) "
-              << pt.str("mkldnn") << ", freed memory " << pt.str("malloc") << "\n";
+    std::cout << "PyTorch " << pt.str("torch_version") << ", " << pt.str("threads")
+              << " threads, oneDNN (mkldnn) " << pt.str("mkldnn") << ", freed memory " << pt.str("malloc")
+              << "\n";
   else
     std::cout << "PyTorch peer: " << pt.error << "\n";
   std::cout << std::flush;
@@ -218,7 +220,8 @@ int bench_beam(const BeamBenchOptions& o) {
     for (const auto& f : r.peers) row["peers"][f.peer] = spread_json(f.spread);
     row["best_peer"] = r.best ? nlohmann::ordered_json(r.best->peer) : nlohmann::ordered_json(nullptr);
     row["peer_ms"] = json_num(r.best ? std::optional(r.best->spread.min) : std::nullopt);
-    row["ratio"] = json_num(r.best && r.beam_ms > 0 ? std::optional(r.best->spread.min / r.beam_ms) : std::nullopt);
+    row["ratio"] =
+        json_num(r.best && r.beam_ms > 0 ? std::optional(r.best->spread.min / r.beam_ms) : std::nullopt);
     row["beam_opts"] = r.opts;
     out["rows"].push_back(std::move(row));
   }

@@ -157,8 +157,9 @@ PeerRuns run_peer_runs(const std::string& command, int runs) {
   for (int i = 0; i < runs; ++i) {
     Peer p = run_peer_command(command);
     if (!p.error.empty()) {
-      out.info.error = runs > 1 ? "run " + std::to_string(i + 1) + " of " + std::to_string(runs) + ": " + p.error
-                                : p.error;
+      out.info.error = runs > 1
+                           ? "run " + std::to_string(i + 1) + " of " + std::to_string(runs) + ": " + p.error
+                           : p.error;
       return out;
     }
     for (const auto& [key, v] : p.values)

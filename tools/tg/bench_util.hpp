@@ -52,7 +52,7 @@ struct Spread {
   bool wide() const { return max > 2 * min; } // the processes differ by more than 2x
 };
 struct PeerRuns {
-  Peer info;                                           // the first process's answer; error: a run failed
+  Peer info;                                          // the first process's answer; error: a run failed
   std::map<std::string, std::vector<double>> samples; // each numeric key, one value per process
   // The key's min / median / max; nullopt when a process did not report it.
   std::optional<Spread> spread(const std::string& key) const;

@@ -34,8 +34,8 @@
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
-#include <utility>
 #include <unistd.h>
+#include <utility>
 #include <variant>
 
 extern char** environ;
@@ -164,7 +164,7 @@ struct Row {
   std::string peer_key;
   std::vector<PeerFigure> peers; // those that measured the row
   std::optional<PeerFigure> best;
-  std::optional<double> peer; // the best peer's min
+  std::optional<double> peer;   // the best peer's min
   std::optional<double> target; // GFLOPS or GB/s minimum, or latency maximum in `unit`
   std::string note;
 };
@@ -217,7 +217,8 @@ int bench_core(const std::vector<std::string>& args) {
       "peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
       "the interpreter that runs the peers (PyTorch and numpy)")(
       "peer-runs", po::value<int>()->default_value(3),
-      "fresh processes per peer (1..20); each row shows their min / median / max and compares the best peer's min");
+      "fresh processes per peer (1..20); each row shows their min / median / max and compares the best "
+      "peer's min");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -229,7 +230,8 @@ int bench_core(const std::vector<std::string>& args) {
   const std::optional<std::string> json_path =
       vm.count("json") ? std::optional(vm["json"].as<std::string>()) : std::nullopt;
   const int peer_runs = vm["peer-runs"].as<int>();
-  if (!bench_options_ok("tg bench core", repeat, json_path) || !peer_runs_ok("tg bench core", peer_runs)) return 2;
+  if (!bench_options_ok("tg bench core", repeat, json_path) || !peer_runs_ok("tg bench core", peer_runs))
+    return 2;
   const std::string python = vm["peer-python"].as<std::string>();
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const std::string device = default_device();
@@ -357,8 +359,10 @@ int bench_core(const std::vector<std::string>& args) {
     torch_peer.info.error = numpy_peer.info.error = "--no-peer";
   } else {
     const std::string repeat_arg = " --repeat " + std::to_string(repeat);
-    progress("PyTorch peer (" + std::to_string(threads) + " threads), " + std::to_string(peer_runs) + " processes");
-    torch_peer = run_peer(python, "peer_torch.py", "--threads " + std::to_string(threads) + repeat_arg, peer_runs);
+    progress("PyTorch peer (" + std::to_string(threads) + " threads), " + std::to_string(peer_runs) +
+             " processes");
+    torch_peer =
+        run_peer(python, "peer_torch.py", "--threads " + std::to_string(threads) + repeat_arg, peer_runs);
     progress("numpy peer, " + std::to_string(peer_runs) + " processes");
     numpy_peer = run_peer(python, "peer_numpy.py", repeat_arg.substr(1), peer_runs);
   }
@@ -370,16 +374,9 @@ int bench_core(const std::vector<std::string>& args) {
   }
 
   // Print.
-  const std::vector<std::string> head = {"workload",
-                                         "ours",
-                                         "ours rate",
-                                         "PyTorch min/med/max",
-                                         "numpy min/med/max",
-                                         "best peer",
-                                         "peer rate",
-                                         "ratio",
-                                         "target",
-                                         ""};
+  const std::vector<std::string> head = {
+      "workload", "ours",   "ours rate", "PyTorch min/med/max", "numpy min/med/max", "best peer", "peer rate",
+      "ratio",    "target", ""};
   std::vector<std::vector<std::string>> cells;
   int pass = 0, miss = 0;
   auto peer_cell = [](const Row& r, const std::string& name) {
@@ -400,7 +397,8 @@ int bench_core(const std::vector<std::string>& args) {
     auto ok = passes(r);
     if (ok) ++(*ok ? pass : miss);
     cells.push_back({r.name, time_str(r.ours, r.unit), rate_str(r, r.ours), peer_cell(r, "PyTorch"),
-                     peer_cell(r, "numpy"), best, peer_rate, ratio, target_str(r), ok ? (*ok ? "PASS" : "MISS") : ""});
+                     peer_cell(r, "numpy"), best, peer_rate, ratio, target_str(r),
+                     ok ? (*ok ? "PASS" : "MISS") : ""});
   }
   std::vector<size_t> w(head.size());
   for (size_t c = 0; c < head.size(); ++c) {
@@ -428,8 +426,9 @@ int bench_core(const std::vector<std::string>& args) {
   const Peer& pt = torch_peer.info;
   const Peer& np = numpy_peer.info;
   if (pt.error.empty())
-    std::cout << "peer: PyTorch " << pt.str("torch_version") << " CPU, " << pt.str("threads") << " threads, freed memory "
-              << pt.str("malloc") << " (" << python << " tools/bench/peer_torch.py)\n";
+    std::cout << "peer: PyTorch " << pt.str("torch_version") << " CPU, " << pt.str("threads")
+              << " threads, freed memory " << pt.str("malloc") << " (" << python
+              << " tools/bench/peer_torch.py)\n";
   else
     std::cout << "peer unavailable: PyTorch: " << pt.error << "\n";
   if (np.error.empty())
@@ -437,8 +436,7 @@ int bench_core(const std::vector<std::string>& args) {
               << np.str("malloc") << " (" << python << " tools/bench/peer_numpy.py)\n";
   else
     std::cout << "peer unavailable: numpy: " << np.error << "\n";
-  std::cout << "Each peer ran in " << peer_runs
-            << (peer_runs == 1 ? " fresh process" : " fresh processes")
+  std::cout << "Each peer ran in " << peer_runs << (peer_runs == 1 ? " fresh process" : " fresh processes")
             << " (median of --repeat calls in each); a row compares ours with the best\n"
                "  peer's minimum over its processes.\n";
   if (g_stale)

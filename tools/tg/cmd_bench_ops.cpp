@@ -64,7 +64,7 @@ struct Workload {
 struct Result {
   double wall_ms = std::nan("");
   std::optional<double> kernel_ms; // the device's own timing, when it has TG_FEATURE_TIMING
-  std::optional<double> peer_ms;  // the best of the peer's processes
+  std::optional<double> peer_ms;   // the best of the peer's processes
   std::optional<Spread> peer_runs; // min / median / max over them
   std::string check = "-"; // against the CPU: "ok" or "WRONG ..."; "REFUSED": the device cannot run it
   std::string note;
@@ -220,11 +220,13 @@ std::string peer_device_for(const std::string& device) {
   return parse_device_name(device).plugin == "cpu" ? "CPU" : "CL";
 }
 
-PeerRuns run_peer(const std::string& python, const std::string& peer_device, int repeat, bool small, int runs) {
+PeerRuns run_peer(const std::string& python, const std::string& peer_device, int repeat, bool small,
+                  int runs) {
   const PeerScript script = find_peer_script("peer_tinygrad.py");
   if (!script.error.empty()) return PeerRuns{Peer{{}, script.error}, {}};
   return run_peer_runs(shell_quote(python) + " " + shell_quote(script.path) + " --device " +
-                           shell_quote(peer_device) + " --repeat " + std::to_string(repeat) + (small ? " --small" : ""),
+                           shell_quote(peer_device) + " --repeat " + std::to_string(repeat) +
+                           (small ? " --small" : ""),
                        runs);
 }
 
@@ -247,16 +249,18 @@ std::optional<double> ratio(const Result& r) {
 }
 
 void print_results(const std::vector<Workload>& ws, const std::vector<Result>& rs) {
-  const std::vector<std::string> head = {"workload",  "ours wall", "ours kernel", "ours rate", "peer wall min/med/max",
-                                         "peer rate", "ratio",     "check"};
+  const std::vector<std::string> head = {
+      "workload",  "ours wall", "ours kernel", "ours rate", "peer wall min/med/max",
+      "peer rate", "ratio",     "check"};
   std::vector<std::vector<std::string>> cells;
   for (size_t i = 0; i < ws.size(); ++i) {
     auto x = ratio(rs[i]);
-    const std::string peer =
-        rs[i].peer_ms && rs[i].peer_runs ? spread_str(*rs[i].peer_runs, [](double t) { return ms_str(t); }) : "-";
-    cells.push_back({ws[i].name, ms_str(rs[i].wall_ms), ms_str(rs[i].kernel_ms), rate_str(ws[i], rs[i].wall_ms),
-                     peer, rate_str(ws[i], rs[i].peer_ms), x ? fixed(*x, *x < 0.1 ? 4 : 2) + "x" : "-",
-                     rs[i].check});
+    const std::string peer = rs[i].peer_ms && rs[i].peer_runs
+                                 ? spread_str(*rs[i].peer_runs, [](double t) { return ms_str(t); })
+                                 : "-";
+    cells.push_back({ws[i].name, ms_str(rs[i].wall_ms), ms_str(rs[i].kernel_ms),
+                     rate_str(ws[i], rs[i].wall_ms), peer, rate_str(ws[i], rs[i].peer_ms),
+                     x ? fixed(*x, *x < 0.1 ? 4 : 2) + "x" : "-", rs[i].check});
   }
   std::cout << "\n";
   print_table(std::cout, head, cells, {false, true, true, true, true, true, true, false});
@@ -265,7 +269,8 @@ void print_results(const std::vector<Workload>& ws, const std::vector<Result>& r
     if (!rs[i].note.empty()) std::cout << "note: " << ws[i].name << ": " << rs[i].note << "\n";
   for (size_t i = 0; i < ws.size(); ++i)
     if (rs[i].peer_ms && rs[i].peer_runs)
-      warn_wide_spreads(std::cout, ws[i].name, {{"tinygrad", *rs[i].peer_runs}}, [](double t) { return ms_str(t); });
+      warn_wide_spreads(std::cout, ws[i].name, {{"tinygrad", *rs[i].peer_runs}},
+                        [](double t) { return ms_str(t); });
   // The heuristic against NOOPT on the same reduction: > 1 means the optimizations help.
   for (size_t i = 0; i + 1 < ws.size(); ++i)
     if (!ws[i].noopt && ws[i + 1].noopt && ws[i + 1].id == ws[i].id + "_noopt" &&
@@ -355,7 +360,8 @@ int bench_ops(const std::vector<std::string>& args) {
   const std::optional<std::string> json_path =
       vm.count("json") ? std::optional(vm["json"].as<std::string>()) : std::nullopt;
   const int peer_runs = vm["peer-runs"].as<int>();
-  if (!bench_options_ok("tg bench ops", repeat, json_path) || !peer_runs_ok("tg bench ops", peer_runs)) return 2;
+  if (!bench_options_ok("tg bench ops", repeat, json_path) || !peer_runs_ok("tg bench ops", peer_runs))
+    return 2;
   const bool small = vm.count("small") > 0;
   std::string device = vm["device"].as<std::string>();
   device = device.empty() ? default_device() : parse_device_name(device).canonical();
@@ -420,8 +426,8 @@ int bench_ops(const std::vector<std::string>& args) {
              !python.error.empty()) {
     peer.error = python.error;
   } else {
-    std::cerr << "  running the tinygrad peer (" << python.python << ", DEV=" << peer_device << "), " << peer_runs
-              << " processes...\n";
+    std::cerr << "  running the tinygrad peer (" << python.python << ", DEV=" << peer_device << "), "
+              << peer_runs << " processes...\n";
     runs = run_peer(python.python, peer_device, repeat, small, peer_runs);
   }
   for (size_t i = 0; i < ws.size() && peer.error.empty(); ++i) {

@@ -370,8 +370,7 @@ int bench_train(const std::vector<std::string>& args) {
   std::cout << (on_cuda ? "  PyTorch CUDA (strict f32: " + peer.tf32 + "): "
                         : std::string("  PyTorch CPU:  "))
             << peer.step_ms << " ms/step, peak RSS " << peer.peak_mb << " MB\n"
-            << "  ratio (our time / PyTorch time): " << std::setprecision(2) << ours / peer.step_ms
-            << "x\n"
+            << "  ratio (our time / PyTorch time): " << std::setprecision(2) << ours / peer.step_ms << "x\n"
             << std::setprecision(1);
   if (rounds > 1) { // ours and PyTorch's strict step again, in turn: how much one comparison can vary
     std::vector<std::pair<double, double>> pairs = {{ours, peer.step_ms}};

@@ -95,8 +95,10 @@ int cmd_devices(const std::vector<std::string>& args) {
               << entry.path.string() << " (" << origin_name(entry.origin) << ")\n";
     describe_shadowed(std::cout, entries, entry);
     PluginReport report = query_plugin_devices(entry.plugin, deadline);
-    if (report.state == PluginReport::State::hung) ++hung;
-    else failed_devices += report.failures();
+    if (report.state == PluginReport::State::hung)
+      ++hung;
+    else
+      failed_devices += report.failures();
     if (verbose) describe_plugin_devices(std::cout, report, "  ");
     for (auto& row : device_rows(entry.name, report)) rows.push_back(std::move(row));
   }

@@ -172,7 +172,8 @@ std::string human_bytes(uint64_t bytes) {
 
 int PluginReport::failures() const {
   if (state == State::failed || state == State::hung) return 1;
-  return int(std::count_if(devices.begin(), devices.end(), [](const DeviceReport& d) { return !d.error.empty(); }));
+  return int(
+      std::count_if(devices.begin(), devices.end(), [](const DeviceReport& d) { return !d.error.empty(); }));
 }
 
 PluginReport query_plugin_devices(const std::shared_ptr<Plugin>& plugin, std::chrono::milliseconds deadline) {
@@ -183,8 +184,8 @@ PluginReport query_plugin_devices(const std::shared_ptr<Plugin>& plugin, std::ch
   // Nothing can stop a call into the plugin: its thread stays blocked in it.
   PluginReport hung;
   hung.state = PluginReport::State::hung;
-  hung.message = plugin->name() + " (" + plugin->path().string() + "): no answer within " + seconds(deadline) +
-                 " (in " + query->call + "); skipped";
+  hung.message = plugin->name() + " (" + plugin->path().string() + "): no answer within " +
+                 seconds(deadline) + " (in " + query->call + "); skipped";
   return hung;
 }
 
@@ -207,8 +208,10 @@ void describe_plugin_devices(std::ostream& os, const PluginReport& report, const
   for (const auto& d : report.devices) {
     os << indent << "device " << d.index << ":\n";
     if (d.opened) describe_device(os, d, indent + "  ");
-    if (!d.opened) os << indent << "  cannot open: " << d.error << "\n";
-    else if (!d.error.empty()) os << indent << "  attributes: " << d.error << "\n";
+    if (!d.opened)
+      os << indent << "  cannot open: " << d.error << "\n";
+    else if (!d.error.empty())
+      os << indent << "  attributes: " << d.error << "\n";
   }
 }
 
@@ -237,8 +240,10 @@ std::vector<DeviceRow> device_rows(const std::string& plugin, const PluginReport
       row.vendor_arch = p.vendor[0] ? std::string(p.vendor) + " / " + p.arch : std::string(p.arch);
       row.memory = human_bytes(p.memory_bytes);
     }
-    if (!d.opened) row.status = "cannot open: " + first_line(d.error);
-    else if (!d.error.empty()) row.status = "attributes: " + first_line(d.error);
+    if (!d.opened)
+      row.status = "cannot open: " + first_line(d.error);
+    else if (!d.error.empty())
+      row.status = "attributes: " + first_line(d.error);
     rows.push_back(std::move(row));
   }
   return rows;
@@ -247,7 +252,8 @@ std::vector<DeviceRow> device_rows(const std::string& plugin, const PluginReport
 void print_device_table(std::ostream& os, const std::vector<DeviceRow>& rows, const std::string& indent) {
   const DeviceRow header{"DEVICE", "NAME", "PLUGIN", "VENDOR / ARCH", "MEMORY", "STATUS"};
   auto fields = [](const DeviceRow& r) {
-    return std::array<const std::string*, 6>{&r.device, &r.name, &r.plugin, &r.vendor_arch, &r.memory, &r.status};
+    return std::array<const std::string*, 6>{&r.device,      &r.name,   &r.plugin,
+                                             &r.vendor_arch, &r.memory, &r.status};
   };
   std::array<size_t, 6> width{};
   auto widen = [&](const DeviceRow& r) {
@@ -257,7 +263,8 @@ void print_device_table(std::ostream& os, const std::vector<DeviceRow>& rows, co
   for (const auto& r : rows) widen(r);
   auto print = [&](const DeviceRow& r) {
     os << indent;
-    for (size_t c = 0; c < 5; ++c) os << *fields(r)[c] << std::string(width[c] - fields(r)[c]->size() + 2, ' ');
+    for (size_t c = 0; c < 5; ++c)
+      os << *fields(r)[c] << std::string(width[c] - fields(r)[c]->size() + 2, ' ');
     os << r.status << "\n";
   };
   print(header);

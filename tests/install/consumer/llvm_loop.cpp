@@ -13,8 +13,8 @@ int main() {
   llvm::Module module("consumer", context);
   llvm::IRBuilder<> b(context);
   llvm::Type* i32 = b.getInt32Ty();
-  auto* fn = llvm::Function::Create(llvm::FunctionType::get(i32, {i32}, false), llvm::Function::ExternalLinkage,
-                                    "count", module);
+  auto* fn = llvm::Function::Create(llvm::FunctionType::get(i32, {i32}, false),
+                                    llvm::Function::ExternalLinkage, "count", module);
   b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fn));
   tg::sdk::LlvmLoop loop = tg::sdk::open_llvm_loop(b, b.getInt32(0), fn->getArg(0), "i");
   tg::sdk::close_llvm_loop(b, loop);
