@@ -2,10 +2,7 @@
 // what "lazy" means: building an expression runs nothing; realize() schedules it into kernels.
 // (a + b).relu().sum() is one kernel; realizing after each op makes three.
 #include "examples/common/claims.hpp"
-#include "kernel/runtime/config.hpp"
-#include "kernel/runtime/launch_counter.hpp"
-#include "kernel/schedule/schedule_summary.hpp"
-#include "kernel/tensor/tensor.hpp"
+#include <tinygrad/tinygrad.hpp>
 
 #include <algorithm>
 #include <iostream>

@@ -4,9 +4,7 @@
 // We predict the kernel count of (x.permute(1,0) @ y.reshape(4,4)).sum(1), then count it, and
 // build matmul from expand, multiply and sum.
 #include "examples/common/claims.hpp"
-#include "kernel/runtime/launch_counter.hpp"
-#include "kernel/schedule/schedule_summary.hpp"
-#include "kernel/tensor/tensor.hpp"
+#include <tinygrad/tinygrad.hpp>
 
 using tg::Tensor;
 

@@ -4,9 +4,7 @@
 // float64, so the difference quotient is accurate to ~1e-8). Then an MLP learns XOR, and a Huber
 // loss written from primitives gets its gradient checked numerically.
 #include "examples/common/claims.hpp"
-#include "kernel/tensor/nn.hpp"
-#include "kernel/tensor/optim.hpp"
-#include "kernel/tensor/tensor.hpp"
+#include <tinygrad/tinygrad.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -5,13 +5,7 @@
 // dataset-fashion-mnist, in the same IDX format: the program exits 77 "skipped" without it.)
 #include "examples/common/args.hpp"
 #include "examples/common/claims.hpp"
-#include "kernel/runtime/config.hpp"
-#include "kernel/runtime/launch_counter.hpp"
-#include "kernel/tensor/datasets.hpp"
-#include "kernel/tensor/jit.hpp"
-#include "kernel/tensor/nn.hpp"
-#include "kernel/tensor/optim.hpp"
-#include "kernel/tensor/state.hpp"
+#include <tinygrad/tinygrad.hpp>
 
 #include <chrono>
 #include <filesystem>

@@ -4,13 +4,7 @@
 // the optimizations BEAM search chose for a matmul; and where VIZ=1 shows all of it in a browser.
 #include "examples/common/args.hpp"
 #include "examples/common/claims.hpp"
-#include "kernel/codegen/opt.hpp"
-#include "kernel/runtime/config.hpp"
-#include "kernel/runtime/launch_counter.hpp"
-#include "kernel/runtime/realize.hpp"
-#include "kernel/runtime/viz_recorder.hpp"
-#include "kernel/schedule/schedule_summary.hpp"
-#include "kernel/tensor/tensor.hpp"
+#include <tinygrad/tinygrad.hpp>
 
 #include <algorithm>
 #include <iostream>
@@ -103,22 +97,20 @@ int main(int argc, char** argv) {
   Tensor expr = big * 1 + 0;
   auto expr_items = expr.schedule();
   tg::set_noopt(true);
-  auto plain = tg::prepare_kernel(expr_items.at(0));
+  tg::KernelReport plain = tg::inspect_kernel(expr_items.at(0));
   tg::set_noopt(false);
-  auto optimized = tg::prepare_kernel(expr_items.at(0));
-  std::cout << "  NOOPT=1: " << plain->lowered.name << "  " << plain->lowered.opts << "\n"
-            << examples::indent(plain->linear.text, 4) << "  default: " << optimized->lowered.name << "  "
-            << optimized->lowered.opts << "\n"
-            << examples::indent(optimized->linear.text, 4);
+  tg::KernelReport optimized = tg::inspect_kernel(expr_items.at(0));
+  std::cout << "  NOOPT=1: " << plain.name << "  " << plain.opts << "\n" << examples::indent(plain.ir, 4);
+  std::cout << "  default: " << optimized.name << "  " << optimized.opts << "\n"
+            << examples::indent(optimized.ir, 4);
   auto has_float_math = [](const std::string& ir) {
     return contains(ir, "MUL float") || contains(ir, "ADD float");
   };
   claims.check(
-      !has_float_math(plain->linear.text) && !has_float_math(optimized->linear.text),
+      !has_float_math(plain.ir) && !has_float_math(optimized.ir),
       "x * 1 + 0 folds to x in both modes: no float MUL or ADD is left (the algebra is not an optimization)");
-  claims.check(plain->lowered.applied.empty(), "NOOPT applies no optimization");
-  claims.check(!optimized->lowered.applied.empty(), "the default applies some",
-               tg::to_string(optimized->lowered.applied));
+  claims.check(plain.applied.empty(), "NOOPT applies no optimization");
+  claims.check(!optimized.applied.empty(), "the default applies some", tg::to_string(optimized.applied));
   auto got = expr.to_vector<float>(), want = big.to_vector<float>();
   claims.check(got == want, "and both compute x exactly");
 
@@ -130,15 +122,15 @@ int main(int argc, char** argv) {
   // the product is the last kernel (a CPU first copies a large right operand into panels)
   const auto mm_items = product.schedule();
   const auto& mm = mm_items.back();
-  auto heuristic = tg::prepare_kernel(mm);
+  tg::KernelReport heuristic = tg::inspect_kernel(mm);
   auto by_default = product.to_vector<float>();
   tg::set_beam(beam, args.number("beam-timeout")); // what BEAM=2 BEAM_TIMEOUT=s in the environment do
   std::string search = captured_output([&] {
     tg::set_debug_level(2);
-    tg::prepare_kernel(mm); // searches (or reads the BEAM cache), prints the result at DEBUG=2
+    tg::inspect_kernel(mm); // searches (or reads the BEAM cache), prints the result at DEBUG=2
     tg::set_debug_level(0);
   });
-  auto searched = tg::prepare_kernel(mm); // now from the kernel cache
+  tg::KernelReport searched = tg::inspect_kernel(mm); // now from the kernel cache
   // New input buffers, so this is a new computation (the same one on the same buffers is already
   // realized); it finds BEAM's kernel in the kernel cache by structure.
   Tensor again = matrix(n, 5).matmul(matrix(n, 6));
@@ -150,9 +142,8 @@ int main(int argc, char** argv) {
     beam_kernels = counter.kernels();
   }
   tg::set_beam(0);
-  std::cout << examples::indent(search, 4)
-            << "  heuristic's list: " << tg::to_string(heuristic->lowered.applied)
-            << "\n  BEAM's list:      " << tg::to_string(searched->lowered.applied) << "\n";
+  std::cout << examples::indent(search, 4) << "  heuristic's list: " << tg::to_string(heuristic.applied)
+            << "\n  BEAM's list:      " << tg::to_string(searched.applied) << "\n";
   claims.check(contains(search, "beam: "),
                "DEBUG=2 reports the search (or the result cached by an earlier run)");
   claims.equal(beam_kernels, mm_items.size(), "the product was computed again, by BEAM's kernel");

@@ -6,9 +6,7 @@
 // kernel counts and times.
 #include "examples/common/args.hpp"
 #include "examples/common/claims.hpp"
-#include "kernel/runtime/launch_counter.hpp"
-#include "kernel/tensor/nn.hpp"
-#include "kernel/tensor/tensor.hpp"
+#include <tinygrad/tinygrad.hpp>
 
 #include <chrono>
 #include <cmath>

@@ -8,10 +8,7 @@
 // A device that is not present is reported as skipped, never as passed.
 #include "examples/common/args.hpp"
 #include "examples/common/claims.hpp"
-#include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/launch_counter.hpp"
-#include "kernel/runtime/plugin_lifetime.hpp"
-#include "kernel/tensor/tensor.hpp"
+#include <tinygrad/tinygrad.hpp>
 
 #include <algorithm>
 #include <chrono>

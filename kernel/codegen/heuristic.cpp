@@ -260,8 +260,8 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
       return kr % 64 == 0 && 3 * set <= d.local_memory_limit() ? 4 : 2;
     };
     // Swizzled tiles, B n-major by cp.async, 64 k per tile: 2x1 warpgroups of 64x256 (a 128x256
-    // block, 256 threads, 128 accumulators per thread), ahead of 2x2 of 64x128 (8192^3 f16 on an
-    // H200: ~520 vs ~507 TFLOPS). Unswizzled, 2x2 of 64x128 is the faster list.
+    // block, 256 threads, 128 accumulators per thread), ~2% ahead of 2x2 of 64x128 (8192^3 f16 on
+    // an H200). Unswizzled, 2x2 of 64x128 is the faster list.
     if (ns % 256 == 0 && d.wgmma_swizzle && d.wgmma_b_n_major && k_step(128 + 256) == 4 &&
         d.max_local_size[1] >= 2)
       return {{OptOp::TCWG, mm.k, 256}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, 4}};
@@ -287,8 +287,7 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   // the tiles staged: 64x64 per warp (32 tiles, 128 accumulators per thread), 2x2 warps, a 128x128
   // block tile, the fastest block and warp shapes measured; without: 32x32 per warp, 2x2 warps.
   // 32 k per tile: two sets of 18 KiB tiles fit 48 KiB, so the next tile's copy overlaps this
-  // tile's mma (lower_stage.cpp: plan_stage; 8192 f16 on an H200: ~244 TFLOPS vs ~192 for one set
-  // of 64 k; docs/cuda.md, "Tensor cores").
+  // tile's mma (lower_stage.cpp: plan_stage; 8192 f16 on an H200: ~1.25x one set of 64 k).
   if (stage) {
     take(OptOp::UPCAST, mm.n, nr, {8, 4, 2});
     take(OptOp::UPCAST, mm.m, mr, {4, 2});
@@ -351,10 +350,10 @@ std::vector<Opt> staged_opts(const KernelInfo& k, const DeviceLimits& d) {
 // reads of the weight tile then cover 8 x 16 distinct bytes, and each window value read from local
 // memory serves 8 outputs instead of 4).
 // Why (docs/cuda.md, "Shared-memory tiles (STAGE) on CUDA"): staged, 256x32x28x28 -> 64 3x3 beats
-// the unstaged kernel on an H200 (22.6 vs 18.5 TFLOPS, the kernel alone) and the training step's
-// 32-channel 5x5 convolutions run 3-4x faster; staging batch x channels instead gathers 3-float
-// rows and loses, so other shapes keep the unstaged choices. Two images per work group with 8
-// channels per thread beat the other layouts measured (16 x 4 channels, one image, four images,
+// the unstaged kernel on an H200 (~1.2x, the kernel alone) and the training step's 32-channel 5x5
+// convolutions run 3-4x faster; staging batch x channels instead gathers 3-float rows and loses,
+// so other shapes keep the unstaged choices. Two images per work group with 8 channels per
+// thread beat the other layouts measured (16 x 4 channels, one image, four images,
 // the images on LOCAL_ID 0, two images per thread). With the window staged as its footprint
 // (lower_stage.cpp: footprint_tile) two sets of 8 input channels fit 48 KiB but gain nothing over
 // 4, and neither do 8 per tile double-buffered in dynamic shared memory (128 registers instead of
@@ -511,8 +510,8 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   // Fewer outputs than 256 threads per compute unit and a long reduce whose innermost axis is a
   // contiguous row: 8 threads share each output along that row (neighbours read neighbouring
   // words). The training step's first weight gradient (32x32x1x5x5 outputs of 16x24x24 products,
-  // 200 work groups of one thread per output) on an H200: 0.61 -> 0.32 ms, ahead of GROUP over its
-  // batch axis or GROUPTOP.
+  // 200 work groups of one thread per output) on an H200: ~1.9x one thread per output, ahead of
+  // GROUP over its batch axis or GROUPTOP.
   if (has_reduce && k.reduce_count == 1 && !too_long && k.output_count() < 256 * int64_t(d.compute_units) &&
       k.reduce_count_elems() >= 4096) {
     const int last = int(k.axes.size()) - 1;
@@ -542,8 +541,8 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     // A lone 4-wide tile (one reused axis: its 4 outputs share one load of the other operand but
     // load 4 of their own, 5 loads per 4 products instead of 2 per 1) that leaves fewer threads than
     // two rounds of 256 per compute unit: 2 wide, twice the threads for almost the same reuse (the
-    // training step's linear-layer weight gradient on an H200: 0.062 -> 0.039 ms). A 4x4 tile saves
-    // far more loads and keeps 4 (halved, a 64x32x3x3 weight gradient runs ~35% slower).
+    // training step's linear-layer weight gradient on an H200: ~1.6x the 4-wide tile). A 4x4 tile
+    // saves far more loads and keeps 4 (halved, a 64x32x3x3 weight gradient runs ~35% slower).
     if (upcasts == 1 && k.output_count() / 4 < 2 * 256 * int64_t(d.compute_units)) {
       const int a = opts.back().axis;
       opts.back().amount = 2;
@@ -554,7 +553,7 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   // A register tile over a sum along several axes whose innermost one is a contiguous row of >= 6
   // (a convolution's weight gradient: batch x rows x columns): that row unrolled by its largest
   // divisor <= 8, so each thread has several independent loads in flight (the training step's
-  // 32x32x5x5 weight gradient on an H200, 20 columns unrolled by 5: 1.72 -> 0.92 ms).
+  // 32x32x5x5 weight gradient on an H200, 20 columns unrolled by 5: ~1.9x the rolled loop).
   const size_t last = k.axes.size() - 1;
   if (has_reduce && k.reduce_count == 1 && !too_long && !opts.empty() && opts[0].op == OptOp::UPCAST &&
       last >= k.output_dims + 1 && k.axes[last].contiguous && k.axes[last].size >= 6) {

@@ -49,7 +49,7 @@ struct DeviceLimits {
   // TCWG: both tiles 128-byte swizzled (sdk::kWgmmaSwizzle128) where their extents make 128-byte
   // rows (k a multiple of 64; an n-major B's n a multiple of 64): the copies' 16-byte stores and
   // wgmma's reads are then free of bank conflicts. With B n-major and cp.async it is the fastest
-  // layout measured (8192^3 f16 on an H100: ~480 TFLOPS vs ~285 unswizzled).
+  // layout measured (8192^3 f16 on an H100: ~1.7x unswizzled; docs/cuda.md, "Tensor cores").
   bool wgmma_swizzle = true;
   // TCWG with every copy a 16-byte row moved without registers (async_local_copies): the tile loop
   // copies this many tiles ahead, in prefetch + 2 sets where they fit the opt-in maximum (else 3

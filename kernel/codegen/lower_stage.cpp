@@ -104,7 +104,7 @@ void Lowerer::plan_stage() {
     if (!k_inner) footprint_tile(s);
     // A copy whose contiguous global axis is not the tile's innermost one writes local memory with
     // a stride: pad the rows by 16 bytes (rows stay 16-byte aligned for vector reads) so that those
-    // writes fall into different banks. (A 1-element pad: f16 TC matmul 44 vs 54 TFLOPS, H200.)
+    // writes fall into different banks. (A 1-element pad makes the f16 TC matmul ~20% slower, H200.)
     int64_t innermost_stride = std::numeric_limits<int64_t>::max(), fastest = -1;
     for (size_t i = 0; i < s.layout.size(); ++i)
       if (int64_t st = s.strides[size_t(axis_dim_[s.layout[i]])]; st > 0 && st < innermost_stride) {
@@ -234,11 +234,10 @@ int64_t Lowerer::plain_stage_half(int64_t bytes, int64_t tile_loops) const {
 // and one 16-byte store (a gated last round where the threads do not fill it); the buffers must
 // be 16-byte aligned at launch and every other dim the operand varies along a multiple of 4
 // elements apart (for a footprint tile, every dim but those its innermost entry sums): a window's
-// footprint rows of 28 columns (the bench conv) qualify; a view tile's rows start at kw. H200:
-// conv row 18.2 -> 21.6 TFLOPS, the training step's conv2 forward 0.474 -> 0.426 ms; the f32
-// matmul's B copy (one reduce axis) lost 1-3% as float4 (45.4-45.7 vs 45.8-47.0), so it stays
-// scalar, as do transposed copies (the matmul's A as 4 gathered loads and one 16-byte store:
-// no gain).
+// footprint rows of 28 columns (the bench conv) qualify; a view tile's rows start at kw. On an
+// H200 the conv row gains ~19% and the training step's conv2 forward ~11%; the f32 matmul's B copy
+// (one reduce axis) loses 1-3% as float4, so it stays scalar, as do transposed copies (the
+// matmul's A as 4 gathered loads and one 16-byte store: no gain).
 bool Lowerer::plain_vector_copy(const Staged& s, bool contiguous) const {
   const auto staged_axes = std::count_if(plan_.begin() + std::ptrdiff_t(out_shape_.size()), plan_.end(),
                                          [](const AxisPlan& a) { return a.has(OptOp::STAGE); });
@@ -441,7 +440,7 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       // goes the other way round: thread t takes 8 neighbouring k of one n (neighbouring threads
       // neighbouring n, so each of its 8 scalar global loads is coalesced over the warp) and writes
       // them with one 16-byte store into its tile row; the rows are 144 bytes apart (see plan_stage),
-      // so a quarter warp's stores cover 32 banks (was: 16-bit stores with 70M bank conflicts).
+      // so a quarter warp's stores cover 32 banks (16-bit stores there: 70M bank conflicts).
       const int64_t isz = s.operand->dtype().itemsize();
       const size_t inner = s.layout.size() - 1; // the tile's innermost axis (position in layout)
       // the tile axis moved in vectors: the innermost, or n of an n-major TCWG B (its 16-byte rows)
@@ -627,8 +626,8 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   // (async_local_copies: CUDA's cp.async): each such copy leads too, right after the step's
   // barrier (legal: its set was last read by step r - 1, which every thread finished before this
   // barrier), so the next tile is not held in registers across the step; the other copies keep
-  // their loads leading and their stores trailing. The bench conv (H200, NVRTC 13.0): 96 -> 80
-  // registers, so 3 work groups of 208 threads per SM instead of 2 (each quarter of an SM holds
+  // their loads leading and their stores trailing. The bench conv (H200, NVRTC 13.0): 80 registers
+  // instead of 96, so 3 work groups of 208 threads per SM instead of 2 (each quarter of an SM holds
   // 16K registers: 5 warps of 96, 6 of 80; docs/cuda.md, "Shared-memory tiles (STAGE) on CUDA").
   const bool plain_lead = !tc_ && stage_sets_ == 2 && options_.async_local_copies;
   for (const UOpRef& st : copies) {

@@ -4,8 +4,9 @@
 // shared-memory staging (STAGE).
 #pragma once
 
-#include "kernel/codegen/lower.hpp"
+#include "kernel/codegen/lowered.hpp"
 #include "kernel/ir/symbolic.hpp"
+#include "kernel/schedule/schedule.hpp"
 #include "kernel/shape/shapetracker.hpp"
 
 #include <algorithm>

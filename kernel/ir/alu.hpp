@@ -2,13 +2,22 @@
 // Scalar semantics of every ALU op, shared by constant folding and the evaluator so both agree:
 // integers follow C (wrapping to the dtype's width, truncating division), floats follow IEEE,
 // computed in double and rounded to the result dtype's precision.
+#include <cstdint>
 #include <optional>
 #include <span>
+#include <variant>
 
+#include "kernel/ir/dtype.hpp"
 #include "kernel/ir/ops.hpp"
-#include "kernel/ir/uop.hpp"
 
 namespace tg {
+
+// A constant's value. Integers of every width (uint64 as its bit pattern) live in int64_t.
+using ConstValue = std::variant<bool, std::int64_t, double>;
+// The value as stored for dtype: ints wrapped to the dtype's width, floats rounded to its precision.
+ConstValue normalize_const(DType dt, ConstValue v);
+double const_as_double(DType dt, ConstValue v);
+std::int64_t const_as_int(ConstValue v);
 
 struct AluResult {
   ConstValue value;

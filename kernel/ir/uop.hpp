@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "kernel/ir/alu.hpp"
 #include "kernel/ir/dtype.hpp"
 #include "kernel/ir/errors.hpp"
 #include "kernel/ir/ops.hpp"
@@ -51,13 +52,6 @@ using Arg = std::variant<std::monostate, bool, std::int64_t, double, std::string
 bool arg_equal(const Arg& a, const Arg& b); // doubles compare by bits, so NaN constants intern
 std::size_t arg_hash(const Arg& a);
 std::string arg_str(const Arg& a); // tinygrad style: 3, 1.5, True, 'x', (0, 1), ('x', 0, 10)
-
-// A constant's value. Integers of every width (uint64 as its bit pattern) live in int64_t.
-using ConstValue = std::variant<bool, std::int64_t, double>;
-// The value as stored for dtype: ints wrapped to the dtype's width, floats rounded to its precision.
-ConstValue normalize_const(DType dt, ConstValue v);
-double const_as_double(DType dt, ConstValue v);
-std::int64_t const_as_int(ConstValue v);
 
 class UOp {
   struct Passkey {

@@ -16,6 +16,12 @@ namespace {
 struct OpenDevices {
   std::mutex mutex;
   std::map<std::string, OpenDevice, std::less<>> by_name; // canonical name -> device
+  std::map<std::size_t, DeviceCloseListener> close_listeners;
+  std::size_t next_listener = 1;
+  struct {
+    std::mutex mutex;
+    std::optional<std::string> name;
+  } default_device; // its own lock: setting it opens the device (which takes `mutex`)
 };
 // Never destroyed (nor the caches holding programs and buffers): at exit a driver may already have
 // torn itself down from its own exit handler, so closing devices from a static destructor could
@@ -25,14 +31,8 @@ OpenDevices& open_devices() {
   return devices;
 }
 
-struct DefaultDevice {
-  std::mutex mutex;
-  std::optional<std::string> name; // set from code; else $TG_DEVICE
-};
-DefaultDevice& default_device_state() {
-  static DefaultDevice state;
-  return state;
-}
+// The default device (set from code; else $TG_DEVICE), in the same registry.
+auto& default_device_state() { return open_devices().default_device; }
 
 } // namespace
 
@@ -72,7 +72,7 @@ DeviceName parse_device_name(const std::string& name) {
 
 std::string default_device() {
   {
-    DefaultDevice& state = default_device_state();
+    auto& state = default_device_state();
     std::lock_guard lock(state.mutex);
     if (state.name) return *state.name;
   }
@@ -86,7 +86,7 @@ void set_default_device(const std::string& name) {
     canonical = parse_device_name(name).canonical();
     open_device(*canonical);
   }
-  DefaultDevice& state = default_device_state();
+  auto& state = default_device_state();
   std::lock_guard lock(state.mutex);
   state.name = std::move(canonical);
 }
@@ -120,7 +120,28 @@ std::vector<std::pair<std::string, OpenDevice>> close_devices(const std::string&
     }
   }
   for (auto& [name, device] : closed) device.allocator->free_cache();
+  std::vector<DeviceCloseListener> listeners; // called outside the lock: they may open devices
+  {
+    std::lock_guard lock(devices.mutex);
+    for (const auto& [handle, l] : devices.close_listeners) listeners.push_back(l);
+  }
+  for (auto& [name, device] : closed)
+    for (const auto& l : listeners) l(name, device);
   return closed;
+}
+
+std::size_t add_device_close_listener(DeviceCloseListener listener) {
+  OpenDevices& devices = open_devices();
+  std::lock_guard lock(devices.mutex);
+  const std::size_t handle = devices.next_listener++;
+  devices.close_listeners.emplace(handle, std::move(listener));
+  return handle;
+}
+
+void remove_device_close_listener(std::size_t handle) {
+  OpenDevices& devices = open_devices();
+  std::lock_guard lock(devices.mutex);
+  devices.close_listeners.erase(handle);
 }
 
 } // namespace tg

@@ -1,10 +1,12 @@
 // Named devices: "CPU", "CPU:1", "CUDA:0" -> plugin "cpu"/"cuda", device index. Each device is
-// opened once per process and shared (with its allocator); this registry and the plugin
-// registry are the runtime's only process-wide state, both thread-safe.
+// opened once per process and shared (with its allocator); this registry (with its close
+// listeners) and the plugin registry are the runtime's only process-wide state, both thread-safe.
 #pragma once
 
 #include "kernel/runtime/allocator.hpp"
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,8 +44,14 @@ struct OpenDevice {
 OpenDevice open_device(const std::string& name);
 
 // Forgets the open devices of plugin `plugin` (lower case) and frees their allocators' caches;
-// returns them with their canonical names. Buffers and programs still in use keep their device
-// (and so the plugin) alive. Used by tg::unload_plugin.
+// tells the close listeners about each; returns them with their canonical names. Buffers and
+// programs still in use keep their device (and so the plugin) alive. Used by tg::unload_plugin.
 std::vector<std::pair<std::string, OpenDevice>> close_devices(const std::string& plugin);
+
+// Called for each device close_devices closes: whoever keeps programs or kernels for devices (the
+// engine) drops that device's. Returns a handle for remove_device_close_listener.
+using DeviceCloseListener = std::function<void(const std::string& name, const OpenDevice& device)>;
+std::size_t add_device_close_listener(DeviceCloseListener listener);
+void remove_device_close_listener(std::size_t handle);
 
 } // namespace tg

@@ -2,7 +2,6 @@
 
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/plugin_registry.hpp"
-#include "kernel/runtime/realize.hpp"
 
 namespace tg {
 
@@ -11,10 +10,7 @@ std::string load_plugin(const std::filesystem::path& path) { return PluginRegist
 bool unload_plugin(const std::string& name) {
   const std::string plugin = parse_device_name(name).plugin; // "MY", "my" and "my:0" all mean "my"
   bool removed = PluginRegistry::instance().remove(plugin);
-  for (const auto& [device_name, device] : close_devices(plugin)) {
-    forget_kernels(device_name);
-    forget_programs(*device.device);
-  }
+  close_devices(plugin); // its listeners (the engine) drop the devices' kernels and programs
   return removed;
 }
 

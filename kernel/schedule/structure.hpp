@@ -1,7 +1,7 @@
 // An expression's structure without its buffers' identities: its DAG children first, each node's
 // sources as indices into that order, and a hash, with each BUFFER a placeholder (dtype, size,
 // device). Two expressions of equal structure compute the same function of their buffers. The
-// schedule cache replays kernels by it (kernel/runtime/schedule_cache.hpp) and the gradient
+// schedule cache replays kernels by it (kernel/engine/schedule_cache.hpp) and the gradient
 // cache rebuilds gradient graphs by it (kernel/tensor/gradient_cache.hpp).
 #pragma once
 

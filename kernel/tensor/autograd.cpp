@@ -3,13 +3,17 @@
 // just more lazy graph, fused and scheduled like everything else).
 #include "kernel/tensor/tensor.hpp"
 
-#include "kernel/runtime/capture.hpp"
-#include "kernel/runtime/config.hpp"
+#include "kernel/tensor/autograd.hpp"
+
+#include "kernel/engine/capture.hpp"
+#include "kernel/engine/config.hpp"
+#include "kernel/engine/engine.hpp"
+#include "kernel/ir/node_table.hpp"
 #include "kernel/runtime/device.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/schedule/shapes.hpp"
+#include "kernel/tensor/assign_hook.hpp"
 #include "kernel/tensor/gradient_cache.hpp"
-#include "kernel/tensor/realized.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -24,13 +28,10 @@ namespace tg {
 namespace {
 
 // Tensors marked requires_grad, held weakly; backward() looks their values up in the graph.
-// A registry like tinygrad's all_tensors, guarded by a mutex.
+// A registry like tinygrad's all_tensors (one per engine), guarded by a mutex.
 class GradRegistry {
 public:
-  static GradRegistry& instance() {
-    static GradRegistry r;
-    return r;
-  }
+  static GradRegistry& instance() { return engine().extension<GradRegistry>(); }
   void add(const std::shared_ptr<TensorState>& s) {
     std::lock_guard lock(mutex_);
     std::erase_if(states_, [](const auto& w) { return w.expired(); });
@@ -50,7 +51,7 @@ private:
 };
 
 thread_local int no_grad_depth = 0;
-thread_local int without_history_depth = 0; // detail::WithoutHistory
+thread_local int without_history_depth = 0; // detail::WithoutHistory: on_read records nothing
 
 // The nodes that stand for live requires_grad tensors: each one's current node and, after a read,
 // the expression that node replaced. `hold` keeps the set's pointers valid while it is used. The
@@ -85,13 +86,20 @@ LeafNodes current_leaves() {
 // Differentiating replaces each recorded view with its expression again. A view is recorded only
 // when its expression reaches a current leaf, and dropped once the view dies or none of those
 // leaves is current any more (the parameters were updated): so an old step's graph is not kept
-// alive by a value that was read from it. Guarded by a mutex.
-class GradOrigins {
+// alive by a value that was read from it. One per engine, which tells it of every read (it is the
+// engine's RealizationListener from its creation: the first requires_grad_); guarded by a mutex.
+class GradOrigins final : public RealizationListener {
 public:
-  static GradOrigins& instance() {
-    static GradOrigins& o = *new GradOrigins; // never destroyed: see open_devices()
-    return o;
+  static GradOrigins& instance() { return engine().extension<GradOrigins>(); }
+  explicit GradOrigins(Engine& e) : engine_(e) { engine_.realized().set_listener(this); }
+  ~GradOrigins() override { engine_.realized().set_listener(nullptr); }
+  GradOrigins(const GradOrigins&) = delete;
+  GradOrigins& operator=(const GradOrigins&) = delete;
+
+  void on_read(const UOpRef& expr, const UOpRef& view) override {
+    if (without_history_depth == 0) note(expr, view);
   }
+  void before_release() override { purge(); }
 
   // Set on a thread while a detail::TransientAutograd lives there: the views noted, to forget.
   static inline thread_local std::vector<std::weak_ptr<const UOp>>* noted_here = nullptr;
@@ -304,6 +312,7 @@ private:
     }
   }
 
+  Engine& engine_;
   std::mutex mutex_;
   std::unordered_map<const UOp*, Entry> map_;
   // Nodes known to reach no current leaf (held weakly); valid until the leaves change.
@@ -364,7 +373,7 @@ private:
   }
   std::optional<std::vector<std::pair<UOpRef, UOpRef>>> views_; // GradOrigins::snapshot()
   uint64_t version_ = 0;
-  detail::NodeMap memo_;
+  NodeMap memo_;
   std::vector<UOpRef> keep_; // memo keys are raw pointers
 };
 
@@ -398,7 +407,7 @@ Axes axes_of(const std::vector<int64_t>& v) { return Axes(v.begin(), v.end()); }
 // `stored` maps forward nodes to the same values with what earlier realizes stored substituted
 // (gradient()): the rules read those, so the gradient graph is built on the stored values.
 Grads rule(const UOpRef& u, const Tensor& g, ShapeMap& shapes, const std::string& device,
-           const detail::NodeMap& stored) {
+           const NodeMap& stored) {
   auto T = [&](const UOpRef& x) {
     const UOpRef* value = stored.find(x.get());
     return Tensor(value ? *value : x, shapes(x), device);
@@ -567,7 +576,7 @@ Tensor& Tensor::assign(const Tensor& value) {
                       dims_str(shape()));
   if (value.device() != device())
     throw TensorError("assign: value is on " + value.device() + ", the tensor on " + device());
-  detail::note_assign(*this); // a JIT capture records the tensor as state
+  if (AssignObserver* o = assign_observer()) o->on_assign(*this); // a JIT capture records it as state
   s_->uop = value.dtype() == dtype() ? value.uop() : value.cast(dtype()).uop();
   s_->lazy.reset();        // a new value: graphs of the old one no longer lead to this tensor
   s_->layout_copy.reset(); // a copy of the old value: its memory goes back
@@ -608,11 +617,11 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   // realized first: Tensor::backward) substituted, in one walk over the forward graph: the
   // gradients read them instead of recomputing the forward pass. (Substituting into the finished
   // gradient graph instead would rebuild nearly all of it: a third of gradient()'s time.)
-  detail::NodeMap stored;
+  NodeMap stored;
   UOpRef forward, values;
   if (!order.empty()) {
     forward = UOp::sink(order);
-    values = detail::with_realized_values(forward, device());
+    values = engine().realized().substitute(forward, device());
     if (values != forward)
       for (size_t i = 0; i < order.size(); ++i)
         if (values->src(i) != order[i]) stored.emplace(order[i].get(), values->src(i));
@@ -624,14 +633,14 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
   auto read_stored = [&](std::vector<Tensor> out) {
     std::vector<UOpRef> roots;
     for (const auto& g : out) roots.push_back(g.uop());
-    UOpRef read = detail::with_realized_values(UOp::sink(roots), device());
+    UOpRef read = engine().realized().substitute(UOp::sink(roots), device());
     for (size_t i = 0; i < out.size(); ++i) out[i] = out[i].with(read->src(i), out[i].shape());
     return out;
   };
   // The gradients by the rules, applied in reverse topological order from the root.
   auto by_rules = [&]() {
     // only nodes that lead to a target need a gradient
-    detail::NodeSet targeted, needed;
+    NodeSet targeted, needed;
     for (const auto& nodes : target_nodes)
       for (const auto& n : nodes) targeted.insert(n.get());
     for (const auto& u : order) {
@@ -710,7 +719,7 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, std::op
     // The walk after the rules replaces nodes with a stored value that the forward walk did not
     // reach (below a node it rebuilt on a stored input): which ones have one is asked too.
     asked.push_back(-4);
-    for (int32_t i : detail::stored_among(context->order(), device())) asked.push_back(i);
+    for (int32_t i : engine().realized().stored_among(context->order(), device())) asked.push_back(i);
     query.emplace(detail::GradientQuery{*context, std::move(asked), device()});
     if (auto cached = detail::cached_gradients(*query)) {
       // The key does not show which of the gradients' own expressions were stored since
@@ -748,7 +757,7 @@ void Tensor::backward(std::optional<Tensor> seed) const {
   }
   GradOrigins::instance().purge();
   Unrealize unrealize;
-  detail::NodeSet in_graph;
+  NodeSet in_graph;
   for (const auto& n : toposort(unrealize(uop()))) in_graph.insert(n.get());
   std::vector<Tensor> leaves;
   for (const auto& state : GradRegistry::instance().live()) {
@@ -785,8 +794,6 @@ bool detail::reaches_grad_leaf(const std::vector<Tensor>& roots) {
   return false;
 }
 
-void detail::purge_realized_origins() { GradOrigins::instance().purge(); }
-
 detail::TransientAutograd::TransientAutograd() : outer_(GradOrigins::noted_here) {
   for (const auto& s : GradRegistry::instance().live()) grads_before_.push_back({s, s->grad});
   GradOrigins::noted_here = &noted_;
@@ -803,11 +810,6 @@ detail::TransientAutograd::~TransientAutograd() {
   }
   GradOrigins::instance().forget(noted_);
   if (outer_) outer_->insert(outer_->end(), noted_.begin(), noted_.end());
-}
-
-void detail::note_realized(const UOpRef& expr, const UOpRef& view) {
-  if (without_history_depth > 0) return;
-  GradOrigins::instance().note(expr, view);
 }
 
 detail::WithoutHistory::WithoutHistory() { ++without_history_depth; }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernel/engine/engine.hpp"
 #include "kernel/runtime/devices.hpp"
 
 #include <array>
@@ -139,15 +140,13 @@ Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dt, const std::str
 namespace {
 
 // The generator's state: a seed and a counter of values handed out, so every call draws fresh
-// numbers. Process-wide like tinygrad's Tensor._seed; atomic, so concurrent draws never overlap.
+// numbers. One per engine (so per process, like tinygrad's Tensor._seed); atomic, so concurrent
+// draws never overlap.
 struct RandomState {
   std::atomic<uint64_t> seed{0};
   std::atomic<uint64_t> counter{0};
 };
-RandomState& random_state() {
-  static RandomState state;
-  return state;
-}
+RandomState& random_state() { return engine().extension<RandomState>(); }
 
 Tensor rotl(const Tensor& x, int r) { return x.lshift(r).bitwise_xor(x.rshift(32 - r)); }
 

@@ -1,5 +1,7 @@
 #include "kernel/tensor/gradient_cache.hpp"
 
+#include "kernel/engine/engine.hpp"
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -101,10 +103,7 @@ struct GradientCache {
   std::unordered_set<size_t> seen_once; // structure hashes that missed once
   std::atomic<uint64_t> hits{0}, misses{0}, not_reusable{0};
 };
-GradientCache& cache() {
-  static GradientCache& c = *new GradientCache; // never destroyed: gradients may be taken at exit
-  return c;
-}
+GradientCache& cache() { return engine().extension<GradientCache>(); }
 
 } // namespace
 

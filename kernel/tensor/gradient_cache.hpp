@@ -7,7 +7,7 @@
 // index. Later ones rebuild the graph from the template with UOp::make instead
 // of running the rules; hash-consing makes those the very nodes the rules build (TG_GRADIENT_CACHE=2
 // checks that on every hit). A template keeps no node, so it keeps no tensor's data alive.
-// Thread-safe. Off with TG_GRADIENT_CACHE=0 (kernel/runtime/config.hpp).
+// Thread-safe. Off with TG_GRADIENT_CACHE=0 (kernel/engine/config.hpp).
 #pragma once
 
 #include "kernel/schedule/structure.hpp"

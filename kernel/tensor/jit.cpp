@@ -1,9 +1,11 @@
 #include "kernel/tensor/jit.hpp"
 
-#include "kernel/tensor/realized.hpp"
+#include "kernel/engine/engine.hpp"
+#include "kernel/tensor/assign_hook.hpp"
+#include "kernel/tensor/autograd.hpp"
 
-#include "kernel/runtime/capture.hpp"
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/capture.hpp"
+#include "kernel/engine/config.hpp"
 #include "kernel/runtime/devices.hpp"
 
 #include <chrono>
@@ -24,20 +26,23 @@ struct AssignRecord {
   Tensor tensor;
   std::shared_ptr<DeviceStorage> before;
 };
-thread_local std::vector<AssignRecord>* recorded_assigns = nullptr;
-
-class AssignScope {
+// Records the tensors assign()ed on this thread while it lives (Tensor::assign tells it).
+class AssignScope final : public AssignObserver {
 public:
-  AssignScope() { recorded_assigns = &records; }
-  ~AssignScope() { recorded_assigns = nullptr; }
+  AssignScope() : outer_(set_assign_observer(this)) {}
+  ~AssignScope() override { set_assign_observer(outer_); }
   AssignScope(const AssignScope&) = delete;
   AssignScope& operator=(const AssignScope&) = delete;
+  void on_assign(const Tensor& t) override;
   std::vector<AssignRecord> records;
+
+private:
+  AssignObserver* outer_;
 };
 
 // The storage of a tensor that is one whole stored buffer, else nullptr.
 std::shared_ptr<DeviceStorage> stored(const Tensor& t) {
-  UOpRef buffer = detail::stored_buffer(t.uop());
+  UOpRef buffer = stored_buffer(t.uop());
   if (!buffer || buffer_arg(buffer).size() != t.numel()) return nullptr;
   return std::static_pointer_cast<DeviceStorage>(buffer_arg(buffer).storage());
 }
@@ -84,14 +89,13 @@ std::string mb(uint64_t bytes) {
   return buf;
 }
 
-} // namespace
-
-void detail::note_assign(const Tensor& t) {
-  if (!recorded_assigns) return;
-  for (const auto& r : *recorded_assigns)
+void AssignScope::on_assign(const Tensor& t) {
+  for (const auto& r : records)
     if (r.tensor.is(t)) return; // the value before the first assignment is what the step reads
-  recorded_assigns->push_back({t, stored(t)});
+  records.push_back({t, stored(t)});
 }
+
+} // namespace
 
 // A buffer argument of a replay that changes per call: an input, a state tensor's value before
 // the step, or fresh storage for an output or a state tensor's new value.
@@ -182,7 +186,7 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   {
     CaptureScope recording;
     AssignScope assigns;
-    detail::TransientAutograd transient; // see realized.hpp
+    detail::TransientAutograd transient; // see autograd.hpp
     outs = fn_(in);
     std::vector<Tensor*> targets;
     for (auto& t : outs) targets.push_back(&t);
@@ -310,7 +314,7 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
     // Not at the capture: only once the capturing call's results and graph are gone can its
     // intermediates go back to the allocator's cache, where the groups (each sized like one of
     // them) find their memory instead of adding to the peak.
-    detail::release_dead_results();
+    engine().realized().release_dead();
     for (uint64_t bytes : cap.plan.group_bytes) cap.groups.push_back(cap.allocator->alloc(bytes));
     for (const auto& p : cap.planned)
       cap.args[p.launch][p.arg].buffer = cap.groups[cap.plan.group_of[p.intermediate]]->buffer().raw();

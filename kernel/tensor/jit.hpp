@@ -18,7 +18,7 @@
 //    constants) is call 2's data, frozen. Host code inside the function does not run on replays:
 //    host values it computes per call (an lr schedule, the RNG counter) stay as captured.
 //  - intermediates (written and dead within the step) live in the memory planner's shared
-//    allocations (kernel/runtime/memory_planner.hpp), allocated by the first replay from what
+//    allocations (kernel/engine/memory_planner.hpp), allocated by the first replay from what
 //    call 2's intermediates gave back to the allocator, so the JIT adds no peak memory.
 //  - autograd history: a replay leaves none, so call 2 leaves none either. Gradients its
 //    function set on requires_grad tensors are cleared when it returns (replays do not compute
@@ -30,7 +30,7 @@
 // captured call may not copy between devices (JitError).
 #pragma once
 
-#include "kernel/runtime/memory_planner.hpp"
+#include "kernel/engine/memory_planner.hpp"
 #include "kernel/tensor/tensor.hpp"
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 #include "kernel/tensor/matmul_pack.hpp"
 
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/config.hpp"
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/realize.hpp"
 
 namespace tg {
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "kernel/runtime/collective.hpp"
+#include "kernel/tensor/multi_error.hpp"
 #include "kernel/tensor/tensor.hpp"
 
 #include <functional>
@@ -28,12 +29,6 @@
 #include <vector>
 
 namespace tg {
-
-// A multi-device operation that does not fit the operands' devices or shard axes; the message
-// names the devices, axes and shapes.
-struct MultiTensorError : TensorError {
-  using TensorError::TensorError;
-};
 
 class MultiTensor {
 public:

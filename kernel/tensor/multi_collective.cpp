@@ -1,10 +1,11 @@
 #include "kernel/tensor/multi_collective.hpp"
 
-#include "kernel/tensor/multi.hpp"
-#include "kernel/tensor/realized.hpp"
+#include "kernel/engine/engine.hpp"
+#include "kernel/tensor/autograd.hpp"
+#include "kernel/tensor/multi_error.hpp"
 
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/allocator.hpp"
-#include "kernel/runtime/realize.hpp"
 #include "kernel/schedule/buffer.hpp"
 
 #include <algorithm>
@@ -33,10 +34,7 @@ struct Record {
 // The live records in creation order (a registry: weak, guarded).
 class Tape {
 public:
-  static Tape& instance() {
-    static Tape tape;
-    return tape;
-  }
+  static Tape& instance() { return engine().extension<Tape>(); }
   void add(const std::shared_ptr<Record>& r) {
     std::lock_guard lock(mutex_);
     std::erase_if(records_, [](const auto& w) { return w.expired(); });

@@ -1,7 +1,8 @@
 // tg::optim: lazy parameter updates realized in one schedule per step; LR schedules.
 #include "kernel/tensor/optim.hpp"
 
-#include "kernel/tensor/realized.hpp"
+#include "kernel/tensor/autograd.hpp"
+#include "kernel/tensor/release_after_launch.hpp"
 
 #include <cmath>
 #include <numbers>
@@ -85,7 +86,7 @@ void Optimizer::step_and_realize(std::vector<Tensor> also) {
   targets.insert(targets.end(), also.begin(), also.end());
   std::vector<Tensor*> ptrs;
   for (auto& t : targets) ptrs.push_back(&t);
-  std::optional<detail::ReleaseAfterLaunch> release_after;
+  std::optional<ReleaseAfterLaunch> release_after;
   if (in_parts) release_after.emplace(); // the step's graphs are freed while the device updates
   Tensor::realize_all(ptrs);
 }

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/config.hpp"
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/realize.hpp"
 
 #include <cmath>
 #include <limits>

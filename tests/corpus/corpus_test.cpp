@@ -36,7 +36,7 @@ const CorpusKernel& find(const std::vector<CorpusKernel>& ks, const std::string&
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(generated_kernels_are_valid_and_cover_the_issue_list) {
+BOOST_AUTO_TEST_CASE(generated_kernels_are_valid_and_cover_the_required_list) {
   auto ks = tg::conform::golden_corpus(tg::conform::reference_properties());
   std::set<std::string> names;
   uint64_t dtypes = 0;

@@ -6,6 +6,7 @@
 
 #include "kernel/ir/alu.hpp"
 #include "kernel/ir/dtype.hpp"
+#include "kernel/ir/errors.hpp"
 #include "kernel/ir/ops.hpp"
 
 using namespace tg;

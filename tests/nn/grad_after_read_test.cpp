@@ -6,8 +6,8 @@
 // and central finite differences (as in gradcheck_test.cpp).
 #include "finite_diff.hpp"
 
+#include "kernel/engine/launch_counter.hpp"
 #include "kernel/ir/uop.hpp"
-#include "kernel/runtime/launch_counter.hpp"
 
 using namespace nt;
 
@@ -21,7 +21,7 @@ struct Case {
 
 enum class Read {
   None,        // backward on the lazy graph
-  LossFirst,   // loss.item() before backward (the example)
+  LossFirst,   // loss.item() before backward (the common case: the loss printed)
   OutputFirst, // the op's output realized, then the loss built from its buffer
   OutputAfter, // the op's output realized after the loss was built from it
   InputsCopy,  // every input passed through a realized contiguous copy before the op
@@ -111,7 +111,7 @@ void check_all_reads(const std::vector<Case>& cases, uint64_t seed) {
 
 BOOST_AUTO_TEST_SUITE(grad_after_read)
 
-// The example, in float32: the loss printed before backward.
+// The common case, in float32: the loss printed before backward.
 BOOST_AUTO_TEST_CASE(loss_read_before_backward) {
   Tensor p = f32({1, -2, 3}, {3}).requires_grad_();
   Tensor out = (p * p).sum();

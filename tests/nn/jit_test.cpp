@@ -1,9 +1,9 @@
 // tg::TinyJit and the memory planner on the CPU plugin: a replayed training step equals the eager
 // one (losses and weights, same seed and batches), a shape change captures again, and the
 // planner's assignment shares storage only between buffers whose lifetimes are disjoint.
+#include "kernel/engine/memory_planner.hpp"
 #include "kernel/runtime/allocator.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/memory_planner.hpp"
 #include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/nn.hpp"
 #include "kernel/tensor/optim.hpp"

@@ -4,7 +4,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/config.hpp"
 #include "kernel/tensor/nn.hpp"
 #include "kernel/tensor/optim.hpp"
 
@@ -34,7 +34,7 @@ struct Rng {
   int64_t integer(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(gen); }
 };
 
-// Sets TG_REALIZE_EARLY's mode for one scope (kernel/runtime/config.hpp); the default again after.
+// Sets TG_REALIZE_EARLY's mode for one scope (kernel/engine/config.hpp); the default again after.
 struct RealizeEarly {
   explicit RealizeEarly(int mode) { tg::set_realize_early(mode); }
   ~RealizeEarly() { tg::set_realize_early(-1); }

@@ -3,10 +3,11 @@
 // closed forms, and a short training run of a small MLP.
 #include "nn_util.hpp"
 
-#include "kernel/runtime/launch_counter.hpp"
-#include "kernel/runtime/realize.hpp"
+#include "kernel/engine/engine.hpp"
+#include "kernel/engine/launch_counter.hpp"
+#include "kernel/engine/realize.hpp"
 #include "kernel/schedule/schedule.hpp"
-#include "kernel/tensor/realized.hpp"
+#include "kernel/tensor/autograd.hpp"
 
 #include <functional>
 #include <optional>
@@ -413,7 +414,7 @@ BOOST_AUTO_TEST_CASE(step_in_parts_matches_one_schedule) {
         // In parts the last part releases the dead results after its launches instead of before
         // (the step's graphs): still nothing is left for the next realize to release.
         const size_t live = tg::UOp::live_count();
-        tg::detail::release_dead_results();
+        tg::engine().realized().release_dead();
         BOOST_TEST(tg::UOp::live_count() == live,
                    "nodes left to release after the step: " << live - tg::UOp::live_count());
       }
@@ -462,7 +463,7 @@ BOOST_AUTO_TEST_CASE(a_trained_model_dies_with_its_tensors) {
       BOOST_TEST(!tg::detail::updates_every_leaf({}),
                  "mode " << mode << ": the model's parameters are leaves");
     }
-    tg::detail::release_dead_results();
+    tg::engine().realized().release_dead();
     BOOST_TEST(tg::detail::updates_every_leaf({}), "mode " << mode << ": a parameter outlived its model");
   }
 }

@@ -1,12 +1,13 @@
-// BEAM search (kernel/runtime/beam.hpp) on the CPU plugin: the winner is stored and reused without
+// BEAM search (kernel/engine/beam.hpp) on the CPU plugin: the winner is stored and reused without
 // a search, a candidate that computes a wrong result is never chosen, and BEAM's results equal the
 // unoptimized kernels' (and a host reference) on a matmul and reductions.
 #include <boost/test/unit_test.hpp>
 
-#include "kernel/runtime/beam.hpp"
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/beam.hpp"
+#include "kernel/engine/config.hpp"
+#include "kernel/engine/engine.hpp"
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/realize.hpp"
 #include "kernel/tensor/tensor.hpp"
 
 #include <cmath>
@@ -116,7 +117,8 @@ BOOST_AUTO_TEST_CASE(cache_round_trip_reuses_the_stored_list) {
   BOOST_TEST(beam_cache_hit_count() == hits);
 
   // a cleared memory cache (as in a new process): the list comes from disk, no search
-  forget_kernels("CPU");
+  engine().schedules().clear(); // replayed schedules hold prepared kernels too
+  engine().kernels().forget_device("CPU");
   std::vector<float> again = input(a, {M, K}).matmul(input(b, {K, N})).to_vector<float>();
   BOOST_TEST(beam_search_count() == searches + 1);
   BOOST_TEST(beam_cache_hit_count() == hits + 1);

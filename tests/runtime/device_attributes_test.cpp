@@ -1,8 +1,8 @@
-// The host's reading of device attributes (kernel_options, kernel/runtime/realize.cpp) through a
+// The host's reading of device attributes (kernel_options, kernel/engine/realize.cpp) through a
 // fixture plugin (named "mock") that reports what $TG_FIXTURE_ATTRIBUTES lists: each known attribute sets its
 // option, a malformed value is an Error naming the device, the attribute and the value.
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/device.hpp"
-#include "kernel/runtime/realize.hpp"
 
 #include <boost/test/unit_test.hpp>
 

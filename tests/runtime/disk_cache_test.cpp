@@ -1,9 +1,9 @@
 // The disk cache's sealed files (program_cache.hpp): a file holds the check of the key it was
 // written for, so a file renamed or swapped into another kernel's name is a miss that recompiles
 // and overwrites, never another kernel's program; truncated or corrupt files are misses too.
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/config.hpp"
+#include "kernel/engine/engine.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/program_cache.hpp"
 
 #include <tg/sdk/kernel_ir.hpp>
 

@@ -1,6 +1,6 @@
 // tg::LaunchCounter: what run_schedule launched on this thread, compared with the kernel counts
 // the scheduler's fusion rules give (tests/schedule/kernel_count_test.cpp has tinygrad's).
-#include "kernel/runtime/launch_counter.hpp"
+#include "kernel/engine/launch_counter.hpp"
 #include "kernel/tensor/tensor.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -1,6 +1,6 @@
 // DEBUG output and NOOPT: the kernel listing at DEBUG=3 is stable (golden); NOOPT changes the
 // kernel but not the result.
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/config.hpp"
 #include "kernel/tensor/tensor.hpp"
 
 #include <boost/test/unit_test.hpp>

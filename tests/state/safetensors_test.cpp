@@ -351,8 +351,8 @@ BOOST_AUTO_TEST_CASE(file_errors_name_the_file) {
   BOOST_CHECK_THROW(tg::safe_load(p), tg::Error);
 }
 
-// `tg train --load DIR` used to ask for a 2^63-byte allocation: non-regular files are refused
-// before anything is read, and a FIFO must not block the reader.
+// Non-regular files are refused before anything is read (so `tg train --load DIR` never asks for a
+// 2^63-byte allocation), and a FIFO must not block the reader.
 BOOST_AUTO_TEST_CASE(load_refuses_non_regular_files) {
   TempDir dir;
   fs::create_directory(dir / "ckpt");

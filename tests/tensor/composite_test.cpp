@@ -2,8 +2,8 @@
 // linear, conv2d (stride, padding, dilation, groups, bias), max/avg pooling.
 #include "test_util.hpp"
 
-#include "kernel/runtime/config.hpp"
-#include "kernel/runtime/launch_counter.hpp"
+#include "kernel/engine/config.hpp"
+#include "kernel/engine/launch_counter.hpp"
 #include "kernel/tensor/matmul_pack.hpp"
 
 using namespace tt;

@@ -4,10 +4,10 @@
 // overflows int64 are refused. The large cases use 1-byte dtypes (2 GiB buffers), freed at once.
 #include "kernel/codegen/linearize.hpp"
 #include "kernel/codegen/lower.hpp"
+#include "kernel/engine/engine.hpp"
 #include "kernel/ir/errors.hpp"
 #include "kernel/runtime/device.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/program_cache.hpp"
 #include "kernel/schedule/shapes.hpp"
 #include "test_util.hpp"
 

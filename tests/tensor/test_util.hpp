@@ -5,8 +5,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/realize.hpp"
 #include "kernel/tensor/tensor.hpp"
 #include "reference.hpp"
 

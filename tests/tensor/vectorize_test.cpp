@@ -4,7 +4,7 @@
 // conv2d weight gradient whose batch sum runs in cache-sized chunks.
 #include "kernel/codegen/linearize.hpp"
 #include "kernel/codegen/lower.hpp"
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/config.hpp"
 #include "test_util.hpp"
 
 #include <iostream>

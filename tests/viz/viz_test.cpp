@@ -5,8 +5,8 @@
 
 #include "kernel/ir/rewrite.hpp"
 #include "kernel/ir/symbolic.hpp"
-#include "kernel/runtime/viz_json.hpp"
-#include "kernel/runtime/viz_recorder.hpp"
+#include "kernel/viz/json.hpp"
+#include "kernel/viz/recorder.hpp"
 #include "tools/viz/layout.hpp"
 #include "tools/viz/page.hpp"
 

@@ -6,9 +6,9 @@
 // a test.
 #include "tools/tg/bench_beam.hpp"
 
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/config.hpp"
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/realize.hpp"
 #include "tools/tg/bench_util.hpp"
 
 #include <algorithm>

@@ -5,8 +5,8 @@
 // A benchmark, not a test: it prints a table and marks each row against the project's targets.
 //
 // `tg bench cold-child` (hidden) is the child process that the cold-start row spawns.
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/realize.hpp"
 #include "kernel/tensor/tensor.hpp"
 #include "tools/tg/bench_util.hpp"
 #include "tools/tg/commands.hpp"
@@ -450,7 +450,7 @@ int bench_core(const std::vector<std::string>& args) {
          "  `import torch` + the same op, timed inside a fresh python3. Medians of min(repeat, 5) runs.\n"
          "  The wall row is spawn to exit, measured by the parent (ours includes dynamic loading).\n"
          "Dispatch: mean of 1000 calls per sample; peer = `a+b` and `torch.add(a, b, out=c)`.\n"
-         "Targets (the issue's goals on a 2-core machine): matmul 1024 >= 8.4 GFLOPS, elementwise >= 23.5 "
+         "Targets (the project's goals on a 2-core machine): matmul 1024 >= 8.4 GFLOPS, elementwise >= 23.5 "
          "GB/s,\n"
          "  sum >= 6.2 GB/s, conv >= 9.4 GFLOPS, cold start <= 100 ms, dispatch <= 20 µs.  "
       << pass << " PASS, " << miss << " MISS\n";

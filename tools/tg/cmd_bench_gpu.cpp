@@ -3,10 +3,10 @@
 // PyTorch on the GPU (tools/bench/peer_torch_gpu.py) and, where an interpreter imports it, tinygrad's
 // CUDA backend (tools/bench/peer_tinygrad_gpu.py) measured in the same invocation, and on a CUDA
 // device the tiny op's hardware limit (tg_cuda_floor: the raw driver path). A benchmark, not a
-// test: it prints a table with each row's ratios and the target.
-#include "kernel/runtime/config.hpp"
+// test: it prints a table with each row's ratios and its target.
+#include "kernel/engine/config.hpp"
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/realize.hpp"
 #include "tools/tg/bench_util.hpp"
 #include "tools/tg/commands.hpp"
 
@@ -29,7 +29,7 @@ struct GpuRow {
   Unit unit = Unit::GBps;
   double work = 0;         // bytes or flops per run
   double ours_ms = 0;      // median wall of realize + synchronize
-  std::string target;      // the target, as text
+  std::string target;      // the row's target, as text
   double target_ratio = 0; // ours/peer speed needed (0: an absolute target, see `absolute`)
   double absolute = 0;     // GB/s or us the row must reach (0: none)
 };

@@ -4,9 +4,9 @@
 // style device (on this machine PoCL, the runtime under our OPENCL plugin), its CPU backend for CPU.
 // The reduction rows that GROUP is meant to speed up run twice, with the default optimizations and
 // with NOOPT, so one run shows what the heuristic buys. A benchmark, not a test.
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/config.hpp"
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
-#include "kernel/runtime/realize.hpp"
 #include "kernel/tensor/tensor.hpp"
 #include "tools/tg/bench_beam.hpp"
 #include "tools/tg/bench_util.hpp"

@@ -1,6 +1,6 @@
 // `tg train mnist`: tinygrad's beautiful_mnist — the project's main job. Trains the conv net with
 // Adam on random batches, shows progress, reports test accuracy, saves/loads safetensors.
-#include "kernel/runtime/config.hpp"
+#include "kernel/engine/config.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/tensor/datasets.hpp"
 #include "kernel/tensor/jit.hpp"

@@ -2,8 +2,8 @@
 // records while the command runs, then saves and serves the trace the same way (serve_recorded).
 #include "tools/tg/commands.hpp"
 
-#include "kernel/runtime/viz_json.hpp"
-#include "kernel/runtime/viz_recorder.hpp"
+#include "kernel/viz/json.hpp"
+#include "kernel/viz/recorder.hpp"
 #include "tools/viz/server.hpp"
 
 #include <boost/program_options.hpp>

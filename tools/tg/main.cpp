@@ -2,7 +2,7 @@
 #include "tools/tg/commands.hpp"
 
 #include "kernel/runtime/errors.hpp"
-#include "kernel/runtime/viz_recorder.hpp"
+#include "kernel/viz/recorder.hpp"
 
 #include <boost/program_options.hpp>
 

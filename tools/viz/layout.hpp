@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "kernel/runtime/viz_trace.hpp"
+#include "kernel/viz/trace.hpp"
 
 namespace tg::viz {
 

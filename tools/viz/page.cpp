@@ -1,6 +1,6 @@
 #include "tools/viz/page.hpp"
 
-#include "kernel/runtime/viz_json.hpp"
+#include "kernel/viz/json.hpp"
 #include "tools/viz/layout.hpp"
 
 #include <algorithm>

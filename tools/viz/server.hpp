@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernel/runtime/viz_trace.hpp"
+#include "kernel/viz/trace.hpp"
 
 namespace tg::viz {
 

@@ -1,6 +1,6 @@
 // An application that uses the MY device through the installed library: the seeds' capstone.
 // Run with TG_PLUGIN_PATH=<this build folder> so the host finds libtg_device_my.so.
-#include "kernel/tensor/tensor.hpp"
+#include <tinygrad/tinygrad.hpp>
 
 #include <cstdio>
 #include <vector>

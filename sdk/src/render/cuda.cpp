@@ -72,13 +72,13 @@ private:
   // staged matmul tile: 64 FMAs and 4 shared loads each) is unrolled: nvcc keeps a body that large
   // rolled, paying index arithmetic and a branch every step and never issuing the next step's
   // shared loads early; unrolled, the steps' tile offsets become immediates of the shared loads
-  // (4096^3 f32 on an H200: 39.2 -> 43.4 TFLOPS). Shorter nests (a staged convolution's 4 x 3 x 3
-  // steps) stay as nvcc leaves them: unrolled by hand they ran slower (22.6 -> 17.9 TFLOPS).
+  // (4096^3 f32 on an H200: ~10% faster). Shorter nests (a staged convolution's 4 x 3 x 3 steps)
+  // stay as nvcc leaves them: unrolled by hand they run ~20% slower.
   // A loop whose WGMMAs defer their reads (a run still in flight when the next step starts) is
   // unrolled twice: kept rolled, ptxas 13.0 (NVRTC and nvcc, sm_90a) serializes every wgmma of a
   // body that also issues several cp.async (C7514, a `WARPGROUP.DEPBAR.LE gsb0, 0x0` after each
   // HGMMA in the SASS), unless the loop is short enough that it unrolls it whole (8192^3 f16's 128
-  // steps were serialized; the tests' 5 were not). Unrolled twice, the runs stay pipelined.
+  // steps are serialized; the tests' 5 are not). Unrolled twice, the runs stay pipelined.
   std::string loop_pragma(uint32_t i) const override {
     const auto& code = ir_.instructions;
     bool innermost = true, reads_local = false, deferred_wgmma = false;

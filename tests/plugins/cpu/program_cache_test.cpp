@@ -1,8 +1,8 @@
-// The host's program cache (kernel/runtime/program_cache) over the test-hooks build of the CPU
+// The host's program cache (kernel/engine/program_cache) over the test-hooks build of the CPU
 // plugin: one compile per kernel however many threads ask, different kernels compile in parallel,
 // and a failed compile (here an LLVM fatal error) caches nothing and blocks nothing.
+#include "kernel/engine/engine.hpp"
 #include "kernel/runtime/errors.hpp"
-#include "kernel/runtime/program_cache.hpp"
 
 #include <tg/sdk/kernel_ir.hpp>
 

@@ -48,18 +48,18 @@ struct WgmmaShape {
 // The shape of a TG_WGMMA_* code, or nullopt for an unknown one (WGMMA's arg0 without its
 // kWgmmaDeferReads flag: wgmma_shape_code).
 std::optional<WgmmaShape> wgmma_shape(int64_t code);
-// A flag OR'ed into WGMMA's arg0 (session 19; docs/abi.md 5.7): the op's reads of its A and B tiles
+// A flag OR'ed into WGMMA's arg0 (docs/abi.md 5.7): the op's reads of its A and B tiles
 // may complete as late as the work group's first BARRIER after its warpgroup starts a later run of
 // WGMMAs (a run: WGMMAs with only index arithmetic between them) or leaves the innermost RANGE
 // around the op; until then nothing may store to those bytes. Its result is complete when read.
 // Only inside a RANGE. Lets a device keep one run in flight while the next tile is copied.
 inline constexpr int64_t kWgmmaDeferReads = 0x100;
-// A flag OR'ed into WGMMA's arg0 (session 19, h/wgpipe2; docs/abi.md 5.7): B's tile is n-major,
+// A flag OR'ed into WGMMA's arg0 (docs/abi.md 5.7): B's tile is n-major,
 // its core matrices 8 k-rows x 16 bytes (8 neighbouring n), so a matmul's B, n-contiguous in
 // global memory, is copied as 16-byte rows like A (wgmma's transpose bit for B). The strides keep
 // their meaning (b_k between core matrices along k, b_n along n).
 inline constexpr int64_t kWgmmaBNMajor = 0x200;
-// A flag OR'ed into WGMMA's arg0 (session 20, h/swz; docs/abi.md 5.7): both tiles use the 128-byte
+// A flag OR'ed into WGMMA's arg0 (docs/abi.md 5.7): both tiles use the 128-byte
 // swizzle. A K-major tile is made of rows of 128 bytes (64 k of one m or n), 8 rows a 1024-byte
 // atom; an n-major B of rows of 128 bytes (64 n of one k). Within each row the eight 16-byte chunks
 // are permuted: the element at (unswizzled) local byte address x lies at

@@ -1,0 +1,38 @@
+// tinygrad.cpp's public API: the one header a program includes (`#include <tinygrad/tinygrad.hpp>`,
+// link tg::core in tree, tinygrad_cpp::tg or `pkg-config tinygrad_cpp` when installed). What it offers:
+//   tensors      tg::Tensor (factories, elementwise/reduce/movement ops, autograd, realize,
+//                schedule(), to_vector/item), dtypes              kernel/tensor/tensor.hpp
+//   models       tg::nn (Module, Linear, Conv2d, BatchNorm, LayerNorm, ..., losses)  nn.hpp
+//                tg::optim (SGD, Adam, AdamW, StepLR, CosineAnnealingLR)             optim.hpp
+//                safetensors save/load (safe_save, safe_load)                        state.hpp
+//                IDX files and load_mnist                                            datasets.hpp
+//                tg::TinyJit (capture and replay a step)                             jit.hpp
+//                tg::MultiTensor (sharded/replicated over devices, collectives)      multi.hpp
+//   settings     DEBUG, NOOPT, BEAM, ... from the environment, and set_debug_level, set_noopt,
+//                set_beam, ... from code                                kernel/engine/config.hpp
+//   inspection   tg::LaunchCounter (kernels and copies realizes launch)  kernel/engine/launch_counter.hpp
+//                tg::summarize(items) (a schedule, one line per kernel)  kernel/schedule/schedule_summary.hpp
+//                tg::inspect_kernel(item) (one kernel lowered and compiled for its device, honouring
+//                NOOPT/BEAM: name, opts, applied list, kernel IR, source) kernel/engine/inspect.hpp
+//                tg::viz::recorder(), start_recording() (VIZ traces)     kernel/viz/recorder.hpp
+//   devices      default_device, set_default_device, open_device        kernel/runtime/devices.hpp
+//   plugins      load_plugin(path), unload_plugin(name) at run time      kernel/runtime/plugin_lifetime.hpp
+// The headers below and the "kernel/..." headers they include are what `cmake --install` puts
+// under include/tinygrad.cpp/ (sdk/cmake/TgInstall.cmake computes that set from this file); the
+// rest of kernel/ is internal and may change without notice.
+#pragma once
+
+#include "kernel/engine/config.hpp"
+#include "kernel/engine/inspect.hpp"
+#include "kernel/engine/launch_counter.hpp"
+#include "kernel/runtime/devices.hpp"
+#include "kernel/runtime/plugin_lifetime.hpp"
+#include "kernel/schedule/schedule_summary.hpp"
+#include "kernel/tensor/datasets.hpp"
+#include "kernel/tensor/jit.hpp"
+#include "kernel/tensor/multi.hpp"
+#include "kernel/tensor/nn.hpp"
+#include "kernel/tensor/optim.hpp"
+#include "kernel/tensor/state.hpp"
+#include "kernel/tensor/tensor.hpp"
+#include "kernel/viz/recorder.hpp"
