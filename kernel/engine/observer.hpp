@@ -1,5 +1,7 @@
 // What the engine tells an observer (VIZ, kernel/viz/recorder.hpp) while it works. The engine
-// holds at most one; without one, each notification point costs one pointer check.
+// holds at most one; without one, each notification point costs one pointer check. While one is
+// attached the engine shows it every kernel: schedules are not replayed from the schedule cache nor
+// launched as one batch, kernels are timed and their sources rendered.
 #pragma once
 
 #include "kernel/schedule/schedule.hpp"
