@@ -46,9 +46,9 @@ endfunction()
 
 # Registers the executable `target` as ctest `name`, with the environment every suite gets.
 function(tg_register_test name target labels timeout env)
-  # AddressSanitizer runs the host code (lowering, the interpreter) 15-20x slower than -O3 on a
-  # 2-core AVX2 VM (opt_test: ~35 s release, over 600 s asan): a suite sized for a release build
-  # gets five times its limit there.
+  # AddressSanitizer runs the host code (lowering, the interpreter) several times slower than -O3
+  # (opt_test on a 2-core AVX2 VM: ~64 s release, ~170 s asan at -O1): a suite sized for a release
+  # build gets five times its limit there, a margin for slower machines.
   if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=address")
     math(EXPR timeout "${timeout} * 5")
   endif()
