@@ -14,9 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <map>
-#include <mutex>
-#include <unordered_map>
 
 namespace tg {
 

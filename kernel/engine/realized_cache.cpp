@@ -76,16 +76,7 @@ UOpRef RealizedCache::substitute(const UOpRef& root, const std::string& device) 
       if (!out.find(s.get()) && !resolve(s)) stack.push_back({&s, 0});
       continue;
     }
-    bool changed = false; // most nodes keep their sources: no vector for them
-    for (const auto& s : u->src()) changed |= *out.find(s.get()) != s;
-    if (changed) {
-      std::vector<UOpRef> src;
-      src.reserve(u->src().size());
-      for (const auto& s : u->src()) src.push_back(*out.find(s.get()));
-      out.emplace(u.get(), replace_src(u, std::move(src)));
-    } else {
-      out.emplace(u.get(), u);
-    }
+    out.emplace(u.get(), with_mapped_sources(u, out));
     stack.pop_back();
   }
   UOpRef result = *out.find(root.get());

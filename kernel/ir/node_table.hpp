@@ -10,6 +10,7 @@
 #include <tsl/robin_set.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace tg {
 
@@ -36,6 +37,18 @@ public:
 private:
   tsl::robin_map<const UOp*, UOpRef, NodeAddressHash> map_;
 };
+
+// `u` with each source replaced by its entry in `done` (every source has one): `u` itself when
+// none changed, which most nodes of a walk do (no source vector is built for them).
+inline UOpRef with_mapped_sources(const UOpRef& u, const NodeMap& done) {
+  bool changed = false;
+  for (const auto& s : u->src()) changed |= *done.find(s.get()) != s;
+  if (!changed) return u;
+  std::vector<UOpRef> src;
+  src.reserve(u->src().size());
+  for (const auto& s : u->src()) src.push_back(*done.find(s.get()));
+  return replace_src(u, std::move(src));
+}
 
 // A set of nodes.
 class NodeSet {

@@ -348,16 +348,7 @@ public:
         UOpRef e = *expr; // the recursion may take a new snapshot
         out = (*this)(e);
       } else {
-        bool changed = false; // most nodes keep their sources: no vector for them
-        for (const auto& s : u->src()) changed |= *memo_.find(s.get()) != s;
-        if (changed) {
-          std::vector<UOpRef> src;
-          src.reserve(u->src().size());
-          for (const auto& s : u->src()) src.push_back(*memo_.find(s.get()));
-          out = replace_src(u, std::move(src));
-        } else {
-          out = u;
-        }
+        out = with_mapped_sources(u, memo_);
       }
       memo_.emplace(u.get(), std::move(out));
       keep_.push_back(u);

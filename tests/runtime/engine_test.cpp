@@ -57,7 +57,8 @@ BOOST_AUTO_TEST_CASE(extensions_are_per_engine_and_destroyed_newest_first) {
     Engine fresh; // Second's constructor makes the First it uses
     BOOST_TEST(fresh.extension<Second>().first.value == 1);
   }
-  BOOST_TEST(destroyed() == (std::vector<std::string>{"Second:1", "First"}), boost::test_tools::per_element());
+  BOOST_TEST(destroyed() == (std::vector<std::string>{"Second:1", "First"}),
+             boost::test_tools::per_element());
   destroyed().clear();
   {
     Engine a;
