@@ -45,6 +45,40 @@ struct Slice {
 class Tensor;
 class MultiTensor; // several devices: kernel/tensor/multi.hpp
 
+// Per-dim begin/end amounts (padding, cropping), one pair per dim they apply to.
+using Pads = std::vector<std::pair<int64_t, int64_t>>;
+
+// How pad() fills: a constant, the mirror image without the edge (numpy "reflect"), the edge
+// value repeated ("edge", torch "replicate"), or the other side of the dim ("wrap", "circular").
+enum class PadMode { constant, reflect, edge, wrap };
+
+// An n-d convolution over the last len(kernel) dims of (N, C, d1, ..., dn). Empty vectors mean
+// 1 (stride, dilation) or 0 (padding); one entry each per spatial dim otherwise.
+struct ConvOptions {
+  Dims stride, dilation;
+  Pads padding;
+  int64_t groups = 1;
+};
+
+// A transposed convolution (the gradient of conv with respect to its input); output_padding adds
+// to the end of each spatial dim, as in torch and ONNX.
+struct ConvTransposeOptions {
+  Dims stride, dilation, output_padding;
+  Pads padding;
+  int64_t groups = 1;
+};
+
+// n-d pooling over the last len(kernel) dims. stride defaults to the kernel, dilation to 1,
+// padding to 0; ceil_mode keeps a last window that starts inside the (left-padded) input.
+struct PoolOptions {
+  Dims kernel, stride, dilation;
+  Pads padding;
+  bool ceil_mode = false;
+};
+
+// What scatter does where an index meets an element: replace it, or combine with what is there.
+enum class ScatterReduce { none, add, mul, max, min };
+
 // What a Tensor handle points to; copies of a Tensor share it (like torch tensors), operations
 // make new ones.
 struct TensorState {
@@ -191,6 +225,31 @@ public:
   Tensor mul(const Tensor& o) const;
   Tensor div(const Tensor& o) const; // true division: integers divide as floats
 
+  // ---- more elementwise math (kernel/tensor/math.cpp), composed from the primitives ----
+  Tensor erf() const;   // |error| < 2e-7 (a rational approximation)
+  Tensor round() const; // to the nearest integer, halves to even (numpy, ONNX)
+  Tensor isnan() const; // bool
+  Tensor isinf(bool positive = true, bool negative = true) const; // bool
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;
+  Tensor elu(double alpha = 1) const;
+  Tensor selu() const;
+  Tensor celu(double alpha = 1) const;
+  Tensor hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const; // clip(alpha * x + beta, 0, 1)
+  Tensor hardswish() const;
+  Tensor mish() const;
+  Tensor softsign() const;
+  Tensor bitwise_and(const Tensor& o) const; // ints and bools
+  Tensor bitwise_or(const Tensor& o) const;
+  Tensor bitwise_not() const;
+  Tensor logical_xor(const Tensor& o) const;
+
   // ---- reductions ----
   Tensor sum(Axes axes = {}, bool keepdim = false) const;
   Tensor prod(Axes axes = {}, bool keepdim = false) const;
@@ -239,6 +298,52 @@ public:
   Tensor max_pool2d(int64_t kernel = 2, std::optional<int64_t> stride = {}, int64_t padding = 0,
                     int64_t dilation = 1) const;
   Tensor avg_pool2d(int64_t kernel = 2, std::optional<int64_t> stride = {}, int64_t padding = 0) const;
+
+  // ---- n-d convolution and pooling (kernel/tensor/conv.cpp) ----
+  // input (N, C, d1..dn), weight (Cout, C/groups, k1..kn), bias (Cout)
+  Tensor conv(const Tensor& weight, const std::optional<Tensor>& bias, const ConvOptions& options) const;
+  // input (N, C, d1..dn), weight (C, Cout/groups, k1..kn), bias (Cout)
+  Tensor conv_transpose(const Tensor& weight, const std::optional<Tensor>& bias,
+                        const ConvTransposeOptions& options) const;
+  Tensor max_pool(const PoolOptions& options) const; // padding counts as -inf
+  // count_include_pad: divide by the whole window (padding as zeros), else by its real elements
+  Tensor avg_pool(const PoolOptions& options, bool count_include_pad = false) const;
+  Tensor lp_pool(double p, const PoolOptions& options) const; // (sum |x|^p)^(1/p) over each window
+  // Local response normalization across channels (dim 1): x / (k + alpha/size * sum x^2)^beta.
+  Tensor lrn(int64_t size, double alpha = 1e-4, double beta = 0.75, double k = 1) const;
+  // Normalizes over `axes` to mean 0, variance 1 (biased), eps inside the square root.
+  Tensor layernorm(Axes axes = {-1}, double eps = 1e-5) const;
+
+  // ---- indexing, sorting, scattering (kernel/tensor/indexing.cpp) ----
+  // pad with a mode; negative amounts crop (ONNX Pad). constant mode fills `value`.
+  Tensor pad(const Pads& padding, PadMode mode, double value = 0) const;
+  // out = copy of *this with out[..index[i]..] = src[i] along `axis` (index and src same shape);
+  // where indices repeat, `reduce` combines them (none: one of them wins).
+  Tensor scatter_elements(int64_t axis, const Tensor& index, const Tensor& src,
+                          ScatterReduce reduce = ScatterReduce::none) const;
+  // indices (..., k): each row picks x[i1..ik] (a slice of the remaining dims); batch_dims leading
+  // dims are shared by x and indices. Negative indices count from the end.
+  Tensor gather_nd(const Tensor& indices, int64_t batch_dims = 0) const;
+  // the inverse: out = copy with out[indices[...]] = updates[...], combined by `reduce`
+  Tensor scatter_nd(const Tensor& indices, const Tensor& updates, ScatterReduce reduce = ScatterReduce::none) const;
+  // (values, int64 indices) of the k largest (or smallest) along axis, sorted; ties keep the lower index
+  std::pair<Tensor, Tensor> topk(int64_t k, int64_t axis = -1, bool largest = true) const;
+  // (values, int64 indices) sorted along axis; stable
+  std::pair<Tensor, Tensor> sort(int64_t axis = -1, bool descending = false) const;
+  // int64 (ndim, count) coordinates of the non-zero elements, in row-major order. The count
+  // depends on the values: this reads them back to the host (it realizes the tensor).
+  Tensor nonzero() const;
+  Tensor tril(int64_t diagonal = 0) const; // zero above the diagonal (of the last two dims)
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor one_hot(int64_t num_classes) const; // int indices -> (..., num_classes) int64 0/1
+  // out along `axis` = sum over t of weight[o, t] * x[index[o, t]]: resampling with taps
+  // (linear/cubic interpolation, nearest), index (out, taps) int, weight (out, taps) float
+  Tensor resample(int64_t axis, const Tensor& index, const Tensor& weight) const;
+  // torch.nn.functional.interpolate over the dims after (N, C): "nearest", "linear" or "cubic"
+  Tensor interpolate(Dims size, const std::string& mode = "nearest", bool align_corners = false) const;
+  // numpy/torch einsum: "ij,jk->ik"; "..." broadcasts; without "->" the output is the sorted
+  // letters that appear once
+  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands);
 
   // ---- internals shared by the op files ----
   Tensor with(UOpRef uop, Dims shape) const { return Tensor(std::move(uop), std::move(shape), device()); }

@@ -16,6 +16,7 @@ set(TG_EXPORTED_LIBRARIES
   "tg:tg"      # libtg.so, the core API
   "tg_sdk:sdk" # the plugin SDK (static)
   "tg_sdk_render:sdk_render" # the C-family renderers (static)
+  "tg_onnx:onnx" # libtg_onnx.so, ONNX models (<tinygrad/onnx.hpp>)
 )
 set(TG_PACKAGE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tinygrad_cpp)
 
@@ -33,7 +34,8 @@ set(TG_PACKAGE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tinygrad_cpp)
 # writes them to <build>/package/public_headers.txt.
 function(tg_public_headers out_var)
   set(umbrella kernel/public/tinygrad/tinygrad.hpp)
-  set(queue ${umbrella})
+  set(umbrellas ${umbrella} kernel/public/tinygrad/onnx.hpp)
+  set(queue ${umbrellas})
   set(seen)
   while(queue)
     list(POP_FRONT queue rel)
@@ -66,7 +68,7 @@ function(tg_public_headers out_var)
       message(WARNING "public headers: the internal ${internal} would be installed: ${chain}")
     endif()
   endforeach()
-  list(REMOVE_ITEM seen ${umbrella})
+  list(REMOVE_ITEM seen ${umbrellas})
   list(SORT seen)
   string(REPLACE ";" "\n" listing "${seen}")
   file(WRITE ${PROJECT_BINARY_DIR}/package/public_headers.txt "${listing}\n")
@@ -93,7 +95,7 @@ function(tg_install_package)
   # The public API: <tinygrad/tinygrad.hpp> and the kernel/ headers it needs, at the paths the
   # code includes them by ("kernel/tensor/tensor.hpp"); nothing else from kernel/.
   install(FILES ${PROJECT_SOURCE_DIR}/kernel/public/tinygrad/tinygrad.hpp
-    DESTINATION ${TG_INCLUDE_INSTALL_DIR}/tinygrad)
+    ${PROJECT_SOURCE_DIR}/kernel/public/tinygrad/onnx.hpp DESTINATION ${TG_INCLUDE_INSTALL_DIR}/tinygrad)
   tg_public_headers(public_headers)
   foreach(header IN LISTS public_headers)
     get_filename_component(dir ${header} DIRECTORY)

@@ -16,6 +16,8 @@ int cmd_bench(const std::vector<std::string>& args);
 int cmd_conform(const std::vector<std::string>& args);
 int cmd_train(const std::vector<std::string>& args);
 int cmd_viz(const std::vector<std::string>& args);
+int cmd_run(const std::vector<std::string>& args);       // cmd_onnx.cpp
+int cmd_onnx_test(const std::vector<std::string>& args); // cmd_onnx.cpp
 // VIZ=1: save the trace recorded while a command ran and serve it (does not return).
 int serve_recorded();
 int bench_train(const std::vector<std::string>& args);      // `tg bench train`

@@ -1,0 +1,117 @@
+#include "kernel/onnx/runner.hpp"
+
+#include "kernel/onnx/ops.hpp"
+
+#include <unordered_map>
+
+namespace tg::onnx {
+
+// The values a graph has computed so far; lookups fall through to the enclosing graph's scope.
+struct Runner::Scope {
+  const Graph* graph = nullptr;
+  const Scope* parent = nullptr;
+  std::unordered_map<std::string, Value> values;
+  std::unordered_map<std::string, std::shared_ptr<const HostTensor>> hosts; // values the host holds
+
+  const Scope* owner_of(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->parent)
+      if (s->values.count(name) || s->graph->initializers.count(name)) return s;
+    return nullptr;
+  }
+};
+
+Runner::Runner(std::shared_ptr<const Graph> graph, std::string device)
+    : graph_(std::move(graph)), device_(std::move(device)) {}
+
+Tensor Runner::uploaded(const std::shared_ptr<const HostTensor>& host) {
+  std::lock_guard lock(mutex_);
+  auto it = uploads_.find(host.get());
+  if (it != uploads_.end()) return it->second;
+  Tensor t = host->to_tensor(device_);
+  uploads_.emplace(host.get(), t);
+  return t;
+}
+
+std::vector<Value> Runner::run(const std::vector<Value>& inputs) { return run_graph(*graph_, inputs, nullptr); }
+
+std::vector<Value> Runner::run_graph(const Graph& g, const std::vector<Value>& inputs, const Scope* outer) {
+  Scope scope;
+  scope.graph = &g;
+  scope.parent = outer;
+  if (inputs.size() > g.inputs.size())
+    throw OnnxError(g.source + ": graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
+                    std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) scope.values[g.inputs[i].name] = inputs[i];
+
+  auto lookup = [&](const std::string& name, const Node& node) -> std::pair<Value, std::shared_ptr<const HostTensor>> {
+    const Scope* s = scope.owner_of(name);
+    if (!s)
+      throw OnnxError(g.source + ": " + node.describe() + " reads '" + name +
+                      "', which no input, initializer or earlier node provides");
+    if (auto it = s->values.find(name); it != s->values.end()) {
+      auto h = s->hosts.find(name);
+      return {it->second, h == s->hosts.end() ? nullptr : h->second};
+    }
+    const auto& host = s->graph->initializers.at(name);
+    return {Value(uploaded(host)), host};
+  };
+
+  const OpTable& table = op_table();
+  for (const Node& node : g.nodes) {
+    auto opset_it = g.opsets.find(node.domain);
+    int64_t opset = opset_it == g.opsets.end() ? 0 : opset_it->second;
+    std::string key = node.domain.empty() ? node.op_type : node.domain + ":" + node.op_type;
+    auto op = table.find(key);
+    if (op == table.end())
+      throw OnnxUnsupportedError(g.source + ": " + node.describe() + " at opset " + std::to_string(opset) +
+                                 ": the op " + key + " is not supported");
+    std::vector<Value> in;
+    std::vector<std::shared_ptr<const HostTensor>> hosts;
+    for (const auto& name : node.inputs) {
+      if (name.empty()) {
+        in.emplace_back();
+        hosts.emplace_back();
+        continue;
+      }
+      auto [v, h] = lookup(name, node);
+      in.push_back(std::move(v));
+      hosts.push_back(std::move(h));
+    }
+    OpContext ctx(node, std::move(in), std::move(hosts), opset, device_,
+                  [this, &scope](const Graph& sub, const std::vector<Value>& sub_inputs) {
+                    return run_graph(sub, sub_inputs, &scope);
+                  });
+    std::vector<Value> out;
+    try {
+      out = op->second(ctx);
+    } catch (const OnnxError&) {
+      throw;
+    } catch (const Error& e) { // TensorError, device errors: say which node
+      throw OnnxError(g.source + ": " + node.describe() + " at opset " + std::to_string(opset) + ": " + e.what());
+    }
+    if (out.size() > node.outputs.size())
+      out.resize(node.outputs.size()); // ops may compute optional outputs nobody named
+    for (size_t i = 0; i < out.size(); ++i)
+      if (!node.outputs[i].empty()) scope.values[node.outputs[i]] = std::move(out[i]);
+    for (size_t i = out.size(); i < node.outputs.size(); ++i)
+      if (!node.outputs[i].empty())
+        throw OnnxError(g.source + ": " + node.describe() + ": output " + std::to_string(i) + " ('" +
+                        node.outputs[i] + "') is not produced");
+    // Constant's value stays known on the host, so shape inputs read from it need no device read
+    if (node.op_type == "Constant" && node.domain.empty() && node.attributes.count("value") &&
+        node.attributes.at("value").t)
+      scope.hosts[node.outputs[0]] = node.attributes.at("value").t;
+  }
+  std::vector<Value> outputs;
+  for (const auto& o : g.outputs) {
+    const Scope* s = scope.owner_of(o.name);
+    if (!s) throw OnnxError(g.source + ": graph output '" + o.name + "' is never produced");
+    if (auto it = s->values.find(o.name); it != s->values.end())
+      outputs.push_back(it->second);
+    else
+      outputs.emplace_back(uploaded(s->graph->initializers.at(o.name)));
+  }
+  return outputs;
+}
+
+} // namespace tg::onnx

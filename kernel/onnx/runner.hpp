@@ -1,0 +1,35 @@
+// Evaluates a loaded graph node by node, in the order the file gives (ONNX requires it to be
+// topological), building lazy Tensors. Subgraphs (If, Loop, Scan) run in a scope that sees the
+// enclosing graphs' values.
+#pragma once
+
+#include "kernel/onnx/graph.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tg::onnx {
+
+class Runner {
+public:
+  Runner(std::shared_ptr<const Graph> graph, std::string device);
+  const Graph& graph() const { return *graph_; }
+  const std::string& device() const { return device_; }
+  // inputs in the order of graph().inputs; returns the outputs in the order of graph().outputs
+  std::vector<Value> run(const std::vector<Value>& inputs);
+
+private:
+  struct Scope;
+  std::vector<Value> run_graph(const Graph& g, const std::vector<Value>& inputs, const Scope* outer);
+  Tensor uploaded(const std::shared_ptr<const HostTensor>& host); // initializers: copied once per model
+
+  std::shared_ptr<const Graph> graph_;
+  std::string device_;
+  std::mutex mutex_;
+  std::map<const HostTensor*, Tensor> uploads_;
+};
+
+} // namespace tg::onnx
