@@ -118,9 +118,11 @@ int64_t HostTensor::numel() const {
   return n;
 }
 
+#ifndef TG_ONNX_PARSE_ONLY // the loader's fuzz target (tools/fuzz) builds without libtg
 Tensor HostTensor::to_tensor(const std::string& device) const {
   return Tensor::from_bytes(data, shape, dtype, device);
 }
+#endif
 
 std::vector<int64_t> HostTensor::as_ints() const {
   std::vector<int64_t> out(static_cast<size_t>(numel()));

@@ -4,6 +4,7 @@
 #include <onnx/onnx-data_pb.h> // SequenceProto, OptionalProto
 #include <onnx/onnx_pb.h>
 
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -12,7 +13,13 @@ namespace tg::onnx {
 
 namespace {
 
-// Bytes of `count` elements of `dtype`, refusing products that overflow.
+std::string shape_text(const Dims& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+// The number of elements of `shape`, refusing negative dims and products that overflow.
 int64_t checked_numel(const Dims& shape, const std::string& where) {
   int64_t n = 1;
   for (auto d : shape) {
@@ -71,16 +78,23 @@ HostTensor read_tensor(const ::onnx::TensorProto& t, const std::filesystem::path
   if (__builtin_mul_overflow(n, int64_t(out.dtype.itemsize()), &bytes))
     throw OnnxError(where + ": its size overflows 64 bits");
   auto size_error = [&](const std::string& field, size_t have) {
-    return OnnxError(where + ": shape " + dims_str(out.shape) + " needs " + std::to_string(n) +
+    return OnnxError(where + ": shape " + shape_text(out.shape) + " needs " + std::to_string(n) +
                      " elements but " + field + " holds " + std::to_string(have));
   };
   if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
+    auto number = [&](const std::string& key, const std::string& text) {
+      int64_t v = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec != std::errc() || end != text.data() + text.size() || v < 0)
+        throw OnnxError(where + ": external data " + key + " '" + text + "' is not a number >= 0");
+      return v;
+    };
     for (const auto& kv : t.external_data()) {
       if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoll(kv.value());
-      else if (kv.key() == "length") length = std::stoll(kv.value());
+      else if (kv.key() == "offset") offset = number("offset", kv.value());
+      else if (kv.key() == "length") length = number("length", kv.value());
     }
     std::filesystem::path file = inside(base_dir, location, where);
     std::ifstream in(file, std::ios::binary);
@@ -103,11 +117,11 @@ HostTensor read_tensor(const ::onnx::TensorProto& t, const std::filesystem::path
     if (bytes) std::memcpy(out.data.data(), t.raw_data().data(), size_t(bytes));
     return out;
   }
-  out.data.resize(size_t(bytes));
-  std::byte* dst = out.data.data();
   size_t is = size_t(out.dtype.itemsize());
   auto fill = [&](const auto& field, const char* name, auto as_int, auto as_float) {
-    if (int64_t(field.size()) != n) throw size_error(name, size_t(field.size()));
+    if (int64_t(field.size()) != n) throw size_error(name, size_t(field.size())); // before allocating
+    out.data.resize(size_t(bytes));
+    std::byte* dst = out.data.data();
     for (int64_t i = 0; i < n; ++i) store(dst + size_t(i) * is, out.dtype, as_int(field[int(i)]), as_float(field[int(i)]));
   };
   auto int_of = [](auto v) { return int64_t(v); };

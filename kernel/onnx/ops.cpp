@@ -157,6 +157,7 @@ const OpTable& op_table() {
     register_signal_ops(t);
     register_detection_ops(t);
     register_training_ops(t);
+    register_grid_sample_ops(t);
     return t;
   }();
   return table;

@@ -87,5 +87,6 @@ void register_rnn_ops(OpTable& table);         // ops_rnn.cpp: RNN, GRU, LSTM
 void register_signal_ops(OpTable& table);      // ops_signal.cpp: DFT, STFT, window functions, MelWeightMatrix
 void register_detection_ops(OpTable& table);   // ops_detection.cpp: NonMaxSuppression, RoiAlign, MaxRoiPool, MaxUnpool
 void register_training_ops(OpTable& table);    // ops_training.cpp: ai.onnx.preview.training (Adam, Adagrad, Momentum)
+void register_grid_sample_ops(OpTable& table); // ops_grid_sample.cpp: GridSample
 
 } // namespace tg::onnx

@@ -28,7 +28,8 @@ std::vector<Value> constant(OpContext& ctx) {
   }
   if (name == "value_int") return {int64_scalar(a.i, dev)};
   if (name == "value_ints") return {host_ints_tensor(a.ints, dev)};
-  if (name == "value_string" || name == "value_strings") ctx.unsupported("string constants are not supported");
+  if (name == "value_string" || name == "value_strings")
+    ctx.unsupported("string constants are not supported");
   if (name == "sparse_value") ctx.unsupported("sparse constants are not supported");
   ctx.fail("unknown attribute '" + name + "'");
 }
@@ -74,13 +75,118 @@ std::vector<Value> loop(OpContext& ctx) {
   return result;
 }
 
+// Runs the body over xs (each with its scan axis first, already in scan order) for `steps` steps:
+// updates state and returns each scan output's per-step values.
+std::vector<std::vector<Tensor>> scan_steps(OpContext& ctx, const Graph& body, std::vector<Value>& state,
+                                            const std::vector<Tensor>& xs, int64_t steps,
+                                            int64_t n_scan_out) {
+  std::vector<std::vector<Tensor>> outs(static_cast<size_t>(n_scan_out));
+  size_t n_state = state.size();
+  for (int64_t t = 0; t < steps; ++t) {
+    std::vector<Value> in = state;
+    for (auto& x : xs) {
+      Pads ranges{{t, t + 1}};
+      for (int64_t d = 1; d < x.ndim(); ++d) ranges.emplace_back(0, x.shape()[size_t(d)]);
+      in.emplace_back(x.shrink(ranges).squeeze(0));
+    }
+    std::vector<Value> out = ctx.run_graph(body, in);
+    if (out.size() != n_state + size_t(n_scan_out))
+      ctx.fail("the body returned " + std::to_string(out.size()) + " values, expected " +
+               std::to_string(n_state + size_t(n_scan_out)));
+    for (size_t i = 0; i < n_state; ++i) state[i] = out[i];
+    for (int64_t i = 0; i < n_scan_out; ++i) outs[size_t(i)].push_back(out[n_state + size_t(i)].tensor());
+  }
+  return outs;
+}
+
+// Index b of axis 0.
+Tensor batch_item(const Tensor& x, int64_t b) {
+  Pads ranges{{b, b + 1}};
+  for (int64_t d = 1; d < x.ndim(); ++d) ranges.emplace_back(0, x.shape()[size_t(d)]);
+  return x.shrink(ranges).squeeze(0);
+}
+
+// Scan-8: every input and output has a batch axis 0 (the scan axis is 1), and the optional first
+// input sequence_lens gives each batch item's length; scan outputs are padded with zeros to the
+// longest. The batch runs one item at a time.
+std::vector<Value> scan8(OpContext& ctx) {
+  const Graph& body = ctx.attr_graph("body");
+  int64_t n_scan_in = ctx.required_int("num_scan_inputs");
+  int64_t n_state = int64_t(ctx.num_inputs()) - 1 - n_scan_in;
+  if (n_state < 0 || n_scan_in < 1) ctx.fail("num_scan_inputs does not fit the inputs");
+  int64_t n_scan_out = int64_t(body.outputs.size()) - n_state;
+  if (n_scan_out < 0) ctx.fail("the body has fewer outputs than state variables");
+  auto dirs = ctx.attr_ints("directions", std::vector<int64_t>(size_t(n_scan_in), 0));
+  if (int64_t(dirs.size()) != n_scan_in) ctx.fail("directions needs one entry per scan input");
+  const Tensor& first = ctx.tensor(size_t(1 + n_state));
+  if (first.ndim() < 2) ctx.fail("scan inputs need a batch and a sequence axis");
+  int64_t batch = first.shape()[0], max_len = first.shape()[1];
+  for (int64_t i = 0; i < n_scan_in; ++i) {
+    const Tensor& x = ctx.tensor(size_t(1 + n_state + i));
+    if (x.ndim() < 2 || x.shape()[0] != batch || x.shape()[1] != max_len)
+      ctx.fail("scan inputs differ in batch size or sequence length");
+  }
+  for (int64_t i = 0; i < n_state; ++i) {
+    const Tensor& s = ctx.tensor(size_t(1 + i));
+    if (s.ndim() < 1 || s.shape()[0] != batch) ctx.fail("state variables need the batch axis 0");
+  }
+  std::vector<int64_t> lens(size_t(batch), max_len);
+  if (ctx.has(0)) {
+    lens = ctx.ints(0);
+    if (int64_t(lens.size()) != batch) ctx.fail("sequence_lens needs one entry per batch item");
+    for (auto l : lens)
+      if (l < 0 || l > max_len)
+        ctx.fail("sequence length " + std::to_string(l) + " is outside [0, max length]");
+  }
+  std::vector<std::vector<Tensor>> states(static_cast<size_t>(n_state));
+  std::vector<std::vector<std::vector<Tensor>>> steps_out(static_cast<size_t>(batch));
+  std::optional<std::vector<Tensor>> one_step; // an output element of each scan output, for padding
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t n = lens[size_t(b)];
+    std::vector<Value> state;
+    for (int64_t i = 0; i < n_state; ++i) state.emplace_back(batch_item(ctx.tensor(size_t(1 + i)), b));
+    std::vector<Tensor> xs;
+    for (int64_t i = 0; i < n_scan_in; ++i) {
+      Tensor x = batch_item(ctx.tensor(size_t(1 + n_state + i)), b);
+      Pads ranges{{0, n}};
+      for (int64_t d = 1; d < x.ndim(); ++d) ranges.emplace_back(0, x.shape()[size_t(d)]);
+      x = x.shrink(ranges);
+      if (dirs[size_t(i)]) x = x.flip({0});
+      xs.push_back(x);
+    }
+    steps_out[size_t(b)] = scan_steps(ctx, body, state, xs, n, n_scan_out);
+    if (n > 0 && !one_step) {
+      one_step.emplace();
+      for (auto& o : steps_out[size_t(b)]) one_step->push_back(o.at(0));
+    }
+    for (int64_t i = 0; i < n_state; ++i) states[size_t(i)].push_back(state[size_t(i)].tensor());
+  }
+  std::vector<Value> result;
+  for (auto& s : states) result.emplace_back(Tensor::stack(s, 0));
+  for (int64_t i = 0; i < n_scan_out; ++i) {
+    std::vector<Tensor> per_batch;
+    for (int64_t b = 0; b < batch; ++b) {
+      auto& items = steps_out[size_t(b)][size_t(i)];
+      if (int64_t(items.size()) < max_len) {
+        if (!one_step) ctx.unsupported("scan outputs when every sequence is empty (their shape is unknown)");
+        Tensor zero = (*one_step)[size_t(i)].zeros_like();
+        items.resize(size_t(max_len), zero);
+      }
+      per_batch.push_back(Tensor::stack(items, 0));
+    }
+    result.emplace_back(Tensor::stack(per_batch, 0));
+  }
+  return result;
+}
+
 std::vector<Value> scan(OpContext& ctx) {
-  if (ctx.opset() < 9) ctx.unsupported("Scan before opset 9 (with a batch axis and sequence_lens)");
+  if (ctx.opset() < 9) return scan8(ctx);
   const Graph& body = ctx.attr_graph("body");
   int64_t n_scan_in = ctx.required_int("num_scan_inputs");
   int64_t n_state = int64_t(ctx.num_inputs()) - n_scan_in;
   if (n_state < 0) ctx.fail("num_scan_inputs exceeds the inputs");
   int64_t n_scan_out = int64_t(body.outputs.size()) - n_state;
+  if (n_scan_out < 0) ctx.fail("the body has fewer outputs than state variables");
   auto in_axes = ctx.attr_ints("scan_input_axes", std::vector<int64_t>(size_t(n_scan_in), 0));
   auto in_dirs = ctx.attr_ints("scan_input_directions", std::vector<int64_t>(size_t(n_scan_in), 0));
   auto out_axes = ctx.attr_ints("scan_output_axes", std::vector<int64_t>(size_t(n_scan_out), 0));
@@ -103,14 +209,7 @@ std::vector<Value> scan(OpContext& ctx) {
     steps = x.shape()[0];
     xs.push_back(x);
   }
-  std::vector<std::vector<Tensor>> outs(static_cast<size_t>(n_scan_out));
-  for (int64_t t = 0; t < steps; ++t) {
-    std::vector<Value> in = state;
-    for (auto& x : xs) in.emplace_back(x.slice({Slice::at(t)}));
-    std::vector<Value> out = ctx.run_graph(body, in);
-    for (int64_t i = 0; i < n_state; ++i) state[size_t(i)] = out[size_t(i)];
-    for (int64_t i = 0; i < n_scan_out; ++i) outs[size_t(i)].push_back(out[size_t(n_state + i)].tensor());
-  }
+  auto outs = scan_steps(ctx, body, state, xs, steps, n_scan_out);
   std::vector<Value> result = state;
   for (int64_t i = 0; i < n_scan_out; ++i) {
     Tensor y = stack_or_empty(outs[size_t(i)], ctx);
@@ -169,9 +268,32 @@ std::vector<Value> split_to_sequence(OpContext& ctx) {
   return {Value::sequence(parts)};
 }
 
+// The body once per element of the first input: sequence inputs give their i-th element,
+// tensor inputs themselves; each body output collects into a sequence.
+std::vector<Value> sequence_map(OpContext& ctx) {
+  const Graph& body = ctx.attr_graph("body");
+  size_t n = ctx.value(0).sequence().size();
+  for (size_t k = 1; k < ctx.num_inputs(); ++k)
+    if (ctx.value(k).is_sequence() && ctx.value(k).sequence().size() != n)
+      ctx.fail("input " + std::to_string(k) + " is a sequence of " +
+               std::to_string(ctx.value(k).sequence().size()) + ", the first of " + std::to_string(n));
+  std::vector<std::vector<Tensor>> outs(body.outputs.size());
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<Value> in;
+    for (size_t k = 0; k < ctx.num_inputs(); ++k)
+      in.push_back(ctx.value(k).is_sequence() ? Value(ctx.value(k).sequence()[i]) : ctx.value(k));
+    std::vector<Value> out = ctx.run_graph(body, in);
+    for (size_t o = 0; o < outs.size(); ++o) outs[o].push_back(out.at(o).tensor());
+  }
+  std::vector<Value> result;
+  for (auto& o : outs) result.push_back(Value::sequence(std::move(o)));
+  return result;
+}
+
 } // namespace
 
 void register_control_ops(OpTable& t) {
+  t["SequenceMap"] = sequence_map;
   t["Constant"] = constant;
   t["Identity"] = [](OpContext& ctx) { return std::vector<Value>{ctx.value(0)}; };
   t["If"] = if_op;

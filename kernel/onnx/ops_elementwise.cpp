@@ -261,6 +261,16 @@ void register_elementwise_ops(OpTable& t) {
   };
   t["PRelu"] = [](OpContext& ctx) -> std::vector<Value> {
     auto [x, slope] = same_dtype_pair(ctx);
+    // Before opset 7 a slope of shape (C) applies along axis 1 (the channels), one of size 1 to all
+    if (ctx.opset() < 7) {
+      if (slope.numel() == 1)
+        slope = slope.reshape({});
+      else if (slope.ndim() == 1 && x.ndim() >= 2 && slope.shape()[0] == x.shape()[1]) {
+        Dims s(size_t(x.ndim() - 1), 1);
+        s[0] = slope.shape()[0];
+        slope = slope.reshape(s);
+      }
+    }
     Dims out = broadcast_shape(x.shape(), slope.shape());
     if (out != x.shape())
       ctx.fail("slope of shape " + dims_str(slope.shape()) + " does not broadcast to X " +

@@ -82,6 +82,14 @@ Tensor per_channel(const Tensor& v, int64_t rank) {
   return v.reshape(s);
 }
 
+// A weight's per-output-channel vector (M) reshaped against (M, C/group, k1..kn): (M, 1, .., 1).
+Tensor per_out_channel(const Tensor& v, int64_t rank) {
+  if (v.ndim() != 1) return v;
+  Dims s(size_t(rank), 1);
+  s[0] = v.shape()[0];
+  return v.reshape(s);
+}
+
 // A per-axis (1-D) quantization parameter reshaped to broadcast along `axis` of a rank-`rank`
 // tensor; a scalar (or a 1-element vector) stays as it is.
 Tensor along_axis(const OpContext& ctx, const Tensor& v, int64_t axis, int64_t rank) {
@@ -171,7 +179,7 @@ std::vector<Value> op_conv_integer(OpContext& ctx) {
   ConvParams p = conv_params(ctx, x, w);
   Tensor xi = minus_zero_point(x, ctx.optional_tensor(2));
   std::optional<Tensor> wzp = ctx.optional_tensor(3);
-  if (wzp) wzp = per_channel(*wzp, w.ndim());
+  if (wzp) wzp = per_out_channel(*wzp, w.ndim());
   Tensor wi = minus_zero_point(w, wzp);
   return {run_conv(xi, wi, std::nullopt, p)};
 }
@@ -185,7 +193,7 @@ std::vector<Value> op_qlinear_conv(OpContext& ctx) {
   const Tensor& y_scale = ctx.tensor(6);
   std::optional<Tensor> y_zp = ctx.optional_tensor(7);
   std::optional<Tensor> wzp = ctx.optional_tensor(5);
-  if (wzp) wzp = per_channel(*wzp, w.ndim());
+  if (wzp) wzp = per_out_channel(*wzp, w.ndim());
   Tensor acc =
       run_conv(minus_zero_point(x, ctx.optional_tensor(2)), minus_zero_point(w, wzp), std::nullopt, p);
   if (auto b = ctx.optional_tensor(8)) acc = acc + per_channel(as_int32(*b), x.ndim());
@@ -618,8 +626,9 @@ std::vector<double> resize_coeffs(const OpContext& ctx, const ResizeAttrs& a, do
   ctx.fail("unknown mode '" + a.mode + "'");
 }
 
-// The table of one axis, following ONNX's reference (onnx/backend/test/case/node/resize.py):
-// scale is the axis's scale factor, out_width_f the float output width it implies.
+// The table of one axis: the spec's coordinate transforms, with neighbours and edges chosen so the
+// outputs match ONNX's backend test data; scale is the axis's scale factor, out_width_f the float
+// output width it implies.
 AxisTable resize_axis(const OpContext& ctx, const ResizeAttrs& a, int64_t in, int64_t out, double scale,
                       double out_width_f, double roi_start, double roi_end) {
   AxisTable t;

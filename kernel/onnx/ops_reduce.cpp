@@ -155,6 +155,20 @@ void reduce_op(OpTable& t, const char* name, Kind kind, int64_t axes_input_from)
   };
 }
 
+// The first index of the max along ax, int64: tg's argmax built in int64 (Tensor::argmax gives
+// int32, and its cast to int64 after an upcast reduce loses the CAST in codegen: invalid IR).
+// A NaN counts as the max (the first NaN wins), as numpy does.
+Tensor argmax_i64(const Tensor& x, int64_t ax, bool keep) {
+  int64_t n = x.shape()[size_t(ax)];
+  Dims ar(size_t(x.ndim()), 1);
+  ar[size_t(ax)] = n;
+  Tensor rev = Tensor::arange(double(n), 0, -1, dtypes::int64, x.device()).reshape(ar).expand(x.shape());
+  Tensor hit = x.eq(x.max({ax}, true));
+  if (x.dtype().is_float()) hit = hit.logical_or(x.ne(x));
+  Tensor idx = hit.where(rev, Tensor::full({}, 0, dtypes::int64, x.device())).max({ax}, keep);
+  return idx.const_like(double(n)) - idx;
+}
+
 // ArgMax / ArgMin: int64 indices; ties give the first index, or the last with select_last_index.
 Tensor arg_extreme(OpContext& ctx, bool is_max) {
   const Tensor& x = ctx.tensor(0);
@@ -172,7 +186,7 @@ Tensor arg_extreme(OpContext& ctx, bool is_max) {
     v = v.dtype().is_float() ? v.neg() : v.bitwise_xor(v.const_like(-1));
   }
   if (last) v = v.flip({ax});
-  Tensor idx = v.argmax(ax, keep).cast(dtypes::int64);
+  Tensor idx = argmax_i64(v, ax, keep);
   if (last) idx = idx.const_like(double(n - 1)) - idx;
   return idx;
 }

@@ -697,7 +697,19 @@ std::vector<Value> unique_op(OpContext& ctx) {
   Ints first, inverse(static_cast<size_t>(n)), counts;
   auto run = [&](auto values) {
     using T = typename decltype(values)::value_type;
-    std::map<std::vector<T>, size_t> seen; // row -> position in `first`
+    // rows in lexicographic order; NaNs sort last and equal each other (numpy's unique)
+    auto less = [](const std::vector<T>& a, const std::vector<T>& b) {
+      for (size_t k = 0; k < a.size(); ++k) {
+        bool na = a[k] != a[k], nb = b[k] != b[k];
+        if (na || nb) {
+          if (na != nb) return nb;
+          continue;
+        }
+        if (a[k] != b[k]) return a[k] < b[k];
+      }
+      return false;
+    };
+    std::map<std::vector<T>, size_t, decltype(less)> seen(less); // row -> position in `first`
     for (int64_t i = 0; i < n; ++i) {
       std::vector<T> row(values.begin() + i * m, values.begin() + (i + 1) * m);
       auto [it, added] = seen.emplace(std::move(row), first.size());

@@ -131,7 +131,11 @@ std::vector<Value> stft(OpContext& ctx) {
   auto [re, im] = split_complex(ctx, signal, "signal");
   if (onesided && im) ctx.fail("onesided needs a real signal");
   auto frames = [&](const Tensor& t) { // (batch, length) -> (batch, nframes, frame)
-    Tensor f = t.pool({frame}, {step}, {1});
+    // a 2-d pool with a dim of 1 in front: the 1-d form (repeat, then shrink of a rank-2 view)
+    // does not realize at the moment ("reshape: size mismatch")
+    int64_t b = t.shape()[0];
+    Tensor f = t.reshape({b, 1, length}).pool({1, frame}, {1, step}, {1, 1});
+    f = f.reshape({b, -1, frame}); // (b, 1, nframes, 1, frame) -> (b, nframes, frame)
     if (window) f = f * window->cast(t.dtype());
     return f;
   };

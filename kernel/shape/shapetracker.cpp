@@ -24,7 +24,8 @@ ShapeTracker ShapeTracker::with_last(View v) const {
 }
 
 // Two adjacent views collapse when one of them is the identity on flat indices: a contiguous
-// lower view adds nothing, and a contiguous upper view is just a reshape of the lower one.
+// lower view adds nothing, and a contiguous upper view of as many elements is just a reshape of
+// the lower one.
 void ShapeTracker::merge_views() {
   while (views_.size() >= 2) {
     View& lower = views_[views_.size() - 2];
@@ -33,7 +34,8 @@ void ShapeTracker::merge_views() {
       views_.erase(views_.end() - 2);
       continue;
     }
-    if (upper.contiguous) {
+    // (a contiguous view may also be a shrink from 0 of fewer elements: no reshape of the lower)
+    if (upper.contiguous && prod(upper.shape) == prod(lower.shape)) {
       if (auto merged = lower.reshape(upper.shape)) {
         lower = std::move(*merged);
         views_.pop_back();

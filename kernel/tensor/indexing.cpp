@@ -18,6 +18,13 @@ namespace {
 
 std::string num(int64_t v) { return std::to_string(v); }
 
+// t.axis(ax), its error naming the op
+int64_t op_axis(const Tensor& t, int64_t ax, const std::string& op) {
+  if (ax < -t.ndim() || ax >= t.ndim())
+    throw TensorError(op + ": axis " + num(ax) + " is out of range for shape " + dims_str(t.shape()));
+  return t.axis(ax);
+}
+
 // `t` with axis a moved to the end (the other axes keep their order), and back.
 Tensor axis_last(const Tensor& t, int64_t a) {
   Axes order;
@@ -233,7 +240,7 @@ Tensor Tensor::pad(const Pads& padding, PadMode mode, double value) const {
 Tensor Tensor::scatter_elements(int64_t ax, const Tensor& index, const Tensor& src,
                                 ScatterReduce reduce) const {
   if (ndim() == 0) throw TensorError("scatter_elements into a 0-d tensor");
-  int64_t a = axis(ax);
+  int64_t a = op_axis(*this, ax, "scatter_elements");
   if (index.ndim() != ndim() || index.shape() != src.shape())
     throw TensorError("scatter_elements: index " + dims_str(index.shape()) + " and updates " +
                       dims_str(src.shape()) + " must have one shape, of the rank of the data " +
@@ -321,7 +328,7 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t ax, bool largest) cons
     auto [v, i] = reshape({1}).topk(k, 0, largest);
     return k == 1 ? std::pair<Tensor, Tensor>{v.reshape({}), i.reshape({})} : std::pair<Tensor, Tensor>{v, i};
   }
-  int64_t a = axis(ax), n = shape()[size_t(a)];
+  int64_t a = op_axis(*this, ax, "topk"), n = shape()[size_t(a)];
   if (k < 0 || k > n)
     throw TensorError("topk: k " + num(k) + " is outside [0, " + num(n) + "] for axis " + num(ax) +
                       " of shape " + dims_str(shape()));
@@ -333,7 +340,7 @@ std::pair<Tensor, Tensor> Tensor::sort(int64_t ax, bool descending) const {
     auto [v, i] = reshape({1}).sort(0, descending);
     return {v.reshape({}), i.reshape({})};
   }
-  int64_t a = axis(ax);
+  int64_t a = op_axis(*this, ax, "sort");
   return rank_select(*this, a, shape()[size_t(a)], descending);
 }
 

@@ -314,7 +314,7 @@ public:
   // Normalizes over `axes` to mean 0, variance 1 (biased), eps inside the square root.
   Tensor layernorm(Axes axes = {-1}, double eps = 1e-5) const;
 
-  // ---- indexing, sorting, scattering (kernel/tensor/indexing.cpp) ----
+  // ---- indexing, sorting, scattering (kernel/tensor/indexing.cpp; resampling in conv.cpp) ----
   // pad with a mode; negative amounts crop (ONNX Pad). constant mode fills `value`.
   Tensor pad(const Pads& padding, PadMode mode, double value = 0) const;
   // out = copy of *this with out[..index[i]..] = src[i] along `axis` (index and src same shape);
@@ -344,6 +344,10 @@ public:
   // numpy/torch einsum: "ij,jk->ik"; "..." broadcasts; without "->" the output is the sorted
   // letters that appear once
   static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands);
+  // torch.nn.functional.grid_sample over (N, C, H, W) with grid (N, Ho, Wo, 2) of (x, y) in
+  // [-1, 1]: mode "bilinear", "nearest" or "bicubic"; padding_mode "zeros", "border" or "reflection"
+  Tensor grid_sample(const Tensor& grid, const std::string& mode = "bilinear",
+                     const std::string& padding_mode = "zeros", bool align_corners = false) const;
 
   // ---- internals shared by the op files ----
   Tensor with(UOpRef uop, Dims shape) const { return Tensor(std::move(uop), std::move(shape), device()); }

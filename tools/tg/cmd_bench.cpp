@@ -577,7 +577,9 @@ void bench_usage(std::ostream& os) {
         "  matmul one n x n matmul on several devices (default CPU,MY,CUDA), against the first\n"
         "  gpu    GPU rows (64M elementwise/sum, matmul f32/f16, conv2d, tiny op), against "
         "PyTorch CUDA\n"
-        "  collective  all-reduce / all-gather / broadcast of 256 MiB over --devices, against PyTorch NCCL\n";
+        "  collective  all-reduce / all-gather / broadcast of 256 MiB over --devices, against PyTorch NCCL\n"
+        "  onnx   ResNet-18, MobileNetV2, a transformer through ONNX import, against onnxruntime and "
+        "PyTorch\n";
 }
 
 } // namespace
@@ -633,6 +635,14 @@ int cmd_bench(const std::vector<std::string>& args) {
       return bench_collective(rest);
     } catch (const po::error& e) {
       std::cerr << "tg bench collective: " << e.what() << " (see tg bench collective --help)\n";
+      return 2;
+    }
+  }
+  if (args[0] == "onnx") {
+    try {
+      return bench_onnx(rest);
+    } catch (const po::error& e) {
+      std::cerr << "tg bench onnx: " << e.what() << " (see tg bench onnx --help)\n";
       return 2;
     }
   }

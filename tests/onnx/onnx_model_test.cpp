@@ -1,0 +1,274 @@
+// tg::onnx::Model on models built here with ONNX's protobuf classes: values, dynamic dims, fusion,
+// TinyJit, and every kind of bad input (each a typed error that names what and where).
+#include "kernel/onnx/onnx.hpp"
+#include "kernel/tensor/jit.hpp"
+
+#include <onnx/onnx_pb.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+using tg::Tensor;
+using tg::onnx::Model;
+using tg::onnx::OnnxError;
+using tg::onnx::OnnxUnsupportedError;
+
+namespace onnx_model_test {
+
+void add_input(::onnx::GraphProto& g, const std::string& name, int elem, std::vector<std::variant<int64_t, std::string>> dims) {
+  auto* v = g.add_input();
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem);
+  auto* shape = t->mutable_shape();
+  for (const auto& d : dims) {
+    auto* dim = shape->add_dim();
+    if (auto n = std::get_if<int64_t>(&d)) dim->set_dim_value(*n);
+    else dim->set_dim_param(std::get<std::string>(d));
+  }
+}
+
+void add_output(::onnx::GraphProto& g, const std::string& name) { g.add_output()->set_name(name); }
+
+::onnx::NodeProto* add_node(::onnx::GraphProto& g, const std::string& op, std::vector<std::string> in,
+                            std::vector<std::string> out, const std::string& name = "") {
+  auto* n = g.add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+
+::onnx::ModelProto model_with(int64_t opset = 13) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_domain("");
+  o->set_version(opset);
+  m.mutable_graph()->set_name("g");
+  return m;
+}
+
+std::string bytes_of(const ::onnx::ModelProto& m) {
+  std::string s;
+  BOOST_REQUIRE(m.SerializeToString(&s));
+  return s;
+}
+
+// y = relu(x @ w + b): w, b initializers; x (N, 3) with N named
+::onnx::ModelProto linear_relu() {
+  auto m = model_with();
+  auto& g = *m.mutable_graph();
+  add_input(g, "x", ::onnx::TensorProto::FLOAT, {std::string("N"), int64_t(3)});
+  auto* w = g.add_initializer();
+  w->set_name("w");
+  w->set_data_type(::onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->add_dims(2);
+  for (float v : {1.f, -1.f, 2.f, 0.5f, -3.f, 1.f}) w->add_float_data(v);
+  auto* b = g.add_initializer();
+  b->set_name("b");
+  b->set_data_type(::onnx::TensorProto::FLOAT);
+  b->add_dims(2);
+  for (float v : {0.5f, -0.5f}) b->add_float_data(v);
+  add_node(g, "MatMul", {"x", "w"}, {"xw"});
+  add_node(g, "Add", {"xw", "b"}, {"z"});
+  add_node(g, "Relu", {"z"}, {"y"});
+  add_output(g, "y");
+  return m;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("tg_onnx_test_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+template <class E> void check_throws(const std::function<void()>& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    BOOST_ERROR("no exception");
+  } catch (const E& e) {
+    std::string what = e.what();
+    for (const auto& p : parts) BOOST_TEST(what.find(p) != std::string::npos, "'" << p << "' in: " << what);
+  }
+}
+
+} // namespace onnx_model_test
+
+using namespace onnx_model_test;
+
+BOOST_AUTO_TEST_SUITE(onnx_model)
+
+BOOST_AUTO_TEST_CASE(runs_with_named_dims_and_fuses) {
+  Model model = Model::from_bytes(bytes_of(linear_relu()));
+  BOOST_TEST(model.inputs().size() == 1u);
+  BOOST_TEST(model.opset() == 13);
+  // x = [[1, 2, 3], [-1, 0, 1]]; xw = [[1*1+2*2-3*3, -1+1+3], [-1-3, 1-1+1]] = [[-4, 3], [-4, 1]]
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, -1, 0, 1}, {2, 3});
+  Tensor y = model.run({{"x", x}}).at("y");
+  BOOST_TEST(y.schedule().size() <= 2u); // the matmul, bias and relu fuse
+  BOOST_TEST(y.to_vector<float>() == (std::vector<float>{0, 2.5f, 0, 0.5f}), boost::test_tools::per_element());
+  // another N binds again
+  Tensor x1 = Tensor::from_vector<float>({1, 1, 1}, {1, 3});
+  BOOST_TEST(model.run({{"x", x1}}).at("y").to_vector<float>() == (std::vector<float>{0.5f, 2.0f}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(runs_under_tinyjit) {
+  Model model = Model::from_bytes(bytes_of(linear_relu()));
+  tg::TinyJit jit([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{model.run({{"x", in[0]}}).at("y")}; });
+  for (int i = 0; i < 4; ++i) {
+    float s = float(i + 1);
+    Tensor x = Tensor::from_vector<float>({s, 0, 0, 0, s, 0}, {2, 3});
+    // row 0: s * w[0] + b = [s + .5, -s - .5]; row 1: s * w[1] + b = [2s + .5, .5s - .5]
+    std::vector<float> want{s + 0.5f, 0, 2 * s + 0.5f, std::max(0.5f * s - 0.5f, 0.f)};
+    BOOST_TEST(jit({x})[0].to_vector<float>() == want, boost::test_tools::per_element());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(input_checks) {
+  Model model = Model::from_bytes(bytes_of(linear_relu()));
+  check_throws<OnnxError>([&] { model.run({{"x", Tensor::zeros({2, 4})}}); }, {"input 'x'", "(N, 3)", "(2, 4)"});
+  check_throws<OnnxError>([&] { model.run({{"x", Tensor::zeros({2, 3}, tg::dtypes::int32)}}); },
+                          {"input 'x'", "FLOAT"});
+  check_throws<OnnxError>([&] { model.run({}); }, {"input 'x' is not given"});
+  check_throws<OnnxError>([&] { model.run({{"x", Tensor::zeros({1, 3})}, {"q", Tensor::zeros({1})}}); },
+                          {"no input named 'q'"});
+}
+
+BOOST_AUTO_TEST_CASE(named_dims_must_agree) {
+  auto m = model_with();
+  auto& g = *m.mutable_graph();
+  add_input(g, "a", ::onnx::TensorProto::FLOAT, {std::string("N")});
+  add_input(g, "b", ::onnx::TensorProto::FLOAT, {std::string("N")});
+  add_node(g, "Add", {"a", "b"}, {"c"});
+  add_output(g, "c");
+  Model model = Model::from_bytes(bytes_of(m));
+  check_throws<OnnxError>([&] { model.run({{"a", Tensor::zeros({2})}, {"b", Tensor::zeros({3})}}); },
+                          {"dim 'N'", "3", "2"});
+}
+
+BOOST_AUTO_TEST_CASE(garbage_and_truncated_files) {
+  check_throws<OnnxError>([] { Model::from_bytes("this is not a protobuf at all"); }, {"not a valid ONNX model"});
+  std::string good = bytes_of(linear_relu());
+  for (size_t cut : {size_t(1), good.size() / 3, good.size() / 2, good.size() - 3}) {
+    try { // a cut may land between fields and still parse; it must never crash or run
+      Model m = Model::from_bytes(good.substr(0, cut));
+      m.run({{"x", Tensor::zeros({1, 3})}}).at("y").realize();
+    } catch (const OnnxError&) {
+    } catch (const tg::Error&) {
+    }
+  }
+  check_throws<OnnxError>([] { Model::load("/nonexistent/model.onnx"); }, {"/nonexistent/model.onnx", "cannot open"});
+}
+
+BOOST_AUTO_TEST_CASE(unsupported_op_names_node_op_and_opset) {
+  auto m = model_with(11);
+  auto& g = *m.mutable_graph();
+  add_input(g, "x", ::onnx::TensorProto::FLOAT, {int64_t(2)});
+  add_node(g, "FancyNewOp", {"x"}, {"y"}, "the_node");
+  add_output(g, "y");
+  Model model = Model::from_bytes(bytes_of(m));
+  check_throws<OnnxUnsupportedError>([&] { model.run({{"x", Tensor::zeros({2})}}); },
+                                     {"the_node", "FancyNewOp", "opset 11", "not supported"});
+}
+
+BOOST_AUTO_TEST_CASE(opset_newer_than_supported) {
+  auto m = linear_relu();
+  m.mutable_opset_import(0)->set_version(tg::onnx::kMaxOpset + 1);
+  check_throws<OnnxUnsupportedError>([&] { Model::from_bytes(bytes_of(m)); },
+                                     {"opset " + std::to_string(tg::onnx::kMaxOpset + 1), "newer"});
+}
+
+BOOST_AUTO_TEST_CASE(dims_that_overflow) {
+  auto m = linear_relu();
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name("huge");
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  t->add_dims(int64_t(1) << 40);
+  t->add_dims(int64_t(1) << 40);
+  check_throws<OnnxError>([&] { Model::from_bytes(bytes_of(m)); }, {"huge", "overflow"});
+}
+
+BOOST_AUTO_TEST_CASE(external_data) {
+  TempDir dir;
+  auto m = linear_relu();
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_float_data();
+  w->set_data_location(::onnx::TensorProto::EXTERNAL);
+  auto set_location = [&](const std::string& loc) {
+    w->clear_external_data();
+    auto* kv = w->add_external_data();
+    kv->set_key("location");
+    kv->set_value(loc);
+    auto* off = w->add_external_data();
+    off->set_key("offset");
+    off->set_value("4");
+  };
+  { // 4 bytes of padding, then the weight
+    std::ofstream f(dir.path / "weights.bin", std::ios::binary);
+    float vals[7] = {99, 1, -1, 2, 0.5f, -3, 1};
+    f.write(reinterpret_cast<const char*>(vals), sizeof(vals));
+  }
+  set_location("weights.bin");
+  {
+    std::ofstream f(dir.path / "model.onnx", std::ios::binary);
+    f << bytes_of(m);
+  }
+  Model model = Model::load(dir.path / "model.onnx");
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, -1, 0, 1}, {2, 3});
+  BOOST_TEST(model.run({{"x", x}}).at("y").to_vector<float>() == (std::vector<float>{0, 2.5f, 0, 0.5f}),
+             boost::test_tools::per_element());
+  for (const std::string& bad : {std::string("../weights.bin"), std::string("/etc/passwd"), std::string("a/../../x")}) {
+    set_location(bad);
+    std::ofstream(dir.path / "model.onnx", std::ios::binary) << bytes_of(m);
+    check_throws<OnnxError>([&] { Model::load(dir.path / "model.onnx"); }, {"external data location"});
+  }
+  set_location("weights.bin");
+  fs::resize_file(dir.path / "weights.bin", 12); // shorter than offset + 24 bytes
+  std::ofstream(dir.path / "model.onnx", std::ios::binary) << bytes_of(m);
+  check_throws<OnnxError>([&] { Model::load(dir.path / "model.onnx"); }, {"weights.bin", "12 bytes"});
+}
+
+BOOST_AUTO_TEST_CASE(wrong_initializer_size) {
+  auto m = linear_relu();
+  m.mutable_graph()->mutable_initializer(0)->add_float_data(7); // 7 values for (3, 2)
+  check_throws<OnnxError>([&] { Model::from_bytes(bytes_of(m)); }, {"'w'", "6 elements", "7"});
+}
+
+BOOST_AUTO_TEST_CASE(a_node_reading_nothing) {
+  auto m = model_with();
+  auto& g = *m.mutable_graph();
+  add_input(g, "x", ::onnx::TensorProto::FLOAT, {int64_t(2)});
+  add_node(g, "Relu", {"nowhere"}, {"y"}, "lost");
+  add_output(g, "y");
+  Model model = Model::from_bytes(bytes_of(m));
+  check_throws<OnnxError>([&] { model.run({{"x", Tensor::zeros({2})}}); }, {"lost", "'nowhere'"});
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_shape_inside_names_the_node) {
+  auto m = model_with();
+  auto& g = *m.mutable_graph();
+  add_input(g, "a", ::onnx::TensorProto::FLOAT, {int64_t(2), int64_t(3)});
+  add_input(g, "b", ::onnx::TensorProto::FLOAT, {int64_t(4), int64_t(5)});
+  add_node(g, "MatMul", {"a", "b"}, {"c"}, "mm");
+  add_output(g, "c");
+  Model model = Model::from_bytes(bytes_of(m));
+  check_throws<OnnxError>([&] { model.run({{"a", Tensor::zeros({2, 3})}, {"b", Tensor::zeros({4, 5})}}); },
+                          {"'mm'", "MatMul"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
