@@ -5,9 +5,9 @@
 namespace tg::onnx {
 
 OpContext::OpContext(const Node& node, std::vector<Value> inputs, std::vector<std::shared_ptr<const HostTensor>> hosts,
-                     int64_t opset, std::string device, RunGraph run_graph)
+                     int64_t opset, std::string device, RunGraph run_graph, Lookup lookup)
     : node_(node), inputs_(std::move(inputs)), hosts_(std::move(hosts)), opset_(opset), device_(std::move(device)),
-      run_graph_(std::move(run_graph)) {
+      run_graph_(std::move(run_graph)), lookup_(std::move(lookup)) {
   hosts_.resize(inputs_.size());
 }
 
@@ -141,6 +141,11 @@ std::vector<Value> OpContext::run_graph(const Graph& g, const std::vector<Value>
   return run_graph_(g, inputs);
 }
 
+std::optional<Value> OpContext::lookup(const std::string& name) const {
+  if (!lookup_) return std::nullopt;
+  return lookup_(name);
+}
+
 Tensor host_ints_tensor(const std::vector<int64_t>& values, const std::string& device) {
   return Tensor::from_vector(values, {int64_t(values.size())}, dtypes::int64, device);
 }
@@ -158,6 +163,7 @@ const OpTable& op_table() {
     register_detection_ops(t);
     register_training_ops(t);
     register_grid_sample_ops(t);
+    register_text_ops(t);
     return t;
   }();
   return table;

@@ -21,9 +21,10 @@ using OpFn = std::function<std::vector<Value>(OpContext&)>;
 class OpContext {
 public:
   using RunGraph = std::function<std::vector<Value>(const Graph&, const std::vector<Value>&)>;
+  using Lookup = std::function<std::optional<Value>(const std::string&)>;
   // hosts[i]: input i's values when the host already has them (initializers, Constant outputs)
   OpContext(const Node& node, std::vector<Value> inputs, std::vector<std::shared_ptr<const HostTensor>> hosts,
-            int64_t opset, std::string device, RunGraph run_graph);
+            int64_t opset, std::string device, RunGraph run_graph, Lookup lookup = {});
 
   const Node& node() const { return node_; }
   int64_t opset() const { return opset_; } // the model's version of the node's domain
@@ -55,6 +56,8 @@ public:
   int64_t required_int(const std::string& name) const;
 
   std::vector<Value> run_graph(const Graph& g, const std::vector<Value>& inputs) const;
+  // The value a name has in the current scope so far (Gradient's y); nullopt when none has it yet.
+  std::optional<Value> lookup(const std::string& name) const;
 
   // An OnnxError (or OnnxUnsupportedError) whose message starts with the node, op and opset.
   [[noreturn]] void fail(const std::string& what) const;
@@ -68,6 +71,7 @@ private:
   int64_t opset_;
   std::string device_;
   RunGraph run_graph_;
+  Lookup lookup_;
 };
 
 // Tensor helpers the op files share.
@@ -88,5 +92,6 @@ void register_signal_ops(OpTable& table);      // ops_signal.cpp: DFT, STFT, win
 void register_detection_ops(OpTable& table);   // ops_detection.cpp: NonMaxSuppression, RoiAlign, MaxRoiPool, MaxUnpool
 void register_training_ops(OpTable& table);    // ops_training.cpp: ai.onnx.preview.training (Adam, Adagrad, Momentum)
 void register_grid_sample_ops(OpTable& table); // ops_grid_sample.cpp: GridSample
+void register_text_ops(OpTable& table);        // ops_text.cpp: TfIdfVectorizer
 
 } // namespace tg::onnx

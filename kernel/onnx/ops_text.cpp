@@ -17,7 +17,8 @@ std::vector<Value> tfidf_vectorizer(OpContext& ctx) {
   int64_t min_n = ctx.required_int("min_gram_length"), max_n = ctx.required_int("max_gram_length");
   int64_t max_skip = ctx.required_int("max_skip_count");
   std::string mode = ctx.attr_string("mode", "");
-  if (mode != "TF" && mode != "IDF" && mode != "TFIDF") ctx.fail("mode must be TF, IDF or TFIDF, got '" + mode + "'");
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    ctx.fail("mode must be TF, IDF or TFIDF, got '" + mode + "'");
   if (min_n < 1 || max_n < min_n) ctx.fail("needs 1 <= min_gram_length <= max_gram_length");
   if (max_skip < 0) ctx.fail("max_skip_count must not be negative");
   auto pool = ctx.attr_ints("pool_int64s");
@@ -41,7 +42,8 @@ std::vector<Value> tfidf_vectorizer(OpContext& ctx) {
       ngrams.emplace(std::vector<int64_t>(pool.begin() + p, pool.begin() + p + n), k);
   }
   if (k != indexes.size())
-    ctx.fail("the pool holds " + std::to_string(k) + " n-grams, ngram_indexes " + std::to_string(indexes.size()));
+    ctx.fail("the pool holds " + std::to_string(k) + " n-grams, ngram_indexes " +
+             std::to_string(indexes.size()));
   if (!weights.empty() && weights.size() != indexes.size()) ctx.fail("weights must parallel ngram_indexes");
   for (auto i : indexes)
     if (i < 0) ctx.fail("ngram_indexes must not be negative");

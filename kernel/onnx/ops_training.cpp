@@ -1,6 +1,7 @@
 // ai.onnx.preview.training: one optimizer step each of Adagrad, Adam and Momentum, elementwise over
 // any number of (X, G, state...) groups. R (learning rate) and T (update count) are scalars; the
-// conditions on T stay on the device (where), nothing is read back. Gradient is not supported.
+// conditions on T stay on the device (where), nothing is read back. Gradient differentiates the
+// lazy graph that computed y (Tensor::gradient).
 #include "kernel/onnx/ops.hpp"
 
 namespace tg::onnx {
@@ -101,9 +102,51 @@ std::vector<Value> momentum(OpContext& ctx) {
   return xs;
 }
 
+// Gradient(xs, zs, y): dy/dx for each name in xs, y's graph as this run built it. The inputs (the
+// values of xs then zs) must be the values those names have: evaluating y's graph at other values
+// is not supported. A y of more than one element is summed (a seed of ones).
+std::vector<Value> gradient(OpContext& ctx) {
+  auto xs = ctx.attr_strings("xs");
+  auto zs = ctx.attr_strings("zs");
+  std::string y_name = ctx.attr_string("y", "");
+  if (xs.empty() || y_name.empty()) ctx.fail("needs the attributes xs and y");
+  if (ctx.num_inputs() != xs.size() + zs.size())
+    ctx.fail("has " + std::to_string(ctx.num_inputs()) + " inputs for " +
+             std::to_string(xs.size() + zs.size()) + " names in xs and zs");
+  if (ctx.num_outputs() > xs.size())
+    ctx.fail("has " + std::to_string(ctx.num_outputs()) + " outputs for " + std::to_string(xs.size()) +
+             " xs");
+  std::optional<Value> y = ctx.lookup(y_name);
+  if (!y || !y->is_tensor()) ctx.unsupported("y '" + y_name + "' is not a tensor computed before this node");
+  std::vector<Tensor> targets;
+  for (size_t i = 0; i < xs.size() + zs.size(); ++i) {
+    const std::string& name = i < xs.size() ? xs[i] : zs[i - xs.size()];
+    const Tensor& in = ctx.tensor(i);
+    std::optional<Value> named = ctx.lookup(name);
+    if (!named || !named->is_tensor()) ctx.fail("'" + name + "' names no tensor computed before this node");
+    const Tensor& t = named->tensor();
+    if (!in.is(t) && in.uop() != t.uop())
+      ctx.unsupported("input " + std::to_string(i) + " is not the value of '" + name +
+                      "' (evaluating y at other values is not supported)");
+    if (i < xs.size()) {
+      if (!t.dtype().is_float())
+        ctx.fail("'" + name + "' of dtype " + t.dtype().name() + " is not differentiable");
+      targets.push_back(t);
+    }
+  }
+  const Tensor& yt = y->tensor();
+  std::optional<Tensor> seed;
+  if (yt.numel() != 1) seed = yt.ones_like();
+  std::vector<Tensor> grads = yt.gradient(targets, seed);
+  std::vector<Value> out;
+  for (size_t i = 0; i < grads.size(); ++i) out.emplace_back(grads[i].cast(targets[i].dtype()));
+  return out;
+}
+
 } // namespace
 
 void register_training_ops(OpTable& table) {
+  table["ai.onnx.preview.training:Gradient"] = gradient;
   table["ai.onnx.preview.training:Adagrad"] = adagrad;
   table["ai.onnx.preview.training:Adam"] = adam;
   table["ai.onnx.preview.training:Momentum"] = momentum;

@@ -80,6 +80,12 @@ std::vector<Value> Runner::run_graph(const Graph& g, const std::vector<Value>& i
     OpContext ctx(node, std::move(in), std::move(hosts), opset, device_,
                   [this, &scope](const Graph& sub, const std::vector<Value>& sub_inputs) {
                     return run_graph(sub, sub_inputs, &scope);
+                  },
+                  [this, &scope](const std::string& name) -> std::optional<Value> { // Gradient's y
+                    const Scope* s = scope.owner_of(name);
+                    if (!s) return std::nullopt;
+                    if (auto it = s->values.find(name); it != s->values.end()) return it->second;
+                    return Value(uploaded(s->graph->initializers.at(name)));
                   });
     std::vector<Value> out;
     try {
