@@ -863,8 +863,8 @@ LoweredKernel Lowerer::run() {
       // lanes in their final index width, so the vectors bundled from them are too; a stored
       // value keeps the buffer's dtype (an int64 result that fits int32 is still stored as int64)
       UOpRef narrowed = narrow(v_out);
-      values.push_back(narrowed->dtype() == v_out->dtype() ? narrowed
-                                                           : UOp::make(Ops::CAST, v_out->dtype(), {narrowed}));
+      values.push_back(
+          narrowed->dtype() == v_out->dtype() ? narrowed : UOp::make(Ops::CAST, v_out->dtype(), {narrowed}));
       ptrs.push_back(narrow(ptr));
     }
     if (vector_lanes > 1)

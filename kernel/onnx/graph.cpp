@@ -66,25 +66,38 @@ double half_to_double(uint16_t h) {
 double element(const HostTensor& t, int64_t i) {
   const std::byte* p = t.data.data() + i * t.dtype.itemsize();
   switch (t.dtype.scalar) {
-  case Scalar::Bool: return read_as<uint8_t>(p) != 0;
-  case Scalar::Int8: return read_as<int8_t>(p);
-  case Scalar::UInt8: return read_as<uint8_t>(p);
-  case Scalar::Int16: return read_as<int16_t>(p);
-  case Scalar::UInt16: return read_as<uint16_t>(p);
-  case Scalar::Int32: return read_as<int32_t>(p);
-  case Scalar::UInt32: return read_as<uint32_t>(p);
-  case Scalar::Int64: return double(read_as<int64_t>(p));
-  case Scalar::UInt64: return double(read_as<uint64_t>(p));
-  case Scalar::Float16: return half_to_double(read_as<uint16_t>(p));
+  case Scalar::Bool:
+    return read_as<uint8_t>(p) != 0;
+  case Scalar::Int8:
+    return read_as<int8_t>(p);
+  case Scalar::UInt8:
+    return read_as<uint8_t>(p);
+  case Scalar::Int16:
+    return read_as<int16_t>(p);
+  case Scalar::UInt16:
+    return read_as<uint16_t>(p);
+  case Scalar::Int32:
+    return read_as<int32_t>(p);
+  case Scalar::UInt32:
+    return read_as<uint32_t>(p);
+  case Scalar::Int64:
+    return double(read_as<int64_t>(p));
+  case Scalar::UInt64:
+    return double(read_as<uint64_t>(p));
+  case Scalar::Float16:
+    return half_to_double(read_as<uint16_t>(p));
   case Scalar::BFloat16: {
     uint32_t bits = uint32_t(read_as<uint16_t>(p)) << 16;
     float f;
     std::memcpy(&f, &bits, 4);
     return f;
   }
-  case Scalar::Float32: return read_as<float>(p);
-  case Scalar::Float64: return read_as<double>(p);
-  default: throw OnnxError("host tensor of dtype " + t.dtype.name() + " cannot be read as numbers");
+  case Scalar::Float32:
+    return read_as<float>(p);
+  case Scalar::Float64:
+    return read_as<double>(p);
+  default:
+    throw OnnxError("host tensor of dtype " + t.dtype.name() + " cannot be read as numbers");
   }
 }
 
@@ -129,8 +142,12 @@ std::vector<int64_t> HostTensor::as_ints() const {
   const std::byte* p = data.data();
   for (size_t i = 0; i < out.size(); ++i, p += dtype.itemsize()) {
     switch (dtype.scalar) {
-    case Scalar::Int64: out[i] = read_as<int64_t>(p); break;
-    case Scalar::UInt64: out[i] = int64_t(read_as<uint64_t>(p)); break;
+    case Scalar::Int64:
+      out[i] = read_as<int64_t>(p);
+      break;
+    case Scalar::UInt64:
+      out[i] = int64_t(read_as<uint64_t>(p));
+      break;
     default:
       if (!dtype.is_int() && dtype.scalar != Scalar::Bool)
         throw OnnxError("expected integers, got a tensor of " + dtype.name());

@@ -33,7 +33,20 @@ struct HostTensor {
 struct Graph;
 
 struct Attribute {
-  enum class Kind { f, i, s, t, g, floats, ints, strings, tensors, graphs, sparse, type_proto } kind = Kind::i;
+  enum class Kind {
+    f,
+    i,
+    s,
+    t,
+    g,
+    floats,
+    ints,
+    strings,
+    tensors,
+    graphs,
+    sparse,
+    type_proto
+  } kind = Kind::i;
   double f = 0;
   int64_t i = 0;
   std::string s;
@@ -47,7 +60,7 @@ struct Attribute {
 };
 
 struct Node {
-  std::string name, op_type, domain; // domain "" is ai.onnx
+  std::string name, op_type, domain;        // domain "" is ai.onnx
   std::vector<std::string> inputs, outputs; // "" is an omitted optional
   std::map<std::string, Attribute> attributes;
   std::string describe() const; // "node 'conv1' (Conv, opset 11)" without the opset
@@ -60,7 +73,7 @@ struct Graph {
   std::vector<ValueInfo> outputs;
   std::map<std::string, std::shared_ptr<const HostTensor>> initializers;
   std::map<std::string, int64_t> opsets; // domain -> version (the model's, shared by subgraphs)
-  std::string source; // the model file, for messages
+  std::string source;                    // the model file, for messages
 };
 
 } // namespace tg::onnx

@@ -35,20 +35,45 @@ template <class T> void put(std::byte* dst, T v) { std::memcpy(dst, &v, sizeof(T
 // One element of a typed field, stored in dtype's bytes.
 void store(std::byte* dst, DType dt, int64_t i, double f) {
   switch (dt.scalar) {
-  case Scalar::Bool: put<uint8_t>(dst, i != 0); break;
-  case Scalar::Int8: put<int8_t>(dst, int8_t(i)); break;
-  case Scalar::UInt8: put<uint8_t>(dst, uint8_t(i)); break;
-  case Scalar::Int16: put<int16_t>(dst, int16_t(i)); break;
-  case Scalar::UInt16: put<uint16_t>(dst, uint16_t(i)); break;
-  case Scalar::Int32: put<int32_t>(dst, int32_t(i)); break;
-  case Scalar::UInt32: put<uint32_t>(dst, uint32_t(i)); break;
-  case Scalar::Int64: put<int64_t>(dst, i); break;
-  case Scalar::UInt64: put<uint64_t>(dst, uint64_t(i)); break;
+  case Scalar::Bool:
+    put<uint8_t>(dst, i != 0);
+    break;
+  case Scalar::Int8:
+    put<int8_t>(dst, int8_t(i));
+    break;
+  case Scalar::UInt8:
+    put<uint8_t>(dst, uint8_t(i));
+    break;
+  case Scalar::Int16:
+    put<int16_t>(dst, int16_t(i));
+    break;
+  case Scalar::UInt16:
+    put<uint16_t>(dst, uint16_t(i));
+    break;
+  case Scalar::Int32:
+    put<int32_t>(dst, int32_t(i));
+    break;
+  case Scalar::UInt32:
+    put<uint32_t>(dst, uint32_t(i));
+    break;
+  case Scalar::Int64:
+    put<int64_t>(dst, i);
+    break;
+  case Scalar::UInt64:
+    put<uint64_t>(dst, uint64_t(i));
+    break;
   case Scalar::Float16:
-  case Scalar::BFloat16: put<uint16_t>(dst, uint16_t(i)); break; // int32_data holds the bits
-  case Scalar::Float32: put<float>(dst, float(f)); break;
-  case Scalar::Float64: put<double>(dst, f); break;
-  default: break;
+  case Scalar::BFloat16:
+    put<uint16_t>(dst, uint16_t(i));
+    break; // int32_data holds the bits
+  case Scalar::Float32:
+    put<float>(dst, float(f));
+    break;
+  case Scalar::Float64:
+    put<double>(dst, f);
+    break;
+  default:
+    break;
   }
 }
 
@@ -56,7 +81,8 @@ std::filesystem::path inside(const std::filesystem::path& base, const std::strin
                              const std::string& where) {
   std::filesystem::path rel(location);
   if (location.empty() || rel.is_absolute())
-    throw OnnxError(where + ": external data location '" + location + "' must be a path relative to the model");
+    throw OnnxError(where + ": external data location '" + location +
+                    "' must be a path relative to the model");
   std::filesystem::path root = std::filesystem::weakly_canonical(base.empty() ? "." : base);
   std::filesystem::path full = std::filesystem::weakly_canonical(root / rel);
   auto [r, f] = std::mismatch(root.begin(), root.end(), full.begin(), full.end());
@@ -92,9 +118,12 @@ HostTensor read_tensor(const ::onnx::TensorProto& t, const std::filesystem::path
       return v;
     };
     for (const auto& kv : t.external_data()) {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = number("offset", kv.value());
-      else if (kv.key() == "length") length = number("length", kv.value());
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = number("offset", kv.value());
+      else if (kv.key() == "length")
+        length = number("length", kv.value());
     }
     std::filesystem::path file = inside(base_dir, location, where);
     std::ifstream in(file, std::ios::binary);
@@ -104,7 +133,8 @@ HostTensor read_tensor(const ::onnx::TensorProto& t, const std::filesystem::path
     if (length < 0) length = bytes;
     if (offset < 0 || length != bytes || offset > file_size || file_size - offset < length)
       throw OnnxError(where + ": external data " + file.string() + " (" + std::to_string(file_size) +
-                      " bytes) has no " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset));
+                      " bytes) has no " + std::to_string(bytes) + " bytes at offset " +
+                      std::to_string(offset));
     out.data.resize(size_t(bytes));
     in.seekg(offset);
     in.read(reinterpret_cast<char*>(out.data.data()), bytes);
@@ -122,17 +152,28 @@ HostTensor read_tensor(const ::onnx::TensorProto& t, const std::filesystem::path
     if (int64_t(field.size()) != n) throw size_error(name, size_t(field.size())); // before allocating
     out.data.resize(size_t(bytes));
     std::byte* dst = out.data.data();
-    for (int64_t i = 0; i < n; ++i) store(dst + size_t(i) * is, out.dtype, as_int(field[int(i)]), as_float(field[int(i)]));
+    for (int64_t i = 0; i < n; ++i)
+      store(dst + size_t(i) * is, out.dtype, as_int(field[int(i)]), as_float(field[int(i)]));
   };
   auto int_of = [](auto v) { return int64_t(v); };
   auto dbl_of = [](auto v) { return double(v); };
   switch (out.dtype.scalar) {
-  case Scalar::Float32: fill(t.float_data(), "float_data", int_of, dbl_of); break;
-  case Scalar::Float64: fill(t.double_data(), "double_data", int_of, dbl_of); break;
-  case Scalar::Int64: fill(t.int64_data(), "int64_data", int_of, dbl_of); break;
+  case Scalar::Float32:
+    fill(t.float_data(), "float_data", int_of, dbl_of);
+    break;
+  case Scalar::Float64:
+    fill(t.double_data(), "double_data", int_of, dbl_of);
+    break;
+  case Scalar::Int64:
+    fill(t.int64_data(), "int64_data", int_of, dbl_of);
+    break;
   case Scalar::UInt32:
-  case Scalar::UInt64: fill(t.uint64_data(), "uint64_data", int_of, dbl_of); break;
-  default: fill(t.int32_data(), "int32_data", int_of, dbl_of); break;
+  case Scalar::UInt64:
+    fill(t.uint64_data(), "uint64_data", int_of, dbl_of);
+    break;
+  default:
+    fill(t.int32_data(), "int32_data", int_of, dbl_of);
+    break;
   }
   return out;
 }
@@ -161,16 +202,20 @@ ValueInfo read_value_info(const ::onnx::ValueInfoProto& v, const std::string& so
   if (tt.has_shape()) {
     std::vector<ValueInfo::Dim> dims;
     for (const auto& d : tt.shape().dim()) {
-      if (d.has_dim_value()) dims.emplace_back(int64_t(d.dim_value()));
-      else if (d.has_dim_param() && !d.dim_param().empty()) dims.emplace_back(d.dim_param());
-      else dims.emplace_back(std::monostate{});
+      if (d.has_dim_value())
+        dims.emplace_back(int64_t(d.dim_value()));
+      else if (d.has_dim_param() && !d.dim_param().empty())
+        dims.emplace_back(d.dim_param());
+      else
+        dims.emplace_back(std::monostate{});
     }
     info.dims = std::move(dims);
   }
   return info;
 }
 
-std::shared_ptr<const Graph> read_graph(const ::onnx::GraphProto& g, const std::map<std::string, int64_t>& opsets,
+std::shared_ptr<const Graph> read_graph(const ::onnx::GraphProto& g,
+                                        const std::map<std::string, int64_t>& opsets,
                                         const std::filesystem::path& base_dir, const std::string& source);
 
 Attribute read_attribute(const ::onnx::AttributeProto& a, const std::map<std::string, int64_t>& opsets,
@@ -181,41 +226,63 @@ Attribute read_attribute(const ::onnx::AttributeProto& a, const std::map<std::st
   if (!a.ref_attr_name().empty())
     throw OnnxUnsupportedError(at + ": references to function attributes are not supported");
   switch (a.type()) {
-  case P::FLOAT: out.kind = Attribute::Kind::f; out.f = a.f(); break;
-  case P::INT: out.kind = Attribute::Kind::i; out.i = a.i(); break;
-  case P::STRING: out.kind = Attribute::Kind::s; out.s = a.s(); break;
+  case P::FLOAT:
+    out.kind = Attribute::Kind::f;
+    out.f = a.f();
+    break;
+  case P::INT:
+    out.kind = Attribute::Kind::i;
+    out.i = a.i();
+    break;
+  case P::STRING:
+    out.kind = Attribute::Kind::s;
+    out.s = a.s();
+    break;
   case P::TENSOR:
     out.kind = Attribute::Kind::t;
     out.t = std::make_shared<HostTensor>(read_tensor(a.t(), base_dir, at));
     break;
-  case P::GRAPH: out.kind = Attribute::Kind::g; out.g = read_graph(a.g(), opsets, base_dir, at); break;
+  case P::GRAPH:
+    out.kind = Attribute::Kind::g;
+    out.g = read_graph(a.g(), opsets, base_dir, at);
+    break;
   case P::FLOATS:
     out.kind = Attribute::Kind::floats;
     out.floats.assign(a.floats().begin(), a.floats().end());
     break;
-  case P::INTS: out.kind = Attribute::Kind::ints; out.ints.assign(a.ints().begin(), a.ints().end()); break;
+  case P::INTS:
+    out.kind = Attribute::Kind::ints;
+    out.ints.assign(a.ints().begin(), a.ints().end());
+    break;
   case P::STRINGS:
     out.kind = Attribute::Kind::strings;
     out.strings.assign(a.strings().begin(), a.strings().end());
     break;
   case P::TENSORS:
     out.kind = Attribute::Kind::tensors;
-    for (const auto& t : a.tensors()) out.tensors.push_back(std::make_shared<HostTensor>(read_tensor(t, base_dir, at)));
+    for (const auto& t : a.tensors())
+      out.tensors.push_back(std::make_shared<HostTensor>(read_tensor(t, base_dir, at)));
     break;
   case P::GRAPHS:
     out.kind = Attribute::Kind::graphs;
     for (const auto& g : a.graphs()) out.graphs.push_back(read_graph(g, opsets, base_dir, at));
     break;
   case P::SPARSE_TENSOR:
-  case P::SPARSE_TENSORS: out.kind = Attribute::Kind::sparse; break; // an op that reads it says so
+  case P::SPARSE_TENSORS:
+    out.kind = Attribute::Kind::sparse;
+    break; // an op that reads it says so
   case P::TYPE_PROTO:
-  case P::TYPE_PROTOS: out.kind = Attribute::Kind::type_proto; break;
-  default: throw OnnxError(at + ": unknown attribute type " + std::to_string(int(a.type())));
+  case P::TYPE_PROTOS:
+    out.kind = Attribute::Kind::type_proto;
+    break;
+  default:
+    throw OnnxError(at + ": unknown attribute type " + std::to_string(int(a.type())));
   }
   return out;
 }
 
-std::shared_ptr<const Graph> read_graph(const ::onnx::GraphProto& g, const std::map<std::string, int64_t>& opsets,
+std::shared_ptr<const Graph> read_graph(const ::onnx::GraphProto& g,
+                                        const std::map<std::string, int64_t>& opsets,
                                         const std::filesystem::path& base_dir, const std::string& source) {
   auto graph = std::make_shared<Graph>();
   graph->name = g.name();
@@ -238,7 +305,8 @@ std::shared_ptr<const Graph> read_graph(const ::onnx::GraphProto& g, const std::
     node.inputs.assign(n.input().begin(), n.input().end());
     node.outputs.assign(n.output().begin(), n.output().end());
     std::string where = source + ": " + node.describe();
-    for (const auto& a : n.attribute()) node.attributes[a.name()] = read_attribute(a, opsets, base_dir, where);
+    for (const auto& a : n.attribute())
+      node.attributes[a.name()] = read_attribute(a, opsets, base_dir, where);
     graph->nodes.push_back(std::move(node));
   }
   return graph;
@@ -262,7 +330,8 @@ std::shared_ptr<const Graph> load_graph(std::string_view bytes, const std::files
   for (const auto& [domain, version] : opsets) {
     if (domain.empty() && version > kMaxOpset)
       throw OnnxUnsupportedError(source + ": opset " + std::to_string(version) +
-                                 " of ai.onnx is newer than the newest supported (" + std::to_string(kMaxOpset) + ")");
+                                 " of ai.onnx is newer than the newest supported (" +
+                                 std::to_string(kMaxOpset) + ")");
   }
   if (model.functions_size() > 0)
     throw OnnxUnsupportedError(source + ": model-local functions are not supported");
@@ -298,9 +367,12 @@ HostValue load_host_value(std::string_view bytes, ValueInfo::Kind kind, const st
   case ValueInfo::Kind::optional: {
     ::onnx::OptionalProto o;
     if (!o.ParseFromArray(bytes.data(), int(bytes.size()))) throw parse_error("OptionalProto");
-    if (o.has_tensor_value()) out.tensors.push_back(read_tensor(o.tensor_value(), {}, source));
-    else if (o.has_sequence_value()) read_sequence(o.sequence_value());
-    else out.is_none = true;
+    if (o.has_tensor_value())
+      out.tensors.push_back(read_tensor(o.tensor_value(), {}, source));
+    else if (o.has_sequence_value())
+      read_sequence(o.sequence_value());
+    else
+      out.is_none = true;
     break;
   }
   }

@@ -14,7 +14,8 @@ namespace {
 
 std::string read_file(const std::filesystem::path& file) {
   std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) throw OnnxError(file.string() + ": is a directory, not a file");
+  if (std::filesystem::is_directory(file, ec))
+    throw OnnxError(file.string() + ": is a directory, not a file");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw OnnxError(file.string() + ": cannot open");
   std::ostringstream ss;
@@ -26,9 +27,12 @@ std::string dims_text(const std::vector<ValueInfo::Dim>& dims) {
   std::string s = "(";
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i) s += ", ";
-    if (auto n = std::get_if<int64_t>(&dims[i])) s += std::to_string(*n);
-    else if (auto p = std::get_if<std::string>(&dims[i])) s += *p;
-    else s += "?";
+    if (auto n = std::get_if<int64_t>(&dims[i]))
+      s += std::to_string(*n);
+    else if (auto p = std::get_if<std::string>(&dims[i]))
+      s += *p;
+    else
+      s += "?";
   }
   return s + ")";
 }
@@ -37,7 +41,8 @@ std::string dims_text(const std::vector<ValueInfo::Dim>& dims) {
 void check_input(const ValueInfo& info, const Tensor& t, std::map<std::string, int64_t>& bound) {
   std::string where = "input '" + info.name + "'";
   if (info.dtype && t.dtype() != *info.dtype)
-    throw OnnxError(where + " must be " + info.dtype_name + " (" + info.dtype->name() + "), got " + t.dtype().name());
+    throw OnnxError(where + " must be " + info.dtype_name + " (" + info.dtype->name() + "), got " +
+                    t.dtype().name());
   if (!info.dtype && !info.dtype_name.empty())
     throw OnnxUnsupportedError(where + " has data type " + info.dtype_name + ", which is not supported");
   if (!info.dims) return;
@@ -60,7 +65,8 @@ void check_input(const ValueInfo& info, const Tensor& t, std::map<std::string, i
 } // namespace
 
 Model::Model(std::shared_ptr<const Graph> graph, std::string device)
-    : graph_(std::move(graph)), runner_(std::make_shared<Runner>(graph_, device)), device_(std::move(device)) {}
+    : graph_(std::move(graph)), runner_(std::make_shared<Runner>(graph_, device)),
+      device_(std::move(device)) {}
 
 Model Model::load(const std::filesystem::path& file, ModelOptions options) {
   std::string bytes = read_file(file);
@@ -69,7 +75,8 @@ Model Model::load(const std::filesystem::path& file, ModelOptions options) {
 
 Model Model::from_bytes(std::string_view bytes, const std::filesystem::path& base_dir, ModelOptions options,
                         const std::string& source) {
-  std::string device = options.device.empty() ? default_device() : parse_device_name(options.device).canonical();
+  std::string device =
+      options.device.empty() ? default_device() : parse_device_name(options.device).canonical();
   return Model(load_graph(bytes, base_dir, source.empty() ? std::string("ONNX model") : source), device);
 }
 
@@ -94,7 +101,8 @@ std::map<std::string, Value> Model::run_values(const std::map<std::string, Value
       throw OnnxError(graph_->source + ": input '" + info.name + "' is not given");
     }
     const Value& v = it->second;
-    if (v.is_tensor()) check_input(info, v.tensor(), bound);
+    if (v.is_tensor())
+      check_input(info, v.tensor(), bound);
     else if (v.is_sequence())
       for (const auto& t : v.sequence()) {
         std::map<std::string, int64_t> own; // each element binds its own dims

@@ -38,7 +38,7 @@ public:
   static Model from_bytes(std::string_view bytes, const std::filesystem::path& base_dir = {},
                           ModelOptions options = {}, const std::string& source = {});
 
-  const std::vector<ValueInfo>& inputs() const;  // without the initializers
+  const std::vector<ValueInfo>& inputs() const; // without the initializers
   const std::vector<ValueInfo>& outputs() const;
   int64_t opset(const std::string& domain = "") const; // the model's opset import; 0 if absent
   const std::string& device() const { return device_; }

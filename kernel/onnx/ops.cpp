@@ -4,10 +4,11 @@
 
 namespace tg::onnx {
 
-OpContext::OpContext(const Node& node, std::vector<Value> inputs, std::vector<std::shared_ptr<const HostTensor>> hosts,
-                     int64_t opset, std::string device, RunGraph run_graph, Lookup lookup)
-    : node_(node), inputs_(std::move(inputs)), hosts_(std::move(hosts)), opset_(opset), device_(std::move(device)),
-      run_graph_(std::move(run_graph)), lookup_(std::move(lookup)) {
+OpContext::OpContext(const Node& node, std::vector<Value> inputs,
+                     std::vector<std::shared_ptr<const HostTensor>> hosts, int64_t opset, std::string device,
+                     RunGraph run_graph, Lookup lookup)
+    : node_(node), inputs_(std::move(inputs)), hosts_(std::move(hosts)), opset_(opset),
+      device_(std::move(device)), run_graph_(std::move(run_graph)), lookup_(std::move(lookup)) {
   hosts_.resize(inputs_.size());
 }
 
@@ -56,13 +57,15 @@ std::vector<double> OpContext::doubles(size_t i) const { return host(i).as_doubl
 
 int64_t OpContext::int_scalar(size_t i) const {
   auto v = ints(i);
-  if (v.size() != 1) fail("input " + std::to_string(i) + " must hold one value, got " + std::to_string(v.size()));
+  if (v.size() != 1)
+    fail("input " + std::to_string(i) + " must hold one value, got " + std::to_string(v.size()));
   return v[0];
 }
 
 double OpContext::double_scalar(size_t i) const {
   auto v = doubles(i);
-  if (v.size() != 1) fail("input " + std::to_string(i) + " must hold one value, got " + std::to_string(v.size()));
+  if (v.size() != 1)
+    fail("input " + std::to_string(i) + " must hold one value, got " + std::to_string(v.size()));
   return v[0];
 }
 

@@ -32,7 +32,7 @@ public:
 
   size_t num_inputs() const { return inputs_.size(); }
   bool has(size_t i) const { return i < inputs_.size() && !inputs_[i].is_none(); }
-  const Value& value(size_t i) const; // none when omitted
+  const Value& value(size_t i) const;   // none when omitted
   const Tensor& tensor(size_t i) const; // throws OnnxError naming the node when missing
   std::optional<Tensor> optional_tensor(size_t i) const;
   // The values of a (small) int or float input on the host. Reads the tensor back: use only for
@@ -83,14 +83,16 @@ const OpTable& op_table();
 
 // One per op file.
 void register_elementwise_ops(OpTable& table); // ops_elementwise.cpp: math, compare, logic, cast
-void register_reduce_ops(OpTable& table);      // ops_reduce.cpp: Reduce*, ArgMax, softmax family, CumSum, TopK
-void register_shape_ops(OpTable& table);       // ops_shape.cpp: Reshape, Slice, Concat, Gather, Scatter, Pad, ...
-void register_nn_ops(OpTable& table);          // ops_nn.cpp: Conv, pools, norms, Gemm, MatMul, RNNs, Resize
-void register_control_ops(OpTable& table);     // ops_control.cpp: Constant, If, Loop, Scan, Sequence*, Optional*
-void register_rnn_ops(OpTable& table);         // ops_rnn.cpp: RNN, GRU, LSTM
-void register_signal_ops(OpTable& table);      // ops_signal.cpp: DFT, STFT, window functions, MelWeightMatrix
-void register_detection_ops(OpTable& table);   // ops_detection.cpp: NonMaxSuppression, RoiAlign, MaxRoiPool, MaxUnpool
-void register_training_ops(OpTable& table);    // ops_training.cpp: ai.onnx.preview.training (Adam, Adagrad, Momentum)
+void register_reduce_ops(OpTable& table);  // ops_reduce.cpp: Reduce*, ArgMax, softmax family, CumSum, TopK
+void register_shape_ops(OpTable& table);   // ops_shape.cpp: Reshape, Slice, Concat, Gather, Scatter, Pad, ...
+void register_nn_ops(OpTable& table);      // ops_nn.cpp: Conv, pools, norms, Gemm, MatMul, RNNs, Resize
+void register_control_ops(OpTable& table); // ops_control.cpp: Constant, If, Loop, Scan, Sequence*, Optional*
+void register_rnn_ops(OpTable& table);     // ops_rnn.cpp: RNN, GRU, LSTM
+void register_signal_ops(OpTable& table);  // ops_signal.cpp: DFT, STFT, window functions, MelWeightMatrix
+void register_detection_ops(
+    OpTable& table); // ops_detection.cpp: NonMaxSuppression, RoiAlign, MaxRoiPool, MaxUnpool
+void register_training_ops(
+    OpTable& table); // ops_training.cpp: ai.onnx.preview.training (Adam, Adagrad, Momentum)
 void register_grid_sample_ops(OpTable& table); // ops_grid_sample.cpp: GridSample
 void register_text_ops(OpTable& table);        // ops_text.cpp: TfIdfVectorizer
 

@@ -32,18 +32,21 @@ Tensor Runner::uploaded(const std::shared_ptr<const HostTensor>& host) {
   return t;
 }
 
-std::vector<Value> Runner::run(const std::vector<Value>& inputs) { return run_graph(*graph_, inputs, nullptr); }
+std::vector<Value> Runner::run(const std::vector<Value>& inputs) {
+  return run_graph(*graph_, inputs, nullptr);
+}
 
 std::vector<Value> Runner::run_graph(const Graph& g, const std::vector<Value>& inputs, const Scope* outer) {
   Scope scope;
   scope.graph = &g;
   scope.parent = outer;
   if (inputs.size() > g.inputs.size())
-    throw OnnxError(g.source + ": graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
-                    std::to_string(inputs.size()));
+    throw OnnxError(g.source + ": graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) +
+                    " inputs, got " + std::to_string(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) scope.values[g.inputs[i].name] = inputs[i];
 
-  auto lookup = [&](const std::string& name, const Node& node) -> std::pair<Value, std::shared_ptr<const HostTensor>> {
+  auto lookup = [&](const std::string& name,
+                    const Node& node) -> std::pair<Value, std::shared_ptr<const HostTensor>> {
     const Scope* s = scope.owner_of(name);
     if (!s)
       throw OnnxError(g.source + ": " + node.describe() + " reads '" + name +
@@ -77,23 +80,25 @@ std::vector<Value> Runner::run_graph(const Graph& g, const std::vector<Value>& i
       in.push_back(std::move(v));
       hosts.push_back(std::move(h));
     }
-    OpContext ctx(node, std::move(in), std::move(hosts), opset, device_,
-                  [this, &scope](const Graph& sub, const std::vector<Value>& sub_inputs) {
-                    return run_graph(sub, sub_inputs, &scope);
-                  },
-                  [this, &scope](const std::string& name) -> std::optional<Value> { // Gradient's y
-                    const Scope* s = scope.owner_of(name);
-                    if (!s) return std::nullopt;
-                    if (auto it = s->values.find(name); it != s->values.end()) return it->second;
-                    return Value(uploaded(s->graph->initializers.at(name)));
-                  });
+    OpContext ctx(
+        node, std::move(in), std::move(hosts), opset, device_,
+        [this, &scope](const Graph& sub, const std::vector<Value>& sub_inputs) {
+          return run_graph(sub, sub_inputs, &scope);
+        },
+        [this, &scope](const std::string& name) -> std::optional<Value> { // Gradient's y
+          const Scope* s = scope.owner_of(name);
+          if (!s) return std::nullopt;
+          if (auto it = s->values.find(name); it != s->values.end()) return it->second;
+          return Value(uploaded(s->graph->initializers.at(name)));
+        });
     std::vector<Value> out;
     try {
       out = op->second(ctx);
     } catch (const OnnxError&) {
       throw;
     } catch (const Error& e) { // TensorError, device errors: say which node
-      throw OnnxError(g.source + ": " + node.describe() + " at opset " + std::to_string(opset) + ": " + e.what());
+      throw OnnxError(g.source + ": " + node.describe() + " at opset " + std::to_string(opset) + ": " +
+                      e.what());
     }
     if (out.size() > node.outputs.size())
       out.resize(node.outputs.size()); // ops may compute optional outputs nobody named

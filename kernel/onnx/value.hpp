@@ -36,7 +36,7 @@ public:
   bool is_none() const { return std::holds_alternative<std::monostate>(v_); }
   bool is_tensor() const { return std::holds_alternative<Tensor>(v_); }
   bool is_sequence() const { return std::holds_alternative<std::vector<Tensor>>(v_); }
-  const Tensor& tensor() const;                 // throws OnnxError unless a tensor
+  const Tensor& tensor() const;                // throws OnnxError unless a tensor
   const std::vector<Tensor>& sequence() const; // throws OnnxError unless a sequence
 
 private:
@@ -49,8 +49,8 @@ struct ValueInfo {
   using Dim = std::variant<std::monostate, int64_t, std::string>;
   std::string name;
   enum class Kind { tensor, sequence, optional } kind = Kind::tensor;
-  std::optional<DType> dtype; // unset: not declared, or a dtype tg lacks (string, complex)
-  std::string dtype_name;     // ONNX's name of it ("FLOAT", "STRING")
+  std::optional<DType> dtype;           // unset: not declared, or a dtype tg lacks (string, complex)
+  std::string dtype_name;               // ONNX's name of it ("FLOAT", "STRING")
   std::optional<std::vector<Dim>> dims; // unset: rank unknown
 };
 

@@ -83,24 +83,27 @@ struct Scheduler {
   }
 
   // A reduce must be materialized when, before reaching a kernel boundary, its value is
-  // broadcast (each output element would recompute it), reduced again (nested loops), or fused
-  // into two kernels (each would compute it: e.g. a gradient read by both of Adam's moments).
+  // broadcast (each output element would recompute it), reduced again (nested loops), fused
+  // into two kernels (each would compute it: e.g. a gradient read by both of Adam's moments), or
+  // padded (a convolution followed by a padded pool: the kernel's output would be the padded
+  // shape, whose axes no longer map onto the reduce's, and the optimizer could tile none of them).
   bool must_realize_reduce(const UOp* r) {
-    std::vector<const UOp*> stack{r};
+    std::vector<std::pair<const UOp*, bool>> stack{{r, false}}; // (node, a PAD lies between)
     std::unordered_set<const UOp*> seen;
     size_t kernels = 0;
     while (!stack.empty()) {
-      const UOp* u = stack.back();
+      auto [u, padded] = stack.back();
       stack.pop_back();
       for (const UOp* user : users[u]) {
         if (!seen.insert(user).second) continue;
         if (user->op() == Ops::REDUCE_AXIS) return true;
         if (user->op() == Ops::EXPAND && expands(refs.at(user), shapes)) return true;
+        const bool pads = padded || user->op() == Ops::PAD;
         if (realize.count(user)) { // a boundary: that kernel fuses this reduce
-          if (++kernels > 1) return true;
+          if (pads || ++kernels > 1) return true;
           continue;
         }
-        stack.push_back(user);
+        stack.emplace_back(user, pads);
       }
     }
     return false;

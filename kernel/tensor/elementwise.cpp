@@ -115,7 +115,7 @@ Tensor Tensor::maximum(const Tensor& o) const {
 Tensor Tensor::minimum(const Tensor& o) const {
   auto [a, b] = broadcast_pair(*this, o);
   if (a.dtype().is_bool()) return a.logical_and(b);
-  if (a.dtype().is_unsigned()) return a.lt(b).where(a, b);
+  if (a.dtype().is_int()) return a.lt(b).where(a, b); // -x would wrap the most negative value
   return -((-a).maximum(-b));
 }
 Tensor Tensor::square() const { return *this * *this; }

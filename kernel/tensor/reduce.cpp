@@ -162,7 +162,7 @@ Tensor Tensor::max(Axes axes, bool keepdim) const { return reduce(Ops::MAX, axes
 
 Tensor Tensor::min(Axes axes, bool keepdim) const {
   if (dtype().is_bool()) return logical_not().max(axes, keepdim).logical_not();
-  if (dtype().is_unsigned()) { // x ^ all-ones reverses the order of unsigned values
+  if (dtype().is_int()) { // x ^ all-ones (~x) reverses the order of ints without -x's wrap at the minimum
     Tensor m = bitwise_xor(const_like(-1)).max(axes, keepdim);
     return m.bitwise_xor(m.const_like(-1));
   }
@@ -216,7 +216,8 @@ Tensor Tensor::argmax(std::optional<int64_t> ax, bool keepdim) const {
 }
 
 Tensor Tensor::argmin(std::optional<int64_t> ax, bool keepdim) const {
-  if (dtype().is_bool() || dtype().is_unsigned()) return cast(dtypes::float64).neg().argmax(ax, keepdim);
+  if (dtype().is_bool()) return logical_not().argmax(ax, keepdim);
+  if (dtype().is_int()) return bitwise_xor(const_like(-1)).argmax(ax, keepdim); // ~x: no wrap at the minimum
   return neg().argmax(ax, keepdim);
 }
 

@@ -325,7 +325,8 @@ public:
   // dims are shared by x and indices. Negative indices count from the end.
   Tensor gather_nd(const Tensor& indices, int64_t batch_dims = 0) const;
   // the inverse: out = copy with out[indices[...]] = updates[...], combined by `reduce`
-  Tensor scatter_nd(const Tensor& indices, const Tensor& updates, ScatterReduce reduce = ScatterReduce::none) const;
+  Tensor scatter_nd(const Tensor& indices, const Tensor& updates,
+                    ScatterReduce reduce = ScatterReduce::none) const;
   // (values, int64 indices) of the k largest (or smallest) along axis, sorted; ties keep the lower index
   std::pair<Tensor, Tensor> topk(int64_t k, int64_t axis = -1, bool largest = true) const;
   // (values, int64 indices) sorted along axis; stable

@@ -20,7 +20,8 @@ using tg::onnx::OnnxUnsupportedError;
 
 namespace onnx_model_test {
 
-void add_input(::onnx::GraphProto& g, const std::string& name, int elem, std::vector<std::variant<int64_t, std::string>> dims) {
+void add_input(::onnx::GraphProto& g, const std::string& name, int elem,
+               std::vector<std::variant<int64_t, std::string>> dims) {
   auto* v = g.add_input();
   v->set_name(name);
   auto* t = v->mutable_type()->mutable_tensor_type();
@@ -28,8 +29,10 @@ void add_input(::onnx::GraphProto& g, const std::string& name, int elem, std::ve
   auto* shape = t->mutable_shape();
   for (const auto& d : dims) {
     auto* dim = shape->add_dim();
-    if (auto n = std::get_if<int64_t>(&d)) dim->set_dim_value(*n);
-    else dim->set_dim_param(std::get<std::string>(d));
+    if (auto n = std::get_if<int64_t>(&d))
+      dim->set_dim_value(*n);
+    else
+      dim->set_dim_param(std::get<std::string>(d));
   }
 }
 
@@ -87,7 +90,8 @@ std::string bytes_of(const ::onnx::ModelProto& m) {
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() / ("tg_onnx_test_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
+    path = fs::temp_directory_path() /
+           ("tg_onnx_test_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
     fs::create_directories(path);
   }
   ~TempDir() {
@@ -116,20 +120,24 @@ BOOST_AUTO_TEST_CASE(runs_with_named_dims_and_fuses) {
   Model model = Model::from_bytes(bytes_of(linear_relu()));
   BOOST_TEST(model.inputs().size() == 1u);
   BOOST_TEST(model.opset() == 13);
-  // x = [[1, 2, 3], [-1, 0, 1]]; xw = [[1*1+2*2-3*3, -1+1+3], [-1-3, 1-1+1]] = [[-4, 3], [-4, 1]]
+  // w = [[1, -1], [2, .5], [-3, 1]], b = [.5, -.5], x = [[1, 2, 3], [-1, 0, 1]]:
+  // xw = [[1+4-9, -1+1+3], [-1-3, 1+1]] = [[-4, 3], [-4, 2]], + b = [[-3.5, 2.5], [-3.5, 1.5]]
   Tensor x = Tensor::from_vector<float>({1, 2, 3, -1, 0, 1}, {2, 3});
   Tensor y = model.run({{"x", x}}).at("y");
   BOOST_TEST(y.schedule().size() <= 2u); // the matmul, bias and relu fuse
-  BOOST_TEST(y.to_vector<float>() == (std::vector<float>{0, 2.5f, 0, 0.5f}), boost::test_tools::per_element());
-  // another N binds again
+  BOOST_TEST(y.to_vector<float>() == (std::vector<float>{0, 2.5f, 0, 1.5f}),
+             boost::test_tools::per_element());
+  // another N binds again: [1, 1, 1] @ w + b = [0 + .5, .5 - .5]
   Tensor x1 = Tensor::from_vector<float>({1, 1, 1}, {1, 3});
-  BOOST_TEST(model.run({{"x", x1}}).at("y").to_vector<float>() == (std::vector<float>{0.5f, 2.0f}),
+  BOOST_TEST(model.run({{"x", x1}}).at("y").to_vector<float>() == (std::vector<float>{0.5f, 0.0f}),
              boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(runs_under_tinyjit) {
   Model model = Model::from_bytes(bytes_of(linear_relu()));
-  tg::TinyJit jit([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{model.run({{"x", in[0]}}).at("y")}; });
+  tg::TinyJit jit([&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{model.run({{"x", in[0]}}).at("y")};
+  });
   for (int i = 0; i < 4; ++i) {
     float s = float(i + 1);
     Tensor x = Tensor::from_vector<float>({s, 0, 0, 0, s, 0}, {2, 3});
@@ -141,12 +149,22 @@ BOOST_AUTO_TEST_CASE(runs_under_tinyjit) {
 
 BOOST_AUTO_TEST_CASE(input_checks) {
   Model model = Model::from_bytes(bytes_of(linear_relu()));
-  check_throws<OnnxError>([&] { model.run({{"x", Tensor::zeros({2, 4})}}); }, {"input 'x'", "(N, 3)", "(2, 4)"});
-  check_throws<OnnxError>([&] { model.run({{"x", Tensor::zeros({2, 3}, tg::dtypes::int32)}}); },
-                          {"input 'x'", "FLOAT"});
+  check_throws<OnnxError>(
+      [&] {
+        model.run({{"x", Tensor::zeros({2, 4})}});
+      },
+      {"input 'x'", "(N, 3)", "(2, 4)"});
+  check_throws<OnnxError>(
+      [&] {
+        model.run({{"x", Tensor::zeros({2, 3}, tg::dtypes::int32)}});
+      },
+      {"input 'x'", "FLOAT"});
   check_throws<OnnxError>([&] { model.run({}); }, {"input 'x' is not given"});
-  check_throws<OnnxError>([&] { model.run({{"x", Tensor::zeros({1, 3})}, {"q", Tensor::zeros({1})}}); },
-                          {"no input named 'q'"});
+  check_throws<OnnxError>(
+      [&] {
+        model.run({{"x", Tensor::zeros({1, 3})}, {"q", Tensor::zeros({1})}});
+      },
+      {"no input named 'q'"});
 }
 
 BOOST_AUTO_TEST_CASE(named_dims_must_agree) {
@@ -157,12 +175,16 @@ BOOST_AUTO_TEST_CASE(named_dims_must_agree) {
   add_node(g, "Add", {"a", "b"}, {"c"});
   add_output(g, "c");
   Model model = Model::from_bytes(bytes_of(m));
-  check_throws<OnnxError>([&] { model.run({{"a", Tensor::zeros({2})}, {"b", Tensor::zeros({3})}}); },
-                          {"dim 'N'", "3", "2"});
+  check_throws<OnnxError>(
+      [&] {
+        model.run({{"a", Tensor::zeros({2})}, {"b", Tensor::zeros({3})}});
+      },
+      {"dim 'N'", "3", "2"});
 }
 
 BOOST_AUTO_TEST_CASE(garbage_and_truncated_files) {
-  check_throws<OnnxError>([] { Model::from_bytes("this is not a protobuf at all"); }, {"not a valid ONNX model"});
+  check_throws<OnnxError>([] { Model::from_bytes("this is not a protobuf at all"); },
+                          {"not a valid ONNX model"});
   std::string good = bytes_of(linear_relu());
   for (size_t cut : {size_t(1), good.size() / 3, good.size() / 2, good.size() - 3}) {
     try { // a cut may land between fields and still parse; it must never crash or run
@@ -172,7 +194,8 @@ BOOST_AUTO_TEST_CASE(garbage_and_truncated_files) {
     } catch (const tg::Error&) {
     }
   }
-  check_throws<OnnxError>([] { Model::load("/nonexistent/model.onnx"); }, {"/nonexistent/model.onnx", "cannot open"});
+  check_throws<OnnxError>([] { Model::load("/nonexistent/model.onnx"); },
+                          {"/nonexistent/model.onnx", "cannot open"});
 }
 
 BOOST_AUTO_TEST_CASE(unsupported_op_names_node_op_and_opset) {
@@ -182,8 +205,11 @@ BOOST_AUTO_TEST_CASE(unsupported_op_names_node_op_and_opset) {
   add_node(g, "FancyNewOp", {"x"}, {"y"}, "the_node");
   add_output(g, "y");
   Model model = Model::from_bytes(bytes_of(m));
-  check_throws<OnnxUnsupportedError>([&] { model.run({{"x", Tensor::zeros({2})}}); },
-                                     {"the_node", "FancyNewOp", "opset 11", "not supported"});
+  check_throws<OnnxUnsupportedError>(
+      [&] {
+        model.run({{"x", Tensor::zeros({2})}});
+      },
+      {"the_node", "FancyNewOp", "opset 11", "not supported"});
 }
 
 BOOST_AUTO_TEST_CASE(opset_newer_than_supported) {
@@ -230,9 +256,10 @@ BOOST_AUTO_TEST_CASE(external_data) {
   }
   Model model = Model::load(dir.path / "model.onnx");
   Tensor x = Tensor::from_vector<float>({1, 2, 3, -1, 0, 1}, {2, 3});
-  BOOST_TEST(model.run({{"x", x}}).at("y").to_vector<float>() == (std::vector<float>{0, 2.5f, 0, 0.5f}),
+  BOOST_TEST(model.run({{"x", x}}).at("y").to_vector<float>() == (std::vector<float>{0, 2.5f, 0, 1.5f}),
              boost::test_tools::per_element());
-  for (const std::string& bad : {std::string("../weights.bin"), std::string("/etc/passwd"), std::string("a/../../x")}) {
+  for (const std::string& bad :
+       {std::string("../weights.bin"), std::string("/etc/passwd"), std::string("a/../../x")}) {
     set_location(bad);
     std::ofstream(dir.path / "model.onnx", std::ios::binary) << bytes_of(m);
     check_throws<OnnxError>([&] { Model::load(dir.path / "model.onnx"); }, {"external data location"});
@@ -267,8 +294,11 @@ BOOST_AUTO_TEST_CASE(a_bad_shape_inside_names_the_node) {
   add_node(g, "MatMul", {"a", "b"}, {"c"}, "mm");
   add_output(g, "c");
   Model model = Model::from_bytes(bytes_of(m));
-  check_throws<OnnxError>([&] { model.run({{"a", Tensor::zeros({2, 3})}, {"b", Tensor::zeros({4, 5})}}); },
-                          {"'mm'", "MatMul"});
+  check_throws<OnnxError>(
+      [&] {
+        model.run({{"a", Tensor::zeros({2, 3})}, {"b", Tensor::zeros({4, 5})}});
+      },
+      {"'mm'", "MatMul"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

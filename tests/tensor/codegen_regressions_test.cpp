@@ -45,4 +45,21 @@ BOOST_AUTO_TEST_CASE(shrunk_contiguous_view_over_permute) {
   BOOST_TEST(r == (std::vector<int32_t>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3}), boost::test_tools::per_element());
 }
 
+// min of signed ints as -max(-x) wrapped the most negative value (-(-128) is -128 in int8):
+// min(-128, 5) came out 5.
+BOOST_AUTO_TEST_CASE(int_min_of_the_most_negative_value) {
+  Tensor a = Tensor::from_vector<int32_t>({-128, 5, 7, -3}, {4}, dtypes::int8);
+  Tensor b = Tensor::from_vector<int32_t>({5, -128, 7, 2}, {4}, dtypes::int8);
+  BOOST_TEST(a.minimum(b).cast(dtypes::int32).to_vector<int32_t>() ==
+                 (std::vector<int32_t>{-128, -128, 7, -3}),
+             boost::test_tools::per_element());
+  BOOST_TEST(a.min().cast(dtypes::int32).item<int32_t>() == -128);
+  BOOST_TEST(b.argmin().item<int32_t>() == 1);
+  Tensor c = Tensor::from_vector<int32_t>({1, INT32_MIN, 2}, {3});
+  BOOST_TEST(c.min().item<int32_t>() == INT32_MIN);
+  BOOST_TEST(c.argmin().item<int32_t>() == 1);
+  Tensor flags = Tensor::from_vector<bool>({true, false, true}, {3});
+  BOOST_TEST(flags.argmin().item<int32_t>() == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -23,6 +23,7 @@ build the same ones; this file is installed beside the other peer scripts, so an
 onnx` has it.
 """
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -116,8 +117,11 @@ def export(outdir, batch, names):
         os.makedirs(data, exist_ok=True)
         path = os.path.join(d, "model.onnx")
         tmp = path + ".tmp"
+        # torch >= 2.9 exports through dynamo by default (needs onnxscript); the TorchScript
+        # exporter is the one Debian's torch 1.13 has, and gives the same graph on both
+        legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
         torch.onnx.export(model, (x,), tmp, opset_version=OPSET, input_names=["input"], output_names=["output"],
-                          do_constant_folding=True)
+                          do_constant_folding=True, **legacy)
         onnx.checker.check_model(tmp)
         for fname, arr, pname in (("input_0.pb", x, "input"), ("output_0.pb", y, "output")):
             t = onnx.numpy_helper.from_array(arr.detach().numpy(), pname)
@@ -134,11 +138,12 @@ def median(v):
     return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
-def time_runs(fn, runs, warmup):
-    for _ in range(warmup):
+def time_runs(fn, args):
+    """Median ms of args.runs runs after args.warmup; stops early, after 3, once they took args.max_seconds."""
+    for _ in range(args.warmup):
         fn()
     t = []
-    for _ in range(runs):
+    while len(t) < args.runs and (len(t) < 3 or sum(t) < args.max_seconds * 1e3):
         t0 = time.perf_counter()
         fn()
         t.append((time.perf_counter() - t0) * 1e3)
@@ -169,7 +174,7 @@ def time_torch(args, names, batches, res):
                 y.cpu()  # to the host, as ours and onnxruntime do (on CPU: no copy)
 
             try:
-                res[key + "_ms"] = time_runs(run, args.runs, args.warmup)
+                res[key + "_ms"] = time_runs(run, args)
             except Exception as e:  # noqa: BLE001 - a row's failure is reported, not fatal
                 res[key + "_error"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
 
@@ -198,8 +203,7 @@ def time_onnxruntime(args, names, batches, res):
                 sess = ort.InferenceSession(path, sess_options=so, providers=providers)
                 x = make_input(name, b).numpy()
                 feed = {sess.get_inputs()[0].name: x}
-                res[key + "_ms"] = time_runs(lambda: sess.run(None, feed), args.runs, args.warmup)
-                del sess
+                res[key + "_ms"] = time_runs(lambda: sess.run(None, feed), args)
             except Exception as e:  # noqa: BLE001
                 res[key + "_error"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
 
@@ -219,6 +223,7 @@ def main():
     tm.add_argument("--models", default=",".join(MODELS))
     tm.add_argument("--runs", type=int, default=10, help="timed runs per row (the median is reported)")
     tm.add_argument("--warmup", type=int, default=2)
+    tm.add_argument("--max-seconds", type=float, default=60, help="a row stops after 3 runs once they took this long")
     tm.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     names = parse_models(args.models)

@@ -150,7 +150,10 @@ std::string check_output(const Tensor& got, const Tensor& want) {
   return (excess <= 0 ? "ok, max |diff| " : "WRONG, max |diff| ") + general(worst);
 }
 
-void measure_ours(Row& row, const fs::path& case_dir, const std::string& device, int runs) {
+// Timed runs stop early, after at least kMinRuns, once they have taken `budget_s` (a slow row).
+constexpr int kMinRuns = 3;
+
+void measure_ours(Row& row, const fs::path& case_dir, const std::string& device, int runs, double budget_s) {
   try {
     onnx::Model model = onnx::Model::load(case_dir / "model.onnx", {device});
     const fs::path data = case_dir / "test_data_set_0";
@@ -171,10 +174,12 @@ void measure_ours(Row& row, const fs::path& case_dir, const std::string& device,
     Tensor want = onnx::load_value_file(data / "output_0.pb", onnx::ValueInfo::Kind::tensor, device).tensor();
     row.check = check_output(first.at(model.outputs().at(0).name), want);
     for (int i = 1; i < kWarmup; ++i) run_once();
-    for (int i = 0; i < runs; ++i) {
+    double spent_ms = 0;
+    for (int i = 0; i < runs && (i < kMinRuns || spent_ms < budget_s * 1e3); ++i) {
       auto t = Clock::now();
       run_once();
       row.ours_ms.push_back(ms_between(t, Clock::now()));
+      spent_ms += row.ours_ms.back();
     }
   } catch (const std::exception& e) {
     row.error = e.what();
@@ -213,14 +218,15 @@ struct PeerSpec {
 };
 
 void run_peer(PeerSpec& p, const std::string& script, const fs::path& dir, const std::string& peer_device,
-              const std::string& models, const std::string& batches, int runs, unsigned threads,
-              int peer_runs) {
+              const std::string& models, const std::string& batches, int runs, double budget_s,
+              unsigned threads, int peer_runs) {
   std::cerr << "  running the " << p.name << " peer (" << p.python << "), " << peer_runs << " processes...\n";
-  p.runs = run_peer_runs(shell_quote(p.python) + " " + shell_quote(script) + " time --peer " + p.arg +
-                             " --dir " + shell_quote(dir.string()) + " --device " + peer_device +
-                             " --models " + models + " --batch " + batches + " --runs " +
-                             std::to_string(runs) + " --threads " + std::to_string(threads),
-                         peer_runs);
+  p.runs =
+      run_peer_runs(shell_quote(p.python) + " " + shell_quote(script) + " time --peer " + p.arg + " --dir " +
+                        shell_quote(dir.string()) + " --device " + peer_device + " --models " + models +
+                        " --batch " + batches + " --runs " + std::to_string(runs) + " --max-seconds " +
+                        general(budget_s) + " --threads " + std::to_string(threads),
+                    peer_runs);
 }
 
 // ---- printing ----
@@ -234,7 +240,7 @@ std::optional<double> ratio(const Row& r) {
   return best->spread.min / ours->median;
 }
 
-void print_rows(const std::vector<Row>& rows, const std::vector<PeerSpec>& peers) {
+void print_rows(const std::vector<Row>& rows, const std::vector<PeerSpec>& peers, int runs) {
   std::vector<std::string> head = {"model", "batch", "unit", "ours first run", "ours min / median / max"};
   for (const auto& p : peers) head.push_back(p.name + " min / median / max");
   head.insert(head.end(), {"ratio", "check"});
@@ -243,7 +249,10 @@ void print_rows(const std::vector<Row>& rows, const std::vector<PeerSpec>& peers
     std::vector<std::string> c = {r.model->label, std::to_string(r.batch), metric_unit(r)};
     auto ours = ours_spread(r);
     c.push_back(std::isnan(r.first_ms) ? "-" : num_str(r.first_ms) + " ms");
-    c.push_back(ours ? spread_cell(r, *ours) : "failed");
+    c.push_back(!ours ? "failed"
+                      : spread_cell(r, *ours) + (ours->runs < size_t(runs)
+                                                     ? " (" + std::to_string(ours->runs) + " runs)"
+                                                     : std::string()));
     for (const auto& p : peers) {
       auto f =
           std::find_if(r.peers.begin(), r.peers.end(), [&](const PeerFigure& x) { return x.peer == p.name; });
@@ -264,7 +273,8 @@ void print_rows(const std::vector<Row>& rows, const std::vector<PeerSpec>& peers
     const std::string name = std::string(r.model->label) + " batch " + std::to_string(r.batch);
     if (!r.error.empty()) std::cout << "ours failed: " << name << ": " << r.error << "\n";
     for (const auto& [peer, e] : r.peer_errors) std::cout << peer << " failed: " << name << ": " << e << "\n";
-    warn_wide_spreads(std::cout, name, r.peers, [](double t) { return num_str(t) + " ms"; });
+    warn_wide_spreads(std::cout, name, r.peers,
+                      [&](double t) { return num_str(t) + (r.latency() ? " ms" : " ms per batch"); });
   }
 }
 
@@ -313,18 +323,17 @@ int bench_onnx(const std::vector<std::string>& args) {
       "tools/bench/peer_onnx.py into --cache-dir once per batch size. Batch 1 is timed as latency (ms),\n"
       "larger batches as throughput (images/s, sequences/s). Ours: min / median / max of --runs runs after\n"
       "two warm-up runs (the first schedules and compiles: 'first run'); each peer: min / median / max over\n"
-      "--peer-runs fresh processes of the median of --runs runs in each. ratio = our speed / the best\n"
+      "--peer-runs fresh processes of the median of --runs runs in each (a slow row stops after 3 runs once\n"
+      "they took --max-seconds; the table says how many ours did). ratio = our speed / the best\n"
       "peer's (its min time / our median time; > 1: we are faster). check: our outputs against PyTorch's.\n"
       "Peers: PyTorch eager (--peer-python; on CUDA with TF32 off) and onnxruntime (CPU provider; the CUDA\n"
       "provider for --device CUDA), both with --threads intra-op threads. onnxruntime is not packaged by\n"
-      "Debian; tg uses --ort-python, else the first of\n"
-      "  ~/.cache/tinygrad.cpp/venv-onnxruntime/bin/python, python3, /usr/bin/python3 that imports it. Make "
-      "it:\n"
-      "  /usr/bin/python3 -m venv --system-site-packages ~/.cache/tinygrad.cpp/venv-onnxruntime\n"
-      "  ~/.cache/tinygrad.cpp/venv-onnxruntime/bin/pip install onnxruntime \"numpy==$(/usr/bin/python3 -c "
-      "\\\n"
-      "    'import numpy; print(numpy.__version__)')\"   # keeps Debian's numpy, which its torch is built "
-      "for\n"
+      "Debian; tg uses --ort-python, else the first of ~/.cache/tinygrad.cpp/venv-onnxruntime/bin/python,\n"
+      "python3 and /usr/bin/python3 that imports it. To make that venv (Debian's numpy kept: its torch\n"
+      "is built for it):\n"
+      "  V=~/.cache/tinygrad.cpp/venv-onnxruntime; /usr/bin/python3 -m venv --system-site-packages $V\n"
+      "  $V/bin/pip install onnxruntime \\\n"
+      "    numpy==$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')\n"
       "Options");
   opts.add_options()("help,h",
                      "show this help")("device,d", po::value<std::string>()->default_value("CPU"),
@@ -334,6 +343,8 @@ int bench_onnx(const std::vector<std::string>& args) {
       "batch", po::value<std::string>()->default_value("1,32"),
       "comma-separated batch sizes (1: latency)")("runs,n", po::value<int>()->default_value(10),
                                                   "timed runs per row (after warm-up), ours and each peer's")(
+      "max-seconds", po::value<double>()->default_value(60),
+      "a row's timed runs stop early, after at least 3, once they took this long (ours and each peer's)")(
       "peer-runs", po::value<int>()->default_value(3), "fresh processes per peer (1..20)")(
       "threads", po::value<unsigned>()->default_value(cores),
       "the peers' intra-op threads (default: the cores, as our CPU plugin's thread pool)")(
@@ -352,6 +363,7 @@ int bench_onnx(const std::vector<std::string>& args) {
   }
   const int runs = vm["runs"].as<int>();
   const int peer_runs = vm["peer-runs"].as<int>();
+  const double budget_s = vm["max-seconds"].as<double>();
   const std::optional<std::string> json_path =
       vm.count("json") ? std::optional(vm["json"].as<std::string>()) : std::nullopt;
   if (!bench_options_ok("tg bench onnx", runs, json_path) || !peer_runs_ok("tg bench onnx", peer_runs))
@@ -378,6 +390,10 @@ int bench_onnx(const std::vector<std::string>& args) {
     batches.push_back(v);
   }
   const unsigned threads = vm["threads"].as<unsigned>();
+  if (!(budget_s > 0)) {
+    std::cerr << "tg bench onnx: --max-seconds must be > 0\n";
+    return 2;
+  }
   if (models.empty() || batches.empty() || threads < 1) {
     std::cerr << "tg bench onnx: --models and --batch must name at least one, --threads must be >= 1\n";
     return 2;
@@ -419,7 +435,7 @@ int bench_onnx(const std::vector<std::string>& args) {
       r.model = m;
       r.batch = b;
       std::cerr << "  running " << m->label << " batch " << b << "...\n";
-      measure_ours(r, dir / ("b" + std::to_string(b)) / m->id, device, runs);
+      measure_ours(r, dir / ("b" + std::to_string(b)) / m->id, device, runs, budget_s);
       rows.push_back(std::move(r));
     }
 
@@ -438,7 +454,7 @@ int bench_onnx(const std::vector<std::string>& args) {
       p.runs.info.error = why;
     }
     if (p.runs.info.error.empty())
-      run_peer(p, script.path, dir, peer_device, model_list, batch_list, runs, threads, peer_runs);
+      run_peer(p, script.path, dir, peer_device, model_list, batch_list, runs, budget_s, threads, peer_runs);
   }
   for (Row& r : rows)
     for (const PeerSpec& p : peers) {
@@ -449,7 +465,7 @@ int bench_onnx(const std::vector<std::string>& args) {
         r.peer_errors[p.name] = p.runs.info.str(r.key() + "_error");
     }
 
-  print_rows(rows, peers);
+  print_rows(rows, peers, runs);
   std::cout << "ours: " << device << " (" << device_name << ")"
             << (plugin == "cpu" ? ", a thread pool of " + std::to_string(cores) + " threads (the cores)" : "")
             << "; a run = Model::run + realize + read every output\n";

@@ -26,7 +26,9 @@ namespace tg::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 onnx::HostTensor host_of(const Tensor& t) {
   onnx::HostTensor h;
@@ -46,9 +48,12 @@ std::string decl_text(const onnx::ValueInfo& v) {
     for (size_t i = 0; i < v.dims->size(); ++i) {
       const auto& d = (*v.dims)[i];
       if (i) s += ", ";
-      if (auto n = std::get_if<int64_t>(&d)) s += std::to_string(*n);
-      else if (auto p = std::get_if<std::string>(&d)) s += *p;
-      else s += "?";
+      if (auto n = std::get_if<int64_t>(&d))
+        s += std::to_string(*n);
+      else if (auto p = std::get_if<std::string>(&d))
+        s += *p;
+      else
+        s += "?";
     }
     s += ")";
   }
@@ -64,13 +69,15 @@ struct Tolerance {
 // "" when equal within tolerance, else what differs.
 std::string compare_tensor(const Tensor& got, const Tensor& want, const Tolerance& tol) {
   if (got.dtype() != want.dtype()) return "dtype " + got.dtype().name() + ", expected " + want.dtype().name();
-  if (got.shape() != want.shape()) return "shape " + dims_str(got.shape()) + ", expected " + dims_str(want.shape());
+  if (got.shape() != want.shape())
+    return "shape " + dims_str(got.shape()) + ", expected " + dims_str(want.shape());
   onnx::HostTensor g = host_of(got), w = host_of(want);
   if (got.dtype().is_int() || got.dtype() == dtypes::bool_) {
     auto a = g.as_ints(), b = w.as_ints();
     for (size_t i = 0; i < a.size(); ++i)
       if (a[i] != b[i])
-        return "element " + std::to_string(i) + " is " + std::to_string(a[i]) + ", expected " + std::to_string(b[i]);
+        return "element " + std::to_string(i) + " is " + std::to_string(a[i]) + ", expected " +
+               std::to_string(b[i]);
     return "";
   }
   auto a = g.as_doubles(), b = w.as_doubles();
@@ -100,7 +107,8 @@ std::string compare_value(const onnx::Value& got, const onnx::Value& want, const
     if (g.size() != w.size())
       return "sequence of " + std::to_string(g.size()) + ", expected " + std::to_string(w.size());
     for (size_t i = 0; i < g.size(); ++i)
-      if (auto e = compare_tensor(g[i], w[i], tol); !e.empty()) return "sequence element " + std::to_string(i) + ": " + e;
+      if (auto e = compare_tensor(g[i], w[i], tol); !e.empty())
+        return "sequence element " + std::to_string(i) + ": " + e;
     return "";
   }
   if (!got.is_tensor()) return "expected a tensor, got a sequence";
@@ -131,13 +139,15 @@ onnx::Value as_declared(onnx::Value v, const onnx::ValueInfo& info) {
   return v;
 }
 
-CaseResult run_case(const fs::path& dir, const std::string& name, const std::string& device, const Tolerance& tol) {
+CaseResult run_case(const fs::path& dir, const std::string& name, const std::string& device,
+                    const Tolerance& tol) {
   CaseResult r{name, Status::pass, ""};
   try {
     onnx::Model model = onnx::Model::load(dir / "model.onnx", {device});
     std::vector<fs::path> sets;
     for (const auto& e : fs::directory_iterator(dir))
-      if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+      if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+        sets.push_back(e.path());
     std::sort(sets.begin(), sets.end());
     if (sets.empty()) throw onnx::OnnxError("no test_data_set_* folder");
     for (const auto& set : sets) {
@@ -146,16 +156,16 @@ CaseResult run_case(const fs::path& dir, const std::string& name, const std::str
         if (i >= model.inputs().size())
           throw onnx::OnnxError(set.string() + ": more input files than the model has inputs");
         const auto& info = model.inputs()[i];
-        inputs[info.name] =
-            as_declared(onnx::load_value_file(set / ("input_" + std::to_string(i) + ".pb"), info.kind, device), info);
+        inputs[info.name] = as_declared(
+            onnx::load_value_file(set / ("input_" + std::to_string(i) + ".pb"), info.kind, device), info);
       }
       auto outputs = model.run_values(inputs);
       for (size_t i = 0; fs::exists(set / ("output_" + std::to_string(i) + ".pb")); ++i) {
         if (i >= model.outputs().size())
           throw onnx::OnnxError(set.string() + ": more output files than the model has outputs");
         const auto& info = model.outputs()[i];
-        onnx::Value want =
-            as_declared(onnx::load_value_file(set / ("output_" + std::to_string(i) + ".pb"), info.kind, device), info);
+        onnx::Value want = as_declared(
+            onnx::load_value_file(set / ("output_" + std::to_string(i) + ".pb"), info.kind, device), info);
         std::string diff = compare_value(outputs.at(info.name), want, tol);
         if (!diff.empty()) {
           r.status = Status::fail;
@@ -202,7 +212,8 @@ std::map<std::string, std::pair<Status, std::string>> read_expectations(const fs
     std::getline(ls, reason);
     reason.erase(0, reason.find_first_not_of(" \t"));
     if (status != "fail" && status != "skip")
-      throw Error(file.string() + ":" + std::to_string(n) + ": status must be fail or skip, got '" + status + "'");
+      throw Error(file.string() + ":" + std::to_string(n) + ": status must be fail or skip, got '" + status +
+                  "'");
     m[name] = {status == "fail" ? Status::fail : Status::skip, reason};
   }
   return m;
@@ -211,18 +222,22 @@ std::map<std::string, std::pair<Status, std::string>> read_expectations(const fs
 } // namespace
 
 int cmd_onnx_test(const std::vector<std::string>& args) {
-  po::options_description opts(
-      "tg onnx-test DIR...: run ONNX backend test folders (model.onnx + test_data_set_*/input_N.pb, output_N.pb)\n"
-      "and compare the outputs like ONNX's backend tests. DIR is a case folder or a folder of them (two levels).\n"
-      "Ends with 'N passed, N failed, N skipped' (skipped: an op, opset or dtype this runtime lacks).\nOptions");
+  po::options_description opts("tg onnx-test DIR...: run ONNX backend test folders (model.onnx + "
+                               "test_data_set_*/input_N.pb, output_N.pb)\n"
+                               "and compare the outputs like ONNX's backend tests. DIR is a case folder or a "
+                               "folder of them (two levels).\n"
+                               "Ends with 'N passed, N failed, N skipped' (skipped: an op, opset or dtype "
+                               "this runtime lacks).\nOptions");
   opts.add_options()("help,h", "show this help")("device,d", po::value<std::string>()->default_value(""),
                                                  "device (default: the default device)")(
       "verbose,v", "print every case, not only those that do not pass")(
       "expect", po::value<std::vector<std::string>>(),
-      "expectations file (name fail|skip reason per line; repeatable, the files add up): exit 1 when a case does "
-      "worse than listed or passes while listed")("write-expect", po::value<std::string>(), "write the expectations file of this run")(
-      "rtol", po::value<double>()->default_value(1e-3), "relative tolerance")(
-      "atol", po::value<double>()->default_value(1e-7), "absolute tolerance")(
+      "expectations file (name fail|skip reason per line; repeatable, the files add up): exit 1 when a case "
+      "does "
+      "worse than listed or passes while listed")("write-expect", po::value<std::string>(),
+                                                  "write the expectations file of this run")(
+      "rtol", po::value<double>()->default_value(1e-3),
+      "relative tolerance")("atol", po::value<double>()->default_value(1e-7), "absolute tolerance")(
       "list-ops", "print the supported ops as the markdown list docs/onnx.md holds, and exit")(
       "dirs", po::value<std::vector<std::string>>(), "test folders");
   po::positional_options_description pos;
@@ -238,8 +253,10 @@ int cmd_onnx_test(const std::vector<std::string>& args) {
     std::map<std::string, std::vector<std::string>> by_domain;
     for (const auto& op : onnx::supported_ops()) {
       auto colon = op.find(':');
-      if (colon == std::string::npos) by_domain[""].push_back(op);
-      else by_domain[op.substr(0, colon)].push_back(op.substr(colon + 1));
+      if (colon == std::string::npos)
+        by_domain[""].push_back(op);
+      else
+        by_domain[op.substr(0, colon)].push_back(op.substr(colon + 1));
     }
     for (const auto& [domain, ops] : by_domain) {
       std::cout << "- " << (domain.empty() ? "ai.onnx" : domain) << " (" << ops.size() << "): ";
@@ -271,7 +288,8 @@ int cmd_onnx_test(const std::vector<std::string>& args) {
   }
   std::map<std::string, std::pair<Status, std::string>> expect;
   if (vm.count("expect"))
-    for (const auto& file : vm["expect"].as<std::vector<std::string>>()) expect.merge(read_expectations(file));
+    for (const auto& file : vm["expect"].as<std::vector<std::string>>())
+      expect.merge(read_expectations(file));
   bool verbose = vm.count("verbose") != 0;
   std::cout << "device: " << device << ", " << cases.size() << " cases\n" << std::flush;
   std::vector<CaseResult> results;
@@ -282,8 +300,10 @@ int cmd_onnx_test(const std::vector<std::string>& args) {
     CaseResult r = run_case(dir, name, device, tol);
     counts[int(r.status)]++;
     if (verbose || r.status != Status::pass)
-      std::cout << (r.status == Status::pass ? "PASS " : r.status == Status::fail ? "FAIL " : "SKIP ") << name
-                << (r.reason.empty() ? "" : ": " + r.reason) << "\n"
+      std::cout << (r.status == Status::pass   ? "PASS "
+                    : r.status == Status::fail ? "FAIL "
+                                               : "SKIP ")
+                << name << (r.reason.empty() ? "" : ": " + r.reason) << "\n"
                 << std::flush;
     if (vm.count("expect")) {
       auto it = expect.find(name);
@@ -291,7 +311,8 @@ int cmd_onnx_test(const std::vector<std::string>& args) {
       if (r.status != want) {
         ++mismatches;
         std::cout << "  ^ expected " << status_name(want) << ", got " << status_name(r.status)
-                  << (r.status == Status::pass ? " (now passes: remove it from the expectations)" : "") << "\n";
+                  << (r.status == Status::pass ? " (now passes: remove it from the expectations)" : "")
+                  << "\n";
       }
     }
     results.push_back(std::move(r));
@@ -316,18 +337,24 @@ int cmd_onnx_test(const std::vector<std::string>& args) {
 
 namespace {
 
-Tensor random_input(const onnx::ValueInfo& info, const std::map<std::string, int64_t>& dims, const std::string& device) {
-  if (!info.dtype) throw Error("input '" + info.name + "' has data type " + info.dtype_name + ": give it a file");
+Tensor random_input(const onnx::ValueInfo& info, const std::map<std::string, int64_t>& dims,
+                    const std::string& device) {
+  if (!info.dtype)
+    throw Error("input '" + info.name + "' has data type " + info.dtype_name + ": give it a file");
   Dims shape;
   if (info.dims)
     for (const auto& d : *info.dims) {
-      if (auto n = std::get_if<int64_t>(&d)) shape.push_back(*n);
-      else if (auto p = std::get_if<std::string>(&d)) shape.push_back(dims.count(*p) ? dims.at(*p) : 1);
-      else shape.push_back(1);
+      if (auto n = std::get_if<int64_t>(&d))
+        shape.push_back(*n);
+      else if (auto p = std::get_if<std::string>(&d))
+        shape.push_back(dims.count(*p) ? dims.at(*p) : 1);
+      else
+        shape.push_back(1);
     }
   DType dt = *info.dtype;
   if (dt.is_float()) return Tensor::randn(shape, dtypes::float32, device).cast(dt);
-  if (dt == dtypes::bool_) return Tensor::rand(shape, dtypes::float32, device).lt(Tensor::full(shape, 0.5, dtypes::float32, device));
+  if (dt == dtypes::bool_)
+    return Tensor::rand(shape, dtypes::float32, device).lt(Tensor::full(shape, 0.5, dtypes::float32, device));
   return Tensor::randint(shape, 0, 10, dtypes::int32, device).cast(dt);
 }
 
@@ -353,15 +380,18 @@ void print_summary(const std::string& name, const Tensor& t) {
 } // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
-  po::options_description opts("tg run MODEL.onnx: run an ONNX model, print its outputs and timing.\nOptions");
+  po::options_description opts(
+      "tg run MODEL.onnx: run an ONNX model, print its outputs and timing.\nOptions");
   opts.add_options()("help,h", "show this help")("device,d", po::value<std::string>()->default_value(""),
                                                  "device (default: the default device)")(
       "input,i", po::value<std::vector<std::string>>(),
       "NAME=FILE.npy or NAME=random (repeatable; inputs not named are random)")(
-      "dim", po::value<std::vector<std::string>>(), "NAME=SIZE for a named (dynamic) dimension of random inputs (default 1)")(
+      "dim", po::value<std::vector<std::string>>(),
+      "NAME=SIZE for a named (dynamic) dimension of random inputs (default 1)")(
       "bench", po::value<int>()->default_value(0), "time N more runs after the first")(
-      "save-outputs", po::value<std::string>(), "write each output to DIR/NAME.npy")(
-      "seed", po::value<uint64_t>()->default_value(0), "seed of random inputs")("model", po::value<std::string>(), "");
+      "save-outputs", po::value<std::string>(),
+      "write each output to DIR/NAME.npy")("seed", po::value<uint64_t>()->default_value(0),
+                                           "seed of random inputs")("model", po::value<std::string>(), "");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -378,8 +408,9 @@ int cmd_run(const std::vector<std::string>& args) {
   Tensor::manual_seed(vm["seed"].as<uint64_t>());
   auto t0 = Clock::now();
   onnx::Model model = onnx::Model::load(vm["model"].as<std::string>(), {device});
-  std::cout << "model " << vm["model"].as<std::string>() << " (opset " << model.opset() << ") on " << model.device()
-            << ", loaded in " << std::fixed << std::setprecision(1) << ms_since(t0) << " ms\n";
+  std::cout << "model " << vm["model"].as<std::string>() << " (opset " << model.opset() << ") on "
+            << model.device() << ", loaded in " << std::fixed << std::setprecision(1) << ms_since(t0)
+            << " ms\n";
   std::map<std::string, int64_t> dims;
   if (vm.count("dim"))
     for (const auto& d : vm["dim"].as<std::vector<std::string>>()) {
@@ -400,12 +431,13 @@ int cmd_run(const std::vector<std::string>& args) {
     auto it = given.find(info.name);
     bool random = it == given.end() || it->second == "random";
     Tensor t = random ? random_input(info, dims, model.device()) : load_npy(it->second, model.device());
-    std::cout << "  " << decl_text(info) << " <- " << (random ? "random" : it->second) << " " << dims_str(t.shape())
-              << "\n";
+    std::cout << "  " << decl_text(info) << " <- " << (random ? "random" : it->second) << " "
+              << dims_str(t.shape()) << "\n";
     inputs.emplace(info.name, t);
     if (it != given.end()) given.erase(it);
   }
-  if (!given.empty()) throw Error("--input " + given.begin()->first + ": the model has no input of that name");
+  if (!given.empty())
+    throw Error("--input " + given.begin()->first + ": the model has no input of that name");
   auto run_once = [&] {
     auto out = model.run(inputs);
     std::vector<Tensor*> ptrs;
@@ -429,8 +461,8 @@ int cmd_run(const std::vector<std::string>& args) {
       times.push_back(ms_since(t));
     }
     std::sort(times.begin(), times.end());
-    std::cout << "runs: " << n << ", min " << times.front() << " ms, median " << times[times.size() / 2] << " ms, max "
-              << times.back() << " ms\n";
+    std::cout << "runs: " << n << ", min " << times.front() << " ms, median " << times[times.size() / 2]
+              << " ms, max " << times.back() << " ms\n";
   }
   if (vm.count("save-outputs")) {
     fs::path dir = vm["save-outputs"].as<std::string>();

@@ -11,9 +11,9 @@ namespace {
 
 const std::map<std::string, DType>& descrs() {
   static const std::map<std::string, DType> m = {
-      {"|b1", dtypes::bool_},  {"|i1", dtypes::int8},     {"|u1", dtypes::uint8},    {"<i2", dtypes::int16},
-      {"<u2", dtypes::uint16}, {"<i4", dtypes::int32},    {"<u4", dtypes::uint32},   {"<i8", dtypes::int64},
-      {"<u8", dtypes::uint64}, {"<f2", dtypes::float16},  {"<f4", dtypes::float32}, {"<f8", dtypes::float64},
+      {"|b1", dtypes::bool_},  {"|i1", dtypes::int8},    {"|u1", dtypes::uint8},   {"<i2", dtypes::int16},
+      {"<u2", dtypes::uint16}, {"<i4", dtypes::int32},   {"<u4", dtypes::uint32},  {"<i8", dtypes::int64},
+      {"<u8", dtypes::uint64}, {"<f2", dtypes::float16}, {"<f4", dtypes::float32}, {"<f8", dtypes::float64},
   };
   return m;
 }
