@@ -153,6 +153,12 @@ Tensor host_ints_tensor(const std::vector<int64_t>& values, const std::string& d
   return Tensor::from_vector(values, {int64_t(values.size())}, dtypes::int64, device);
 }
 
+std::string ints_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 const OpTable& op_table() {
   static const OpTable table = [] {
     OpTable t;

@@ -11,8 +11,6 @@ namespace tg::onnx {
 
 namespace {
 
-bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; }
-
 // A constant of x's dtype and shape.
 Tensor cst(const Tensor& x, double v) { return x.const_like(v); }
 

@@ -17,11 +17,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-std::string ints_str(const Ints& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;

@@ -12,8 +12,6 @@ namespace tg::onnx {
 
 namespace {
 
-bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; }
-
 // The reduced axes, resolved and sorted; empty means all (or none: see noop).
 struct ReduceAxes {
   Axes axes;

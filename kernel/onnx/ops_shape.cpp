@@ -25,11 +25,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-std::string ints_str(const Ints& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 // An axis in [-rank, rank) made non-negative; fails naming `what` otherwise.
 int64_t norm_axis(const OpContext& ctx, int64_t axis, int64_t rank, const std::string& what = "axis") {
