@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <type_traits>
 
 namespace tg::onnx {
 
@@ -155,7 +156,14 @@ HostTensor read_tensor(const ::onnx::TensorProto& t, const std::filesystem::path
     for (int64_t i = 0; i < n; ++i)
       store(dst + size_t(i) * is, out.dtype, as_int(field[int(i)]), as_float(field[int(i)]));
   };
-  auto int_of = [](auto v) { return int64_t(v); };
+  // float fields feed only float dtypes: converting their values to int64 would be undefined for
+  // the large ones (found by fuzzing)
+  auto int_of = [](auto v) -> int64_t {
+    if constexpr (std::is_floating_point_v<decltype(v)>)
+      return 0;
+    else
+      return int64_t(v);
+  };
   auto dbl_of = [](auto v) { return double(v); };
   switch (out.dtype.scalar) {
   case Scalar::Float32:
