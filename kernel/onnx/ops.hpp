@@ -76,7 +76,7 @@ private:
 
 // Tensor helpers the op files share.
 Tensor host_ints_tensor(const std::vector<int64_t>& values, const std::string& device); // int64 (n)
-std::string ints_str(const std::vector<int64_t>& v);                                  // "[1, 2]"
+std::string ints_str(const std::vector<int64_t>& v);                                    // "[1, 2]"
 inline bool is_half(DType dt) { return dt == dtypes::float16 || dt == dtypes::bfloat16; }
 // (dtype_from_onnx, onnx_dtype_name, onnx_type_of: graph.hpp)
 

@@ -17,7 +17,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;

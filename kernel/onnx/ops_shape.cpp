@@ -25,7 +25,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-
 // An axis in [-rank, rank) made non-negative; fails naming `what` otherwise.
 int64_t norm_axis(const OpContext& ctx, int64_t axis, int64_t rank, const std::string& what = "axis") {
   if (axis < -rank || axis >= rank)
