@@ -84,11 +84,7 @@ std::vector<std::vector<Tensor>> scan_steps(OpContext& ctx, const Graph& body, s
   size_t n_state = state.size();
   for (int64_t t = 0; t < steps; ++t) {
     std::vector<Value> in = state;
-    for (auto& x : xs) {
-      Pads ranges{{t, t + 1}};
-      for (int64_t d = 1; d < x.ndim(); ++d) ranges.emplace_back(0, x.shape()[size_t(d)]);
-      in.emplace_back(x.shrink(ranges).squeeze(0));
-    }
+    for (auto& x : xs) in.emplace_back(x[t]);
     std::vector<Value> out = ctx.run_graph(body, in);
     if (out.size() != n_state + size_t(n_scan_out))
       ctx.fail("the body returned " + std::to_string(out.size()) + " values, expected " +
@@ -97,13 +93,6 @@ std::vector<std::vector<Tensor>> scan_steps(OpContext& ctx, const Graph& body, s
     for (int64_t i = 0; i < n_scan_out; ++i) outs[size_t(i)].push_back(out[n_state + size_t(i)].tensor());
   }
   return outs;
-}
-
-// Index b of axis 0.
-Tensor batch_item(const Tensor& x, int64_t b) {
-  Pads ranges{{b, b + 1}};
-  for (int64_t d = 1; d < x.ndim(); ++d) ranges.emplace_back(0, x.shape()[size_t(d)]);
-  return x.shrink(ranges).squeeze(0);
 }
 
 // Scan-8: every input and output has a batch axis 0 (the scan axis is 1), and the optional first
@@ -144,13 +133,11 @@ std::vector<Value> scan8(OpContext& ctx) {
   for (int64_t b = 0; b < batch; ++b) {
     int64_t n = lens[size_t(b)];
     std::vector<Value> state;
-    for (int64_t i = 0; i < n_state; ++i) state.emplace_back(batch_item(ctx.tensor(size_t(1 + i)), b));
+    for (int64_t i = 0; i < n_state; ++i) state.emplace_back(ctx.tensor(size_t(1 + i))[b]);
     std::vector<Tensor> xs;
     for (int64_t i = 0; i < n_scan_in; ++i) {
-      Tensor x = batch_item(ctx.tensor(size_t(1 + n_state + i)), b);
-      Pads ranges{{0, n}};
-      for (int64_t d = 1; d < x.ndim(); ++d) ranges.emplace_back(0, x.shape()[size_t(d)]);
-      x = x.shrink(ranges);
+      Tensor x = ctx.tensor(size_t(1 + n_state + i))[b];
+      x = x.slice({Slice{0, n}}); // this item's sequence length
       if (dirs[size_t(i)]) x = x.flip({0});
       xs.push_back(x);
     }
