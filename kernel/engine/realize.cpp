@@ -4,6 +4,7 @@
 #include "kernel/engine/capture.hpp"
 #include "kernel/engine/config.hpp"
 #include "kernel/engine/engine.hpp"
+#include "kernel/engine/interrupt.hpp"
 #include "kernel/engine/launch_counter.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/errors.hpp"
@@ -239,6 +240,7 @@ double run_schedule(const Schedule& schedule, std::vector<std::shared_ptr<Prepar
   if (kernels) kernels->assign(schedule.items.size(), nullptr);
   for (size_t i = 0; i < schedule.items.size(); ++i) {
     const ScheduleItem& item = schedule.items[i];
+    InterruptCheck::poll();
     if (item.ast->src(0)->op() == Ops::COPY) {
       if (CaptureScope::active())
         throw Error("JIT capture: a copy between devices inside a captured function is not supported "
@@ -261,6 +263,7 @@ double run_schedule(const Schedule& schedule, std::vector<std::shared_ptr<Prepar
 double run_prepared(std::span<const PreparedLaunch> launches) {
   RunTotals totals;
   for (const auto& l : launches) {
+    InterruptCheck::poll();
     storage_of(l.buffers[0], true);
     if (l.kernel) launch_kernel(l.kernel, l.buffers, nullptr, totals);
   }

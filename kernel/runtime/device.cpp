@@ -1,5 +1,7 @@
 #include "kernel/runtime/device.hpp"
 
+#include <atomic>
+
 namespace tg {
 
 namespace {
@@ -92,12 +94,53 @@ void Device::synchronize() {
   plugin_->check(serialized([&] { return plugin_->api().synchronize(device_); }), "synchronize");
 }
 
+// An imported buffer's release, shared by the Buffer and the callback handed to the plugin. The
+// plugin calls back from buffer_free, inside the device's call lock, where the owner's release
+// must not run (dropping the last reference to another buffer of this device would wait for that
+// lock). So the release runs once both the plugin has called back and buffer_free has returned,
+// by whichever comes second; that one also deletes this.
+struct Buffer::ImportRelease {
+  static constexpr unsigned kPluginCalled = 1, kFreeReturned = 2;
+  std::function<void()> fn;
+  std::atomic<unsigned> state{0};
+
+  void arrive(unsigned who) noexcept {
+    if ((state.fetch_or(who) | who) != (kPluginCalled | kFreeReturned)) return;
+    try {
+      if (fn) fn();
+    } catch (...) { // runs from a destructor or a C callback: nothing can be reported
+    }
+    delete this;
+  }
+  static void plugin_called(void* self) noexcept { static_cast<ImportRelease*>(self)->arrive(kPluginCalled); }
+};
+
+Buffer Device::import(uint64_t address, uint64_t size, std::function<void()> release) {
+  auto import_fn = plugin_->fn(&tg_plugin_api::buffer_import, "buffer_import");
+  plugin_->fn(&tg_plugin_api::buffer_free, "buffer_free");
+  auto pending = std::make_unique<Buffer::ImportRelease>();
+  pending->fn = std::move(release);
+  tg_buffer_import_args args{};
+  args.struct_size = sizeof args;
+  args.address = address;
+  args.size = size;
+  args.release = &Buffer::ImportRelease::plugin_called;
+  args.release_context = pending.get();
+  tg_buffer* raw = nullptr;
+  plugin_->check(serialized([&] { return import_fn(device_, &args, &raw); }),
+                 "buffer_import(" + std::to_string(size) + " bytes)"); // on failure `pending` dies unrun
+  Buffer buffer(shared_from_this(), raw, size);
+  buffer.release_ = pending.release();
+  return buffer;
+}
+
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
     reset();
     device_ = std::move(other.device_);
     buffer_ = std::exchange(other.buffer_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    release_ = std::exchange(other.release_, nullptr);
   }
   return *this;
 }
@@ -116,8 +159,23 @@ void settle(Device& device) noexcept {
 void Buffer::reset() noexcept {
   if (buffer_) settle(*device_); // takes and releases the call lock itself
   if (buffer_) device_->serialized([&] { device_->plugin().api().buffer_free(buffer_); });
+  if (release_) std::exchange(release_, nullptr)->arrive(ImportRelease::kFreeReturned); // outside the lock
   buffer_ = nullptr;
   device_.reset();
+}
+
+std::optional<uint64_t> Buffer::address() const {
+  if (!buffer_) return std::nullopt;
+  const Plugin& p = device_->plugin();
+  if (!p.has(&tg_plugin_api::buffer_address)) return std::nullopt;
+  uint64_t address = 0;
+  tg_error* err = device_->serialized([&] { return p.api().buffer_address(buffer_, &address); });
+  if (err && p.api().error_code(err) == TG_ERROR_UNIMPLEMENTED) {
+    p.api().error_destroy(err);
+    return std::nullopt;
+  }
+  p.check(err, "buffer_address");
+  return address;
 }
 
 void Buffer::copy_from_host(std::span<const std::byte> src, uint64_t offset) {

@@ -49,6 +49,15 @@ public:
   // when `measure` (the device must have TG_FEATURE_TIMING).
   std::optional<uint64_t> launch_batch(std::span<const tg_launch_args* const> launches, bool measure = false);
 
+  // ABI 1.3: whether the plugin can wrap memory someone else owns (buffer_import).
+  bool can_import() const { return plugin_->has(&tg_plugin_api::buffer_import); }
+  // A buffer over `size` bytes at `address` (a host pointer on a TG_FEATURE_HOST_MEMORY device,
+  // else the device's native address) without a copy; freeing it frees none of that memory and
+  // then runs `release` once. When import throws (UnimplementedError without the entry,
+  // InvalidArgumentError for a misaligned or unreachable address), `release` never runs. It runs
+  // outside the device's call lock, so it may free buffers of this device.
+  Buffer import(uint64_t address, uint64_t size, std::function<void()> release);
+
   tg_device* raw() const { return device_; }
 
   // Runs `call` (one ABI call on this device, its buffers or programs) holding the device's
@@ -95,12 +104,21 @@ public:
   void copy_from_host(std::span<const std::byte> src, uint64_t offset = 0);
   void copy_to_host(std::span<std::byte> dst, uint64_t offset = 0) const;
   void copy_from(const Buffer& src, uint64_t size, uint64_t dst_offset = 0, uint64_t src_offset = 0);
+  // ABI 1.3: the base address (a host pointer on a TG_FEATURE_HOST_MEMORY device, else the
+  // device's native address), valid while the buffer lives; nullopt when the plugin lacks
+  // buffer_address or answers UNIMPLEMENTED. Read or write through it only after
+  // Device::synchronize, and never while a launch may use the buffer.
+  std::optional<uint64_t> address() const;
+
+  struct ImportRelease; // device.cpp
 
 private:
+  friend class Device; // import
   void reset() noexcept;
   std::shared_ptr<Device> device_;
   tg_buffer* buffer_ = nullptr;
   uint64_t size_ = 0;
+  ImportRelease* release_ = nullptr; // imported buffers: the owner's release (device.cpp)
 };
 
 struct LaunchDims {

@@ -6,6 +6,7 @@
 
 #include "kernel/engine/capture.hpp"
 #include "kernel/engine/config.hpp"
+#include "kernel/engine/interrupt.hpp"
 #include "kernel/runtime/devices.hpp"
 
 #include <chrono>
@@ -172,7 +173,10 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
     captured_.reset();
     return capture(in);
   }
-  if (captured_) return replay(in);
+  if (captured_) {
+    InterruptCheck::poll();
+    return replay(in);
+  }
   if (calls_ == 1) return fn_(in); // warm-up
   return capture(in);
 }

@@ -80,7 +80,7 @@ void Buffer::copy_to_host(uint64_t offset, void* dst, uint64_t size) {
 
 void Buffer::copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, uint64_t size) {
   memory_.bind();
-  const uint64_t from = static_cast<Buffer&>(src).address() + src_offset, to = address_ + offset;
+  const uint64_t from = static_cast<Buffer&>(src).device_address() + src_offset, to = address_ + offset;
   if (from + size <= to || to + size <= from) {
     memory_.copy(at(to), at(from), size);
     return;

@@ -49,7 +49,7 @@ public:
   void copy_from_host(uint64_t offset, const void* src, uint64_t size) override;
   void copy_to_host(uint64_t offset, void* dst, uint64_t size) override;
   void copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, uint64_t size) override;
-  uint64_t address() const { return address_; } // the buffer's start, as a kernel argument
+  uint64_t device_address() const { return address_; } // the buffer's start, as a kernel argument
 
 private:
   static constexpr uint64_t kNaturalAlignment = 256; // hipMalloc's

@@ -62,7 +62,7 @@ std::vector<std::byte> Program::kernargs(const sdk::Launch& launch) const {
   std::vector<std::byte> bytes(layout_.kernarg_segment_size);
   size_t arg = 0;
   for (const sdk::BufferArg& b : launch.buffers) {
-    const uint64_t address = static_cast<const Buffer*>(b.buffer)->address() + b.offset;
+    const uint64_t address = static_cast<const Buffer*>(b.buffer)->device_address() + b.offset;
     std::memcpy(bytes.data() + layout_.args[arg++].offset, &address, sizeof address);
   }
   for (const tg_scalar_arg& s : launch.scalars) {

@@ -19,4 +19,9 @@ Buffer::Buffer(uint64_t size, uint64_t alignment) : size_(size) {
                            "out of host memory allocating " + std::to_string(size) + " bytes");
 }
 
+Buffer::Buffer(Imported, char* data, uint64_t size) : data_(data), size_(size), owned_(false) {
+  static char nothing; // data() is never NULL, even for an empty import at address 0
+  if (data_ == nullptr) data_ = &nothing;
+}
+
 } // namespace tg::cpu

@@ -1,4 +1,5 @@
-// Buffers: aligned host memory. The adaptor has checked every range before a copy arrives here.
+// Buffers: aligned host memory, allocated here or imported (ABI 1.3: memory another library owns,
+// never freed here). The adaptor has checked every range before a copy arrives here.
 #pragma once
 
 #include <tg/sdk/adaptor.hpp>
@@ -6,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace tg::cpu {
 
@@ -18,7 +20,12 @@ class Buffer final : public sdk::Buffer {
 public:
   // alignment 0 = kBufferAlignment; a power of two (the adaptor checked).
   Buffer(uint64_t size, uint64_t alignment);
-  ~Buffer() override { std::free(data_); }
+  // Imported: `size` bytes at `data` (NULL only when size is 0), owned by the caller.
+  struct Imported {};
+  Buffer(Imported, char* data, uint64_t size);
+  ~Buffer() override {
+    if (owned_) std::free(data_);
+  }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
@@ -34,10 +41,12 @@ public:
   void copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, uint64_t size) override {
     std::memmove(data_ + offset, static_cast<Buffer&>(src).data_ + src_offset, size_t(size)); // may overlap
   }
+  std::optional<uint64_t> address() const override { return reinterpret_cast<uintptr_t>(data_); }
 
 private:
   char* data_;
   uint64_t size_;
+  bool owned_ = true;
 };
 
 } // namespace tg::cpu

@@ -96,6 +96,10 @@ std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, ui
   return std::make_unique<Buffer>(size, alignment);
 }
 
+std::unique_ptr<sdk::Buffer> Device::import_buffer(uint64_t address, uint64_t size, std::function<void()>) {
+  return std::make_unique<Buffer>(Buffer::Imported{}, reinterpret_cast<char*>(uintptr_t(address)), size);
+}
+
 std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {
   return std::make_unique<Program>(jit(), blob);
 }

@@ -28,6 +28,9 @@ public:
   std::unique_ptr<sdk::Program> load_program(const sdk::Blob& blob) override;
   uint64_t launch(const sdk::Launch& launch) override;
   uint64_t launch_batch(std::span<const sdk::Launch> launches, bool timed) override; // ABI 1.1
+  // ABI 1.3: any host memory will do; the adaptor runs `release` once the Buffer is gone.
+  std::unique_ptr<sdk::Buffer> import_buffer(uint64_t address, uint64_t size,
+                                             std::function<void()> release) override;
 
 private:
   Jit& jit(); // created on the first program load

@@ -44,6 +44,9 @@ public:
   void peer_copy(const sdk::PeerCopy& copy) override { cpu::peer_copy(copy); }
   bool provides_collective() const override { return true; }
   void collective(const sdk::Collective& collective) override { run_collective(collective, *pool_.get()); }
+  // ABI 1.3: buffers are host memory, shared with other libraries (numpy) as plain pointers.
+  bool provides_buffer_address() const override { return true; }
+  bool provides_buffer_import() const override { return true; }
 
 private:
   Compiler compiler_;

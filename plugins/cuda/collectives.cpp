@@ -46,9 +46,10 @@ void Collectives::run(const sdk::Collective& c) {
   for (const sdk::CollectiveMember& m : c.members) {
     const auto& dev = static_cast<const Device&>(*m.device);
     ordinals.push_back(int(dev.ordinal()));
-    ranks.push_back({reinterpret_cast<const void*>(static_cast<Buffer*>(m.input)->address() + m.input_offset),
-                     reinterpret_cast<void*>(static_cast<Buffer*>(m.output)->address() + m.output_offset),
-                     dev.stream()});
+    ranks.push_back(
+        {reinterpret_cast<const void*>(static_cast<Buffer*>(m.input)->device_address() + m.input_offset),
+         reinterpret_cast<void*>(static_cast<Buffer*>(m.output)->device_address() + m.output_offset),
+         dev.stream()});
   }
   std::lock_guard lock(mutex_);
   const Group& g = group(ordinals);

@@ -8,6 +8,7 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -39,6 +40,40 @@ int attribute(CUdevice device, CUdevice_attribute which) {
   int value = 0;
   check(driver().cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute");
   return value;
+}
+
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// An import's memory: device memory (cuMemAlloc, cudaMalloc, a PyTorch tensor) of GPU `device`,
+// the whole range inside one allocation. Throws INVALID_ARGUMENT saying what it is instead.
+void check_importable(CUdeviceptr address, uint64_t size, CUdevice device) {
+  const Driver& d = driver();
+  const std::string where = "address " + hex(address);
+  auto invalid = [](const std::string& why) { throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT, why); };
+  unsigned int type = 0;
+  CUresult r = d.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+  if (r != CUDA_SUCCESS)
+    invalid(where + " is not memory CUDA knows (cuPointerGetAttribute: " + result_text(r) + ")");
+  if (type != CU_MEMORYTYPE_DEVICE)
+    invalid(where + " is not device memory (CUmemorytype " + std::to_string(type) +
+            "); import host memory through the CPU device");
+  int ordinal = -1;
+  r = d.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address);
+  if (r != CUDA_SUCCESS || ordinal != int(device))
+    invalid(where + " is memory of " +
+            (r == CUDA_SUCCESS ? "CUDA:" + std::to_string(ordinal) : "another GPU") +
+            ", not of this device (CUDA:" + std::to_string(int(device)) + ")");
+  CUdeviceptr start = 0;
+  size_t range = 0;
+  if (d.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, address) == CUDA_SUCCESS &&
+      d.cuPointerGetAttribute(&range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, address) == CUDA_SUCCESS &&
+      (address - start) + size > range)
+    invalid(where + " + " + std::to_string(size) + " bytes reaches past the end of its allocation (" +
+            std::to_string(range) + " bytes from " + hex(start) + ")");
 }
 
 tg_device_properties read_properties(CUdevice dev) {
@@ -102,7 +137,7 @@ void pack_call(const sdk::Launch& launch, KernelCall& call, const Stream::Comple
     at += 8;
   };
   for (const sdk::BufferArg& b : launch.buffers) {
-    const CUdeviceptr address = static_cast<Buffer*>(b.buffer)->address() + b.offset;
+    const CUdeviceptr address = static_cast<Buffer*>(b.buffer)->device_address() + b.offset;
     append(&address, sizeof address);
   }
   for (const tg_scalar_arg& s : launch.scalars) {
@@ -205,6 +240,15 @@ std::vector<sdk::Attribute> Device::attributes() const {
 std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, uint32_t) {
   bind();
   return std::make_unique<Buffer>(*memory_, size, alignment);
+}
+
+std::unique_ptr<sdk::Buffer> Device::import_buffer(uint64_t address, uint64_t size, std::function<void()>) {
+  bind();
+  if (size != 0) check_importable(CUdeviceptr(address), size, device_);
+  // The producer (DLPack: PyTorch asked with stream=1) ordered its writes before the legacy
+  // default stream; waiting for that stream makes them complete before our stream reads.
+  check(driver().cuStreamSynchronize(nullptr), "cuStreamSynchronize(legacy default stream)");
+  return std::make_unique<Buffer>(Buffer::Imported{}, *memory_, CUdeviceptr(address), size);
 }
 
 std::unique_ptr<sdk::Program> Device::load_program(const sdk::Blob& blob) {

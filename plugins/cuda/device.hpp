@@ -27,6 +27,11 @@ public:
   uint64_t launch(const sdk::Launch& launch) override;
   uint64_t launch_batch(std::span<const sdk::Launch> launches, bool timed) override;
   void synchronize() override;
+  // ABI 1.3: device memory of this GPU another library owns (a PyTorch tensor in this process:
+  // the plugin runs on the primary context, as the CUDA runtime does). Anything else ->
+  // INVALID_ARGUMENT. The adaptor runs `release` once the Buffer is gone.
+  std::unique_ptr<sdk::Buffer> import_buffer(uint64_t address, uint64_t size,
+                                             std::function<void()> release) override;
 
   // For the 1.2 entries between devices (peer.cpp, collectives.cpp).
   CUdevice ordinal() const { return device_; }

@@ -60,6 +60,7 @@ namespace tg::cuda {
   X(cuStreamWaitEvent)                                                                                       \
   X(cuMemHostAlloc)                                                                                          \
   X(cuMemHostGetDevicePointer)                                                                               \
+  X(cuPointerGetAttribute)                                                                                   \
   X(cuStreamWriteValue32)
 
 // The loaded driver: every pointer above is set, or load() threw.

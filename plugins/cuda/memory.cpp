@@ -81,7 +81,18 @@ Buffer::Buffer(Memory& memory, uint64_t size, uint64_t alignment)
     : memory_(memory), size_(sdk::AlignedBlock::block_size(size, alignment, kNaturalAlignment)),
       block_(memory.allocate(size_)), ptr_(sdk::AlignedBlock::start(block_, alignment, kNaturalAlignment)) {}
 
-Buffer::~Buffer() { memory_.release(block_, size_); }
+Buffer::Buffer(Imported, Memory& memory, CUdeviceptr address, uint64_t size)
+    : memory_(memory), size_(size), ptr_(address) {}
+
+Buffer::~Buffer() {
+  if (block_ != 0) {
+    memory_.release(block_, size_);
+    return;
+  }
+  // Imported: the owner may reuse the memory once its release runs, right after this; let the
+  // stream finish with it first (the host synchronizes before freeing, so this rarely waits).
+  memory_.stream().drain();
+}
 
 void Buffer::copy_from_host(uint64_t offset, const void* src, uint64_t size) {
   make_current(memory_.context());
@@ -96,7 +107,7 @@ void Buffer::copy_to_host(uint64_t offset, void* dst, uint64_t size) {
 void Buffer::copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, uint64_t size) {
   const Driver& d = driver();
   make_current(memory_.context());
-  const CUdeviceptr from = static_cast<Buffer&>(src).address() + src_offset;
+  const CUdeviceptr from = static_cast<Buffer&>(src).device_address() + src_offset;
   const CUdeviceptr to = ptr_ + offset;
   if (from + size <= to || to + size <= from) {
     check(d.cuMemcpyDtoDAsync(to, from, size, memory_.stream().get()), "cuMemcpyDtoDAsync");

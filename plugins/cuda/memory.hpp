@@ -1,6 +1,7 @@
 // Device memory: a caching allocator (freed blocks wait in a per-size free list for the next
 // allocation of that size, as a training step frees and re-allocates the same sizes every
-// iteration; cuMemFree is synchronous and slow), pinned host staging for copies, and Buffer.
+// iteration; cuMemFree is synchronous and slow), pinned host staging for copies, and Buffer
+// (allocated here, or imported: ABI 1.3, device memory another library owns, never freed here).
 // One Memory per device; the host serializes calls per device (abi.h), so no lock.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <tg/sdk/block_cache.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace tg::cuda {
@@ -50,18 +52,22 @@ public:
   // alignment: 0 or a power of two; above cuMemAlloc's 256 bytes the block is over-allocated
   // (sdk::AlignedBlock).
   Buffer(Memory& memory, uint64_t size, uint64_t alignment);
+  // Imported: `size` bytes at `address`, device memory of this device that the caller owns.
+  struct Imported {};
+  Buffer(Imported, Memory& memory, CUdeviceptr address, uint64_t size);
   ~Buffer() override;
   void copy_from_host(uint64_t offset, const void* src, uint64_t size) override;
   void copy_to_host(uint64_t offset, void* dst, uint64_t size) override;
   void copy_from(uint64_t offset, sdk::Buffer& src, uint64_t src_offset, uint64_t size) override;
-  CUdeviceptr address() const { return ptr_; }
+  std::optional<uint64_t> address() const override { return uint64_t(ptr_); }
+  CUdeviceptr device_address() const { return ptr_; }
 
 private:
   static constexpr uint64_t kNaturalAlignment = 256; // cuMemAlloc's
   Memory& memory_;
-  uint64_t size_; // of the block (the buffer's size plus any alignment slack)
-  CUdeviceptr block_ = 0;
-  CUdeviceptr ptr_ = 0; // the buffer's start inside the block
+  uint64_t size_;         // of the block (the buffer's size plus any alignment slack)
+  CUdeviceptr block_ = 0; // 0 for an imported buffer: nothing to give back
+  CUdeviceptr ptr_ = 0;   // the buffer's start inside the block
 };
 
 } // namespace tg::cuda

@@ -3,7 +3,9 @@
 namespace tg::cuda {
 namespace {
 
-CUdeviceptr address(sdk::Buffer* b, uint64_t offset) { return static_cast<Buffer*>(b)->address() + offset; }
+CUdeviceptr address(sdk::Buffer* b, uint64_t offset) {
+  return static_cast<Buffer*>(b)->device_address() + offset;
+}
 
 // `from`'s context may access `to`'s memory from now on (already enabled is fine).
 void enable_one_way(const Device& from, const Device& to) {

@@ -61,6 +61,9 @@ public:
   void peer_copy(const sdk::PeerCopy& copy) override { peers_.copy(copy); }
   bool provides_collective() const override { return true; }
   void collective(const sdk::Collective& collective) override { collectives_.run(collective); }
+  // ABI 1.3: device pointers shared with other libraries (DLPack, PyTorch).
+  bool provides_buffer_address() const override { return true; }
+  bool provides_buffer_import() const override { return true; }
 
 private:
   Compiler compiler_;

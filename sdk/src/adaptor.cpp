@@ -2,11 +2,16 @@
 #include "handles.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace tg::sdk {
 
 Buffer& buffer_object(tg_buffer* handle) { return *require(handle, "buffer")->impl; }
+
+std::unique_ptr<Buffer> Device::import_buffer(uint64_t, uint64_t, std::function<void()>) {
+  throw PluginError(TG_ERROR_UNIMPLEMENTED, "this plugin cannot import memory");
+}
 
 namespace detail {
 namespace {
@@ -33,6 +38,12 @@ void check_range(const tg_buffer& buffer, uint64_t offset, uint64_t size, const 
   if (offset > buffer.size || size > buffer.size - offset)
     invalid(std::string(which) + " range [offset " + std::to_string(offset) + ", size " +
             std::to_string(size) + ") lies outside the buffer of " + std::to_string(buffer.size) + " bytes");
+}
+
+std::string hex(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(value));
+  return text;
 }
 
 template <class T> std::unique_ptr<T> made(std::unique_ptr<T> object, const char* what) {
@@ -78,6 +89,8 @@ tg_plugin_api make_api(const PluginState& state, const Entries& e) {
   api.launch_batch = state.plugin->provides_launch_batch() ? e.launch_batch : nullptr;
   api.peer_copy = state.plugin->provides_peer_copy() ? e.peer_copy : nullptr;
   api.collective = state.plugin->provides_collective() ? e.collective : nullptr;
+  api.buffer_address = state.plugin->provides_buffer_address() ? e.buffer_address : nullptr;
+  api.buffer_import = state.plugin->provides_buffer_import() ? e.buffer_import : nullptr;
   return api;
 }
 
@@ -168,7 +181,12 @@ tg_error* buffer_alloc(PluginState& s, tg_device* device, const tg_buffer_alloc_
   });
 }
 
-void buffer_free(PluginState&, tg_buffer* buffer) { delete buffer; }
+void buffer_free(PluginState&, tg_buffer* buffer) {
+  if (buffer == nullptr) return;
+  auto release = std::move(buffer->release);
+  delete buffer; // the plugin's Buffer first: the memory is no longer used once it is gone
+  if (release) release->run();
+}
 
 tg_error* buffer_copy_from_host(PluginState& s, tg_buffer* dst, uint64_t dst_offset, const void* src,
                                 uint64_t size) {
@@ -198,6 +216,45 @@ tg_error* buffer_copy(PluginState& s, tg_buffer* dst, uint64_t dst_offset, tg_bu
     check_range(*dst, dst_offset, size, "destination");
     check_range(*src, src_offset, size, "source");
     if (size != 0) dst->impl->copy_from(dst_offset, *src->impl, src_offset, size);
+  });
+}
+
+// --- memory shared with other libraries (1.3) ---
+
+tg_error* buffer_address(PluginState& s, tg_buffer* buffer, uint64_t* out_address) {
+  return entry(s, "buffer_address", [&] {
+    require(buffer, "buffer");
+    require(out_address, "out_address");
+    std::optional<uint64_t> address = buffer->impl->address();
+    if (!address) throw PluginError(TG_ERROR_UNIMPLEMENTED, "this plugin does not give buffer addresses");
+    *out_address = *address;
+  });
+}
+
+tg_error* buffer_import(PluginState& s, tg_device* device, const tg_buffer_import_args* args,
+                        tg_buffer** out_buffer) {
+  return entry(s, "buffer_import", [&] {
+    require(device, "device");
+    auto a = read_args(args, "args");
+    require(out_buffer, "out_buffer");
+    if (a.address == 0 && a.size != 0) invalid("address is 0 for " + std::to_string(a.size) + " bytes");
+    if (a.address + a.size < a.address)
+      invalid("the range of " + std::to_string(a.size) + " bytes wraps around");
+    const uint64_t alignment = device->properties.buffer_alignment;
+    if (alignment > 1 && a.address % alignment != 0)
+      invalid("address 0x" + hex(a.address) + " is not aligned to the device's buffer_alignment (" +
+              std::to_string(alignment) + " bytes)");
+    auto release = std::make_shared<ImportRelease>();
+    release->fn = a.release;
+    release->context = a.release_context;
+    auto buffer = std::make_unique<tg_buffer>();
+    buffer->device = device;
+    buffer->size = a.size;
+    buffer->impl =
+        made(device->impl->import_buffer(a.address, a.size, [release] { release->run(); }), "import_buffer");
+    release->armed = true; // from here on the buffer owns the callback
+    buffer->release = std::move(release);
+    *out_buffer = buffer.release();
   });
 }
 

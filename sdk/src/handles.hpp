@@ -5,9 +5,26 @@
 
 #include <tg/sdk/adaptor.hpp>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
+
+namespace tg::sdk::detail {
+
+// An imported buffer's release callback (ABI 1.3). It runs once at most, whoever asks first
+// (the plugin's Buffer or buffer_free), and only once armed: after the import succeeded.
+struct ImportRelease {
+  void (*fn)(void*) = nullptr;
+  void* context = nullptr;
+  bool armed = false;
+  std::atomic<bool> done{false};
+  void run() noexcept {
+    if (armed && fn != nullptr && !done.exchange(true)) fn(context);
+  }
+};
+
+} // namespace tg::sdk::detail
 
 struct tg_device {
   tg::sdk::detail::PluginState* plugin;
@@ -21,6 +38,7 @@ struct tg_buffer {
   tg_device* device;
   uint64_t size;
   std::unique_ptr<tg::sdk::Buffer> impl;
+  std::shared_ptr<tg::sdk::detail::ImportRelease> release; // imported buffers only (1.3)
 };
 
 struct tg_program {

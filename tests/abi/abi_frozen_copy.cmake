@@ -1,5 +1,5 @@
 # cmake -DCURRENT=abi/include/tg/abi.h -DFROZEN=tests/abi/v1_0/tg/abi.h -P abi_frozen_copy.cmake
-# tests/abi/v1_0/tg/abi.h is the 1.0 header, frozen (v1_1 likewise the 1.1 one): plugins built
+# tests/abi/v1_0/tg/abi.h is the 1.0 header, frozen (v1_1 and v1_2 likewise): plugins built
 # against it must keep loading. The current header must be an append-only extension of it: every line of the copy appears
 # in the current header, in the same order (new lines may only be inserted), except the two lines
 # a minor bump must change (the minor number and the table's size guard). The golden offsets in

@@ -140,8 +140,17 @@ BOOST_AUTO_TEST_CASE(tg_collective_args_layout) { // 1.2
   GOLDEN(tg_collective_args, outputs, 56);
 }
 
+BOOST_AUTO_TEST_CASE(tg_buffer_import_args_layout) { // 1.3
+  GOLDEN_SIZE(tg_buffer_import_args, 40);
+  GOLDEN(tg_buffer_import_args, struct_size, 0);
+  GOLDEN(tg_buffer_import_args, address, 8);
+  GOLDEN(tg_buffer_import_args, size, 16);
+  GOLDEN(tg_buffer_import_args, release, 24);
+  GOLDEN(tg_buffer_import_args, release_context, 32);
+}
+
 BOOST_AUTO_TEST_CASE(tg_plugin_api_layout) {
-  GOLDEN_SIZE(tg_plugin_api, 248); // 224 in 1.0, 232 in 1.1
+  GOLDEN_SIZE(tg_plugin_api, 264); // 224 in 1.0, 232 in 1.1, 248 in 1.2
   GOLDEN(tg_plugin_api, struct_size, 0);
   GOLDEN(tg_plugin_api, abi_major, 8);
   GOLDEN(tg_plugin_api, abi_minor, 12);
@@ -171,9 +180,11 @@ BOOST_AUTO_TEST_CASE(tg_plugin_api_layout) {
   GOLDEN(tg_plugin_api, program_free, 200);
   GOLDEN(tg_plugin_api, launch, 208);
   GOLDEN(tg_plugin_api, synchronize, 216);
-  GOLDEN(tg_plugin_api, launch_batch, 224); // 1.1
-  GOLDEN(tg_plugin_api, peer_copy, 232);    // 1.2
-  GOLDEN(tg_plugin_api, collective, 240);   // 1.2
+  GOLDEN(tg_plugin_api, launch_batch, 224);   // 1.1
+  GOLDEN(tg_plugin_api, peer_copy, 232);      // 1.2
+  GOLDEN(tg_plugin_api, collective, 240);     // 1.2
+  GOLDEN(tg_plugin_api, buffer_address, 248); // 1.3
+  GOLDEN(tg_plugin_api, buffer_import, 256);  // 1.3
 }
 
 BOOST_AUTO_TEST_CASE(stable_codes) {

@@ -1,5 +1,5 @@
-// Plugins shipped separately keep working: one built only against the frozen ABI 1.0 header, and
-// one from an "older minor" whose function table and properties struct are shorter.
+// Plugins shipped separately keep working: ones built only against the frozen ABI 1.0, 1.1 and 1.2
+// headers, and one from an "older minor" whose function table and properties struct are shorter.
 #include "kernel/runtime/collective.hpp"
 #include "kernel/runtime/device.hpp"
 
@@ -112,4 +112,24 @@ BOOST_AUTO_TEST_CASE(a_plugin_built_against_the_1_1_header_loads_without_the_1_2
   std::vector<float> back(2);
   out.copy_to_host(std::as_writable_bytes(std::span(back)));
   BOOST_TEST(back == data, boost::test_tools::per_element());
+}
+
+// ABI 1.3 on a 1.2 table: buffer_address and buffer_import are absent; the host gives no address
+// and cannot import (callers copy instead).
+BOOST_AUTO_TEST_CASE(a_plugin_built_against_the_1_2_header_loads_without_the_1_3_entries) {
+  auto plugin = Plugin::load(TG_COMPAT_V1_2_PLUGIN);
+  BOOST_TEST(plugin->api().abi_minor == 2u);
+  BOOST_TEST(plugin->api().struct_size == offsetof(tg_plugin_api, buffer_address));
+  BOOST_TEST(!plugin->has(&tg_plugin_api::buffer_address));
+  BOOST_TEST(!plugin->has(&tg_plugin_api::buffer_import));
+  auto device = Device::open(plugin, 0);
+  round_trips(device);
+  Buffer b = device->alloc(16);
+  BOOST_TEST(!b.address().has_value());
+  BOOST_TEST(!device->can_import());
+  std::vector<float> memory(4);
+  bool released = false;
+  BOOST_CHECK_THROW(device->import(reinterpret_cast<uintptr_t>(memory.data()), 16, [&] { released = true; }),
+                    UnimplementedError);
+  BOOST_TEST(!released);
 }

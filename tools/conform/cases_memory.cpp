@@ -1,8 +1,10 @@
 // memory/*: allocation sizes and alignments, copies in every direction with offsets, range
-// errors, and running out of memory then recovering.
+// errors, running out of memory then recovering, and the optional ABI 1.3 entries (a buffer's
+// address, a buffer over memory the caller owns).
 #include "tools/conform/cases.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -165,6 +167,102 @@ void exhaustion_then_recovery(const Context& ctx) {
   round_trip(d, 4096); // and the device still works
 }
 
+// --- ABI 1.3 (optional) ---
+
+// The buffer's address, or a skip when the plugin has none to give.
+uint64_t address_of(const Buffer& b) {
+  if (!TG_CONFORM_HAS(buffer_address))
+    throw CaseSkipped("the plugin has no buffer_address (ABI 1.3, optional)");
+  uint64_t address = 0;
+  Status s = take(api().buffer_address(b.get(), &address));
+  if (s.code == TG_ERROR_UNIMPLEMENTED)
+    throw CaseSkipped("buffer_address answers UNIMPLEMENTED: " + s.message);
+  expect(s.ok(), "buffer_address: " + s.describe());
+  return address;
+}
+
+void buffer_address(const Context& ctx) {
+  need_buffers();
+  Device d(ctx.device_index);
+  const auto data = pattern(4099, 13);
+  Buffer b(d, data.size());
+  b.upload(data);
+  synchronize(d);
+  const uint64_t address = address_of(b);
+  const uint32_t alignment = std::max<uint32_t>(d.properties().buffer_alignment, 1);
+  expect(address != 0 && address % alignment == 0,
+         "buffer_address gave " + std::to_string(address) + ", not a non-zero multiple of buffer_alignment");
+  expect(address_of(b) == address, "buffer_address changed between two calls");
+  if (!(d.properties().features & TG_FEATURE_HOST_MEMORY)) return;
+  // Host memory: the address is a pointer to the buffer's bytes, both ways.
+  auto* bytes = reinterpret_cast<std::byte*>(uintptr_t(address));
+  expect(std::equal(data.begin(), data.end(), bytes), "the bytes at buffer_address differ from the buffer's");
+  bytes[7] = ~bytes[7];
+  expect(b.download(8)[7] == bytes[7], "a write through buffer_address does not show in the buffer");
+}
+
+struct Releases {
+  int count = 0;
+  static void call(void* self) { ++static_cast<Releases*>(self)->count; }
+};
+
+// Imports `size` bytes at `address`, checks the copies see that memory, then frees the import:
+// release must run exactly once, then. Returns after writing `written` through the import.
+void import_and_free(const Device& d, uint64_t address, const std::vector<std::byte>& expected,
+                     const std::vector<std::byte>& written) {
+  Releases releases;
+  tg_buffer_import_args args{sizeof(args), address, expected.size(), &Releases::call, &releases};
+  tg_buffer* imported = nullptr;
+  check(api().buffer_import(d.get(), &args, &imported),
+        "buffer_import(" + std::to_string(expected.size()) + " bytes)");
+  std::vector<std::byte> seen(expected.size());
+  check(api().buffer_copy_to_host(imported, 0, seen.data(), seen.size()),
+        "buffer_copy_to_host of the import");
+  expect(seen == expected, "the imported buffer does not hold the memory's bytes");
+  check(api().buffer_copy_from_host(imported, 0, written.data(), written.size()),
+        "buffer_copy_from_host into the import");
+  synchronize(d);
+  expect(releases.count == 0, "release ran before buffer_free");
+  api().buffer_free(imported);
+  expect(releases.count == 1,
+         "buffer_free of an import ran release " + std::to_string(releases.count) + " times, not once");
+  // Misaligned (when the device has an alignment) or NULL: refused, and release never runs.
+  Releases none;
+  tg_buffer_import_args bad{sizeof(bad), address + 1, 16, &Releases::call, &none};
+  if (d.properties().buffer_alignment > 1)
+    expect_code(api().buffer_import(d.get(), &bad, &imported), TG_ERROR_INVALID_ARGUMENT,
+                "buffer_import at an address off buffer_alignment");
+  bad.address = 0;
+  expect_code(api().buffer_import(d.get(), &bad, &imported), TG_ERROR_INVALID_ARGUMENT,
+              "buffer_import of 16 bytes at address 0");
+  expect(none.count == 0, "a failed buffer_import ran release");
+}
+
+void buffer_import(const Context& ctx) {
+  if (!TG_CONFORM_HAS(buffer_import))
+    throw CaseSkipped("the plugin has no buffer_import (ABI 1.3, optional)");
+  need_buffers();
+  Device d(ctx.device_index);
+  const auto data = pattern(4096, 5), written = pattern(4096, 6);
+  const uint64_t alignment = std::max<uint64_t>(std::max<uint32_t>(d.properties().buffer_alignment, 1), 64);
+  if (d.properties().features & TG_FEATURE_HOST_MEMORY) { // memory the case allocates
+    auto* memory = static_cast<std::byte*>(
+        std::aligned_alloc(size_t(alignment), size_t((data.size() + alignment - 1) / alignment * alignment)));
+    std::copy(data.begin(), data.end(), memory);
+    import_and_free(d, reinterpret_cast<uintptr_t>(memory), data, written);
+    const bool same = std::equal(written.begin(), written.end(), memory);
+    std::free(memory);
+    expect(same, "a write through the import did not reach the memory");
+    return;
+  }
+  // Device memory: the memory of one of the device's own buffers, as buffer_address gives it.
+  Buffer owner(d, data.size());
+  owner.upload(data);
+  synchronize(d);
+  import_and_free(d, address_of(owner), data, written);
+  expect(owner.download(written.size()) == written, "a write through the import did not reach the memory");
+}
+
 } // namespace
 
 void add_memory_cases(std::vector<Case>& cases) {
@@ -174,6 +272,8 @@ void add_memory_cases(std::vector<Case>& cases) {
   cases.push_back({"memory/offsets", true, offsets});
   cases.push_back({"memory/out_of_range_copies_are_invalid", true, out_of_range_copies});
   cases.push_back({"memory/exhaustion_then_recovery", true, exhaustion_then_recovery});
+  cases.push_back({"memory/buffer_address", true, buffer_address});
+  cases.push_back({"memory/buffer_import", true, buffer_import});
 }
 
 } // namespace tg::conform

@@ -579,7 +579,8 @@ void bench_usage(std::ostream& os) {
         "PyTorch CUDA\n"
         "  collective  all-reduce / all-gather / broadcast of 256 MiB over --devices, against PyTorch NCCL\n"
         "  onnx   ResNet-18, MobileNetV2, a transformer through ONNX import, against onnxruntime and "
-        "PyTorch\n";
+        "PyTorch\n"
+        "  python one small op from Python (tinygrad_cpp), against C++ and tinygrad's Python\n";
 }
 
 } // namespace
@@ -627,6 +628,14 @@ int cmd_bench(const std::vector<std::string>& args) {
       return bench_gpu(rest);
     } catch (const po::error& e) {
       std::cerr << "tg bench gpu: " << e.what() << " (see tg bench gpu --help)\n";
+      return 2;
+    }
+  }
+  if (args[0] == "python") {
+    try {
+      return bench_python(rest);
+    } catch (const po::error& e) {
+      std::cerr << "tg bench python: " << e.what() << " (see tg bench python --help)\n";
       return 2;
     }
   }

@@ -25,6 +25,7 @@ int bench_ops(const std::vector<std::string>& args);        // `tg bench ops`
 int bench_gpu(const std::vector<std::string>& args);        // `tg bench gpu` (cmd_bench_gpu.cpp)
 int bench_collective(const std::vector<std::string>& args); // `tg bench collective`
 int bench_onnx(const std::vector<std::string>& args);       // `tg bench onnx` (cmd_bench_onnx.cpp)
+int bench_python(const std::vector<std::string>& args);     // `tg bench python` (cmd_bench_python.cpp)
 
 // When main() started (for `tg bench cold-child`).
 std::chrono::steady_clock::time_point main_start_time();

@@ -27,6 +27,7 @@
  *     - Calls on different devices may run concurrently: state shared between a plugin's devices
  *       (globals, a driver context, a thread pool) is the plugin's to lock.
  *       launch_batch (1.1) counts as one call on its device.
+ *       buffer_address and buffer_import (1.3) count as calls on the buffer's device too.
  *     - peer_copy and collective (1.2) take several devices of the plugin: the host holds the
  *       call lock of every device they name (taken in one fixed order, so two such calls never
  *       deadlock), so they count as one call on each of those devices.
@@ -51,7 +52,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1
-#define TG_ABI_VERSION_MINOR 2
+#define TG_ABI_VERSION_MINOR 3
 
 /* The entry symbol, spelled out so the host can look it up by name. */
 #define TG_PLUGIN_QUERY_SYMBOL "tg_plugin_query_v1"
@@ -414,6 +415,26 @@ typedef struct tg_collective_args {
 } tg_collective_args;
 
 /* ------------------------------------------------------------------------------------------ */
+/* Memory shared with other libraries (since 1.3)                                              */
+/* ------------------------------------------------------------------------------------------ */
+/*
+ * An address means a host pointer on a device with TG_FEATURE_HOST_MEMORY, else the device's
+ * native address (a CUdeviceptr on CUDA). The host reads or writes memory through an address
+ * only after synchronize on the device and never while a launch may use the buffer.
+ */
+
+/* Wraps memory the caller owns as a buffer, without copying (buffer_import). buffer_free on that
+ * buffer frees none of the memory and calls release(release_context) once, if release is not
+ * NULL. An import that fails never calls release: the caller keeps the memory. */
+typedef struct tg_buffer_import_args {
+  size_t struct_size;
+  uint64_t address;               /* aligned to the device's buffer_alignment; 0 only with size 0 */
+  uint64_t size;                  /* bytes; 0 gives a buffer that holds nothing */
+  void (*release)(void* context); /* may be NULL; called once, from buffer_free */
+  void* release_context;
+} tg_buffer_import_args;
+
+/* ------------------------------------------------------------------------------------------ */
 /* The function table                                                                          */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -499,6 +520,15 @@ typedef struct tg_plugin_api {
   /* Optional: one collective over a group of this plugin's devices (see tg_collective_args).
    * Absent, or UNIMPLEMENTED/UNAVAILABLE for a call: the host runs it through host memory. */
   tg_error* (*collective)(const tg_collective_args* args);
+
+  /* --- 1.3 --- */
+  /* Optional: the buffer's base address (see "Memory shared with other libraries"), valid until
+   * buffer_free. Absent, or UNIMPLEMENTED: the host copies instead. */
+  tg_error* (*buffer_address)(tg_buffer* buffer, uint64_t* out_address);
+  /* Optional: a buffer over memory the caller owns (see tg_buffer_import_args). An address not
+   * aligned to buffer_alignment, or memory the device cannot reach -> INVALID_ARGUMENT. Absent,
+   * or UNIMPLEMENTED: the host copies instead. */
+  tg_error* (*buffer_import)(tg_device* device, const tg_buffer_import_args* args, tg_buffer** out_buffer);
 } tg_plugin_api;
 
 /* The entry point. Returns the plugin's static function table, or NULL when the plugin cannot
@@ -533,7 +563,8 @@ TG_ABI_STATIC_ASSERT(sizeof(tg_launch_args) == 72, "tg_launch_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_launch_batch_args) == 40, "tg_launch_batch_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_peer_copy_args) == 48, "tg_peer_copy_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_collective_args) == 64, "tg_collective_args layout");
-TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 26 * sizeof(void*), "tg_plugin_api: append only");
+TG_ABI_STATIC_ASSERT(sizeof(tg_buffer_import_args) == 40, "tg_buffer_import_args layout");
+TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 28 * sizeof(void*), "tg_plugin_api: append only");
 #endif
 
 #ifdef __cplusplus

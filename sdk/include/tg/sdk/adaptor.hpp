@@ -16,7 +16,10 @@
 //    all validated before any runs;
 //  - the 1.2 entries between devices (peer_copy, collective): devices of this plugin, distinct,
 //    buffers on their devices, ranges inside, element-aligned offsets, known op/reduce/dtype,
-//    root in the group; an empty copy or collective never reaches the plugin.
+//    root in the group; an empty copy or collective never reaches the plugin;
+//  - the 1.3 entries (buffer_address, buffer_import): an import's address aligned and not NULL
+//    (unless the size is 0), and its release callback run exactly once, after the buffer is
+//    destroyed, never when the import fails.
 // Threading follows abi.h: the host serializes calls per device; Plugin::device_count/open_device
 // and the Compiler must be thread-safe.
 #pragma once
@@ -30,7 +33,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -45,6 +50,10 @@ public:
   virtual void copy_to_host(uint64_t offset, void* dst, uint64_t size) = 0;
   // `src` belongs to the same device; it may be this buffer, with overlapping ranges.
   virtual void copy_from(uint64_t offset, Buffer& src, uint64_t src_offset, uint64_t size) = 0;
+  // ABI 1.3 buffer_address: the base address, valid while the buffer lives (a host pointer on a
+  // device with TG_FEATURE_HOST_MEMORY, else the device's native one). Reached only when
+  // Plugin::provides_buffer_address(); nullopt (the default) answers UNIMPLEMENTED.
+  virtual std::optional<uint64_t> address() const { return std::nullopt; }
 };
 
 // A loaded program; the adaptor keeps its Signature (from the blob) beside it.
@@ -98,6 +107,15 @@ public:
   // their total run time in ns when `timed`. Reached only when Plugin::provides_launch_batch();
   // the default runs launch() for each.
   virtual uint64_t launch_batch(std::span<const Launch> launches, bool timed);
+  // ABI 1.3 buffer_import: a Buffer over `size` bytes at `address` (the meaning of
+  // Buffer::address()) that someone else owns; it must free none of that memory. The adaptor has
+  // checked that address is aligned to properties().buffer_alignment and not 0 unless size is 0.
+  // Memory the device cannot reach: throw PluginError(TG_ERROR_INVALID_ARGUMENT). `release` may
+  // be called by the Buffer (say, once its queue no longer uses the memory); otherwise the adaptor
+  // calls it right after destroying the Buffer. It runs once at most, never when this throws.
+  // Reached only when Plugin::provides_buffer_import(); the default throws UNIMPLEMENTED.
+  virtual std::unique_ptr<Buffer> import_buffer(uint64_t address, uint64_t size,
+                                                std::function<void()> release);
 };
 
 // ABI 1.2 peer_copy, validated: ranges inside the buffers, size > 0. The devices may be one.
@@ -186,6 +204,12 @@ public:
   // serve throws PluginError(UNIMPLEMENTED or UNAVAILABLE): the host then goes through host memory.
   virtual bool provides_collective() const { return false; }
   virtual void collective(const Collective& collective);
+  // ABI 1.3. True puts buffer_address into the table (served by Buffer::address); false (the
+  // default) leaves it NULL and the host copies instead of sharing memory.
+  virtual bool provides_buffer_address() const { return false; }
+  // True puts buffer_import into the table (served by Device::import_buffer); false (the default)
+  // leaves it NULL and the host copies other libraries' memory into buffers of its own.
+  virtual bool provides_buffer_import() const { return false; }
 };
 
 // The plugin object behind a buffer handle, for white-box tests that load the plugin in process.
@@ -222,6 +246,8 @@ tg_error* synchronize(PluginState&, tg_device*);
 tg_error* launch_batch(PluginState&, const tg_launch_batch_args*);
 tg_error* peer_copy(PluginState&, const tg_peer_copy_args*);
 tg_error* collective(PluginState&, const tg_collective_args*);
+tg_error* buffer_address(PluginState&, tg_buffer*, uint64_t*);
+tg_error* buffer_import(PluginState&, tg_device*, const tg_buffer_import_args*, tg_buffer**);
 
 // The plugin's state, created once per plugin class P.
 template <class P> PluginState& state() {
@@ -260,9 +286,11 @@ struct Entries {
   decltype(tg_plugin_api::program_free) program_free;
   decltype(tg_plugin_api::launch) launch;
   decltype(tg_plugin_api::synchronize) synchronize;
-  decltype(tg_plugin_api::launch_batch) launch_batch; // set in the table only if the plugin provides it
-  decltype(tg_plugin_api::peer_copy) peer_copy;       // the same
-  decltype(tg_plugin_api::collective) collective;     // the same
+  decltype(tg_plugin_api::launch_batch) launch_batch;     // set in the table only if the plugin provides it
+  decltype(tg_plugin_api::peer_copy) peer_copy;           // the same
+  decltype(tg_plugin_api::collective) collective;         // the same
+  decltype(tg_plugin_api::buffer_address) buffer_address; // the same
+  decltype(tg_plugin_api::buffer_import) buffer_import;   // the same
 };
 tg_plugin_api make_api(const PluginState& state, const Entries& entries);
 
@@ -298,7 +326,9 @@ template <class P> const tg_plugin_api* plugin_api(const tg_host_info* host) noe
                                                            &Bind<P, &synchronize>::fn,
                                                            &Bind<P, &launch_batch>::fn,
                                                            &Bind<P, &peer_copy>::fn,
-                                                           &Bind<P, &collective>::fn});
+                                                           &Bind<P, &collective>::fn,
+                                                           &Bind<P, &buffer_address>::fn,
+                                                           &Bind<P, &buffer_import>::fn});
     return &api;
   } catch (...) {
     return nullptr;

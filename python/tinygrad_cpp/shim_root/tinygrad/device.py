@@ -1,0 +1,1 @@
+from tinygrad_cpp.device import Device  # noqa: F401

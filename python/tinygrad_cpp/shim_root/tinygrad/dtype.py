@@ -1,0 +1,1 @@
+from tinygrad_cpp.dtype import dtypes, DType  # noqa: F401

@@ -1,0 +1,1 @@
+from tinygrad_cpp.jit import TinyJit  # noqa: F401

@@ -1,0 +1,1 @@
+from tinygrad_cpp.helpers import Context, getenv  # noqa: F401

@@ -1,0 +1,1 @@
+from tinygrad_cpp.nn import *  # noqa: F401,F403

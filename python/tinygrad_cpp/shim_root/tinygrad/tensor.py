@@ -1,0 +1,1 @@
+from tinygrad_cpp.tensor import Tensor  # noqa: F401
