@@ -185,6 +185,9 @@ tg::Tensor tensor_from(py::handle data, std::optional<tg::DType> dtype, const st
   }
   if (py::isinstance<py::array>(data))
     return from_numpy(py::reinterpret_borrow<py::array>(data), dtype, device);
+  // numpy scalars (np.float32(2), np.int64(3), what np.prod returns) as 0-d arrays of their dtype
+  if (py::module_ np = py::module_::import("numpy"); py::isinstance(data, np.attr("generic")))
+    return from_numpy(np.attr("asarray")(data), dtype, device);
   if (py::isinstance<py::list>(data) || py::isinstance<py::tuple>(data)) {
     py::module_ np = py::module_::import("numpy");
     py::array arr;

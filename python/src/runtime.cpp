@@ -53,32 +53,40 @@ void bind_errors(py::module_& m) {
 
 void bind_runtime(py::module_& m) {
   m.def("default_device", &tg::default_device);
-  m.def("set_default_device", [](const std::string& name) { tg::set_default_device(name); }, py::arg("name"));
+  m.def(
+      "set_default_device", [](const std::string& name) { tg::set_default_device(name); }, py::arg("name"));
   m.def("canonical_device", [](const std::string& name) { return tg::parse_device_name(name).canonical(); });
-  m.def("open_device", [](const std::string& name) {
-    tg::OpenDevice d = tg::open_device(name);
-    const tg_device_properties& p = d.device->properties();
-    py::dict out;
-    out["name"] = std::string(p.name);
-    out["vendor"] = std::string(p.vendor);
-    out["arch"] = std::string(p.arch);
-    out["plugin"] = d.device->plugin().name();
-    out["memory_bytes"] = p.memory_bytes;
-    out["host_memory"] = bool(p.features & TG_FEATURE_HOST_MEMORY);
-    return out;
-  }, py::arg("name"), "Opens a device (once per process) and returns its properties.");
-  m.def("list_devices", [] {
-    py::list out;
-    for (const tg::PluginDevices& p : tg::list_devices()) {
-      py::dict e;
-      e["plugin"] = p.plugin;
-      e["devices"] = p.devices;
-      e["error"] = p.error;
-      out.append(e);
-    }
-    return out;
-  }, "Every plugin found: its devices, or why it has none.");
-  m.def("load_plugin", [](const std::string& path) { return tg::load_plugin(path); }, py::arg("path"));
+  m.def(
+      "open_device",
+      [](const std::string& name) {
+        tg::OpenDevice d = tg::open_device(name);
+        const tg_device_properties& p = d.device->properties();
+        py::dict out;
+        out["name"] = std::string(p.name);
+        out["vendor"] = std::string(p.vendor);
+        out["arch"] = std::string(p.arch);
+        out["plugin"] = d.device->plugin().name();
+        out["memory_bytes"] = p.memory_bytes;
+        out["host_memory"] = bool(p.features & TG_FEATURE_HOST_MEMORY);
+        return out;
+      },
+      py::arg("name"), "Opens a device (once per process) and returns its properties.");
+  m.def(
+      "list_devices",
+      [] {
+        py::list out;
+        for (const tg::PluginDevices& p : tg::list_devices()) {
+          py::dict e;
+          e["plugin"] = p.plugin;
+          e["devices"] = p.devices;
+          e["error"] = p.error;
+          out.append(e);
+        }
+        return out;
+      },
+      "Every plugin found: its devices, or why it has none.");
+  m.def(
+      "load_plugin", [](const std::string& path) { return tg::load_plugin(path); }, py::arg("path"));
   m.def("unload_plugin", &tg::unload_plugin, py::arg("name"));
 
   py::module_ s = m.def_submodule("settings", "The engine's settings (DEBUG, NOOPT, BEAM, ...)");

@@ -317,7 +317,14 @@ void bind_tensor(py::module_& m) {
     if (t.ndim() == 0) throw py::type_error("len() of a 0-d tensor");
     return t.shape()[0];
   });
-  cls.def("__repr__", [](const Tensor& t) { return t.str(); });
+  // A failed __init__ leaves an instance without a Tensor inside, which debuggers and pytest still
+  // print: answer for it instead of reading unconstructed memory.
+  cls.def("__repr__", [](py::handle self) -> std::string {
+    auto* inst = reinterpret_cast<py::detail::instance*>(self.ptr());
+    py::detail::value_and_holder vh = inst->get_value_and_holder(py::detail::get_type_info(typeid(Tensor)));
+    if (!vh.holder_constructed()) return "<Tensor (not constructed)>";
+    return vh.value_ptr<Tensor>()->str();
+  });
   cls.def_property("requires_grad", &Tensor::requires_grad,
                    [](Tensor& t, py::handle v) { t.requires_grad_(!v.is_none() && v.cast<bool>()); });
   cls.def(

@@ -45,6 +45,15 @@ def test_numpy_non_contiguous_and_readonly_arrays_are_copied_correctly():
   np.testing.assert_array_equal(Tensor(ro).numpy(), ro)
 
 
+def test_numpy_scalars_are_0d_tensors_of_their_dtype():
+  assert Tensor(np.float32(3.0)).dtype == dtypes.float32 and Tensor(np.float32(3.0)).shape == ()
+  assert Tensor(np.int64(3)).dtype == dtypes.int64 and Tensor(np.int64(3)).item() == 3
+  assert Tensor(np.bool_(True)).dtype == dtypes.bool
+  assert Tensor(np.float64(2.5)).item() == 2.5
+  assert (Tensor([1.0, 2.0]) * np.float32(2)).tolist() == [2.0, 4.0]
+  assert (Tensor([4.0, 8.0]) / np.prod((2, 2))).tolist() == [1.0, 2.0]  # np.prod returns np.int64
+
+
 def test_dtype_argument_forms():
   assert Tensor([1, 2], dtype=dtypes.float16).dtype == dtypes.float16
   assert Tensor([1, 2], dtype="float64").dtype == dtypes.float64

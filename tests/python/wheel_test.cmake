@@ -10,7 +10,7 @@ function(run)
 endfunction()
 # The release preset's flags (warnings are errors), so ccache finds the objects it already built.
 run(${PYTHON} -m pip wheel --no-deps -w ${WORK}/dist ${SOURCE}
-  --config-settings=cmake.define.TG_WARNINGS_AS_ERRORS=ON --config-settings=build-dir=${WORK}/build)
+  --config-settings=cmake.define.TG_WARNINGS_AS_ERRORS=ON)
 file(GLOB wheels ${WORK}/dist/tinygrad_cpp-*.whl)
 list(LENGTH wheels n)
 if(NOT n EQUAL 1)

@@ -43,8 +43,9 @@ std::string find_package_dir(const std::string& given) {
 
 int bench_python(const std::vector<std::string>& args) {
   po::options_description opts("tg bench python options");
-  opts.add_options()("help,h", "this help")("repeat", po::value<int>()->default_value(7),
-                                             "samples of 1000 calls (C++ here, and inside each Python process)")(
+  opts.add_options()("help,h",
+                     "this help")("repeat", po::value<int>()->default_value(7),
+                                  "samples of 1000 calls (C++ here, and inside each Python process)")(
       "runs", po::value<int>()->default_value(5), "fresh processes per Python figure (1..20)")(
       "python", po::value<std::string>()->default_value("/usr/bin/python3"),
       "the interpreter tinygrad_cpp was built for")(
@@ -68,7 +69,8 @@ int bench_python(const std::vector<std::string>& args) {
   int repeat = vm["repeat"].as<int>(), runs = vm["runs"].as<int>();
   std::optional<std::string> json_path;
   if (vm.count("json")) json_path = vm["json"].as<std::string>();
-  if (!bench_options_ok("tg bench python", repeat, json_path) || !peer_runs_ok("tg bench python", runs)) return 2;
+  if (!bench_options_ok("tg bench python", repeat, json_path) || !peer_runs_ok("tg bench python", runs))
+    return 2;
   const std::string python = vm["python"].as<std::string>();
   if (!command_exists(python)) {
     std::cerr << "tg bench python: --python " << python << " not found\n";
@@ -97,8 +99,8 @@ int bench_python(const std::vector<std::string>& args) {
 
   auto command = [&](const std::string& interpreter, const std::string& impl, const std::string& pythonpath) {
     std::string env = pythonpath.empty() ? "" : "PYTHONPATH=" + shell_quote(pythonpath) + " ";
-    return env + shell_quote(interpreter) + " " + shell_quote(script.path) + " --impl " + impl + " --repeat " +
-           std::to_string(repeat);
+    return env + shell_quote(interpreter) + " " + shell_quote(script.path) + " --impl " + impl +
+           " --repeat " + std::to_string(repeat);
   };
   std::string package = find_package_dir(vm["package"].as<std::string>());
   std::cerr << "  timing tinygrad_cpp from Python (" << python << (package.empty() ? "" : ", " + package)
@@ -128,7 +130,8 @@ int bench_python(const std::vector<std::string>& args) {
   else
     rows.push_back({"Python: tinygrad (peer)", "unavailable: " + peer.info.error, "-", "-"});
   std::cout << "(a + b).realize(), 1024 float32, CPU device: µs per call, min / median / max\n";
-  print_table(std::cout, {"front end", "µs per call", "vs C++", "vs tinygrad"}, rows, {false, true, true, true});
+  print_table(std::cout, {"front end", "µs per call", "vs C++", "vs tinygrad"}, rows,
+              {false, true, true, true});
   std::cout << "targets: tinygrad_cpp from Python <= 2x C++ and < tinygrad's Python (ratios of the minima)\n";
   std::vector<PeerFigure> figures;
   if (py) figures.push_back({"tinygrad_cpp (Python)", *py});
