@@ -8,8 +8,9 @@ function(run)
     message(FATAL_ERROR "failed (${rc}): ${ARGN}")
   endif()
 endfunction()
-# The release preset's flags (warnings are errors), so ccache finds the objects it already built.
-run(${PYTHON} -m pip wheel --no-deps -w ${WORK}/dist ${SOURCE}
+# The release preset's flags (warnings are errors) and compiler names (ccache's keys include the
+# compiler's name: c++ and g++ are different keys), so ccache finds the objects it already built.
+run(${CMAKE_COMMAND} -E env CC=cc CXX=c++ ${PYTHON} -m pip wheel --no-deps -w ${WORK}/dist ${SOURCE}
   --config-settings=cmake.define.TG_WARNINGS_AS_ERRORS=ON)
 file(GLOB wheels ${WORK}/dist/tinygrad_cpp-*.whl)
 list(LENGTH wheels n)
