@@ -3,6 +3,7 @@
 
 #include <Python.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace tgpy {
@@ -65,8 +66,10 @@ py::dtype numpy_dtype(tg::DType dt) {
 }
 
 tg::DType dtype_of_numpy(const py::dtype& dt) {
-  char kind = dt.kind();
-  auto size = dt.itemsize();
+  // Through Python attributes: pybind11 2.10 reads itemsize from the descriptor struct, whose layout
+  // numpy 2 changed (it would read 0 there).
+  char kind = dt.attr("kind").cast<std::string>().at(0);
+  auto size = dt.attr("itemsize").cast<int64_t>();
   namespace d = tg::dtypes;
   if (kind == 'b') return d::bool_;
   if (kind == 'f' && size == 2) return d::float16;
@@ -125,6 +128,9 @@ tg::Axes axes_from(py::handle h) {
 
 namespace {
 
+// An array's size in bytes, numpy 1 and 2 alike (see dtype_of_numpy).
+size_t nbytes(const py::array& a) { return size_t(a.size()) * a.attr("itemsize").cast<size_t>(); }
+
 // Keeps a Python object alive until the core frees the buffer made over its memory; the core may
 // free it on any thread, and after the interpreter has gone.
 std::function<void()> python_reference(py::handle obj) {
@@ -150,7 +156,7 @@ tg::Tensor from_numpy(py::array arr, std::optional<tg::DType> dtype, const std::
       return dtype && *dtype != have ? t->cast(*dtype) : *t;
   }
   py::array c = py::array::ensure(arr, py::array::c_style);
-  auto bytes = std::span<const std::byte>(static_cast<const std::byte*>(c.data()), size_t(c.nbytes()));
+  auto bytes = std::span<const std::byte>(static_cast<const std::byte*>(c.data()), nbytes(c));
   tg::Tensor t = tg::Tensor::from_bytes(bytes, shape, have, dev);
   return dtype && *dtype != have ? t.cast(*dtype) : t;
 }
@@ -196,7 +202,7 @@ tg::Tensor tensor_from(py::handle data, std::optional<tg::DType> dtype, const st
     } catch (py::error_already_set& e) {
       throw py::value_error(std::string("Tensor(): cannot make an array of the list: ") + e.what());
     }
-    char kind = arr.dtype().kind();
+    char kind = arr.dtype().attr("kind").cast<std::string>().at(0);
     if (kind == 'O' || kind == 'U' || kind == 'S')
       throw py::value_error("Tensor(): a list must be rectangular and hold only numbers or bools");
     // tinygrad's defaults: Python floats are float32, ints int32 (unless a dtype is given).
@@ -208,7 +214,7 @@ tg::Tensor tensor_from(py::handle data, std::optional<tg::DType> dtype, const st
     tg::DType via = want == d::bfloat16 ? d::float32 : want;
     arr = np.attr("ascontiguousarray")(arr, numpy_dtype(via));
     tg::Dims shape(arr.shape(), arr.shape() + arr.ndim());
-    auto bytes = std::span<const std::byte>(static_cast<const std::byte*>(arr.data()), size_t(arr.nbytes()));
+    auto bytes = std::span<const std::byte>(static_cast<const std::byte*>(arr.data()), nbytes(arr));
     tg::Tensor t = tg::Tensor::from_bytes(bytes, shape, via, device);
     return via == want ? t : t.cast(want);
   }
@@ -236,17 +242,25 @@ tg::Tensor operand(const tg::Tensor& like, py::handle other) {
 py::array to_numpy(const tg::Tensor& t) {
   py::dtype dt = numpy_dtype(t.dtype());
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  // Row-major strides from our itemsize: pybind11 2.10 would read it from numpy's descriptor struct,
+  // whose layout numpy 2 changed.
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t step = t.dtype().itemsize();
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = step;
+    step *= std::max<py::ssize_t>(shape[i], 1);
+  }
   if (auto view = tg::memory_view(t); view && view->host) {
     // The array reads the tensor's buffer; the capsule keeps that buffer alive. Read-only: the
     // buffer may be shared with other tensors.
     auto* owner = new std::shared_ptr<const void>(view->owner);
     py::capsule base(owner, [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); });
-    py::array out(dt, shape, {}, reinterpret_cast<const void*>(view->address), base);
+    py::array out(dt, shape, strides, reinterpret_cast<const void*>(view->address), base);
     out.attr("setflags")(py::arg("write") = false);
     return out;
   }
   std::vector<std::byte> bytes = t.to_bytes();
-  py::array out(dt, shape);
+  py::array out(dt, shape, strides);
   if (!bytes.empty()) std::memcpy(out.mutable_data(), bytes.data(), bytes.size());
   return out;
 }
