@@ -25,8 +25,12 @@ out = (Tensor([1, 2, 3]) + Tensor([4, 5, 6])).numpy().tolist()
 assert out == [5, 7, 9], out
 print("installed package ok:", tinygrad_cpp.__file__, out)
 ]=])
+set(preload)
+if(DEFINED ENV{TG_PY_PRELOAD}) # sanitizer builds: the interpreter needs the ASan runtime first
+  set(preload "LD_PRELOAD=$ENV{TG_PY_PRELOAD}")
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=TG_PLUGIN_PATH --unset=LD_LIBRARY_PATH PYTHONPATH=${site}
-  ${PYTHON} ${WORK}/smoke.py ${WORK}/prefix WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc)
+  ${preload} ${PYTHON} ${WORK}/smoke.py ${WORK}/prefix WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the installed package's smoke test failed (${rc})")
 endif()

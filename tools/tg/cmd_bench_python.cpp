@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -115,13 +117,18 @@ int bench_python(const std::vector<std::string>& args) {
   }
 
   auto us = [](double v) { return fixed(v, 2); };
+  auto ratio = [](double r) { // three significant digits: the tinygrad ratio is far below 0.01
+    std::ostringstream o;
+    o << std::setprecision(3) << r << "x";
+    return o.str();
+  };
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"C++ (this process)", spread_str(ours_cpp, us), "1.00x", ""});
   std::optional<Spread> py = ours_py.info.error.empty() ? ours_py.spread("dispatch_us") : std::nullopt;
   std::optional<Spread> tgp = peer.info.error.empty() ? peer.spread("dispatch_us") : std::nullopt;
   if (py)
     rows.push_back({"Python: tinygrad_cpp " + ours_py.info.str("version"), spread_str(*py, us),
-                    fixed(py->min / ours_cpp.min, 2) + "x", tgp ? general(py->min / tgp->min) + "x" : "-"});
+                    fixed(py->min / ours_cpp.min, 2) + "x", tgp ? ratio(py->min / tgp->min) : "-"});
   else
     rows.push_back({"Python: tinygrad_cpp", "unavailable: " + ours_py.info.error, "-", "-"});
   if (tgp)
