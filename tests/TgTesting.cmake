@@ -13,17 +13,35 @@
 #   2-core machine); ctest kills a hung suite and reports it as a timeout.
 function(tg_add_test)
   cmake_parse_arguments(T "DEVICE_SUITE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
-  # The module's main lives in a generated file, so a suite may span several sources.
-  set(main ${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}_main.cpp)
-  file(CONFIGURE OUTPUT ${main} CONTENT "#define BOOST_TEST_MODULE ${T_NAME}
-#include <boost/test/unit_test.hpp>
-")
-  add_executable(${T_NAME} ${main} ${T_SOURCES})
-  # Tests compile as unity batches: their headers (Boost.Test, the tensor API) and template
-  # instantiations dominate each file's compile, and CI builds every test twice on 2 cores.
-  # (A fixture in an anonymous namespace is fine in a test file; GCC warns about it once the file
-  # is included into a unity source.)
-  set_target_properties(${T_NAME} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${TG_TEST_UNITY_BATCH})
+  # Tests compile as batches of TG_TEST_UNITY_BATCH sources, one translation unit each: their
+  # headers (Boost.Test, the tensor API) and template instantiations dominate each file's compile,
+  # and CI builds every test twice on 2 cores. The batch files are written here rather than by
+  # CMake's UNITY_BUILD, whose files #include each source by its absolute path: a clone at another
+  # path (CI builds a fresh one) would then miss every ccache entry. These #include the sources by
+  # their path from the source root, which ccache's base dir (CMakeLists.txt) makes the same
+  # everywhere. Batch 0 also defines the module's main. (A fixture in an anonymous namespace is
+  # fine in a test file; GCC warns about it once the file shares a translation unit.)
+  set(batch_files)
+  set(content "#define BOOST_TEST_MODULE ${T_NAME}\n#include <boost/test/unit_test.hpp>\n")
+  set(in_batch 0)
+  list(LENGTH T_SOURCES left)
+  foreach(src IN LISTS T_SOURCES)
+    get_filename_component(abs ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${abs})
+    string(APPEND content "#include \"${rel}\"\n")
+    math(EXPR in_batch "${in_batch} + 1")
+    math(EXPR left "${left} - 1")
+    if(in_batch EQUAL TG_TEST_UNITY_BATCH OR left EQUAL 0)
+      list(LENGTH batch_files n)
+      set(file ${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}_batch${n}.cpp)
+      file(CONFIGURE OUTPUT ${file} CONTENT "${content}")
+      list(APPEND batch_files ${file})
+      set(content "")
+      set(in_batch 0)
+    endif()
+  endforeach()
+  add_executable(${T_NAME} ${batch_files})
+  target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR})
   target_compile_options(${T_NAME} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
   target_link_libraries(${T_NAME} PRIVATE Boost::unit_test_framework ${T_LIBS})
   tg_warnings(${T_NAME})

@@ -1,7 +1,10 @@
 // tg::nn: module walking (names, state dicts, train mode), layers and losses, all from Tensor ops.
 #include "kernel/tensor/nn.hpp"
 
+#include "kernel/tensor/attention.hpp"
+
 #include <cmath>
+#include <numbers>
 #include <numeric>
 #include <set>
 
@@ -371,6 +374,113 @@ Tensor Dropout::forward(const Tensor& x) {
   // inside consumers such as the matmul of a following Linear
   Tensor keep = r.ge(r.const_like(p)).contiguous();
   return keep.where(x, x.zeros_like()) * (1.0 / (1.0 - p));
+}
+
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  if (approximate == "tanh") return x.gelu();
+  if (approximate != "none")
+    throw TensorError("gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
+  return 0.5 * x * (1.0 + (x * (1 / std::numbers::sqrt2)).erf());
+}
+
+GELU::GELU(std::string approximate_) : approximate(std::move(approximate_)) {
+  if (approximate != "none" && approximate != "tanh")
+    throw TensorError("GELU: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
+}
+
+Tensor GELU::forward(const Tensor& x) { return gelu(x, approximate); }
+
+namespace {
+int64_t checked_embed_dim(int64_t embed_dim, int64_t num_heads) {
+  require_positive(embed_dim, "embed_dim", "MultiheadAttention");
+  require_positive(num_heads, "num_heads", "MultiheadAttention");
+  if (embed_dim % num_heads)
+    throw TensorError("MultiheadAttention: embed_dim " + std::to_string(embed_dim) +
+                      " must be divisible by num_heads " + std::to_string(num_heads));
+  return embed_dim;
+}
+} // namespace
+
+MultiheadAttention::MultiheadAttention(int64_t embed_dim_, int64_t num_heads_, double dropout_, bool bias)
+    : embed_dim(checked_embed_dim(embed_dim_, num_heads_)), num_heads(num_heads_), dropout(dropout_),
+      in_proj_weight(trainable(glorot_uniform({3 * embed_dim_, embed_dim_}))),
+      out_proj(embed_dim_, embed_dim_, bias) {
+  if (!(dropout >= 0 && dropout <= 1))
+    throw TensorError("MultiheadAttention: dropout must be in [0, 1], got " + std::to_string(dropout));
+  if (bias) {
+    in_proj_bias = trainable(Tensor::zeros({3 * embed_dim}));
+    out_proj.bias = trainable(Tensor::zeros({embed_dim}));
+  }
+}
+
+Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                   const std::optional<Tensor>& attn_mask, bool is_causal) {
+  const int64_t E = embed_dim, H = num_heads, D = E / H;
+  auto is_nse = [&](const Tensor& t) { return t.ndim() == 3 && t.shape()[2] == E; };
+  if (!is_nse(query) || !is_nse(key) || !is_nse(value) || key.shape()[0] != query.shape()[0] ||
+      value.shape()[0] != query.shape()[0] || value.shape()[1] != key.shape()[1])
+    throw TensorError("MultiheadAttention: query " + dims_str(query.shape()) + ", key " +
+                      dims_str(key.shape()) + ", value " + dims_str(value.shape()) + " must be (N, L, " +
+                      std::to_string(E) + "), (N, S, " + std::to_string(E) + "), (N, S, " +
+                      std::to_string(E) + ") (batch first)");
+  const int64_t N = query.shape()[0], L = query.shape()[1], S = key.shape()[1];
+  // rows [part * E, (part + 1) * E) of the packed projection: query 0, key 1, value 2
+  auto project = [&](const Tensor& x, int64_t part) {
+    std::optional<Tensor> b;
+    if (in_proj_bias) b = in_proj_bias->shrink({{part * E, (part + 1) * E}});
+    return x.linear(in_proj_weight.shrink({{part * E, (part + 1) * E}, {0, E}}), b);
+  };
+  std::optional<Tensor> q, k, v;
+  if (query.is(key) && key.is(value)) { // self-attention: one matmul with the packed weight
+    Tensor qkv = query.linear(in_proj_weight, in_proj_bias);
+    auto part = [&](int64_t i) { return qkv.shrink({{0, N}, {0, L}, {i * E, (i + 1) * E}}); };
+    q = part(0);
+    k = part(1);
+    v = part(2);
+  } else {
+    q = project(query, 0);
+    k = project(key, 1);
+    v = project(value, 2);
+  }
+  auto heads = [&](const Tensor& t, int64_t len) { return t.reshape({N, len, H, D}).permute({0, 2, 1, 3}); };
+  AttentionOptions options;
+  options.is_causal = is_causal;
+  options.dropout_p = training() ? dropout : 0;
+  if (attn_mask) {
+    Tensor m = *attn_mask;
+    if (m.shape() == Dims{N * H, L, S})
+      m = m.reshape({N, H, L, S});
+    else if (m.shape() != Dims{L, S})
+      throw TensorError("MultiheadAttention: attn_mask " + dims_str(m.shape()) + " must be (L, S) " +
+                        dims_str({L, S}) + " or (N * num_heads, L, S) " + dims_str({N * H, L, S}));
+    options.mask = m.dtype().is_bool() ? m.logical_not() : m; // torch's module: true = masked out
+  }
+  Tensor out = scaled_dot_product_attention(heads(*q, L), heads(*k, S), heads(*v, S), options);
+  return out_proj.forward(out.permute({0, 2, 1, 3}).reshape({N, L, E}));
+}
+
+Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+  if (!(max_norm >= 0))
+    throw TensorError("clip_grad_norm: max_norm must be >= 0, got " + std::to_string(max_norm));
+  std::vector<std::pair<Tensor, Tensor>> with_grad; // (parameter, gradient)
+  for (const auto& p : params)
+    if (auto g = p.grad()) with_grad.emplace_back(p, *g);
+  if (with_grad.empty()) return Tensor::scalar(0);
+  const std::string& device = with_grad[0].second.device();
+  std::optional<Tensor> total;
+  for (const auto& [p, g] : with_grad) {
+    Tensor wide = g.dtype().itemsize() < 4 ? g.cast(dtypes::float32) : g; // half squares overflow
+    Tensor sq = wide.square().sum();
+    if (sq.device() != device) sq = sq.to(device);
+    total = total ? *total + sq : sq;
+  }
+  Tensor norm = total->sqrt();
+  Tensor coef = (max_norm / (norm + 1e-6)).minimum(norm.const_like(1));
+  for (auto& [p, g] : with_grad) {
+    Tensor c = coef.device() == g.device() ? coef : coef.to(g.device());
+    p.set_grad(g * c.cast(g.dtype()));
+  }
+  return norm;
 }
 
 // ---- losses ----

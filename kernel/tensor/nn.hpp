@@ -243,6 +243,59 @@ public:
   double p;
 };
 
+// torch.nn.GELU / functional.gelu: approximate "none" is exact, x / 2 * (1 + erf(x / sqrt(2)))
+// (Tensor::erf, |error| < 2e-7); "tanh" is Tensor::gelu(), the tanh approximation. Another string
+// throws TensorError.
+Tensor gelu(const Tensor& x, const std::string& approximate = "none");
+
+class GELU : public Module {
+public:
+  explicit GELU(std::string approximate = "none"); // checked here, not on the first forward
+  Tensor forward(const Tensor& x) override;
+  std::string approximate;
+};
+
+// torch.nn.MultiheadAttention(embed_dim, num_heads, dropout, bias, batch_first=True): query
+// (N, L, E), key and value (N, S, E) -> (N, L, E) (the attention weights are not returned).
+// The parameters have torch's state-dict names, so torch's weights load with load_state_dict:
+// in_proj_weight (3E, E) stacks the query, key and value projections, in_proj_bias (3E), and
+// out_proj (a Linear E -> E). Init as torch: in_proj_weight glorot (xavier) uniform, both biases
+// 0, out_proj.weight as Linear's. attn_mask as torch's module takes it: (L, S) or
+// (N * num_heads, L, S), bool true = NOT attended (the opposite of scaled_dot_product_attention's
+// mask), float added to the scores. is_causal masks the keys after each query (without attn_mask).
+// Dropout on the attention weights in training mode only.
+class MultiheadAttention : public Module {
+public:
+  MultiheadAttention(int64_t embed_dim, int64_t num_heads, double dropout = 0, bool bias = true);
+  Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                 const std::optional<Tensor>& attn_mask = {}, bool is_causal = false);
+  Tensor forward(const Tensor& x) override { return forward(x, x, x); } // self-attention
+  using Module::operator();
+  Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value,
+                    const std::optional<Tensor>& attn_mask = {}, bool is_causal = false) {
+    return forward(query, key, value, attn_mask, is_causal);
+  }
+  void members(MemberVisitor& v) override {
+    v.parameter("in_proj_weight", in_proj_weight);
+    v.parameter("in_proj_bias", in_proj_bias);
+    v.module("out_proj", out_proj);
+  }
+  int64_t embed_dim, num_heads;
+  double dropout;
+  Tensor in_proj_weight;
+  std::optional<Tensor> in_proj_bias;
+  Linear out_proj;
+};
+
+// ---- gradient utilities ----
+
+// torch.nn.utils.clip_grad_norm_ (L2): returns the norm of all the gradients together as a lazy
+// 0-d tensor and scales every gradient by min(1, max_norm / (norm + 1e-6)) with set_grad, lazily:
+// nothing is read on the host, so the scaling fuses into the optimizer's schedule and replays
+// under TinyJit. Parameters without a gradient are skipped; with none at all the norm is 0.
+// Squares are summed in float32 at least, on the first gradient's device.
+Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
+
 // ---- losses (mean over the examples) ----
 
 // logits (..., C), labels (...) integer class indices. Entries equal to ignore_index are left

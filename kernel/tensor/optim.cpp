@@ -4,6 +4,7 @@
 #include "kernel/tensor/autograd.hpp"
 #include "kernel/tensor/release_after_launch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <optional>
@@ -117,16 +118,49 @@ void SGD::update(size_t i, const Tensor& grad, const Tensor& lr_t, std::vector<T
 
 // ---- Adam / AdamW ----
 
-Adam::Adam(std::vector<Tensor> params, double lr_, double b1_, double b2_, double eps_, double weight_decay_)
-    : Adam(std::move(params), lr_, b1_, b2_, eps_, weight_decay_, false) {}
+namespace {
+std::vector<Tensor> all_params(const std::vector<ParamGroup>& groups) {
+  std::vector<Tensor> out;
+  for (const auto& g : groups) out.insert(out.end(), g.params.begin(), g.params.end());
+  return out;
+}
+} // namespace
 
-Adam::Adam(std::vector<Tensor> params, double lr_, double b1_, double b2_, double eps_, double weight_decay_,
-           bool decoupled)
-    : Optimizer(std::move(params), lr_), b1(b1_), b2(b2_), eps(eps_), weight_decay(weight_decay_),
-      decoupled_(decoupled) {
+Adam::Adam(std::vector<Tensor> params, double lr_, double b1_, double b2_, double eps_, double weight_decay_)
+    : Adam(std::vector<ParamGroup>{{std::move(params), std::nullopt}}, lr_, b1_, b2_, eps_, weight_decay_,
+           false) {}
+
+Adam::Adam(std::vector<ParamGroup> groups, double lr_, double b1_, double b2_, double eps_,
+           double weight_decay_)
+    : Adam(std::move(groups), lr_, b1_, b2_, eps_, weight_decay_, false) {}
+
+Adam::Adam(std::vector<ParamGroup> groups, double lr_, double b1_, double b2_, double eps_,
+           double weight_decay_, bool decoupled)
+    : Optimizer(all_params(groups), lr_), b1(b1_), b2(b2_), eps(eps_), weight_decay(weight_decay_),
+      decoupled_(decoupled), group_decay_(params_.size()) {
   if (!(b1 >= 0 && b1 < 1 && b2 >= 0 && b2 < 1))
     throw TensorError("Adam: betas must be in [0, 1), got " + std::to_string(b1) + ", " + std::to_string(b2));
   if (eps < 0 || weight_decay < 0) throw TensorError("Adam: eps and weight_decay must be >= 0");
+  // params_ holds each trainable tensor once (the base dropped repeats and buffers): find each
+  // group's tensors there
+  std::vector<int> group_of(params_.size(), -1);
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto& decay = groups[gi].weight_decay;
+    if (decay && !(*decay >= 0))
+      throw TensorError("Adam: parameter group " + std::to_string(gi) + "'s weight_decay must be >= 0, got " +
+                        std::to_string(*decay));
+    for (const auto& t : groups[gi].params) {
+      auto it = std::find_if(params_.begin(), params_.end(), [&](const Tensor& p) { return p.is(t); });
+      if (it == params_.end()) continue; // a buffer (no requires_grad)
+      size_t i = size_t(it - params_.begin());
+      if (group_of[i] >= 0 && group_of[i] != int(gi))
+        throw TensorError("Adam: parameter " + t.str() + " is in parameter groups " +
+                          std::to_string(group_of[i]) + " and " + std::to_string(gi) +
+                          "; each parameter belongs to one group");
+      group_of[i] = int(gi);
+      group_decay_[i] = decay;
+    }
+  }
   for (const auto& p : params_) {
     m.push_back(p.zeros_like());
     v.push_back(p.zeros_like());
@@ -150,11 +184,12 @@ void Adam::update(size_t i, const Tensor& grad, const Tensor& lr_t, std::vector<
   Tensor& p = params_[i];
   Tensor g = grad;
   Tensor decayed = p;
-  if (weight_decay != 0) {
+  const double wd = group_decay_[i].value_or(weight_decay);
+  if (wd != 0) {
     if (decoupled_)
-      decayed = lr_tensor ? p * (1.0 - lr_t * weight_decay) : p * host_scalar(1 - lr * weight_decay, p);
+      decayed = lr_tensor ? p * (1.0 - lr_t * wd) : p * host_scalar(1 - lr * wd, p);
     else
-      g = g + p * weight_decay;
+      g = g + p * wd;
   }
   m[i].assign(m[i] * b1 + g * (1 - b1));
   v[i].assign(v[i] * b2 + g * g * (1 - b2));
@@ -200,6 +235,25 @@ double CosineAnnealingLR::next_lr() {
   if ((last_epoch - 1 - t_max) % (2 * t_max) == 0)
     return lr_now + (base_lr - eta_min) * (1 - std::cos(pi / T)) / 2;
   return (1 + std::cos(pi * e / T)) / (1 + std::cos(pi * (e - 1) / T)) * (lr_now - eta_min) + eta_min;
+}
+
+// ---- WarmupCosineLR ----
+
+WarmupCosineLR::WarmupCosineLR(Optimizer& opt, int64_t warmup_steps_, int64_t total_steps_, double min_lr_)
+    : LRScheduler(opt), warmup_steps(warmup_steps_), total_steps(total_steps_), min_lr(min_lr_) {
+  if (warmup_steps < 0 || total_steps <= warmup_steps)
+    throw TensorError("WarmupCosineLR: need 0 <= warmup_steps < total_steps, got warmup_steps " +
+                      std::to_string(warmup_steps) + ", total_steps " + std::to_string(total_steps));
+  if (!(min_lr >= 0 && std::isfinite(min_lr)))
+    throw TensorError("WarmupCosineLR: min_lr must be finite and >= 0, got " + std::to_string(min_lr));
+  optimizer.lr = lr_at(0); // construction is epoch 0
+}
+
+double WarmupCosineLR::lr_at(int64_t t) const {
+  if (t < warmup_steps) return base_lr * double(t + 1) / double(warmup_steps + 1);
+  if (t > total_steps) return min_lr;
+  const double progress = double(t - warmup_steps) / double(total_steps - warmup_steps); // 0..1
+  return min_lr + 0.5 * (1 + std::cos(std::numbers::pi * progress)) * (base_lr - min_lr);
 }
 
 } // namespace tg::optim

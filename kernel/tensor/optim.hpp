@@ -1,5 +1,5 @@
-// tg::optim: SGD, Adam, AdamW (torch's update equations) and the StepLR / CosineAnnealingLR
-// schedules.
+// tg::optim: SGD, Adam, AdamW (torch's update equations, Adam/AdamW with parameter groups) and
+// the StepLR / CosineAnnealingLR / WarmupCosineLR schedules.
 //
 // An optimizer holds Tensor handles, so `param.assign(new_value)` updates the model's tensor.
 // step() builds every update under Tensor::NoGrad and realizes all parameters and optimizer
@@ -91,6 +91,13 @@ protected:
   void update(size_t i, const Tensor& g, const Tensor& lr_t, std::vector<Tensor>& state) override;
 };
 
+// Parameters that share settings (torch's param groups): a group's weight_decay, when set,
+// replaces the optimizer's for its parameters (no decay on biases and norms, as nanoGPT does).
+struct ParamGroup {
+  std::vector<Tensor> params;
+  std::optional<double> weight_decay;
+};
+
 // torch.optim.Adam / AdamW: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
 // p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps). AdamW first decays p *= 1 - lr * wd;
 // Adam with weight_decay adds wd * p to the gradient (L2, as torch's Adam).
@@ -98,17 +105,22 @@ class Adam : public Optimizer {
 public:
   Adam(std::vector<Tensor> params, double lr = 1e-3, double b1 = 0.9, double b2 = 0.999, double eps = 1e-8,
        double weight_decay = 0);
+  // Parameter groups, each with its own weight decay or the optimizer's; a parameter may be in
+  // one group only (TensorError otherwise).
+  Adam(std::vector<ParamGroup> groups, double lr = 1e-3, double b1 = 0.9, double b2 = 0.999,
+       double eps = 1e-8, double weight_decay = 0);
   double b1, b2, eps, weight_decay;
   std::vector<Tensor> m, v; // first and second moments, one per parameter
 
 protected:
-  Adam(std::vector<Tensor> params, double lr, double b1, double b2, double eps, double weight_decay,
+  Adam(std::vector<ParamGroup> groups, double lr, double b1, double b2, double eps, double weight_decay,
        bool decoupled);
   void begin_step() override;
   void update(size_t i, const Tensor& g, const Tensor& lr_t, std::vector<Tensor>& state) override;
 
 private:
   bool decoupled_;
+  std::vector<std::optional<double>> group_decay_; // per parameter: its group's, or none (weight_decay)
   // b1^t and b2^t as float32 (float64 for float64 parameters) scalars on the first parameter's device,
   // updated by each step's schedule (not on the host), so a TinyJit replay of the step sees them advance.
   Tensor b1_power_ = Tensor::scalar(1), b2_power_ = Tensor::scalar(1);
@@ -119,7 +131,11 @@ class AdamW : public Adam {
 public:
   AdamW(std::vector<Tensor> params, double learning_rate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
         double epsilon = 1e-8, double decay = 0.01)
-      : Adam(std::move(params), learning_rate, beta1, beta2, epsilon, decay, true) {}
+      : Adam(std::vector<ParamGroup>{{std::move(params), std::nullopt}}, learning_rate, beta1, beta2, epsilon,
+             decay, true) {}
+  AdamW(std::vector<ParamGroup> groups, double learning_rate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+        double epsilon = 1e-8, double decay = 0.01)
+      : Adam(std::move(groups), learning_rate, beta1, beta2, epsilon, decay, true) {}
 };
 
 // Learning-rate schedules with torch's step() semantics: construction is epoch 0 (lr = the
@@ -162,6 +178,20 @@ public:
 
 protected:
   double next_lr() override;
+};
+
+// nanoGPT's get_lr, from the optimizer's lr at construction (base): linear warmup
+// base * (t + 1) / (warmup + 1) for t < warmup, then a cosine from base down to min_lr at
+// t = total, min_lr after. Construction sets the optimizer's lr to epoch 0's value.
+class WarmupCosineLR : public LRScheduler {
+public:
+  WarmupCosineLR(Optimizer& optimizer, int64_t warmup_steps, int64_t total_steps, double min_lr = 0);
+  double lr_at(int64_t epoch) const; // the schedule's value at any epoch >= 0
+  int64_t warmup_steps, total_steps;
+  double min_lr;
+
+protected:
+  double next_lr() override { return lr_at(last_epoch); }
 };
 
 } // namespace tg::optim

@@ -17,6 +17,7 @@ set(TG_EXPORTED_LIBRARIES
   "tg_sdk:sdk" # the plugin SDK (static)
   "tg_sdk_render:sdk_render" # the C-family renderers (static)
   "tg_onnx:onnx" # libtg_onnx.so, ONNX models (<tinygrad/onnx.hpp>)
+  "tg_models:models" # libtg_models.so, GPT (models/gpt; its headers stay in the source tree)
 )
 set(TG_PACKAGE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tinygrad_cpp)
 

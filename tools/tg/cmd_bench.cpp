@@ -580,7 +580,8 @@ void bench_usage(std::ostream& os) {
         "  collective  all-reduce / all-gather / broadcast of 256 MiB over --devices, against PyTorch NCCL\n"
         "  onnx   ResNet-18, MobileNetV2, a transformer through ONNX import, against onnxruntime and "
         "PyTorch\n"
-        "  python one small op from Python (tinygrad_cpp), against C++ and tinygrad's Python\n";
+        "  python one small op from Python (tinygrad_cpp), against C++ and tinygrad's Python\n"
+        "  gpt    the GPT's training step and KV-cache sampling (and validation loss), against PyTorch\n";
 }
 
 } // namespace
@@ -644,6 +645,14 @@ int cmd_bench(const std::vector<std::string>& args) {
       return bench_collective(rest);
     } catch (const po::error& e) {
       std::cerr << "tg bench collective: " << e.what() << " (see tg bench collective --help)\n";
+      return 2;
+    }
+  }
+  if (args[0] == "gpt") {
+    try {
+      return bench_gpt(rest);
+    } catch (const po::error& e) {
+      std::cerr << "tg bench gpt: " << e.what() << " (see tg bench gpt --help)\n";
       return 2;
     }
   }

@@ -121,11 +121,12 @@ void progress(bool tty, int step, int steps, double loss, double samples_per_s, 
 } // namespace
 
 int cmd_train(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "gpt") return train_gpt(args);
   po::options_description opts(
       "tg train mnist: train tinygrad's beautiful_mnist conv net with Adam on random batches\n"
       "and report test accuracy.\nOptions");
   opts.add_options()("help,h", "show this help")("dataset", po::value<std::string>()->default_value("mnist"),
-                                                 "what to train (mnist)")(
+                                                 "what to train (mnist; `tg train gpt --help` for the GPT)")(
       "device", po::value<std::string>()->default_value(""), "device, e.g. CPU (default: $TG_DEVICE or CPU)")(
       "steps", po::value<int>()->default_value(140),
       "training steps (0 with --load: evaluate only); 140 batches of 512 are 1.2 epochs")(
@@ -158,7 +159,8 @@ int cmd_train(const std::vector<std::string>& args) {
     return 0;
   }
   if (vm["dataset"].as<std::string>() != "mnist") {
-    std::cerr << "tg train: unknown dataset '" << vm["dataset"].as<std::string>() << "' (available: mnist)\n";
+    std::cerr << "tg train: unknown dataset '" << vm["dataset"].as<std::string>()
+              << "' (available: mnist, gpt)\n";
     return 2;
   }
   const int steps = vm["steps"].as<int>(), bs = vm["bs"].as<int>();

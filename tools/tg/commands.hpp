@@ -15,6 +15,8 @@ int cmd_plugin(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_conform(const std::vector<std::string>& args);
 int cmd_train(const std::vector<std::string>& args);
+int train_gpt(const std::vector<std::string>& args);    // `tg train gpt` (cmd_gpt.cpp)
+int cmd_generate(const std::vector<std::string>& args); // cmd_gpt.cpp
 int cmd_viz(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);       // cmd_onnx.cpp
 int cmd_onnx_test(const std::vector<std::string>& args); // cmd_onnx.cpp
@@ -26,6 +28,7 @@ int bench_gpu(const std::vector<std::string>& args);        // `tg bench gpu` (c
 int bench_collective(const std::vector<std::string>& args); // `tg bench collective`
 int bench_onnx(const std::vector<std::string>& args);       // `tg bench onnx` (cmd_bench_onnx.cpp)
 int bench_python(const std::vector<std::string>& args);     // `tg bench python` (cmd_bench_python.cpp)
+int bench_gpt(const std::vector<std::string>& args);        // `tg bench gpt` (cmd_bench_gpt.cpp)
 
 // When main() started (for `tg bench cold-child`).
 std::chrono::steady_clock::time_point main_start_time();

@@ -2,8 +2,11 @@
 // link tg::core in tree, tinygrad_cpp::tg or `pkg-config tinygrad_cpp` when installed). What it offers:
 //   tensors      tg::Tensor (factories, elementwise/reduce/movement ops, autograd, realize,
 //                schedule(), to_vector/item), dtypes              kernel/tensor/tensor.hpp
-//   models       tg::nn (Module, Linear, Conv2d, BatchNorm, LayerNorm, ..., losses)  nn.hpp
-//                tg::optim (SGD, Adam, AdamW, StepLR, CosineAnnealingLR)             optim.hpp
+//   models       tg::nn (Module, Linear, Conv2d, BatchNorm, LayerNorm, GELU,
+//                MultiheadAttention, ..., losses, clip_grad_norm)                    nn.hpp
+//                scaled_dot_product_attention                                        attention.hpp
+//                tg::optim (SGD, Adam, AdamW with parameter groups, StepLR,
+//                CosineAnnealingLR, WarmupCosineLR)                                  optim.hpp
 //                safetensors save/load (safe_save, safe_load)                        state.hpp
 //                IDX files and load_mnist                                            datasets.hpp
 //                tg::TinyJit (capture and replay a step)                             jit.hpp
@@ -35,6 +38,7 @@
 #include "kernel/runtime/devices.hpp"
 #include "kernel/runtime/plugin_lifetime.hpp"
 #include "kernel/schedule/schedule_summary.hpp"
+#include "kernel/tensor/attention.hpp"
 #include "kernel/tensor/datasets.hpp"
 #include "kernel/tensor/external.hpp"
 #include "kernel/tensor/jit.hpp"
