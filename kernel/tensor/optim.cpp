@@ -42,10 +42,21 @@ Tensor Optimizer::lr_for(const Tensor& p) {
   return t.cast(p.dtype());
 }
 
+void Optimizer::set(Tensor& t, const Tensor& value) const {
+  if (!apply_if) {
+    t.assign(value);
+    return;
+  }
+  const Tensor& cond = apply_if->device() == t.device() ? *apply_if : apply_if->to(t.device());
+  t.assign(cond.where(value.cast(t.dtype()), t));
+}
+
 std::vector<Tensor> Optimizer::schedule_step() {
   if (lr_tensor && lr_tensor->ndim() != 0) // before any state moves: a refused step changes nothing
     throw TensorError("optimizer: lr_tensor must be a 0-d tensor, got " + std::to_string(lr_tensor->ndim()) +
                       " dimensions");
+  if (apply_if && (apply_if->ndim() != 0 || !apply_if->dtype().is_bool()))
+    throw TensorError("optimizer: apply_if must be a 0-d bool tensor, got " + apply_if->str());
   Tensor::NoGrad no_grad;
   ++steps_;
   for (auto& c : scalars_) c.used = false;
@@ -109,11 +120,11 @@ void SGD::update(size_t i, const Tensor& grad, const Tensor& lr_t, std::vector<T
   if (weight_decay != 0) g = g + p * weight_decay;
   if (momentum != 0) {
     Tensor& buf = momentum_buffers[i];
-    buf.assign(buf * momentum + g); // starts at 0, so the first step gives buf = g as torch
+    set(buf, buf * momentum + g); // starts at 0, so the first step gives buf = g as torch
     g = nesterov ? g + buf * momentum : buf;
     state.push_back(buf);
   }
-  p.assign(p - g * lr_t);
+  set(p, p - g * lr_t);
 }
 
 // ---- Adam / AdamW ----
@@ -175,8 +186,8 @@ Adam::Adam(std::vector<ParamGroup> groups, double lr_, double b1_, double b2_, d
 
 void Adam::begin_step() {
   // b^t on the device, advanced by the step itself: a replayed step (TinyJit) advances it too.
-  b1_power_.assign(b1_power_ * b1);
-  b2_power_.assign(b2_power_ * b2);
+  set(b1_power_, b1_power_ * b1);
+  set(b2_power_, b2_power_ * b2);
   powers_listed_ = false;
 }
 
@@ -191,15 +202,15 @@ void Adam::update(size_t i, const Tensor& grad, const Tensor& lr_t, std::vector<
     else
       g = g + p * wd;
   }
-  m[i].assign(m[i] * b1 + g * (1 - b1));
-  v[i].assign(v[i] * b2 + g * g * (1 - b2));
+  set(m[i], m[i] * b1 + g * (1 - b1));
+  set(v[i], v[i] * b2 + g * g * (1 - b2));
   // torch: p -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
   auto on_p = [&](const Tensor& t) {
     return (t.device() == p.device() ? t : t.to(p.device())).cast(p.dtype());
   };
   Tensor bias1 = on_p(1.0 - b1_power_), bias2 = on_p(1.0 - b2_power_); // 1 - b^t
   Tensor denom = v[i].sqrt() / bias2.sqrt() + eps;
-  p.assign(decayed - m[i] / denom * (lr_t / bias1));
+  set(p, decayed - m[i] / denom * (lr_t / bias1));
   state.push_back(m[i]);
   state.push_back(v[i]);
   if (!powers_listed_) { // realized with the step once

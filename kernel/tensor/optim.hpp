@@ -49,8 +49,14 @@ public:
   // value passed into a step function as one of its inputs, which a TinyJit replay binds anew
   // (host code, reading `lr` included, does not run on replays; see kernel/tensor/jit.hpp).
   std::optional<Tensor> lr_tensor;
+  // When set, a 0-d bool tensor: a step where it is false leaves every parameter and all optimizer
+  // state as they were (mixed precision skips a step whose scaled gradients overflowed). It is part
+  // of the step's graph, so the step stays one schedule and a TinyJit replay decides anew.
+  std::optional<Tensor> apply_if;
 
 protected:
+  // t.assign(value), or t.assign(apply_if.where(value, t)) while apply_if is set.
+  void set(Tensor& t, const Tensor& value) const;
   // Assigns the new value of params_[i] (whose gradient is g) and its state; appends any state
   // tensors that must be realized. `lr_t` is lr as a scalar tensor of the parameter's dtype.
   virtual void update(size_t i, const Tensor& g, const Tensor& lr_t, std::vector<Tensor>& state) = 0;

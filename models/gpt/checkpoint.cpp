@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <regex>
 
 namespace tg::models {
 namespace {
@@ -13,8 +12,12 @@ namespace {
 // "h.3.attn.bias" and "h.3.attn.masked_bias": the causal mask Hugging Face's older GPT-2 files
 // store as buffers; the model builds its mask itself.
 bool is_mask_buffer(const std::string& name) {
-  static const std::regex mask(R"(h\.[0-9]+\.attn\.(masked_)?bias)");
-  return std::regex_match(name, mask);
+  if (name.rfind("h.", 0) != 0) return false;
+  size_t i = 2;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  if (i == 2) return false;
+  std::string rest = name.substr(i);
+  return rest == ".attn.bias" || rest == ".attn.masked_bias";
 }
 
 int64_t json_int(const nlohmann::json& j, std::initializer_list<const char*> keys,
@@ -95,8 +98,10 @@ void load_gpt_weights(GPT& model, const std::map<std::string, Tensor>& tensors, 
   }
 }
 
-std::unique_ptr<GPT> load_gpt(const std::filesystem::path& file) {
+std::unique_ptr<GPT> load_gpt(const std::filesystem::path& file,
+                              const std::function<void(GPTConfig&)>& adjust) {
   GPTConfig config = checkpoint_config(file);
+  if (adjust) adjust(config);
   auto tensors = safe_load(file);
   auto model = std::make_unique<GPT>(config);
   load_gpt_weights(*model, tensors, file.string());

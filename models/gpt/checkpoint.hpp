@@ -10,6 +10,7 @@
 #include "models/gpt/gpt.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,8 +29,10 @@ GPTConfig checkpoint_config(const std::filesystem::path& file);
 // Copies the tensors into the model by name; nothing changes when it throws.
 void load_gpt_weights(GPT& model, const std::map<std::string, Tensor>& tensors, const std::string& source);
 
-// A model of the checkpoint's config (on the default device) with its weights.
-std::unique_ptr<GPT> load_gpt(const std::filesystem::path& file);
+// A model of the checkpoint's config (on the default device) with its weights; `adjust` may change
+// what the file does not fix (dropout, the compute dtype) before the model is built.
+std::unique_ptr<GPT> load_gpt(const std::filesystem::path& file,
+                              const std::function<void(GPTConfig&)>& adjust = {});
 
 // Writes the weights with the config (and `extra` metadata) as a safetensors file.
 void save_gpt(const std::filesystem::path& file, GPT& model, std::map<std::string, std::string> extra = {});

@@ -57,6 +57,9 @@ GPTConfig GPTConfig::preset(const std::string& name) {
 std::vector<std::string> GPTConfig::preset_names() { return {"tiny", "char", "gpt2"}; }
 
 void GPTConfig::validate() const {
+  if (dtype != dtypes::float32 && dtype != dtypes::bfloat16 && dtype != dtypes::float16)
+    throw TensorError("GPT config " + name +
+                      ": the compute dtype must be float32, bfloat16 or float16, got " + dtype.name());
   auto positive = [&](int64_t v, const char* what) {
     if (v <= 0)
       throw TensorError("GPT config " + name + ": " + what + " must be positive, got " + std::to_string(v));
@@ -106,14 +109,16 @@ int64_t GPTConfig::parameter_count() const {
   return vocab_size * c + block_size * c + n_layer * block + 2 * c;
 }
 
-Conv1D::Conv1D(int64_t in, int64_t out, double std)
-    : weight(normal({in, out}, std)), bias(zeros_param({out})) {}
+Conv1D::Conv1D(int64_t in, int64_t out, double std, DType compute_)
+    : weight(normal({in, out}, std)), bias(zeros_param({out})), compute(compute_) {}
 
-Tensor Conv1D::forward(const Tensor& x) { return x.matmul(weight) + bias; }
+Tensor Conv1D::forward(const Tensor& x) {
+  return x.cast(compute).matmul(weight.cast(compute)) + bias.cast(compute);
+}
 
 CausalSelfAttention::CausalSelfAttention(const GPTConfig& c)
-    : n_head(c.n_head), n_embd(c.n_embd), dropout(c.dropout), c_attn(c.n_embd, 3 * c.n_embd, 0.02),
-      c_proj(c.n_embd, c.n_embd, 0.02 / std::sqrt(2.0 * double(c.n_layer))) {}
+    : n_head(c.n_head), n_embd(c.n_embd), dropout(c.dropout), c_attn(c.n_embd, 3 * c.n_embd, 0.02, c.dtype),
+      c_proj(c.n_embd, c.n_embd, 0.02 / std::sqrt(2.0 * double(c.n_layer)), c.dtype) {}
 
 Tensor CausalSelfAttention::heads(const Tensor& x) const {
   const Dims& s = x.shape();
@@ -149,13 +154,14 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, const Tensor& pos, K
   cache.values[layer].assign(values);
   AttentionOptions opts;
   opts.mask = slots.le(pos).reshape({1, 1, 1, cache.capacity});
-  Tensor y = scaled_dot_product_attention(q, keys, values, opts); // (B, nh, 1, hs)
+  Tensor y =
+      scaled_dot_product_attention(q, keys.cast(q.dtype()), values.cast(q.dtype()), opts); // (B, nh, 1, hs)
   return c_proj(y.transpose(1, 2).reshape({s[0], 1, n_embd}));
 }
 
 MLP::MLP(const GPTConfig& c)
-    : c_fc(c.n_embd, 4 * c.n_embd, 0.02),
-      c_proj(4 * c.n_embd, c.n_embd, 0.02 / std::sqrt(2.0 * double(c.n_layer))) {}
+    : c_fc(c.n_embd, 4 * c.n_embd, 0.02, c.dtype),
+      c_proj(4 * c.n_embd, c.n_embd, 0.02 / std::sqrt(2.0 * double(c.n_layer)), c.dtype) {}
 
 Tensor MLP::forward(const Tensor& x) { return c_proj(c_fc(x).gelu()); } // GPT-2's tanh GELU
 
@@ -190,13 +196,17 @@ Tensor GPT::forward(const Tensor& idx) {
   Tensor positions = Tensor::arange(0, double(t), 1, dtypes::int32, idx.device());
   Tensor x = drop(transformer.wte(idx) + transformer.wpe(positions));
   for (auto& block : transformer.h) x = block(x);
-  return transformer.ln_f(x).matmul(transformer.wte.weight.T()); // tied output projection
+  return logits(transformer.ln_f(x));
+}
+
+Tensor GPT::logits(const Tensor& x) const { // the output projection, tied to the token embedding
+  return x.cast(config.dtype).matmul(transformer.wte.weight.cast(config.dtype).T()).cast(dtypes::float32);
 }
 
 Tensor GPT::loss(const Tensor& idx, const Tensor& targets) {
-  Tensor logits = forward(idx);
+  Tensor out = forward(idx);
   const int64_t n = idx.shape()[0] * idx.shape()[1];
-  return nn::sparse_categorical_crossentropy(logits.reshape({n, config.vocab_size}), targets.reshape({n}));
+  return nn::sparse_categorical_crossentropy(out.reshape({n, config.vocab_size}), targets.reshape({n}));
 }
 
 KVCache GPT::make_cache(int64_t batch) const {
@@ -205,7 +215,7 @@ KVCache GPT::make_cache(int64_t batch) const {
   cache.batch = batch;
   cache.capacity = config.block_size;
   const std::string& device = transformer.wte.weight.device();
-  DType dt = transformer.wte.weight.dtype();
+  DType dt = config.dtype; // the keys' and values' compute dtype
   Dims shape{batch, config.n_head, config.block_size, config.n_embd / config.n_head};
   for (int64_t i = 0; i < config.n_layer; ++i) {
     cache.keys.push_back(Tensor::zeros(shape, dt, device).contiguous().realize());
@@ -222,8 +232,7 @@ Tensor GPT::forward_cached(const Tensor& idx, const Tensor& pos, KVCache& cache)
     throw TensorError("GPT: the position must be a 0-d tensor, got " + dims_str(pos.shape()));
   Tensor x = transformer.wte(idx) + transformer.wpe(pos.reshape({1}));
   for (size_t i = 0; i < transformer.h.size(); ++i) x = transformer.h[i].forward_cached(x, pos, cache, i);
-  Tensor last = transformer.ln_f(x).reshape({cache.batch, config.n_embd});
-  return last.matmul(transformer.wte.weight.T());
+  return logits(transformer.ln_f(x).reshape({cache.batch, config.n_embd}));
 }
 
 } // namespace tg::models

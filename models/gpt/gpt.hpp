@@ -20,6 +20,10 @@ struct GPTConfig {
   std::string name = "custom";
   int64_t vocab_size = 256, block_size = 64, n_layer = 2, n_head = 2, n_embd = 64;
   double dropout = 0; // on embeddings, attention weights and residual branches, in training
+  // The projections' and attention's compute dtype (bfloat16 or float16 for mixed precision):
+  // their inputs and weights are cast to it, while the weights themselves (the master copy), the
+  // embeddings, LayerNorms, residual stream and loss stay float32 (torch.autocast's split).
+  DType dtype = dtypes::float32;
 
   // tiny (2 x 64, context 64), char (nanoGPT's shakespeare-char: 6 layers, 6 heads, 384 wide,
   // context 256) — both byte-level, vocab 256 — and gpt2 (124M: 12 x 768, context 1024, vocab 50257).
@@ -34,16 +38,18 @@ struct GPTConfig {
   int64_t parameter_count() const; // with the tied embedding counted once
 };
 
-// y = x @ weight + bias, weight (in, out): GPT-2's Conv1D. weight ~ N(0, std), bias 0.
+// y = x @ weight + bias, weight (in, out): GPT-2's Conv1D. weight ~ N(0, std), bias 0, both
+// float32; computed in `compute` (x, weight and bias cast to it).
 class Conv1D : public nn::Module {
 public:
-  Conv1D(int64_t in, int64_t out, double std);
+  Conv1D(int64_t in, int64_t out, double std, DType compute = dtypes::float32);
   Tensor forward(const Tensor& x) override;
   void members(nn::MemberVisitor& v) override {
     v.parameter("weight", weight);
     v.parameter("bias", bias);
   }
   Tensor weight, bias;
+  DType compute;
 };
 
 // The keys and values of every layer for incremental decoding: (batch, n_head, capacity, head
@@ -132,6 +138,8 @@ public:
   // attending to the cached positions before it; writes the token's keys and values into the
   // cache (lazily: realize the cache with the result, as generate.hpp does).
   Tensor forward_cached(const Tensor& idx, const Tensor& pos, KVCache& cache);
+  // logits (..., vocab) float32 of final hidden states, in the compute dtype
+  Tensor logits(const Tensor& x) const;
   void members(nn::MemberVisitor& v) override {
     v.module("transformer", transformer);
     v.module("drop", drop);

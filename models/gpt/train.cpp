@@ -1,6 +1,7 @@
 #include "models/gpt/train.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace tg::models {
 namespace {
@@ -43,23 +44,30 @@ Trainer::Trainer(GPT& model, const TrainOptions& o)
     : model_(model), o_((o.validate(model.config), o)), params_(model.parameters()),
       opt_(decay_groups(model, o.weight_decay), o.lr, 0.9, 0.95, 1e-8, o.weight_decay), rng_{o.seed} {
   if (o_.steps > 0) schedule_.emplace(opt_, o_.warmup, o_.steps, o_.min_lr);
+  scaled_ = model.config.dtype == dtypes::float16;
+  if (scaled_) loss_scale_ = 65536.0;
   jit_ = std::make_unique<TinyJit>([this](const std::vector<Tensor>& in) { return run(in); });
   model_.train();
 }
 
-// inputs: x_0, y_0, ..., x_{accum-1}, y_{accum-1}, lr -> {loss, gradient norm before clipping}
+// inputs: x_0, y_0, ..., x_{accum-1}, y_{accum-1}, lr, loss scale -> {loss, gradient norm before clipping}
 std::vector<Tensor> Trainer::run(const std::vector<Tensor>& in) {
-  opt_.lr_tensor = in.back();
+  const Tensor& scale = in[in.size() - 1];
+  opt_.lr_tensor = in[in.size() - 2];
   opt_.zero_grad();
   std::optional<Tensor> total;
   for (int64_t m = 0; m < o_.accum; ++m) {
     Tensor loss = model_.loss(in[size_t(2 * m)], in[size_t(2 * m + 1)]) / double(o_.accum);
-    loss.backward(); // the gradients add up over the micro-batches
+    (scaled_ ? loss * scale : loss).backward(); // the gradients add up over the micro-batches
     total = total ? *total + loss : loss;
   }
-  const std::string& device = in.back().device();
-  Tensor norm = o_.grad_clip > 0 ? nn::clip_grad_norm(params_, o_.grad_clip)
-                                 : Tensor::scalar(0, dtypes::float32, device);
+  if (scaled_)
+    for (auto& p : params_)
+      if (auto g = p.grad()) p.set_grad(*g / scale.cast(g->dtype()));
+  Tensor norm =
+      nn::clip_grad_norm(params_, o_.grad_clip > 0 ? o_.grad_clip : std::numeric_limits<double>::infinity());
+  // An overflowed float16 step (inf or NaN in the gradients, so in their norm) changes nothing.
+  if (scaled_) opt_.apply_if = norm.isinf().logical_or(norm.isnan()).logical_not();
   opt_.step_and_realize({*total, norm});
   return {*total, norm};
 }
@@ -75,12 +83,23 @@ Trainer::Result Trainer::step(const std::vector<int32_t>& tokens) {
   }
   in.push_back(
       Tensor::from_vector<float>(std::vector<float>{float(opt_.lr)}, Dims{}, dtypes::float32, device));
+  in.push_back(
+      Tensor::from_vector<float>(std::vector<float>{float(loss_scale_)}, Dims{}, dtypes::float32, device));
   auto out = o_.jit ? (*jit_)(in) : run(in);
   ++done_;
   Result r{double(out[0].item<float>()), double(out[1].item<float>())};
   if (!std::isfinite(r.loss))
     throw Error("training stopped: the loss is " + num(r.loss) + " at step " + std::to_string(done_) +
                 " (try a smaller lr or gradient clipping)");
+  if (scaled_) {
+    if (!std::isfinite(r.grad_norm)) {
+      ++skipped_, good_steps_ = 0;
+      loss_scale_ = std::max(1.0, loss_scale_ / 2);
+    } else if (++good_steps_ == 2000) {
+      good_steps_ = 0;
+      loss_scale_ = std::min(65536.0 * 65536.0, loss_scale_ * 2);
+    }
+  }
   if (schedule_) schedule_->step();
   return r;
 }

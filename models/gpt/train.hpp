@@ -35,7 +35,7 @@ public:
   Trainer(GPT& model, const TrainOptions& options);
   // One optimizer step on the next `accum` batches of `tokens`; returns the loss (the micro-batches'
   // mean) and the gradients' norm before clipping. A loss that is not finite throws Error with the
-  // step number.
+  // step number; float16 gradients that overflow skip the step and lower the loss scale instead.
   struct Result {
     double loss, grad_norm;
   };
@@ -44,6 +44,12 @@ public:
   // seed: the same batches on every call and in the PyTorch peer.
   double validation_loss(const std::vector<int32_t>& tokens, int64_t batches);
   int64_t steps_done() const { return done_; }
+  // float16 training scales the loss by this before backward() (the gradients are divided by it
+  // again before clipping): GradScaler's dynamic scale, 2^16 at first, halved after a step whose
+  // gradients overflowed (that step changes nothing), doubled after 2000 steps without one.
+  // 1 for other dtypes.
+  double loss_scale() const { return loss_scale_; }
+  int64_t skipped_steps() const { return skipped_; }
   double lr() const { return opt_.lr; } // the next step's
   const TinyJit& jit() const { return *jit_; }
 
@@ -56,7 +62,9 @@ private:
   std::optional<optim::WarmupCosineLR> schedule_;
   std::unique_ptr<TinyJit> jit_;
   SplitMix64 rng_;
-  int64_t done_ = 0;
+  int64_t done_ = 0, skipped_ = 0, good_steps_ = 0;
+  double loss_scale_ = 1;
+  bool scaled_ = false; // float16: the loss is scaled
 };
 
 } // namespace tg::models

@@ -778,6 +778,17 @@ void bind_tensor(py::module_& m) {
         return tg::nn::cross_entropy(x, y, label_smoothing);
       },
       py::arg("Y"), py::arg("label_smoothing") = 0.0);
+  // tg::scaled_dot_product_attention; Tensor.scaled_dot_product_attention (tensor.py) adds tinygrad's
+  // argument handling (dropout only in training mode, is_causal replacing attn_mask, enable_gqa).
+  m.def(
+      "scaled_dot_product_attention",
+      [](const Tensor& q, const Tensor& k, const Tensor& v, std::optional<Tensor> mask, double dropout_p,
+         bool is_causal, std::optional<double> scale) {
+        return tg::scaled_dot_product_attention(
+            q, k, v, tg::AttentionOptions{std::move(mask), dropout_p, is_causal, scale});
+      },
+      py::arg("query"), py::arg("key"), py::arg("value"), py::arg("attn_mask") = py::none(),
+      py::arg("dropout_p") = 0.0, py::arg("is_causal") = false, py::arg("scale") = py::none());
   cls.def("binary_crossentropy",
           [](const Tensor& x, const Tensor& y) { return tg::nn::binary_crossentropy(x, y); });
   cls.def("binary_crossentropy_logits",

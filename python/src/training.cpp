@@ -1,4 +1,5 @@
-// Optimizers, the JIT, safetensors and datasets: the core's, with tinygrad's argument names.
+// Optimizers, gradient clipping, the JIT, safetensors and datasets: the core's, with tinygrad's
+// argument names.
 #include "bindings.hpp"
 
 namespace tgpy {
@@ -35,6 +36,14 @@ void bind_training(py::module_& m) {
       .def(py::init<std::vector<Tensor>, double, double, double, double, double>(), py::arg("params"),
            py::arg("lr") = 0.001, py::arg("b1") = 0.9, py::arg("b2") = 0.999, py::arg("eps") = 1e-8,
            py::arg("weight_decay") = 0.01);
+
+  // torch.nn.utils.clip_grad_norm_ (L2): the norm as a lazy 0-d tensor; the gradients are scaled lazily.
+  m.def(
+      "clip_grad_norm",
+      [](const std::vector<Tensor>& params, double max_norm) {
+        return tg::nn::clip_grad_norm(params, max_norm);
+      },
+      py::arg("parameters"), py::arg("max_norm"));
 
   // The JIT over a function of tensors to tensors; tinygrad_cpp.TinyJit (jit.py) adapts any
   // Python signature to it.

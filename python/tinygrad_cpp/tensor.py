@@ -1,6 +1,6 @@
 """The Tensor class: the core's tg::Tensor (bound in _core) plus the few tinygrad methods that are
-compositions written here (training mode, dropout, batchnorm)."""
-import math
+compositions written here (training mode, dropout, batchnorm) or argument handling around the core's
+(scaled_dot_product_attention)."""
 from tinygrad_cpp import _core
 
 Tensor = _core.Tensor
@@ -92,14 +92,24 @@ def _sequential(self, layers):
   return x
 
 
-def _scaled_dot_product_attention(self, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False):
-  qk = self @ key.transpose(-2, -1) * (1 / math.sqrt(self.shape[-1]))
-  if is_causal:
-    mask = Tensor.ones(qk.shape[-2], qk.shape[-1], dtype="bool", device=self.device).tril()
-    qk = mask.where(qk, -math.inf)
-  if attn_mask is not None:
-    qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype == "bool" else qk + attn_mask
-  return qk.softmax(-1).dropout(dropout_p) @ value
+def _repeat_heads(t, heads: int):
+  """t (..., H, S, E) -> (..., heads, S, E), each of the H heads repeated heads // H times in a row
+  (repeat_interleave on dim -3, tinygrad's enable_gqa)."""
+  h = t.shape[-3]
+  if heads % h != 0: raise ValueError(f"enable_gqa: {heads} query heads are not a multiple of {h} key/value heads")
+  lead, (s, e) = t.shape[:-3], t.shape[-2:]
+  return t.reshape(*lead, h, 1, s, e).expand(*lead, h, heads // h, s, e).reshape(*lead, heads, s, e)
+
+
+def _scaled_dot_product_attention(self, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
+                                  enable_gqa: bool = False, *, scale=None):
+  """tinygrad's arguments over the core's tg::scaled_dot_product_attention: dropout only in training
+  mode, is_causal replacing attn_mask (as tinygrad), enable_gqa repeating key/value heads. `scale`
+  (torch's, keyword only here) multiplies q @ k^T instead of 1 / sqrt(E)."""
+  if not 0 <= dropout_p <= 1: raise ValueError(f"dropout_p={dropout_p} is out of range [0, 1]")
+  if enable_gqa: key, value = _repeat_heads(key, self.shape[-3]), _repeat_heads(value, self.shape[-3])
+  return _core.scaled_dot_product_attention(self, key, value, None if is_causal else attn_mask,
+                                            dropout_p if Tensor.training else 0.0, is_causal, scale)
 
 
 def _mean_square_error(self, Y): return ((self - Y) ** 2).mean()

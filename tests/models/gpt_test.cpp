@@ -6,6 +6,7 @@
 #include "models/gpt/corpus.hpp"
 #include "models/gpt/generate.hpp"
 #include "models/gpt/tokenizer.hpp"
+#include "models/gpt/train.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -160,6 +161,84 @@ BOOST_AUTO_TEST_CASE(sampling_follows_temperature_and_top_k) {
   BOOST_TEST(std::abs(double(ones) / n - p1) < 0.03, "p(1) = " << double(ones) / n << ", expected " << p1);
   logits[0] = NAN;
   require_message<TensorError>([&] { sample_token(logits, top2, state); }, "NaN");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(mixed_precision)
+
+// bfloat16 keeps 8 bits of mantissa: the projections' outputs carry a relative error of ~2^-8, so
+// logits of magnitude ~1 agree with float32's to a few 1e-2.
+BOOST_AUTO_TEST_CASE(bfloat16_compute_stays_close_to_float32_and_keeps_float32_weights) {
+  GPTConfig c = small_config();
+  Tensor::manual_seed(11);
+  GPT full(c);
+  c.dtype = dtypes::bfloat16;
+  GPT half(c);
+  half.load_state_dict(full.state_dict());
+  for (auto& [name, p] : half.named_parameters()) BOOST_TEST(p.dtype() == dtypes::float32, name);
+  Tensor idx =
+      Tensor::from_vector<int32_t>(std::vector<int32_t>{3, 1, 4, 1, 5, 9, 2, 6}, {2, 4}, dtypes::int32);
+  Tensor a = full.forward(idx), b = half.forward(idx);
+  BOOST_TEST(b.dtype() == dtypes::float32);
+  check_close(b, a, 0.05, 0.05, "bfloat16 logits");
+  Tensor loss = half.loss(idx, idx);
+  loss.backward();
+  BOOST_TEST(std::isfinite(loss.item<float>()));
+  BOOST_TEST(half.transformer.h[0].attn.c_attn.weight.grad()->dtype() == dtypes::float32);
+}
+
+BOOST_AUTO_TEST_CASE(a_step_with_apply_if_false_changes_nothing) {
+  Tensor::manual_seed(12);
+  Tensor w = Tensor::randn({4, 3}).realize();
+  w.requires_grad_();
+  optim::AdamW opt({w}, 0.1);
+  auto step = [&](bool apply) {
+    opt.zero_grad();
+    (w * w).sum().backward();
+    opt.apply_if = Tensor::full({}, apply ? 1 : 0, dtypes::bool_);
+    opt.step();
+  };
+  auto before = w.to_vector<float>();
+  step(false);
+  BOOST_TEST(w.to_vector<float>() == before, boost::test_tools::per_element());
+  BOOST_TEST(opt.m[0].abs().sum().item<float>() == 0.0f);
+  step(true);
+  BOOST_TEST(w.to_vector<float>() != before);
+  BOOST_TEST(opt.m[0].abs().sum().item<float>() > 0.0f);
+}
+
+// float16 with the dynamic loss scale: the first steps overflow at 2^16 and are skipped (the scale
+// halves each time), then training proceeds; the loss goes down as in float32.
+BOOST_AUTO_TEST_CASE(float16_training_backs_off_the_loss_scale_and_learns) {
+  GPTConfig c = small_config();
+  c.dtype = dtypes::float16;
+  Tensor::manual_seed(13);
+  GPT model(c);
+  std::vector<int32_t> text(2000);
+  for (size_t i = 0; i < text.size(); ++i) text[i] = int32_t((i * 7 + i / 5) % 37); // learnable pattern
+  TrainOptions o;
+  o.steps = 40, o.bs = 8, o.lr = 3e-3, o.min_lr = 3e-4, o.warmup = 0, o.jit = true;
+  Trainer trainer(model, o);
+  double first = 0, last = 0;
+  for (int i = 0; i < 40; ++i) {
+    auto r = trainer.step(text);
+    if (i == 0) first = r.loss;
+    last = r.loss;
+  }
+  BOOST_TEST(trainer.loss_scale() == 65536.0 / std::pow(2.0, double(trainer.skipped_steps())));
+  BOOST_TEST(trainer.skipped_steps() < 20);
+  BOOST_TEST(last < first - 0.5, "loss " << first << " -> " << last);
+}
+
+BOOST_AUTO_TEST_CASE(a_loss_that_is_not_finite_stops_training_with_the_step_number) {
+  GPT model(small_config());
+  model.transformer.ln_f.weight->assign(Tensor::full({16}, NAN)).realize();
+  TrainOptions o;
+  o.steps = 5, o.bs = 2, o.warmup = 0;
+  Trainer trainer(model, o);
+  std::vector<int32_t> text(200, 3);
+  require_message<Error>([&] { trainer.step(text); }, "at step 1 ");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -46,7 +46,10 @@ int bench_gpt(const std::vector<std::string>& args) {
       "the validation losses (byte configs; the default corpus or --data)")(
       "data", po::value<std::string>()->default_value(""), "text for --train-steps (default: the Bible)")(
       "lr", po::value<double>()->default_value(1e-3), "peak learning rate for --train-steps")(
-      "peer-runs", po::value<int>()->default_value(3), "PyTorch processes per row (min / median / max)")(
+      "dtype", po::value<std::string>()->default_value("float32"),
+      "float32 (both sides strict, TF32 off) or bfloat16 (ours: bf16 projections and attention over float32 "
+      "weights; PyTorch: torch.autocast(bfloat16))")("peer-runs", po::value<int>()->default_value(3),
+                                                     "PyTorch processes per row (min / median / max)")(
       "python", po::value<std::string>()->default_value("/usr/bin/python3"),
       "interpreter that imports torch");
   po::variables_map vm;
@@ -75,6 +78,9 @@ int bench_gpt(const std::vector<std::string>& args) {
   open_device(device);
   const std::string torch_device = device.rfind("CUDA", 0) == 0 ? "cuda" : "cpu";
   models::GPTConfig cfg = models::GPTConfig::preset(vm["config"].as<std::string>());
+  const std::string dtype = vm["dtype"].as<std::string>();
+  if (dtype != "float32" && dtype != "bfloat16") throw po::error("--dtype must be float32 or bfloat16");
+  if (dtype == "bfloat16") cfg.dtype = dtypes::bfloat16;
   PeerScript script = find_peer_script("peer_gpt.py");
   if (!script.error.empty()) {
     std::cerr << "tg bench gpt: " << script.error << "\n";

@@ -66,6 +66,10 @@ int train_gpt(const std::vector<std::string>& args) {
       "weight-decay", po::value<double>()->default_value(0.1), "AdamW decay of the matrices and embeddings")(
       "grad-clip", po::value<double>()->default_value(1.0), "clip the gradients' global L2 norm (0: off)")(
       "dropout", po::value<double>()->default_value(0.0), "dropout probability (not with --jit)")(
+      "dtype", po::value<std::string>()->default_value("float32"),
+      "compute dtype of the projections and attention: float32, bfloat16 or float16 (mixed precision: "
+      "float32 "
+      "weights, LayerNorms and loss; float16 with a dynamic loss scale)")(
       "eval-batches", po::value<int>()->default_value(8), "validation batches for the loss")(
       "target-loss", po::value<double>(), "exit 1 unless the final validation loss is at most this")(
       "save", po::value<std::string>(),
@@ -91,6 +95,17 @@ int train_gpt(const std::vector<std::string>& args) {
   o.seed = vm["seed"].as<uint64_t>();
   const int eval_batches = vm["eval-batches"].as<int>();
   const double dropout = vm["dropout"].as<double>();
+  const std::string dtype_name = vm["dtype"].as<std::string>();
+  DType compute =
+      dtype_name == "float32"    ? dtypes::float32
+      : dtype_name == "bfloat16" ? dtypes::bfloat16
+      : dtype_name == "float16"
+          ? dtypes::float16
+          : throw UsageError("--dtype is '" + dtype_name + "'; expected float32, bfloat16 or float16");
+  auto adjust = [&](GPTConfig& c) {
+    c.dropout = dropout;
+    c.dtype = compute;
+  };
   if (eval_batches <= 0) throw UsageError("--eval-batches must be > 0");
   if (vm.count("save")) sdk::check_writable(vm["save"].as<std::string>());
   if (const std::string& asked = vm["device"].as<std::string>(); !asked.empty()) set_default_device(asked);
@@ -100,17 +115,16 @@ int train_gpt(const std::vector<std::string>& args) {
 
   std::unique_ptr<GPT> model;
   if (vm.count("load")) {
-    model = models::load_gpt(vm["load"].as<std::string>());
+    model = models::load_gpt(vm["load"].as<std::string>(), adjust);
     if (!vm["config"].defaulted() && vm["config"].as<std::string>() != model->config.name)
       throw UsageError("--config " + vm["config"].as<std::string>() + " differs from the checkpoint's " +
                        model->config.name);
     std::cout << "loaded " << vm["load"].as<std::string>() << "\n";
   } else {
     GPTConfig config = GPTConfig::preset(vm["config"].as<std::string>());
-    config.dropout = dropout;
+    adjust(config);
     model = std::make_unique<GPT>(config);
   }
-  model->config.dropout = dropout;
   const GPTConfig& cfg = model->config;
   try { // bad options fail before the data is read
     o.validate(cfg);
@@ -156,6 +170,9 @@ int train_gpt(const std::vector<std::string>& args) {
   if (o.jit && trainer.jit().captured())
     std::cout << "jit: " << trainer.jit().kernel_count() << " kernels per step, " << trainer.jit().replays()
               << " replayed steps\n";
+  if (trainer.skipped_steps() > 0)
+    std::cout << "float16: " << trainer.skipped_steps()
+              << " steps skipped for overflowed gradients, loss scale now " << trainer.loss_scale() << "\n";
   const double val = trainer.validation_loss(corpus.val, eval_batches);
   std::cout << "validation loss: " << fixed(val, 4) << " (" << eval_batches << " batches of " << o.bs << " x "
             << cfg.block_size << ")\n";

@@ -2,7 +2,7 @@
 attributes, as tinygrad does); their forward passes are the core's tensor ops."""
 import math
 from tinygrad_cpp.tensor import Tensor
-from tinygrad_cpp.nn import optim, state
+from tinygrad_cpp.nn import optim, state, utils
 
 
 def _pair(x, n=2): return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n

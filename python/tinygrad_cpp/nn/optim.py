@@ -1,4 +1,5 @@
-"""tinygrad.nn.optim: the core's SGD, Adam and AdamW (one fused schedule per step)."""
+"""tinygrad.nn.optim: the core's SGD, Adam and AdamW (one fused schedule per step), and tinygrad's
+OptimizerGroup over them."""
 from tinygrad_cpp import _core
 from tinygrad_cpp._core import Optimizer
 
@@ -27,4 +28,26 @@ class AdamW(_core.AdamW):
     super().__init__(_trainable(params), lr, b1, b2, eps, weight_decay)
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+class OptimizerGroup:
+  """tinygrad's OptimizerGroup: several optimizers stepped as one, e.g. AdamW with weight decay for
+  the matrices and one without for biases and norms (tinygrad's form of parameter groups). step()
+  realizes all their updates in one schedule."""
+
+  def __init__(self, *optimizers):
+    self.optimizers = optimizers
+    self.params = [p for o in optimizers for p in o.params]
+    self.buffers = [b for o in optimizers for b in o.buffers]
+
+  def __getitem__(self, i): return self.optimizers[i]
+
+  def zero_grad(self):
+    for o in self.optimizers: o.zero_grad()
+
+  def schedule_step(self) -> list: return [t for o in self.optimizers for t in o.schedule_step()]
+
+  def step(self):
+    targets = self.schedule_step()
+    if targets: targets[0].realize(*targets[1:])
+
+
+__all__ = ["Optimizer", "OptimizerGroup", "SGD", "Adam", "AdamW"]
