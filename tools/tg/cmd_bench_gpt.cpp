@@ -97,6 +97,7 @@ int bench_gpt(const std::vector<std::string>& args) {
             << " heads, context " << cfg.block_size << ", vocab " << cfg.vocab_size << "), " << device
             << ", float32 both sides\n";
   std::vector<std::vector<std::string>> rows;
+  std::vector<std::pair<std::string, Spread>> peer_spreads; // for the warning when processes differ > 2x
   auto tok_s = [](double v) { return fixed(v, 0); };
 
   { // the training step, under the JIT
@@ -120,6 +121,7 @@ int bench_gpt(const std::vector<std::string>& args) {
     PeerRuns peer =
         run_peer_runs(peer_base + " --mode step --steps " + std::to_string(std::max(3, runs)), peer_runs);
     auto p = peer.info.error.empty() ? peer.spread("tokens_per_s") : std::nullopt;
+    if (p) peer_spreads.emplace_back("training step", *p);
     rows.push_back({"training step, batch " + std::to_string(bs) + " (tokens/s)", spread_str(ours, tok_s),
                     p ? spread_str(*p, tok_s) : "unavailable: " + peer.info.error,
                     p ? ratio(ours.median / p->max) : "-"});
@@ -142,6 +144,7 @@ int bench_gpt(const std::vector<std::string>& args) {
     std::cerr << "  timing PyTorch's sampling, " << peer_runs << " processes\n";
     PeerRuns peer = run_peer_runs(peer_base + " --mode sample --tokens " + std::to_string(n), peer_runs);
     auto p = peer.info.error.empty() ? peer.spread("tokens_per_s") : std::nullopt;
+    if (p) peer_spreads.emplace_back("sampling", *p);
     rows.push_back({"sampling " + std::to_string(n) + " tokens, batch 1 (tokens/s)", spread_str(ours, tok_s),
                     p ? spread_str(*p, tok_s) : "unavailable: " + peer.info.error,
                     p ? ratio(ours.median / p->max) : "-"});
@@ -150,6 +153,7 @@ int bench_gpt(const std::vector<std::string>& args) {
             << "eager (min / median / max over " << peer_runs
             << " processes); ratio: our median over PyTorch's best\n";
   print_table(std::cout, {"row", "ours", "PyTorch eager", "ours / PyTorch"}, rows, {false, true, true, true});
+  for (auto& [row, s] : peer_spreads) warn_wide_spreads(std::cout, row, {{"PyTorch", s}}, tok_s);
 
   if (train_steps > 0) {
     if (cfg.vocab_size != 256) throw po::error("--train-steps needs a byte config (tiny or char)");
