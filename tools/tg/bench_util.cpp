@@ -192,6 +192,11 @@ nlohmann::ordered_json spread_json(const Spread& s) {
   return j;
 }
 
+Spread spread_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return Spread{v.front(), median(v), v.back(), v.size()};
+}
+
 void warn_wide_spreads(std::ostream& os, const std::string& row, const std::vector<PeerFigure>& figures,
                        const std::function<std::string(double)>& fmt) {
   for (const auto& f : figures)

@@ -66,6 +66,8 @@ struct PeerFigure {
   std::string peer; // "PyTorch", "numpy", "tinygrad"
   Spread spread;
 };
+// The min / median / max of figures measured in this process (v not empty).
+Spread spread_of(std::vector<double> v);
 std::optional<PeerFigure> best_peer(const std::vector<PeerFigure>& figures);
 // "min / median / max" through `fmt`.
 std::string spread_str(const Spread& s, const std::function<std::string(double)>& fmt);

@@ -23,11 +23,6 @@ namespace po = boost::program_options;
 namespace tg::cli {
 namespace {
 
-Spread spread_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return Spread{v.front(), median(v), v.back(), v.size()};
-}
-
 std::string ratio(double r) { return fixed(r, 2) + "x"; }
 
 } // namespace

@@ -24,11 +24,6 @@ namespace fs = std::filesystem;
 namespace tg::cli {
 namespace {
 
-Spread spread_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return Spread{v.front(), median(v), v.back(), v.size()};
-}
-
 // The directory holding tinygrad_cpp: given, else the build tree's <bin>/../python.
 std::string find_package_dir(const std::string& given) {
   if (!given.empty()) return given;
