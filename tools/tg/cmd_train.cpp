@@ -121,7 +121,14 @@ void progress(bool tty, int step, int steps, double loss, double samples_per_s, 
 } // namespace
 
 int cmd_train(const std::vector<std::string>& args) {
-  if (!args.empty() && args[0] == "gpt") return train_gpt(args);
+  if (!args.empty() && args[0] == "gpt") {
+    try {
+      return train_gpt(args);
+    } catch (const po::error& e) {
+      std::cerr << "tg train gpt: " << e.what() << " (see tg train gpt --help)\n";
+      return 2;
+    }
+  }
   po::options_description opts(
       "tg train mnist: train tinygrad's beautiful_mnist conv net with Adam on random batches\n"
       "and report test accuracy.\nOptions");
