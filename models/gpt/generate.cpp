@@ -43,14 +43,17 @@ Generator::Generator(GPT& model, SamplingOptions options)
     : model_(model), options_(options), cache_(model.make_cache(1)), rng_state_(options.seed) {
   model_.eval(); // no dropout while sampling
   if (options_.jit)
-    jit_ = std::make_unique<TinyJit>([this](const std::vector<Tensor>& in) {
-      Tensor logits = model_.forward_cached(in[0], in[1], cache_);
-      std::vector<Tensor*> out{&logits};
-      for (auto& t : cache_.keys) out.push_back(&t);
-      for (auto& t : cache_.values) out.push_back(&t);
-      Tensor::realize_all(out);
-      return std::vector<Tensor>{logits};
-    });
+    jit_ = std::make_unique<TinyJit>([this](const std::vector<Tensor>& in) { return decode(in); });
+}
+
+// {token (1, 1), position ()} -> {logits (1, vocab)}, realized with the cache's new keys and values.
+std::vector<Tensor> Generator::decode(const std::vector<Tensor>& in) {
+  Tensor logits = model_.forward_cached(in[0], in[1], cache_);
+  std::vector<Tensor*> out{&logits};
+  for (auto& t : cache_.keys) out.push_back(&t);
+  for (auto& t : cache_.values) out.push_back(&t);
+  Tensor::realize_all(out);
+  return {logits};
 }
 
 Generator::~Generator() = default;
@@ -60,13 +63,7 @@ std::vector<float> Generator::step(int32_t token, int64_t pos) {
   Tensor idx = Tensor::from_vector<int32_t>(std::vector<int32_t>{token}, {1, 1}, dtypes::int32, device);
   Tensor at = Tensor::from_vector<int32_t>(std::vector<int32_t>{int32_t(pos)}, {}, dtypes::int32, device);
   Tensor::NoGrad no_grad;
-  if (jit_) return (*jit_)({idx, at})[0].to_vector<float>();
-  Tensor logits = model_.forward_cached(idx, at, cache_);
-  std::vector<Tensor*> out{&logits};
-  for (auto& t : cache_.keys) out.push_back(&t);
-  for (auto& t : cache_.values) out.push_back(&t);
-  Tensor::realize_all(out);
-  return logits.to_vector<float>();
+  return (jit_ ? (*jit_)({idx, at}) : decode({idx, at}))[0].to_vector<float>();
 }
 
 std::vector<int32_t> Generator::generate(const std::vector<int32_t>& prompt_in, int64_t count,

@@ -40,6 +40,7 @@ public:
 
 private:
   std::vector<float> step(int32_t token, int64_t pos); // logits after `token` at `pos`
+  std::vector<Tensor> decode(const std::vector<Tensor>& in);
   GPT& model_;
   SamplingOptions options_;
   KVCache cache_;
