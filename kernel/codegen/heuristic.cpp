@@ -239,21 +239,18 @@ void fill_locals(const KernelInfo& k, const DeviceLimits& d, int64_t threads, st
 // of fragments per warp (A fragments serve every n fragment, B every m) and 4 warps per block.
 std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.matmul;
-  int64_t mr = k.axes[size_t(mm.m)].size, nr = k.axes[size_t(mm.n)].size;
-  if (mr % 16 != 0 || nr % 8 != 0 || k.axes[size_t(mm.k)].size % 16 != 0) return {};
-  mr /= 16;
-  nr /= 8;
   const int64_t kr = k.axes[size_t(mm.k)].size;
-  const bool stage = d.staging && k.axes.size() == k.output_dims + 1 && kr % 32 == 0;
+  const bool half = (mm.a == TG_DTYPE_FLOAT16 || mm.a == TG_DTYPE_BFLOAT16) && mm.b == mm.a && mm.float_sum;
   // The warpgroup op where the device has it (sm_90a wgmma, IR 1.2 WGMMA), tiles in the core-matrix
   // layout; the lists below are tried fastest first (docs/cuda.md, "Tensor cores"). 64 k per tile
   // where three sets fit the device's opt-in maximum (CUDA's dynamic shared memory), the WGMMAs
   // deferring their reads (plan_stage); else 32 k, double-buffered. 4x1 warpgroups of 64x256 or 4x2
   // of 64x128 do not launch (registers). Only with at least one block per compute unit: each block
-  // takes a whole SM, so a smaller grid leaves SMs idle. lower_kernel falls back to the mma.sync
-  // list below where the kernel refuses it.
+  // takes a whole SM, so a smaller grid leaves SMs idle. lower_kernel falls back to the unit list
+  // below where the kernel refuses it.
   const int64_t ms = k.axes[size_t(mm.m)].size, ns = k.axes[size_t(mm.n)].size;
-  if (d.warpgroup_mma && stage && ms % 128 == 0 && ns % 128 == 0 && d.max_local_size[0] >= 128 &&
+  const bool wg_stage = d.staging && k.axes.size() == k.output_dims + 1 && kr % 32 == 0;
+  if (d.warpgroup_mma && half && wg_stage && ms % 128 == 0 && ns % 128 == 0 && d.max_local_size[0] >= 128 &&
       ms / 128 * (ns % 256 == 0 ? ns / 256 : ns / 128) >= int64_t(d.compute_units)) {
     auto k_step = [&](int64_t rows) { // 16 k per STAGE step: 4 where three sets of 64 k fit
       const uint64_t set = uint64_t(rows) * 64 * 2;
@@ -274,32 +271,47 @@ std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
     if (d.max_local_threads >= 256 && d.max_local_size[1] >= 2)
       return {{OptOp::TCWG, mm.k, 128}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, k_step(128 + 128)}};
   }
-  std::vector<Opt> opts{{OptOp::TC, mm.k, 16}};
-  auto take = [&](OptOp op, int axis, int64_t& left, std::initializer_list<int64_t> amounts) {
-    for (int64_t u : amounts)
-      if (left % u == 0) {
-        opts.push_back({op, axis, u});
-        left /= u;
-        return;
-      }
-  };
-  // Each warp computes several 16x8 tiles (A fragments serve every n tile, B every m tile). With
-  // the tiles staged: 64x64 per warp (32 tiles, 128 accumulators per thread), 2x2 warps, a 128x128
-  // block tile, the fastest block and warp shapes measured; without: 32x32 per warp, 2x2 warps.
-  // 32 k per tile: two sets of 18 KiB tiles fit 48 KiB, so the next tile's copy overlaps this
-  // tile's mma (lower_stage.cpp: plan_stage; 8192 f16 on an H200: ~1.25x one set of 64 k).
-  if (stage) {
-    take(OptOp::UPCAST, mm.n, nr, {8, 4, 2});
-    take(OptOp::UPCAST, mm.m, mr, {4, 2});
-  } else {
-    take(OptOp::UPCAST, mm.n, nr, {4, 2});
-    take(OptOp::UPCAST, mm.m, mr, {2});
+  // The first declared unit whose shape divides the matmul and whose items fit a work group.
+  for (int ui : fitting_units(k, d)) {
+    const tg_matrix_unit& u = d.matrix_units[size_t(ui)].unit;
+    const int64_t items = int64_t(1) << u.item_bits;
+    if (ms % u.m != 0 || ns % u.n != 0 || kr % u.k != 0 || items > int64_t(d.max_local_size[0]) ||
+        items > int64_t(d.max_local_threads))
+      continue;
+    int64_t mr = ms / u.m, nr = ns / u.n;
+    const bool stage = d.staging && d.local_memory_bytes > 0 && d.parallel_groups() &&
+                       k.axes.size() == k.output_dims + 1 && kr % (2 * u.k) == 0;
+    std::vector<Opt> opts{{OptOp::TC, mm.k, ui}};
+    auto take = [&](OptOp op, int axis, int64_t& left, std::initializer_list<int64_t> amounts) {
+      for (int64_t a : amounts)
+        if (left % a == 0) {
+          opts.push_back({op, axis, a});
+          left /= a;
+          return;
+        }
+    };
+    // Each work group of items computes several unit tiles (A fragments serve every n tile, B every
+    // m tile). With the tiles staged: 8x4 tiles per item group (for m16n8k16: 64x64 per warp, 128
+    // accumulators per thread), 2x2 groups, a 128x128 block tile, the fastest block and warp shapes
+    // measured on an H200; without: 4x2, 2x2 groups. Two k steps per tile: two sets of 18 KiB
+    // tiles fit 48 KiB, so the next tile's copy overlaps this tile's mma (lower_stage.cpp:
+    // plan_stage; 8192 f16 on an H200: ~1.25x one set of 64 k).
+    if (stage) {
+      take(OptOp::UPCAST, mm.n, nr, {8, 4, 2});
+      take(OptOp::UPCAST, mm.m, mr, {4, 2});
+    } else {
+      take(OptOp::UPCAST, mm.n, nr, {4, 2});
+      take(OptOp::UPCAST, mm.m, mr, {2});
+    }
+    if (items * 2 <= int64_t(d.max_local_threads) && d.max_local_size[1] >= 2)
+      take(OptOp::LOCAL, mm.m, mr, {2});
+    if (items * 4 <= int64_t(d.max_local_threads) && d.max_local_size[2] >= 2)
+      take(OptOp::LOCAL, mm.n, nr, {2});
+    // the work group's A and B tiles through local memory, two k steps at a time
+    if (stage) opts.push_back({OptOp::STAGE, mm.k, 2});
+    return opts;
   }
-  take(OptOp::LOCAL, mm.m, mr, {2});
-  take(OptOp::LOCAL, mm.n, nr, {2});
-  // the work group's A and B tiles through local memory, 32 reduce steps at a time
-  if (stage) opts.push_back({OptOp::STAGE, mm.k, 2});
-  return opts;
+  return {};
 }
 
 // A sum of products over one reduce axis, reused along two output axes (a matmul), on a GPU:
@@ -437,7 +449,7 @@ std::vector<Opt> staged_weight_gradient_opts(const KernelInfo& k, const DeviceLi
 // GPU-style devices: LOCAL threads over the outputs; a reduce whose outputs are too few to fill the
 // device shares each reduction among the threads of a work group (GROUP) through local memory.
 std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
-  if (d.tensor_cores && k.matmul && d.max_local_threads >= 128)
+  if (d.tensor_cores() && k.matmul)
     if (auto tc = tc_opts(k, d); !tc.empty()) return tc;
   if (d.staging && k.product && k.reduce_count == 1) {
     if (auto st = staged_opts(k, d); !st.empty()) return st;
@@ -565,7 +577,23 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
 
 } // namespace
 
+bool unit_fits(const tg_matrix_unit& u, const MatmulAxes& mm) {
+  const bool float_c = u.c_dtype >= TG_DTYPE_FLOAT16 && u.c_dtype <= TG_DTYPE_FLOAT64;
+  return u.a_dtype == mm.a && u.b_dtype == mm.b && float_c == mm.float_sum;
+}
+
+std::vector<int> fitting_units(const KernelInfo& kernel, const DeviceLimits& device) {
+  std::vector<int> out;
+  if (!kernel.matmul) return out;
+  for (size_t i = 0; i < device.matrix_units.size(); ++i)
+    if (unit_fits(device.matrix_units[i].unit, *kernel.matmul)) out.push_back(int(i));
+  return out;
+}
+
 std::vector<Opt> heuristic_opts(const KernelInfo& kernel, const DeviceLimits& device) {
+  if (!device.parallel_groups() && device.tensor_cores() &&
+      kernel.matmul) // a matrix unit on a CPU-style device
+    if (auto tc = tc_opts(kernel, device); !tc.empty()) return tc;
   return device.parallel_groups() ? gpu_opts(kernel, device) : cpu_opts(kernel, device);
 }
 

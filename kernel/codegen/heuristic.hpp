@@ -14,6 +14,13 @@
 
 namespace tg {
 
+// A matrix unit as the TC opt sees it.
+struct MatrixUnitChoice {
+  tg_matrix_unit unit{};
+  int64_t index = 0; // MMA's arg0: its index in the device's list
+  bool wmma = false; // the host's description of IR 1.1 WMMA m16n8k16: emitted as WMMA
+};
+
 // What the target device offers; filled from tg_device_properties (lower.hpp: lower_options).
 struct DeviceLimits {
   uint32_t compute_units = 1;
@@ -36,9 +43,12 @@ struct DeviceLimits {
   // the `work_group_execution=serial` attribute): it gets the CPU-style choices although it has
   // local memory. Opts that use local memory stay valid (BEAM may still pick them).
   bool serial_work_groups = false;
-  // The device runs kernel IR 1.1 WMMA m16n8k16 with float16/bfloat16 inputs
-  // (TG_FEATURE_TENSOR_CORES and its `tensor_cores` attribute): the TC opt is valid.
-  bool tensor_cores = false;
+  // The matrix units the TC opt may use, in the order its amount names them: the units the device
+  // declares (ABI 1.4, emitted as MMA), or for a 1.2/1.3 plugin with TG_FEATURE_TENSOR_CORES whose
+  // `tensor_cores` attribute names m16n8k16, the host's description of IR 1.1 WMMA
+  // (sdk::wmma_m16n8k16_unit, emitted as WMMA).
+  std::vector<MatrixUnitChoice> matrix_units;
+  bool tensor_cores() const { return !matrix_units.empty(); }
   // It also runs IR 1.2 WGMMA m64nNk16 (sm_90a: its `tensor_cores` attribute names
   // m64n128k16 ... "@wg"): the TCWG opt is valid.
   bool warpgroup_mma = false;
@@ -81,10 +91,12 @@ struct AxisInfo {
       false; // a reduce axis whose stride is the next reduce axis's size (that one contiguous)
 };
 
-// A reduce the TC opt can run on a matrix unit: the sum over k of a[m, k] * b[k, n] with a and b
-// float16 or bfloat16 (or those cast to float), m and n output axes, k the reduce axis.
+// A reduce the TC opt can run on a matrix unit: the sum over k of a[m, k] * b[k, n] (a and b
+// possibly cast to the sum's dtype), m and n output axes, k the reduce axis.
 struct MatmulAxes {
   int m = -1, n = -1, k = -1; // axis numbers as Opt names them
+  tg_dtype a = 0, b = 0;      // the operands' dtypes (without a CAST around them)
+  bool float_sum = true;      // the sum is of a float dtype (else an integer one)
   int m2 = -1; // the output axis before m that only a varies along too (a convolution's y), or -1
 };
 
@@ -102,5 +114,11 @@ struct KernelInfo {
 };
 
 std::vector<Opt> heuristic_opts(const KernelInfo& kernel, const DeviceLimits& device);
+
+// Whether matrix unit `u` can run the matmul: its A and B dtypes are the operands', its C dtype of
+// the sum's kind (float or integer).
+bool unit_fits(const tg_matrix_unit& u, const MatmulAxes& mm);
+// The units of `device` that fit the matmul, as indices into device.matrix_units.
+std::vector<int> fitting_units(const KernelInfo& kernel, const DeviceLimits& device);
 
 } // namespace tg

@@ -254,10 +254,11 @@ void Linearizer::emit_loop(const UOp* range) {
     auto acc = refs_.at(r);
     if (fused_mul_.count(r->src(0).get())) {
       const UOpRef& m = r->src(0);
-      builder_.assign(acc, m->op() == Ops::WGMMA ? wgmma_chain(m.get(), acc)
-                           : m->op() == Ops::WMMA
-                               ? builder_.wmma(ref(m->src(0)), ref(m->src(1)), acc, m->arg_int())
-                               : builder_.alu(TG_OP_MULACC, ref(m->src(0)), ref(m->src(1)), acc));
+      builder_.assign(
+          acc, m->op() == Ops::WGMMA  ? wgmma_chain(m.get(), acc)
+               : m->op() == Ops::WMMA ? builder_.wmma(ref(m->src(0)), ref(m->src(1)), acc, m->arg_int())
+               : m->op() == Ops::MMA  ? builder_.mma(ref(m->src(0)), ref(m->src(1)), acc, m->arg_int())
+                                      : builder_.alu(TG_OP_MULACC, ref(m->src(0)), ref(m->src(1)), acc));
       continue;
     }
     auto val = ref(r->src(0));
@@ -361,6 +362,9 @@ void Linearizer::emit_node(const UOp* u) {
   case Ops::WMMA:
     out = b.wmma(src(0), src(1), src(2), u->arg_int());
     break;
+  case Ops::MMA:
+    out = b.mma(src(0), src(1), src(2), u->arg_int());
+    break;
   case Ops::WGMMA: {
     const auto& arg = *u->arg_if<std::vector<int64_t>>();
     out = b.wgmma(src(0), src(1), src(2), arg.at(0), arg.at(1));
@@ -402,9 +406,10 @@ LinearKernel Linearizer::run() {
     if (u->op() == Ops::REDUCE && u->arg_if<ReduceArg>()->op == Ops::ADD && u->dtype().is_float() &&
         u->src(0)->op() == Ops::MUL && users[u->src(0).get()] == 1)
       fused_mul_.insert(u->src(0).get());
-  // acc + WMMA(a, b, 0) becomes acc = WMMA(a, b, acc): the matrix unit accumulates in place
+  // acc + WMMA/MMA(a, b, 0) becomes acc = WMMA/MMA(a, b, acc): the matrix unit accumulates in place
   for (const auto& u : order_)
-    if (u->op() == Ops::REDUCE && u->arg_if<ReduceArg>()->op == Ops::ADD && u->src(0)->op() == Ops::WMMA &&
+    if (u->op() == Ops::REDUCE && u->arg_if<ReduceArg>()->op == Ops::ADD &&
+        (u->src(0)->op() == Ops::WMMA || u->src(0)->op() == Ops::MMA) &&
         u->src(0)->src(2)->op() == Ops::CONST && users[u->src(0).get()] == 1)
       fused_mul_.insert(u->src(0).get());
   // acc + (a chain of WGMMAs starting from 0) becomes acc = the chain starting from acc

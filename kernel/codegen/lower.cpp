@@ -8,6 +8,7 @@
 #include "kernel/schedule/buffer.hpp"
 #include "kernel/shape/shapetracker.hpp"
 
+#include <tg/sdk/matrix_unit.hpp>
 #include <tg/sdk/wmma.hpp>
 
 #include <algorithm>
@@ -841,9 +842,10 @@ LoweredKernel Lowerer::run() {
   std::vector<UOpRef> stores;
   const UOpRef& out = globals_[0];
   LaneVectorizer vectorizer;
-  const int64_t tc_lanes = !tc_       ? 1
-                           : tc_wg_n_ ? tc_wg_n_ / 2
-                                      : sdk::wmma_shape(TG_WMMA_M16N8K16)->c_lanes; // C lanes
+  const int64_t tc_lanes =
+      !tc_       ? 1
+      : tc_wg_n_ ? tc_wg_n_ / 2
+                 : int64_t(sdk::matrix_lanes(options_.matrix_units.at(size_t(tc_unit_)).unit.c));
   for (int64_t lane = 0; lane < total_lanes * tc_lanes; lane += vector_lanes) {
     std::vector<UOpRef> values, ptrs;
     for (int64_t v = 0; v < vector_lanes; ++v) {
@@ -910,8 +912,19 @@ LowerOptions lower_options(const tg_device_properties& props, bool optimize) {
   o.max_local_threads = std::max(1u, props.max_local_threads);
   o.local_memory_bytes = (props.features & TG_FEATURE_LOCAL_MEMORY) ? props.local_memory_bytes : 0;
   o.subgroup_size = std::max(1u, props.subgroup_size);
-  o.tensor_cores = (props.features & TG_FEATURE_TENSOR_CORES) != 0;
   return o;
+}
+
+std::vector<MatrixUnitChoice> matrix_unit_choices(const std::vector<tg_matrix_unit>& declared,
+                                                  const tg_device_properties& props, bool wmma_attribute) {
+  std::vector<MatrixUnitChoice> out;
+  for (size_t i = 0; i < declared.size(); ++i)
+    if (declared[i].operand_source == TG_MATRIX_SOURCE_REGISTERS)
+      out.push_back({declared[i], int64_t(i), false});
+  if (declared.empty() && (props.features & TG_FEATURE_TENSOR_CORES) && wmma_attribute)
+    for (tg_dtype input : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
+      out.push_back({sdk::wmma_m16n8k16_unit(input), TG_WMMA_M16N8K16, true});
+  return out;
 }
 
 KernelInfo analyze_kernel(const ScheduleItem& item) {
@@ -921,7 +934,7 @@ KernelInfo analyze_kernel(const ScheduleItem& item) {
 
 LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options) {
   if (item.ast->src(0)->op() != Ops::STORE) throw UOpError("lower_kernel: not a compute kernel");
-  if (options.opts || !options.optimize || (!options.tensor_cores && !options.staging))
+  if (options.opts || !options.optimize || (!options.tensor_cores() && !options.staging))
     return Lowerer(item, options).run();
   try { // the heuristic's TC or STAGE may meet a reduce it cannot take (read through a reshape of
         // its index space): then the choices without them
@@ -933,7 +946,7 @@ LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options
       return lower_kernel(item, wmma);
     }
     LowerOptions plain = options;
-    plain.tensor_cores = false;
+    plain.matrix_units.clear();
     plain.staging = false;
     return Lowerer(item, plain).run();
   }

@@ -27,16 +27,17 @@ void Lowerer::apply_stage(const std::function<void(const std::string&)>& refuse)
   UOpRef v = first_reduce_->src(0);
   if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0);
   if (v->op() != Ops::MUL) refuse("the reduce is not a sum of products a * b");
-  auto stored = [](const UOpRef& x) { return half_operand(x) ? half_operand(x)->dtype() : x->dtype(); };
-  if (stored(v->src(0)) != stored(v->src(1)))
-    refuse("the product's operands differ in dtype (" + stored(v->src(0)).name() + ", " +
-           stored(v->src(1)).name() + ")");
+  // the tiles hold the operands without a widening CAST where both then have one dtype
+  const bool strip = half_operand(v->src(0))->dtype() == half_operand(v->src(1))->dtype();
+  if (!strip && v->src(0)->dtype() != v->src(1)->dtype())
+    refuse("the product's operands differ in dtype (" + v->src(0)->dtype().name() + ", " +
+           v->src(1)->dtype().name() + ")");
   const Dims& in_shape = shapes_(first_reduce_->src(0));
   stage_mul_ = v;
   for (const UOpRef& x : v->src()) {
     Staged s;
     s.operand = x;
-    if (UOpRef h = half_operand(x); h && h != x) {
+    if (UOpRef h = half_operand(x); strip && h != x) {
       s.operand = h;
       s.cast_to = x->dtype();
     }

@@ -1,9 +1,11 @@
-// The tensor core opt TC: matmul detection, the split of m, n and k, and the reduce as a chain of
-// WMMAs over fragments (tg/sdk/wmma.hpp).
+// The tensor core opts: matmul detection; TC, the split of m, n and k by a declared matrix unit and the
+// reduce as a chain of matrix ops over its layouts (tg/sdk/matrix_unit.hpp); TCWG, the warpgroup op.
 #include "kernel/codegen/lowerer.hpp"
 
 #include "kernel/schedule/buffer.hpp"
 
+#include <tg/sdk/kernel_ir.hpp>
+#include <tg/sdk/matrix_unit.hpp>
 #include <tg/sdk/wmma.hpp>
 
 #include <algorithm>
@@ -11,23 +13,35 @@
 
 namespace tg::lower_detail {
 
-// A float16/bfloat16 operand of the product (or one cast to float), else nullptr.
 UOpRef half_operand(UOpRef x) {
-  if (x->op() == Ops::CAST && x->dtype().is_float()) x = x->src(0);
-  return x->dtype() == dtypes::float16 || x->dtype() == dtypes::bfloat16 ? x : nullptr;
+  // the CAST may sit under movement ops (a view of a cast buffer): the same movement of its source
+  std::vector<UOpRef> moves;
+  UOpRef y = x;
+  while (is_movement(y->op())) {
+    moves.push_back(y);
+    y = y->src(0);
+  }
+  if (y->op() != Ops::CAST) return x;
+  const DType from = y->src(0)->dtype(), to = y->dtype();
+  if (!(to.is_float() && (from == dtypes::float16 || from == dtypes::bfloat16)) &&
+      !(to.is_int() && from.is_int() && from.itemsize() < to.itemsize()))
+    return x;
+  UOpRef out = y->src(0);
+  for (auto it = moves.rbegin(); it != moves.rend(); ++it)
+    out = UOp::make((*it)->op(), from, {out}, (*it)->arg());
+  return out;
 }
 
 std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
-                                               const std::vector<int64_t>& in_dims, bool half_only) {
+                                               const std::vector<int64_t>& in_dims, bool unit_operands) {
   UOpRef v = first_reduce_->src(0);
   if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0); // a half product summed in float
   if (v->op() != Ops::MUL) return std::nullopt;
-  UOpRef a = half_operand(v->src(0)), b = half_operand(v->src(1));
-  if (!half_only) {
-    if (!a) a = v->src(0);
-    if (!b) b = v->src(1);
+  UOpRef a = v->src(0), b = v->src(1);
+  if (unit_operands) {
+    a = half_operand(a);
+    b = half_operand(b);
   }
-  if (!a || !b || a->dtype() != b->dtype()) return std::nullopt;
   auto operand_strides = [&](const UOpRef& x) {
     std::vector<Dims> st;
     strides_seen_.clear();
@@ -51,37 +65,55 @@ std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::
   for (size_t j = 0; j < reduce_dims_.size(); ++j)
     if (varies(sa, reduce_dims_[j]) && varies(sb, reduce_dims_[j])) mm.k = int(out_shape_.size() + j);
   if (mm.m < 0 || mm.n < 0 || mm.k < 0) return std::nullopt;
-  if (half_only) {
+  mm.a = to_abi(a->dtype());
+  mm.b = to_abi(b->dtype());
+  mm.float_sum = first_reduce_->dtype().is_float();
+  if (unit_operands) {
     tc_a_ = a;
     tc_b_ = b;
   }
   return mm;
 }
 
-// TC splits m by 16, n by 8 and k by 16 (innermost parts) and makes the warp LOCAL_ID 0.
+// TC (amount: which of the device's matrix units) splits m, n and k by the unit's m, n and k
+// (innermost parts) and makes LOCAL_ID 0 the unit's cooperating work items.
 // TCWG (the warpgroup op, IR 1.2 WGMMA m64nNk16) splits m by 64, n by N and k by 16 and makes
 // LOCAL_ID 0 a warpgroup of 128 threads (4 warps); its operands must then be staged (wg_reduce).
 void Lowerer::apply_tc(const Opt& o, const KernelInfo& info,
                        const std::function<void(const std::string&)>& refuse) {
-  if (!options_.tensor_cores) refuse("the device has no tensor cores (TG_FEATURE_TENSOR_CORES)");
   const bool wg = o.op == OptOp::TCWG;
+  if (!wg && !options_.tensor_cores())
+    refuse("the device declares no matrix units (and has no TG_FEATURE_TENSOR_CORES m16n8k16)");
   if (wg && !options_.warpgroup_mma)
     refuse("the device has no warpgroup matrix unit (a tensor_cores shape ending in @wg)");
-  if (!info.matmul)
-    refuse("the kernel is not a sum over k of a[m,k] * b[k,n] with float16 or bfloat16 a and b");
+  if (!info.matmul) refuse("the kernel is not a sum over k of a[m,k] * b[k,n]");
   const MatmulAxes mm = *info.matmul;
   if (o.axis != mm.k) refuse("TC names the reduce axis k of the matmul, axis " + std::to_string(mm.k));
-  if (!wg && o.amount != 16) refuse("TC's amount is the tensor core's k: 16 (m16n8k16)");
-  if (wg && !sdk::wgmma_code(int(o.amount))) refuse("TCWG's amount is the N of m64nNk16: 64, 128 or 256");
+  const tg_matrix_unit* unit = nullptr;
+  if (!wg) {
+    if (o.amount < 0 || o.amount >= int64_t(options_.matrix_units.size()))
+      refuse("TC's amount names one of the device's " + std::to_string(options_.matrix_units.size()) +
+             " matrix units (0-based)");
+    unit = &options_.matrix_units[size_t(o.amount)].unit;
+    if (!unit_fits(*unit, mm))
+      refuse("matrix unit " + std::to_string(o.amount) + " \"" + sdk::matrix_unit_name(*unit) + "\" (" +
+             sdk::matrix_unit_summary(*unit) + ") does not take this matmul's operands (" +
+             std::string(sdk::dtype_name(mm.a)) + ", " + sdk::dtype_name(mm.b) +
+             (mm.float_sum ? ", a float sum)" : ", an integer sum)"));
+  } else {
+    if (!sdk::wgmma_code(int(o.amount))) refuse("TCWG's amount is the N of m64nNk16: 64, 128 or 256");
+    if ((mm.a != TG_DTYPE_FLOAT16 && mm.a != TG_DTYPE_BFLOAT16) || mm.b != mm.a || !mm.float_sum)
+      refuse("TCWG takes a float sum of float16 or bfloat16 products");
+  }
   if (local_axes_ > 0 || !upcasts_.empty() || !unrolls_.empty() ||
       std::any_of(plan_.begin(), plan_.end(), [](const AxisPlan& a) { return a.parts.size() != 1; }))
     refuse("TC must be the first optimization");
-  const uint32_t threads = wg ? 128 : 32;
+  const uint32_t threads = wg ? 128 : sdk::matrix_items(*unit);
   if (options_.max_local_threads < threads || options_.max_local_size[0] < threads)
-    refuse("a " + std::string(wg ? "warpgroup" : "warp") + " of " + std::to_string(threads) +
-           " threads does not fit the device's work group");
-  const std::array<std::pair<int, int64_t>, 3> splits{
-      {{mm.m, wg ? 64 : 16}, {mm.n, wg ? o.amount : 8}, {mm.k, 16}}};
+    refuse("the unit's " + std::to_string(threads) + " work items do not fit the device's work group");
+  const std::array<std::pair<int, int64_t>, 3> splits{{{mm.m, wg ? 64 : int64_t(unit->m)},
+                                                       {mm.n, wg ? o.amount : int64_t(unit->n)},
+                                                       {mm.k, wg ? 16 : int64_t(unit->k)}}};
   for (auto [axis, size] : splits)
     if (plan_[size_t(axis)].size % size != 0)
       refuse("axis " + std::to_string(axis) + " (" + std::to_string(plan_[size_t(axis)].size) +
@@ -94,7 +126,41 @@ void Lowerer::apply_tc(const Opt& o, const KernelInfo& info,
   local_axes_ = 1;
   local_[0] = threads;
   tc_ = mm;
+  tc_unit_ = wg ? -1 : int(o.amount);
   tc_wg_n_ = wg ? o.amount : 0;
+}
+
+// The row or column a layout gives work item `item` (a UOp below 2^item_bits) at element
+// `element`: the XOR of the entries of their set bits (abi.h). Runs of item bits whose entries are
+// consecutive powers of two become one term (lane / 2^b % 2^len * entry), and where no two entries
+// share a bit the XOR is their sum, so mma.sync's C row is lane / 4 + 8 * (element / 2).
+UOpRef Lowerer::layout_index(const uint16_t* item_entries, const uint16_t* element_entries,
+                             uint32_t item_bits, const UOpRef& item, uint32_t element) const {
+  int64_t constant = 0, used = 0;
+  bool overlap = false;
+  for (uint32_t b = 0; b < TG_MATRIX_MAX_BITS; ++b)
+    if (element >> b & 1) constant ^= element_entries[b];
+  std::vector<UOpRef> terms;
+  for (uint32_t b = 0; b < item_bits;) {
+    const int64_t e = item_entries[b];
+    if (e == 0) {
+      ++b;
+      continue;
+    }
+    uint32_t len = 1;
+    while (b + len < item_bits && item_entries[b + len] == (e << len)) ++len;
+    const int64_t bits = ((int64_t(1) << len) - 1) * e;
+    overlap = overlap || (used & bits) != 0 || (e & (e - 1)) != 0;
+    used |= bits;
+    UOpRef t = b ? idiv(item, idx_const(int64_t(1) << b)) : item;
+    if (b + len < item_bits) t = t % idx_const(int64_t(1) << len);
+    terms.push_back(e == 1 ? t : t * idx_const(e));
+    b += len;
+  }
+  overlap = overlap || (used & constant) != 0;
+  UOpRef out = idx_const(constant);
+  for (const UOpRef& t : terms) out = overlap ? (out ^ t) : out + t;
+  return simplify(out);
 }
 
 // The index within its TC part of axis m, n or k: a fragment position being loaded
@@ -109,8 +175,11 @@ UOpRef Lowerer::tc_index(size_t axis) const {
              idx_const(8 * (i / 2 % 2));
     if (int(axis) == tc_->n) return (lane % idx_const(4)) * idx_const(2) + idx_const(8 * (i / 4) + i % 2);
   }
-  if (int(axis) == tc_->m) return idiv(lane, idx_const(4)) + idx_const(8 * (tc_digit_ / 2));
-  if (int(axis) == tc_->n) return (lane % idx_const(4)) * idx_const(2) + idx_const(tc_digit_ % 2);
+  const tg_matrix_unit& u = options_.matrix_units.at(size_t(tc_unit_)).unit;
+  if (int(axis) == tc_->m)
+    return layout_index(u.c.item_row, u.c.element_row, u.item_bits, lane, uint32_t(tc_digit_));
+  if (int(axis) == tc_->n)
+    return layout_index(u.c.item_col, u.c.element_col, u.item_bits, lane, uint32_t(tc_digit_));
   throw UOpError("codegen: the TC part of axis " + std::to_string(axis) + " has no fragment position");
 }
 
@@ -137,9 +206,9 @@ UOpRef Lowerer::tc_staged_pair(const UOpRef& operand) const {
   return nullptr;
 }
 
-// The first reduce under TC: every output lane of one upcast lane shares a chain of WMMAs over
-// the k loop; each takes its C fragment position from the result. A and B fragments load the
-// operands at the positions the shape's layout gives this thread (tg/sdk/wmma.hpp).
+// The first reduce under TC: every output lane of one upcast lane shares a chain of matrix ops
+// over the k loop; each takes its C position from the result. A and B load the operands at the
+// positions the unit's layout gives this work item (tg/sdk/matrix_unit.hpp).
 UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
   if (tc_wg_n_) return wg_reduce(r, f);
   const Dims& in_shape = shapes_(r->src(0));
@@ -148,7 +217,8 @@ UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
   UOpRef& acc = tc_acc_[cur_lane_];
   if (!acc) {
     const size_t ndim = out_shape_.size();
-    const auto shape = *sdk::wmma_shape(TG_WMMA_M16N8K16);
+    const MatrixUnitChoice& choice = options_.matrix_units.at(size_t(tc_unit_));
+    const tg_matrix_unit& u = choice.unit;
     std::vector<UOpRef> rest_range(reduce_dims_.size()), ranges;
     for (size_t j = 0; j < reduce_dims_.size(); ++j) {
       const AxisPlan& ax = plan_[ndim + j];
@@ -181,38 +251,41 @@ UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
       return out;
     };
     const UOpRef& lane = local_ids_.at(0);
-    const UOpRef g = idiv(lane, idx_const(4)), t = lane % idx_const(4);
     const auto m = size_t(tc_->m), n = size_t(tc_->n), k = size_t(tc_->k);
-    // a fragment's lanes 2j and 2j+1 (neighbouring k): one word from a tile where it can be
-    auto lanes = [&](const UOpRef& x, int count, auto position) {
+    // the operand's lanes; where element bit 0 steps k by one, lanes 2j and 2j+1 are neighbours
+    // along k: one word from a tile where it can be
+    auto lanes = [&](const UOpRef& x, const tg_matrix_layout& l, size_t row_axis, size_t col_axis,
+                     bool k_is_col) {
+      auto position = [&](uint32_t i) {
+        return std::map<size_t, UOpRef>{
+            {row_axis, layout_index(l.item_row, l.element_row, u.item_bits, lane, i)},
+            {col_axis, layout_index(l.item_col, l.element_col, u.item_bits, lane, i)}};
+      };
+      const bool pairs = l.element_bits >= 1 && (k_is_col ? l.element_row[0] == 0 && l.element_col[0] == 1
+                                                          : l.element_row[0] == 1 && l.element_col[0] == 0);
       std::vector<UOpRef> out;
-      for (int i = 0; i < count; i += 2) {
+      const uint32_t count = sdk::matrix_lanes(l);
+      for (uint32_t i = 0; i < count; i += pairs ? 2 : 1) {
         UOpRef word;
-        if (!staged_.empty()) {
+        if (pairs && !staged_.empty()) {
           tc_override_ = position(i);
           word = tc_staged_pair(x);
           tc_override_.clear();
         }
-        for (int j = i; j < i + 2; ++j)
+        for (uint32_t j = i; j < i + (pairs ? 2 : 1); ++j)
           out.push_back(word ? UOp::make(Ops::GEP, x->dtype(), {word}, int64_t(j - i))
                              : operand(x, position(j)));
       }
       return out;
     };
-    // rows g (+8), columns 2t, 2t+1 (+8): see wmma.hpp
-    std::vector<UOpRef> a_lanes = lanes(tc_a_, shape.a_lanes, [&](int i) {
-      return std::map<size_t, UOpRef>{{m, g + idx_const(8 * (i / 2 % 2))},
-                                      {k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 4))}};
-    });
-    std::vector<UOpRef> b_lanes = lanes(tc_b_, shape.b_lanes, [&](int i) {
-      return std::map<size_t, UOpRef>{{k, t * idx_const(2) + idx_const(i % 2 + 8 * (i / 2))}, {n, g}};
-    });
-    const DType in = tc_a_->dtype();
-    UOpRef A = UOp::make(Ops::VECTORIZE, in.vec(uint16_t(shape.a_lanes)), std::move(a_lanes));
-    UOpRef B = UOp::make(Ops::VECTORIZE, in.vec(uint16_t(shape.b_lanes)), std::move(b_lanes));
-    const DType cd = dtypes::float32.vec(uint16_t(shape.c_lanes));
-    UOpRef mma = UOp::make(Ops::WMMA, cd, {A, B, UOp::constant(cd, 0.0)}, int64_t(TG_WMMA_M16N8K16));
-    alu_inside_ += 2 * shape.m * shape.n * shape.k / shape.warp; // per thread
+    std::vector<UOpRef> a_lanes = lanes(tc_a_, u.a, m, k, true), b_lanes = lanes(tc_b_, u.b, k, n, false);
+    UOpRef A = UOp::make(Ops::VECTORIZE, tc_a_->dtype().vec(uint16_t(a_lanes.size())), std::move(a_lanes));
+    UOpRef B = UOp::make(Ops::VECTORIZE, tc_b_->dtype().vec(uint16_t(b_lanes.size())), std::move(b_lanes));
+    const DType cd = dtype_from_abi(u.c_dtype).vec(uint16_t(sdk::matrix_lanes(u.c)));
+    const UOpRef zero = cd.is_float() ? UOp::constant(cd, 0.0) : UOp::constant(cd, int64_t{0});
+    UOpRef mma = choice.wmma ? UOp::make(Ops::WMMA, cd, {A, B, zero}, int64_t(TG_WMMA_M16N8K16))
+                             : UOp::make(Ops::MMA, cd, {A, B, zero}, choice.index);
+    alu_inside_ += 2 * int64_t(u.m) * u.n * u.k / sdk::matrix_items(u); // per work item
     acc = tc_accumulate(r, mma, ranges, 1);
   }
   return tc_output(r, f, acc);
@@ -241,7 +314,7 @@ UOpRef Lowerer::tc_accumulate(const UOpRef& r, const UOpRef& product, const std:
 // This lane's element of the accumulator, as the reduce's dtype, masked where the frame is outside.
 UOpRef Lowerer::tc_output(const UOpRef& r, const Frame& f, const UOpRef& acc) {
   const Dims& out_shape = shapes_(r);
-  UOpRef out = UOp::make(Ops::GEP, dtypes::float32, {acc}, int64_t(tc_digit_));
+  UOpRef out = UOp::make(Ops::GEP, DType{acc->dtype().scalar}, {acc}, int64_t(tc_digit_));
   if (out->dtype() != r->dtype()) out = cast(out, r->dtype());
   UOpRef valid = UOp::constant(dtypes::bool_, true);
   if (!f.mops.empty() || f.base != out_shape) valid = tracker(out_shape, f.mops).to_index(f.idx).second;

@@ -40,7 +40,9 @@ bool multiple_of(const UOpRef& rest, int64_t width);
 
 // Per-dim indices of `flat` in a contiguous `shape`.
 std::vector<UOpRef> unflatten(const UOpRef& flat, const Dims& shape);
-// A float16/bfloat16 operand of the product (or one cast to float), else nullptr.
+// An operand of the product as a matrix unit or a staged tile takes it: without a widening CAST
+// (float16/bfloat16 to a float, a narrower integer to a wider one), also one under movement ops
+// (then those ops over the CAST's source); else the operand itself.
 UOpRef half_operand(UOpRef x);
 
 // One axis of the kernel after its optimizations: a size (padded up by PADTO) split into parts,
@@ -104,7 +106,7 @@ private:
   void apply_tc(const Opt& o, const KernelInfo& info, const std::function<void(const std::string&)>& refuse);
   UOpRef tc_index(size_t axis) const;
   std::optional<MatmulAxes> matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
-                                        const std::vector<int64_t>& in_dims, bool half_only);
+                                        const std::vector<int64_t>& in_dims, bool unit_operands);
   UOpRef tc_reduce(const UOpRef& r, const Frame& f);
   UOpRef wg_reduce(const UOpRef& r, const Frame& f); // TCWG: chains of WGMMA over the staged tiles
   UOpRef tc_accumulate(const UOpRef& r, const UOpRef& product, const std::vector<UOpRef>& ranges,
@@ -179,7 +181,10 @@ private:
   int tc_digit_ = 0;     // its position in the C fragment
   std::map<size_t, UOpRef> tc_override_;
   std::map<int64_t, UOpRef> tc_acc_; // upcast lane -> accumulated WMMA result
-  int64_t tc_wg_n_ = 0; // TCWG: the N of m64nNk16 (the warpgroup op), else 0 (mma.sync's m16n8k16)
+  int64_t tc_wg_n_ = 0;              // TCWG: the N of m64nNk16 (the warpgroup op), else 0 (a matrix unit)
+  int tc_unit_ = -1;                 // TC: the index of its unit in options_.matrix_units
+  UOpRef layout_index(const uint16_t* item_entries, const uint16_t* element_entries, uint32_t item_bits,
+                      const UOpRef& item, uint32_t element) const;
   // STAGE: the reduce's a * b reads a and b from local memory, copied there once per reduce tile
   // by the whole work group. Each operand's tile spans the kernel axes it varies along.
   struct Staged {

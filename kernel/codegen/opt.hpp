@@ -24,9 +24,10 @@ enum class OptOp : uint8_t {
   LOOP,     // output axis: `amount` outputs per work item as a serial loop (CPU work groups)
   PADTO,    // any axis: pad its size up to a multiple of `amount`; padded outputs are not
             // stored, padded reduce steps add the reduce's identity. First op on its axis.
-  TC,       // reduce axis of a matmul-shaped sum of float16/bfloat16 products: a warp (LOCAL_ID
-            // 0, 32 threads) computes 16x8 outputs with the device's matrix unit, `amount` (16, the
-            // K of m16n8k16) reduce steps per WMMA. Needs TG_FEATURE_TENSOR_CORES; the first opt.
+  TC,       // reduce axis of a matmul-shaped sum of products: the device's matrix unit number
+            // `amount` (its index in the units the device offers, DeviceLimits::matrix_units):
+            // its work items (LOCAL_ID 0) compute m x n outputs, k reduce steps per matrix op.
+            // The unit's A and B dtypes must be the operands'; the first opt.
   STAGE,    // reduce axis of a sum of products a * b: `amount` reduce steps per tile. Once per tile
             // the work group copies the slices of a and b its outputs need into local memory
             // (each thread a share), waits at a barrier, and reads the products' operands from

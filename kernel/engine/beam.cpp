@@ -471,7 +471,8 @@ std::vector<Opt> beam_actions(const KernelInfo& kernel, const DeviceLimits& devi
     for (int64_t pad : {16, 32}) // an axis with no useful divisor: pad it (before other splits)
       if (size > pad && size % pad != 0) out.push_back({OptOp::PADTO, a, pad});
   }
-  if (device.tensor_cores && kernel.matmul) out.push_back({OptOp::TC, kernel.matmul->k, 16}); // first only
+  for (int unit : fitting_units(kernel, device))
+    out.push_back({OptOp::TC, kernel.matmul->k, unit}); // first only
   return out;
 }
 

@@ -100,8 +100,8 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
       options.warpgroup_mma = value.find("m64n128k16:f16,bf16->f32@wg") != std::string::npos;
     }
   }
-  options.tensor_cores = options.tensor_cores && tc_shape; // the feature and the shape codegen emits
-  options.warpgroup_mma = options.warpgroup_mma && options.tensor_cores;
+  options.matrix_units = matrix_unit_choices(device.matrix_units(), device.properties(), tc_shape);
+  options.warpgroup_mma = options.warpgroup_mma && (device.properties().features & TG_FEATURE_TENSOR_CORES);
   return options;
 }
 

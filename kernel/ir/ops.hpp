@@ -103,7 +103,9 @@ inline constexpr tg_op kNoAbiOp = 0;
   X(WMMA, Meta, 3, 0, TG_OP_WMMA)                                                                            \
   /* kernel level, IR 1.2: a warpgroup matrix multiply-accumulate of tiles in local memory */                \
   /* (src 0/1 = INDEXes of A and B, src 2 = C; arg = {TG_WGMMA_* shape, packed strides}) */                  \
-  X(WGMMA, Meta, 3, 0, TG_OP_WGMMA)
+  X(WGMMA, Meta, 3, 0, TG_OP_WGMMA)                                                                          \
+  /* kernel level, IR 1.3: a matrix unit the device declares (arg = its index in the device's list) */       \
+  X(MMA, Meta, 3, 0, TG_OP_MMA)
 
 enum class Ops : std::uint8_t {
 #define TG_OP_ENUM(name, cat, arity, traits, abi) name,

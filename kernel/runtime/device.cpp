@@ -1,5 +1,7 @@
 #include "kernel/runtime/device.hpp"
 
+#include <tg/sdk/matrix_unit.hpp>
+
 #include <atomic>
 
 namespace tg {
@@ -62,6 +64,29 @@ std::vector<std::pair<std::string, std::string>> Device::attributes() const {
     });
     plugin_->check(err, "device_attribute");
     out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+std::vector<tg_matrix_unit> Device::matrix_units() const {
+  std::vector<tg_matrix_unit> out;
+  if (!plugin_->has(&tg_plugin_api::device_matrix_unit_count) ||
+      !plugin_->has(&tg_plugin_api::device_matrix_unit))
+    return out;
+  const auto& api = plugin_->api();
+  int32_t count = 0;
+  plugin_->check(serialized([&] { return api.device_matrix_unit_count(device_, &count); }),
+                 "device_matrix_unit_count");
+  for (int32_t i = 0; i < count; ++i) {
+    tg_matrix_unit u{}; // zero beyond what the plugin fills
+    u.struct_size = sizeof u;
+    plugin_->check(serialized([&] { return api.device_matrix_unit(device_, i, &u); }), "device_matrix_unit");
+    u.struct_size = sizeof u;
+    if (const std::string why = sdk::matrix_unit_error(u);
+        !why.empty() && u.operand_source == TG_MATRIX_SOURCE_REGISTERS)
+      throw PluginContractError("plugin " + plugin_->name() + ", device " + std::to_string(index_) +
+                                ", unit " + std::to_string(i) + ": " + why);
+    out.push_back(u);
   }
   return out;
 }

@@ -37,6 +37,9 @@ public:
   // Copied at open; every char array is NUL-terminated by the host, whatever the plugin wrote.
   const tg_device_properties& properties() const { return properties_; }
   std::vector<std::pair<std::string, std::string>> attributes() const;
+  // ABI 1.4: the matrix units the device declares, in its order (MMA names one by index); empty
+  // for a plugin without the entries. A unit that is not well formed throws PluginError naming it.
+  std::vector<tg_matrix_unit> matrix_units() const;
 
   Buffer alloc(uint64_t size, uint64_t alignment = 0, uint32_t flags = 0);
   Program load(std::span<const std::byte> binary);

@@ -1,6 +1,7 @@
 #include "compiler.hpp"
 
 #include "hsaco.hpp"
+#include "matrix_units.hpp"
 
 #include <llvm/Config/llvm-config.h>
 
@@ -21,6 +22,7 @@ std::string resolve(const std::string& target) {
 sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
   sdk::CompileOutput out;
   out.target = resolve(request.target);
+  sdk::check_mma(request.ir, matrix_unit_descriptions(out.target));
   Hsaco h = compile_hsaco(request.ir, out.target, request.opt_level, request.want_source);
   out.payload = std::move(h.elf);
   out.source = std::move(h.llvm_ir);

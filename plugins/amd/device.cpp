@@ -1,4 +1,5 @@
 #include "device.hpp"
+#include "matrix_units.hpp"
 #include "program.hpp"
 
 #include <algorithm>
@@ -91,6 +92,10 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"amd.launch_batch", "plain launches on one stream"},
       {"work_group_execution", "parallel"},
   };
+}
+
+std::vector<tg_matrix_unit> Device::matrix_units() const {
+  return matrix_unit_descriptions(properties_.arch);
 }
 
 std::unique_ptr<sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, uint32_t) {

@@ -22,6 +22,8 @@ public:
 
   tg_device_properties properties() const override { return properties_; }
   std::vector<sdk::Attribute> attributes() const override;
+  // The units of the device's processor (matrix_units.hpp), as the compiler checks them.
+  std::vector<tg_matrix_unit> matrix_units() const override;
   std::unique_ptr<sdk::Buffer> alloc(uint64_t size, uint64_t alignment, uint32_t flags) override;
   std::unique_ptr<sdk::Program> load_program(const sdk::Blob& blob) override;
   uint64_t launch(const sdk::Launch& launch) override;

@@ -1,4 +1,5 @@
 #include "hsaco.hpp"
+#include "matrix_units.hpp"
 
 #include <tg/sdk/adaptor.hpp>
 #include <tg/sdk/llvm_errors.hpp>
@@ -40,7 +41,8 @@ constexpr unsigned kLocal = 3;  // AMDGPU address space of work-group memory (LD
 // global pointers and are cast to generic (flat) ones, the address space the renderer uses.
 class KernelShape final : public sdk::LlvmKernelShape {
 public:
-  explicit KernelShape(const sdk::KernelIR& ir) : ir_(ir) {}
+  KernelShape(const sdk::KernelIR& ir, std::vector<AmdMatrixUnit> units)
+      : ir_(ir), units_(std::move(units)) {}
 
   llvm::Function* create_function(llvm::Module& m, const std::string& name) override {
     auto& c = m.getContext();
@@ -93,8 +95,36 @@ public:
     b.CreateFence(llvm::AtomicOrdering::Acquire, c.getOrInsertSyncScopeID("workgroup"));
   }
 
+  // MMA: a call of the unit's intrinsic, declared by name with the operands' types (the verifier
+  // checks those LLVM 14 knows; llc-19 checks the WMMA ones LLVM 14 lacks). MFMA's cbsz, abid and
+  // blgp are 0: no broadcast, B as given. An intrinsic LLVM 14 does not know gets the attributes
+  // the newer LLVM gives it: convergent (every lane of the wave takes part), no memory access.
+  llvm::Value* mma(llvm::IRBuilder<>& b, int64_t unit, llvm::Value* a, llvm::Value* bv,
+                   llvm::Value* c) override {
+    if (unit < 0 || size_t(unit) >= units_.size())
+      throw sdk::PluginError(TG_ERROR_INTERNAL, "amd: MMA names matrix unit " + std::to_string(unit));
+    const AmdMatrixUnit& u = units_[size_t(unit)];
+    std::vector<llvm::Value*> args = {a, bv, c};
+    if (u.mfma)
+      for (int k = 0; k < 3; ++k) args.push_back(b.getInt32(0));
+    std::vector<llvm::Type*> types;
+    for (llvm::Value* v : args) types.push_back(v->getType());
+    auto* type = llvm::FunctionType::get(c->getType(), types, false);
+    llvm::Module& m = *fn_->getParent();
+    llvm::FunctionCallee callee = m.getOrInsertFunction(u.intrinsic, type);
+    auto* f = llvm::cast<llvm::Function>(callee.getCallee());
+    if (f->getIntrinsicID() == llvm::Intrinsic::not_intrinsic) {
+      f->addFnAttr(llvm::Attribute::Convergent);
+      f->addFnAttr(llvm::Attribute::NoUnwind);
+      f->addFnAttr(llvm::Attribute::ReadNone);
+      f->addFnAttr(llvm::Attribute::WillReturn);
+    }
+    return b.CreateCall(callee, args);
+  }
+
 private:
   const sdk::KernelIR& ir_;
+  std::vector<AmdMatrixUnit> units_;
   llvm::Function* fn_ = nullptr;
   llvm::Value* group_[3] = {};
   llvm::Value* local_[3] = {};
@@ -211,7 +241,7 @@ Hsaco compile_hsaco(const sdk::KernelIR& ir, const std::string& gfx, unsigned op
     llvm::Module& module = *job->module;
     module.setTargetTriple(kTriple);
     module.setDataLayout(job->tm->createDataLayout());
-    KernelShape shape(ir);
+    KernelShape shape(ir, amd_matrix_units(gfx));
     sdk::render_llvm_kernel(ir, module, shape, ir.name);
     std::string log;
     llvm::raw_string_ostream log_os(log);

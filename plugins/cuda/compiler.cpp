@@ -1,5 +1,6 @@
 #include "compiler.hpp"
 #include "driver.hpp"
+#include "matrix_units.hpp"
 
 #include <tg/sdk/render/render.hpp>
 
@@ -141,8 +142,13 @@ sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
     throw sdk::PluginError(TG_ERROR_UNIMPLEMENTED,
                            "kernel " + request.ir.name +
                                " uses WGMMA, which needs sm_90a (Hopper); the target is " + target);
+  // MMA (IR 1.3) names one of the units this compute capability declares: mma.sync m16n8k16
+  sdk::check_mma(request.ir, matrix_units(parse_target(target)));
   sdk::render::Options render_options;
   render_options.cuda_completion_word = true; // every kernel: Device::launch passes the word or null
+  render_options.mma = [](const sdk::render::MmaStatement& mma) {
+    return sdk::render::cuda_mma_sync_m16n8k16(mma);
+  };
   sdk::render::Source source = sdk::render::render(sdk::render::Dialect::cuda, request.ir, render_options);
 
   nvrtcProgram raw = nullptr;

@@ -1,5 +1,6 @@
 #include "device.hpp"
 #include "compiler.hpp"
+#include "matrix_units.hpp"
 #include "nccl.hpp"
 #include "program.hpp"
 
@@ -209,6 +210,11 @@ Device::~Device() {
 }
 
 void Device::bind() const { make_current(context_); }
+
+std::vector<tg_matrix_unit> Device::matrix_units() const {
+  return cuda::matrix_units(attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
+                            attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+}
 
 std::vector<sdk::Attribute> Device::attributes() const {
   const Driver& d = driver();

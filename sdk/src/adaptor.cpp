@@ -1,6 +1,8 @@
 // The ABI entries of the adaptor (see tg/sdk/adaptor.hpp); launch validation is in launch.cpp.
 #include "handles.hpp"
 
+#include <tg/sdk/matrix_unit.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -91,6 +93,8 @@ tg_plugin_api make_api(const PluginState& state, const Entries& e) {
   api.collective = state.plugin->provides_collective() ? e.collective : nullptr;
   api.buffer_address = state.plugin->provides_buffer_address() ? e.buffer_address : nullptr;
   api.buffer_import = state.plugin->provides_buffer_import() ? e.buffer_import : nullptr;
+  api.device_matrix_unit_count = e.device_matrix_unit_count;
+  api.device_matrix_unit = e.device_matrix_unit;
   return api;
 }
 
@@ -119,6 +123,13 @@ tg_error* device_open(PluginState& s, const tg_device_open_args* args, tg_device
     device->properties = device->impl->properties();
     device->properties.struct_size = sizeof(tg_device_properties);
     device->attributes = device->impl->attributes();
+    device->matrix_units = device->impl->matrix_units();
+    for (tg_matrix_unit& u : device->matrix_units) {
+      if (const std::string why = matrix_unit_error(u); !why.empty())
+        throw PluginError(TG_ERROR_INTERNAL,
+                          "device " + std::to_string(a.index) + " declares a malformed " + why);
+      u.struct_size = sizeof(tg_matrix_unit);
+    }
     device->target = device->impl->target();
     const char* arch = device->properties.arch;
     if (device->target.empty()) device->target.assign(arch, strnlen(arch, sizeof(device->properties.arch)));
@@ -151,6 +162,24 @@ tg_error* device_attribute(PluginState& s, tg_device* device, int32_t index, con
                                                 std::to_string(attributes.size()) + " attributes)");
     *out_key = attributes[size_t(index)].key.c_str();
     *out_value = attributes[size_t(index)].value.c_str();
+  });
+}
+
+tg_error* device_matrix_unit_count(PluginState& s, tg_device* device, int32_t* out_count) {
+  return entry(s, "device_matrix_unit_count", [&] {
+    require(device, "device");
+    *require(out_count, "out_count") = int32_t(device->matrix_units.size());
+  });
+}
+
+tg_error* device_matrix_unit(PluginState& s, tg_device* device, int32_t index, tg_matrix_unit* out) {
+  return entry(s, "device_matrix_unit", [&] {
+    require(device, "device");
+    const auto& units = device->matrix_units;
+    if (index < 0 || size_t(index) >= units.size())
+      throw PluginError(TG_ERROR_NOT_FOUND, "matrix unit index " + std::to_string(index) + " out of range (" +
+                                                std::to_string(units.size()) + " units)");
+    write_out(out, units[size_t(index)], "out");
   });
 }
 

@@ -31,6 +31,7 @@ struct tg_device {
   std::unique_ptr<tg::sdk::Device> impl;
   tg_device_properties properties;
   std::vector<tg::sdk::Attribute> attributes; // their c_str()s go to the host
+  std::vector<tg_matrix_unit> matrix_units;   // checked at open (1.4)
   std::string target;
 };
 

@@ -1,4 +1,5 @@
 #include <tg/sdk/interpreter.hpp>
+#include <tg/sdk/matrix_unit.hpp>
 #include <tg/sdk/wmma.hpp>
 
 #include "interpreter_values.hpp"
@@ -38,14 +39,15 @@ struct WorkItem {
 class Interpreter {
 public:
   Interpreter(const KernelIR& ir, std::span<const std::span<std::byte>> buffers,
-              std::span<const tg_scalar_arg> scalars);
+              std::span<const tg_scalar_arg> scalars, std::span<const tg_matrix_unit> units);
   void run(std::array<uint32_t, 3> global, std::array<uint32_t, 3> local);
 
 private:
   void run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3> local);
-  void step_until_barrier(WorkItem& item); // stops at a BARRIER or WMMA (pc on it) or the end (done)
+  void step_until_barrier(WorkItem& item); // stops at a BARRIER or a matrix op (pc on it) or the end (done)
   void warp_mma(std::vector<WorkItem>& items, size_t i);      // WMMA i for every warp of the group
   void warpgroup_mma(std::vector<WorkItem>& items, size_t i); // WGMMA i for every warpgroup
+  void unit_mma(std::vector<WorkItem>& items, size_t i);      // MMA i for every group of the unit's items
   void execute(WorkItem& item, size_t i);
   Lane operand(const WorkItem& item, uint32_t src, unsigned lane) const {
     const Instruction& s = ir_.instructions[src];
@@ -73,6 +75,7 @@ private:
 
   const KernelIR& ir_;
   std::span<const tg_scalar_arg> scalars_;
+  std::span<const tg_matrix_unit> units_;
   std::vector<size_t> slot_;   // per instruction: its first lane (ASSIGN shares its accumulator's)
   std::vector<size_t> match_;  // RANGE/IF -> its ENDRANGE/ENDIF and back
   std::vector<Memory> memory_; // per instruction: for DEFINE_GLOBAL and DEFINE_LOCAL
@@ -89,8 +92,18 @@ private:
 };
 
 Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte>> buffers,
-                         std::span<const tg_scalar_arg> scalars)
-    : ir_(ir), scalars_(scalars) {
+                         std::span<const tg_scalar_arg> scalars, std::span<const tg_matrix_unit> units)
+    : ir_(ir), scalars_(scalars), units_(units) {
+  try {
+    if (uses_mma(ir)) check_mma(ir, units);
+  } catch (const IRError& e) { // a program the target's units cannot run: a failure of this run
+    throw InterpreterError("kernel '" + ir.name + "', " + e.what(), e.instruction());
+  }
+  for (size_t i = 0; i < ir.instructions.size(); ++i) // MMA reads the layouts: each must be well formed
+    if (ir.instructions[i].op == TG_OP_MMA)
+      if (const std::string why = matrix_unit_error(units[size_t(ir.instructions[i].arg0)]); !why.empty())
+        throw InterpreterError(
+            "kernel '" + ir.name + "', instruction " + std::to_string(i) + " (MMA): " + why, int64_t(i));
   if (buffers.size() != ir.buffer_count)
     throw std::invalid_argument("kernel '" + ir.name + "' takes " + std::to_string(ir.buffer_count) +
                                 " buffers, got " + std::to_string(buffers.size()));
@@ -151,6 +164,7 @@ Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte
       continue;
     case TG_OP_WMMA: // a warp-wide op: the items of a group run to it together, like to a BARRIER
     case TG_OP_WGMMA:
+    case TG_OP_MMA:
       has_barrier_ = true;
       lane_count_ += ins.vcount;
       continue;
@@ -343,7 +357,7 @@ void Interpreter::step_until_barrier(WorkItem& item) {
   const size_t n = ir_.instructions.size();
   while (item.pc < n) {
     const tg_op op = ir_.instructions[item.pc].op;
-    if (op == TG_OP_BARRIER || op == TG_OP_WMMA || op == TG_OP_WGMMA) return;
+    if (op == TG_OP_BARRIER || op == TG_OP_WMMA || op == TG_OP_WGMMA || op == TG_OP_MMA) return;
     execute(item, item.pc);
   }
   item.done = true;
@@ -396,6 +410,7 @@ void Interpreter::run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3
     if (ir_.instructions[first.pc].op == TG_OP_BARRIER) release_reads();
     if (ir_.instructions[first.pc].op == TG_OP_WMMA) warp_mma(items, first.pc);
     if (ir_.instructions[first.pc].op == TG_OP_WGMMA) warpgroup_mma(items, first.pc);
+    if (ir_.instructions[first.pc].op == TG_OP_MMA) unit_mma(items, first.pc);
     for (auto& item : items) ++item.pc;
   }
 }
@@ -531,6 +546,92 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
   }
 }
 
+namespace {
+std::string lane_text(tg_dtype dt, Lane v) {
+  if (is_float(dt)) {
+    std::string s = std::to_string(v.f);
+    while (s.find('.') != std::string::npos && (s.back() == '0' || s.back() == '.')) s.pop_back();
+    return s;
+  }
+  return is_signed(dt) ? std::to_string(v.i) : std::to_string(v.u);
+}
+
+bool same_value(tg_dtype dt, Lane x, Lane y) {
+  if (is_float(dt) && std::isnan(x.f) && std::isnan(y.f)) return true;
+  return x.u == y.u;
+}
+} // namespace
+
+// The unit's items are consecutive work items in local-id order (x fastest), 2^item_bits at a
+// time. A, B and C are gathered through the unit's layouts; an A or B position that several items
+// hold must come with the same value from each. Float C: the products and their sum are exact in
+// double (up to the double sum's own rounding) and rounded once to c_dtype; integer C is exact and
+// wraps to c_dtype.
+void Interpreter::unit_mma(std::vector<WorkItem>& items, size_t i) {
+  const Instruction& ins = ir_.instructions[i];
+  const tg_matrix_unit& u = units_[size_t(ins.arg0)]; // checked by check_mma
+  const std::string unit = "matrix unit " + std::to_string(ins.arg0) + " (\"" + matrix_unit_name(u) + "\")";
+  const size_t count = matrix_items(u);
+  if (items.size() % count != 0)
+    fail(items.front(), i,
+         "MMA on " + unit + " needs whole groups of " + std::to_string(count) +
+             " work items: the work group has " + std::to_string(items.size()));
+  struct Held {
+    Lane value{};
+    int64_t item = -1, element = 0;
+  };
+  const MatrixOperand ops[] = {MatrixOperand::a, MatrixOperand::b, MatrixOperand::c};
+  const tg_dtype dtypes[] = {u.a_dtype, u.b_dtype, u.c_dtype};
+  std::vector<Held> held[3];
+  for (size_t g = 0; g < items.size(); g += count) {
+    for (size_t k = 0; k < 3; ++k) {
+      const tg_matrix_layout& l = matrix_layout(u, ops[k]);
+      const MatrixElement ext = matrix_extent(u, ops[k]);
+      held[k].assign(size_t(ext.row * ext.col), Held{});
+      for (uint32_t t = 0; t < count; ++t)
+        for (uint32_t e = 0; e < matrix_lanes(l); ++e) {
+          const MatrixElement p = matrix_element(l, t, e);
+          Held& h = held[k][size_t(p.row * ext.col + p.col)];
+          const Lane v = operand(items[g + t], ins.src[k], e);
+          if (h.item >= 0 && !same_value(dtypes[k], h.value, v))
+            fail(items[g + t], i,
+                 unit + ": " + operand_name(ops[k]) + "(" + std::to_string(p.row) + ", " +
+                     std::to_string(p.col) + ") is passed as " + lane_text(dtypes[k], h.value) +
+                     " by work item " + std::to_string(h.item) + " (element " + std::to_string(h.element) +
+                     ") and as " + lane_text(dtypes[k], v) + " by work item " + std::to_string(t) +
+                     " (element " + std::to_string(e) + ") of the unit's items; replicas must be equal");
+          if (h.item < 0) h = {v, int64_t(t), int64_t(e)};
+        }
+    }
+    const bool float_c = is_float(u.c_dtype);
+    const bool int_products = !is_float(u.a_dtype) && !is_float(u.b_dtype);
+    auto as_double = [](tg_dtype dt, Lane v) {
+      return is_float(dt) ? v.f : is_signed(dt) ? double(v.i) : double(v.u);
+    };
+    for (uint32_t t = 0; t < count; ++t) {
+      Lane* out = result(items[g + t], i);
+      for (uint32_t e = 0; e < matrix_lanes(u.c); ++e) {
+        const MatrixElement p = matrix_element(u.c, t, e);
+        const Lane c = held[2][size_t(p.row * int(u.n) + p.col)].value;
+        if (!float_c && int_products) { // exact modulo 2^64, then wrapped to C's width
+          uint64_t sum = c.u;
+          for (uint32_t kk = 0; kk < u.k; ++kk)
+            sum += held[0][size_t(p.row * int(u.k) + int(kk))].value.u *
+                   held[1][size_t(kk * u.n + uint32_t(p.col))].value.u;
+          out[e] = int_lane(wrap(u.c_dtype, sum));
+          continue;
+        }
+        double sum = as_double(u.c_dtype, c);
+        for (uint32_t kk = 0; kk < u.k; ++kk)
+          sum += as_double(u.a_dtype, held[0][size_t(p.row * int(u.k) + int(kk))].value) *
+                 as_double(u.b_dtype, held[1][size_t(kk * u.n + uint32_t(p.col))].value);
+        out[e] = float_c ? float_lane(round_to(u.c_dtype, sum))
+                         : cast_lane(float_lane(sum), TG_DTYPE_FLOAT64, u.c_dtype);
+      }
+    }
+  }
+}
+
 void Interpreter::defer_reads(size_t op, size_t warpgroup, size_t memory, std::vector<uint32_t> bytes) {
   std::vector<uint32_t>& counts = pending_count_[memory];
   if (counts.empty()) counts.assign(memory_[memory].bytes, 0u);
@@ -574,8 +675,9 @@ void Interpreter::run(std::array<uint32_t, 3> global, std::array<uint32_t, 3> lo
 } // namespace
 
 void interpret(const KernelIR& ir, std::array<uint32_t, 3> global, std::array<uint32_t, 3> local,
-               std::span<const std::span<std::byte>> buffers, std::span<const tg_scalar_arg> scalars) {
-  Interpreter(ir, buffers, scalars).run(global, local);
+               std::span<const std::span<std::byte>> buffers, std::span<const tg_scalar_arg> scalars,
+               std::span<const tg_matrix_unit> units) {
+  Interpreter(ir, buffers, scalars, units).run(global, local);
 }
 
 } // namespace tg::sdk

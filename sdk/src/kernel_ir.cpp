@@ -1,6 +1,7 @@
 #include <tg/sdk/kernel_ir.hpp>
 
 #include <tg/sdk/bytes.hpp>
+#include <tg/sdk/matrix_unit.hpp>
 #include <tg/sdk/wmma.hpp>
 
 #include <algorithm>
@@ -66,6 +67,7 @@ constexpr std::array kOps = {
     OpInfo{TG_OP_MULACC, "MULACC", 3, 3, true},
     OpInfo{TG_OP_WMMA, "WMMA", 3, 3, true},
     OpInfo{TG_OP_WGMMA, "WGMMA", 3, 3, true},
+    OpInfo{TG_OP_MMA, "MMA", 3, 3, true},
 };
 
 const OpInfo* find_op(tg_op op) {
@@ -112,6 +114,37 @@ bool uses_wgmma(const KernelIR& ir) {
   for (const auto& ins : ir.instructions)
     if (ins.op == TG_OP_WGMMA) return true;
   return false;
+}
+
+bool uses_mma(const KernelIR& ir) {
+  for (const auto& ins : ir.instructions)
+    if (ins.op == TG_OP_MMA) return true;
+  return false;
+}
+
+void check_mma(const KernelIR& ir, std::span<const tg_matrix_unit> units) {
+  for (size_t i = 0; i < ir.instructions.size(); ++i) {
+    const Instruction& ins = ir.instructions[i];
+    if (ins.op != TG_OP_MMA) continue;
+    const std::string at = "instruction " + std::to_string(i) + " (MMA): ";
+    if (ins.arg0 < 0 || size_t(ins.arg0) >= units.size())
+      throw IRError(at + "matrix unit " + std::to_string(ins.arg0) + " is not declared (the target has " +
+                        std::to_string(units.size()) + ")",
+                    int64_t(i));
+    const tg_matrix_unit& u = units[size_t(ins.arg0)];
+    const tg_matrix_layout* layouts[] = {&u.a, &u.b, &u.c};
+    const tg_dtype dtypes[] = {u.a_dtype, u.b_dtype, u.c_dtype};
+    for (size_t k = 0; k < 3; ++k) {
+      const Instruction& src = ir.instructions[ins.src[k]];
+      const uint32_t lanes = 1u << layouts[k]->element_bits;
+      if (src.dtype != dtypes[k] || src.vcount != lanes)
+        throw IRError(at + "unit " + std::to_string(ins.arg0) + " (" + matrix_unit_name(u) + ") takes " +
+                          "ABC"[k] + " as " + std::to_string(lanes) + " lanes of " + dtype_name(dtypes[k]) +
+                          ", not " + std::to_string(src.vcount) + " of " +
+                          (dtype_name(src.dtype) ? dtype_name(src.dtype) : "?"),
+                      int64_t(i));
+    }
+  }
 }
 
 bool op_is_comparison(tg_op op) { return op == TG_OP_CMPLT || op == TG_OP_CMPNE || op == TG_OP_CMPEQ; }
@@ -340,6 +373,10 @@ void validate_kernel_ir(KernelIR& ir) {
              std::to_string(shape->c_lanes) + " lanes (A/B/C), the result " + std::to_string(shape->c_lanes));
       break;
     }
+    case TG_OP_MMA: // the unit's lanes and dtypes are checked by the plugin that declared it (check_mma)
+      if (ins.arg0 < 0 || ins.arg0 > INT32_MAX) fail("matrix unit index " + std::to_string(ins.arg0));
+      if (src_dtype(2) != ins.dtype || src_vcount(2) != ins.vcount) fail("D has C's dtype and lanes");
+      break;
     case TG_OP_WGMMA: {
       const auto shape = wgmma_shape(wgmma_shape_code(ins.arg0));
       if (!shape) fail("unknown WGMMA shape " + std::to_string(ins.arg0));
@@ -443,6 +480,10 @@ KernelIR parse_kernel_ir(std::span<const std::byte> bytes) {
         throw IRError("instruction " + std::to_string(i) + ": WMMA needs kernel IR 1.1, the header says 1." +
                           std::to_string(minor),
                       i);
+      if (ins.op == TG_OP_MMA && minor < TG_IR_VERSION_MINOR_MMA)
+        throw IRError("instruction " + std::to_string(i) + ": MMA needs kernel IR 1.3, the header says 1." +
+                          std::to_string(minor),
+                      i);
       if (ins.op == TG_OP_WGMMA && minor < TG_IR_VERSION_MINOR_WGMMA)
         throw IRError("instruction " + std::to_string(i) + ": WGMMA needs kernel IR 1.2, the header says 1." +
                           std::to_string(minor),
@@ -478,9 +519,10 @@ std::vector<std::byte> serialize_kernel_ir(const KernelIR& ir) {
   ByteWriter w;
   for (int k = 0; k < 4; ++k) w.put<uint8_t>(uint8_t(TG_IR_MAGIC[k]));
   w.put<uint16_t>(TG_IR_VERSION_MAJOR);
-  w.put<uint16_t>(uses_wgmma(ir)  ? TG_IR_VERSION_MINOR_WGMMA
-                  : uses_wmma(ir) ? TG_IR_VERSION_MINOR_WMMA
-                                  : TG_IR_VERSION_MINOR);
+  w.put<uint16_t>(uses_mma(ir)     ? TG_IR_VERSION_MINOR_MMA
+                  : uses_wgmma(ir) ? TG_IR_VERSION_MINOR_WGMMA
+                  : uses_wmma(ir)  ? TG_IR_VERSION_MINOR_WMMA
+                                   : TG_IR_VERSION_MINOR);
   w.put<uint32_t>(uint32_t(ir.instructions.size()));
   w.put<uint32_t>(uint32_t(ir.name.size()));
   for (char c : ir.name) w.put<uint8_t>(uint8_t(c));
@@ -614,6 +656,9 @@ KernelBuilder::Ref KernelBuilder::wmma(Ref a, Ref b, Ref c, int64_t shape) {
 
 KernelBuilder::Ref KernelBuilder::wgmma(Ref a, Ref b, Ref c, int64_t shape, int64_t strides) {
   return emit({TG_OP_WGMMA, at(c).dtype, 0, at(c).vcount, shape, strides, {a, b, c}});
+}
+KernelBuilder::Ref KernelBuilder::mma(Ref a, Ref b, Ref c, int64_t unit) {
+  return emit({TG_OP_MMA, at(c).dtype, 0, at(c).vcount, unit, 0, {a, b, c}});
 }
 KernelBuilder::Ref KernelBuilder::gep(Ref vector, uint16_t lane) {
   return emit({TG_OP_GEP, at(vector).dtype, 0, 1, lane, 0, {vector}});

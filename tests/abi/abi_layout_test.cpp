@@ -149,8 +149,34 @@ BOOST_AUTO_TEST_CASE(tg_buffer_import_args_layout) { // 1.3
   GOLDEN(tg_buffer_import_args, release_context, 32);
 }
 
+BOOST_AUTO_TEST_CASE(tg_matrix_unit_layout) { // 1.4
+  GOLDEN_SIZE(tg_matrix_layout, 72);
+  GOLDEN(tg_matrix_layout, element_bits, 0);
+  GOLDEN(tg_matrix_layout, item_row, 8);
+  GOLDEN(tg_matrix_layout, item_col, 24);
+  GOLDEN(tg_matrix_layout, element_row, 40);
+  GOLDEN(tg_matrix_layout, element_col, 56);
+  GOLDEN_SIZE(tg_matrix_unit, 288);
+  GOLDEN(tg_matrix_unit, struct_size, 0);
+  GOLDEN(tg_matrix_unit, name, 8);
+  GOLDEN(tg_matrix_unit, m, 40);
+  GOLDEN(tg_matrix_unit, n, 44);
+  GOLDEN(tg_matrix_unit, k, 48);
+  GOLDEN(tg_matrix_unit, item_bits, 52);
+  GOLDEN(tg_matrix_unit, a_dtype, 56);
+  GOLDEN(tg_matrix_unit, b_dtype, 60);
+  GOLDEN(tg_matrix_unit, c_dtype, 64);
+  GOLDEN(tg_matrix_unit, operand_source, 68);
+  GOLDEN(tg_matrix_unit, a, 72);
+  GOLDEN(tg_matrix_unit, b, 144);
+  GOLDEN(tg_matrix_unit, c, 216);
+  BOOST_TEST(TG_OP_MMA == 74);
+  BOOST_TEST(TG_IR_VERSION_MINOR_MMA == 3);
+  BOOST_TEST(TG_MATRIX_MAX_BITS == 8);
+}
+
 BOOST_AUTO_TEST_CASE(tg_plugin_api_layout) {
-  GOLDEN_SIZE(tg_plugin_api, 264); // 224 in 1.0, 232 in 1.1, 248 in 1.2
+  GOLDEN_SIZE(tg_plugin_api, 280); // 224 in 1.0, 232 in 1.1, 248 in 1.2, 264 in 1.3
   GOLDEN(tg_plugin_api, struct_size, 0);
   GOLDEN(tg_plugin_api, abi_major, 8);
   GOLDEN(tg_plugin_api, abi_minor, 12);
@@ -180,11 +206,13 @@ BOOST_AUTO_TEST_CASE(tg_plugin_api_layout) {
   GOLDEN(tg_plugin_api, program_free, 200);
   GOLDEN(tg_plugin_api, launch, 208);
   GOLDEN(tg_plugin_api, synchronize, 216);
-  GOLDEN(tg_plugin_api, launch_batch, 224);   // 1.1
-  GOLDEN(tg_plugin_api, peer_copy, 232);      // 1.2
-  GOLDEN(tg_plugin_api, collective, 240);     // 1.2
-  GOLDEN(tg_plugin_api, buffer_address, 248); // 1.3
-  GOLDEN(tg_plugin_api, buffer_import, 256);  // 1.3
+  GOLDEN(tg_plugin_api, launch_batch, 224);             // 1.1
+  GOLDEN(tg_plugin_api, peer_copy, 232);                // 1.2
+  GOLDEN(tg_plugin_api, collective, 240);               // 1.2
+  GOLDEN(tg_plugin_api, buffer_address, 248);           // 1.3
+  GOLDEN(tg_plugin_api, buffer_import, 256);            // 1.3
+  GOLDEN(tg_plugin_api, device_matrix_unit_count, 264); // 1.4
+  GOLDEN(tg_plugin_api, device_matrix_unit, 272);       // 1.4
 }
 
 BOOST_AUTO_TEST_CASE(stable_codes) {

@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <tg/sdk/matrix_unit.hpp>
+
 namespace tg::tc_check {
 inline Tensor input(Dims shape, DType dt) {
   UOpRef buffer = make_buffer("CPU", dt, dims_prod(shape)); // a label: nothing is opened
@@ -39,9 +41,14 @@ inline LowerOptions gpu(bool tensor_cores) {
   o.max_local_threads = 1024;
   o.local_memory_bytes = 49152;
   o.subgroup_size = 32;
-  o.tensor_cores = tensor_cores;
+  if (tensor_cores) // IR 1.1 WMMA m16n8k16 as the host describes it for a 1.3 plugin
+    for (tg_dtype input : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
+      o.matrix_units.push_back({sdk::wmma_m16n8k16_unit(input), TG_WMMA_M16N8K16, true});
   return o;
 }
+
+// The TC opt's amount for the unit of gpu(true) that takes `dt`.
+inline int64_t tc(DType dt) { return dt == dtypes::bfloat16 ? 1 : 0; }
 
 struct Matmul {
   ScheduleItem item;
@@ -79,7 +86,7 @@ inline Lowered lower(const Matmul& mm, const LowerOptions& options) {
 
 // Runs the kernel in the interpreter on random inputs; the largest error against a double matmul
 // of the same (16-bit) inputs, relative to the sum of |a*b| (the scale the f32 accumulation sees).
-inline double run_error(const Matmul& mm, const Lowered& l) {
+inline double run_error(const Matmul& mm, const Lowered& l, std::span<const tg_matrix_unit> units = {}) {
   std::mt19937 rng(7);
   std::map<const UOp*, std::vector<std::byte>> mem;
   for (const auto& b : mm.item.buffers) {
@@ -92,7 +99,7 @@ inline double run_error(const Matmul& mm, const Lowered& l) {
   }
   std::vector<std::span<std::byte>> spans;
   for (const auto& b : mm.item.buffers) spans.emplace_back(mem.at(b.get()));
-  sdk::interpret(sdk::parse_kernel_ir(l.ir), l.kernel.global, l.kernel.local, spans, {});
+  sdk::interpret(sdk::parse_kernel_ir(l.ir), l.kernel.global, l.kernel.local, spans, {}, units);
   const auto& out = mem.at(mm.item.buffers[0].get());
   const auto& a = mem.at(mm.item.buffers[1].get());
   const auto& b = mem.at(mm.item.buffers[2].get());

@@ -26,14 +26,14 @@ BOOST_AUTO_TEST_CASE(tc_matmul_matches_a_double_reference) {
     BOOST_REQUIRE(info.matmul.has_value());
     // the TC opt alone, with register blocking and warps, and the heuristic's choice
     std::vector<std::optional<std::vector<Opt>>> lists{
-        std::vector<Opt>{{OptOp::TC, info.matmul->k, 16}},
-        std::vector<Opt>{{OptOp::TC, info.matmul->k, 16},
+        std::vector<Opt>{{OptOp::TC, info.matmul->k, tc(dt)}},
+        std::vector<Opt>{{OptOp::TC, info.matmul->k, tc(dt)},
                          {OptOp::UPCAST, info.matmul->n, 2},
                          {OptOp::UPCAST, info.matmul->m, 2},
                          {OptOp::LOCAL, info.matmul->m, 2}},
         // fragments read from tiles in local memory
-        std::vector<Opt>{{OptOp::TC, info.matmul->k, 16}, {OptOp::STAGE, info.matmul->k, 3}},
-        std::vector<Opt>{{OptOp::TC, info.matmul->k, 16},
+        std::vector<Opt>{{OptOp::TC, info.matmul->k, tc(dt)}, {OptOp::STAGE, info.matmul->k, 3}},
+        std::vector<Opt>{{OptOp::TC, info.matmul->k, tc(dt)},
                          {OptOp::UPCAST, info.matmul->n, 2},
                          {OptOp::LOCAL, info.matmul->m, 2},
                          {OptOp::LOCAL, info.matmul->n, 2},
@@ -70,29 +70,42 @@ BOOST_AUTO_TEST_CASE(without_the_feature_tc_is_refused_and_wmma_never_emitted) {
   const Matmul mm = matmul(32, 32, 16, dtypes::float16);
   const KernelInfo info = analyze_kernel(mm.item);
   LowerOptions o = gpu(false);
-  o.opts = std::vector<Opt>{{OptOp::TC, info.matmul->k, 16}};
+  o.opts = std::vector<Opt>{{OptOp::TC, info.matmul->k, 0}};
   BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
-    return std::string(e.what()).find("no tensor cores") != std::string::npos;
+    return std::string(e.what()).find("declares no matrix units") != std::string::npos;
   });
   const Lowered plain = lower(mm, gpu(false)); // the heuristic without the feature: IR 1.0
   BOOST_TEST(!has_wmma(plain.ir));
   BOOST_TEST(ir_minor(plain.ir) == 0);
-  // float32 inputs, a non-multiple of 16 and TC after another opt are refused with the reason
+  // float32 inputs (no unit takes them), the wrong axis or unit index, a non-multiple of 16 and TC
+  // after another opt are refused with the reason
   const Matmul f32 = matmul(32, 32, 16, dtypes::float32);
-  BOOST_TEST(!analyze_kernel(f32.item).matmul.has_value());
+  const KernelInfo f32_info = analyze_kernel(f32.item);
+  BOOST_REQUIRE(f32_info.matmul.has_value());
+  BOOST_TEST(f32_info.matmul->a == TG_DTYPE_FLOAT32);
   LowerOptions t = gpu(true);
-  t.opts = std::vector<Opt>{{OptOp::TC, 2, 16}};
-  BOOST_CHECK_THROW(lower_kernel(f32.item, t), OptError);
+  BOOST_TEST(fitting_units(f32_info, t).empty());
+  t.opts = std::vector<Opt>{{OptOp::TC, f32_info.matmul->k, 0}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(f32.item, t), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("does not take this matmul's operands (float32, float32") !=
+           std::string::npos;
+  });
+  t.opts = std::vector<Opt>{{OptOp::TC, info.matmul->k, 2}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, t), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("one of the device's 2 matrix units") != std::string::npos;
+  });
+  t.opts = std::vector<Opt>{{OptOp::TC, 0, 0}};
+  BOOST_CHECK_THROW(lower_kernel(mm.item, t), OptError);
   const Matmul odd = matmul(24, 32, 16, dtypes::float16);
-  t.opts = std::vector<Opt>{{OptOp::TC, analyze_kernel(odd.item).matmul->k, 16}};
+  t.opts = std::vector<Opt>{{OptOp::TC, analyze_kernel(odd.item).matmul->k, 0}};
   BOOST_CHECK_EXCEPTION(lower_kernel(odd.item, t), OptError, [](const OptError& e) {
     return std::string(e.what()).find("not a multiple of 16") != std::string::npos;
   });
-  t.opts = std::vector<Opt>{{OptOp::UPCAST, info.matmul->n, 2}, {OptOp::TC, info.matmul->k, 16}};
+  t.opts = std::vector<Opt>{{OptOp::UPCAST, info.matmul->n, 2}, {OptOp::TC, info.matmul->k, 0}};
   BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, t), OptError, [](const OptError& e) {
     return std::string(e.what()).find("first optimization") != std::string::npos;
   });
-  BOOST_TEST(to_string(parse_opts("[TC(2,16)]")) == "[TC(2,16)]");
+  BOOST_TEST(to_string(parse_opts("[TC(2,1)]")) == "[TC(2,1)]");
 }
 
 BOOST_AUTO_TEST_CASE(cuda_renders_mma_sync_that_nvrtc_compiles_for_sm_90) {
@@ -222,9 +235,9 @@ BOOST_AUTO_TEST_CASE(staged_tc_tiles_are_double_buffered) {
     const KernelInfo info = analyze_kernel(mm.item);
     BOOST_REQUIRE(info.matmul.has_value());
     const auto list = [&](int64_t stage) {
-      return std::vector<Opt>{{OptOp::TC, info.matmul->k, 16},    {OptOp::UPCAST, info.matmul->n, 8},
-                              {OptOp::UPCAST, info.matmul->m, 4}, {OptOp::LOCAL, info.matmul->m, 2},
-                              {OptOp::LOCAL, info.matmul->n, 2},  {OptOp::STAGE, info.matmul->k, stage}};
+      return std::vector<Opt>{{OptOp::TC, info.matmul->k, tc(dt)}, {OptOp::UPCAST, info.matmul->n, 8},
+                              {OptOp::UPCAST, info.matmul->m, 4},  {OptOp::LOCAL, info.matmul->m, 2},
+                              {OptOp::LOCAL, info.matmul->n, 2},   {OptOp::STAGE, info.matmul->k, stage}};
     };
     LowerOptions o = gpu(true);
     o.buffer_alignment = 256;
@@ -281,7 +294,7 @@ BOOST_AUTO_TEST_CASE(staged_tc_tiles_are_double_buffered) {
       // three tiles: the last step's copy wraps to tile 0 (read by nobody)
       const Matmul odd = matmul(64, 96, 32, dt);
       LowerOptions oo = gpu(true);
-      oo.opts = std::vector<Opt>{{OptOp::TC, analyze_kernel(odd.item).matmul->k, 16},
+      oo.opts = std::vector<Opt>{{OptOp::TC, analyze_kernel(odd.item).matmul->k, tc(dt)},
                                  {OptOp::STAGE, analyze_kernel(odd.item).matmul->k, 2}};
       const Lowered three = lower(odd, oo);
       BOOST_TEST(shape(three).barriers == 1u);

@@ -9,6 +9,8 @@
 #  - the installed tensor suites (<prefix>/libexec/tinygrad.cpp) on MY,
 #  - the run-time swap test against it (same graph on CPU and MY, tensors moved both ways),
 #  - Tensor({1,2,3}) + Tensor({4,5,6}) on MY through the installed package (the consumer program),
+#  - a float32 matmul on MY (matmul_my): correct, and run on MY's matrix unit (its C shows the
+#    unit's statement, marked /* my.m4n4k4 */, in DEBUG=3's source),
 #  - tg train mnist --device MY,
 # and `tg plugin new acme`: the written project builds from the prefix and its tests run (the
 # exports check and conform).
@@ -44,6 +46,11 @@ set(env ENV TG_PLUGIN_PATH=${my_build} XDG_DATA_HOME=${WORK_DIR}/empty_xdg TG_CA
 tg_run_expect(conform_my "tg conform my: [0-9]+ cases: [0-9]+ passed, 0 failed, [0-9]+ skipped, 0 unavailable, 0 crashed"
   ${env} COMMAND ${prefix}/bin/tg conform my --junit ${WORK_DIR}/conform_my.xml)
 tg_run_expect(hello_my "on MY: \\[5, 7, 9\\]" ${env} COMMAND ${my_build}/hello_my)
+tg_run_expect(matmul_my "32x48 @ 48x16 on MY: correct" ${env} COMMAND ${my_build}/matmul_my)
+# The core lowers a float32 matmul onto the unit MY declares (my.m4n4k4.f32) and MY renders its MMA
+# with the hook of compiler.cpp. DEBUG=3 prints each kernel's source; the cache is bypassed then.
+tg_run_expect(matmul_my_uses_the_matrix_unit "--- my source[^\n]*\n.*/\\* my\\.m4n4k4 \\*/.*on MY: correct"
+  ${env} DEBUG=3 COMMAND ${my_build}/matmul_my)
 tg_run_expect(tg_devices_lists_my "plugin my [^\n]* at ${my_plugin} \\(TG_PLUGIN_PATH\\)" ${env}
   COMMAND ${prefix}/bin/tg devices)
 

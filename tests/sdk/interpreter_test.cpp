@@ -1,12 +1,16 @@
 // The reference interpreter against hand-computed values: C integer semantics, 16-bit float
-// rounding, gates, loops, local memory and barriers, vectors, and bounds errors.
+// rounding, gates, loops, local memory and barriers, vectors, bounds errors, and MMA on declared
+// matrix units.
 #include <tg/sdk/interpreter.hpp>
+#include <tg/sdk/matrix_unit.hpp>
 
 #include <boost/test/unit_test.hpp>
 
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <vector>
 
 using tg::sdk::interpret;
@@ -387,6 +391,216 @@ BOOST_AUTO_TEST_CASE(float_math_and_nan_semantics) {
   auto d = binary_op<float>(TG_DTYPE_FLOAT32, TG_OP_FDIV, {1.0f, -1.0f}, {0.0f, 0.0f});
   BOOST_CHECK(std::isinf(d[0]) && d[0] > 0);
   BOOST_CHECK(std::isinf(d[1]) && d[1] < 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------
+// MMA on a declared matrix unit (ABI 1.4): the interpreter against a naive matmul
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+using tg::sdk::matrix_element;
+using tg::sdk::matrix_items;
+using tg::sdk::matrix_lanes;
+
+std::vector<std::byte> encode(tg_dtype dt, const std::vector<double>& values) {
+  std::vector<std::byte> out(values.size() * tg::sdk::dtype_size(dt));
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::byte* p = out.data() + i * tg::sdk::dtype_size(dt);
+    if (dt == TG_DTYPE_FLOAT16) {
+      const uint16_t h = tg::sdk::float_to_half_bits(values[i]);
+      std::memcpy(p, &h, 2);
+    } else if (dt == TG_DTYPE_FLOAT32) {
+      const float f = float(values[i]);
+      std::memcpy(p, &f, 4);
+    } else { // integers: the low bytes of the two's complement value
+      const int64_t v = int64_t(values[i]);
+      std::memcpy(p, &v, tg::sdk::dtype_size(dt));
+    }
+  }
+  return out;
+}
+
+double decode(tg_dtype dt, const std::byte* p) {
+  if (dt == TG_DTYPE_FLOAT32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  int32_t v; // the tests' integer results are int32
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// One MMA by one group of the unit's items in a work group of `local` items (the unit's count by
+// default): item t loads its A, B and C elements at the flat indices in a table built from the
+// unit's layouts (`table_edit` may change it first), runs MMA `unit_index` and stores D the same way.
+// Returns D (m x n, row-major) as doubles.
+std::vector<double> mma_once(const tg_matrix_unit& u, const std::vector<double>& a,
+                             const std::vector<double>& b, const std::vector<double>& c,
+                             int64_t unit_index = 0, uint32_t local = 0,
+                             const std::function<void(std::vector<int32_t>&)>& table_edit = {}) {
+  const uint32_t items = matrix_items(u);
+  const uint32_t la = matrix_lanes(u.a), lb = matrix_lanes(u.b), lc = matrix_lanes(u.c);
+  const uint32_t per_item = la + lb + lc;
+  std::vector<int32_t> table;
+  for (uint32_t t = 0; t < items; ++t) {
+    for (uint32_t e = 0; e < la; ++e) {
+      auto p = matrix_element(u.a, t, e);
+      table.push_back(int32_t(p.row * int(u.k) + p.col));
+    }
+    for (uint32_t e = 0; e < lb; ++e) {
+      auto p = matrix_element(u.b, t, e);
+      table.push_back(int32_t(p.row * int(u.n) + p.col));
+    }
+    for (uint32_t e = 0; e < lc; ++e) {
+      auto p = matrix_element(u.c, t, e);
+      table.push_back(int32_t(p.row * int(u.n) + p.col));
+    }
+  }
+  if (table_edit) table_edit(table);
+  KernelBuilder k("mma_once");
+  Ref ga = k.global(0, u.a_dtype), gb = k.global(1, u.b_dtype), gc = k.global(2, u.c_dtype),
+      gd = k.global(3, u.c_dtype), gt = k.global(4, TG_DTYPE_INT32);
+  Ref t = k.alu(TG_OP_MOD, k.local_id(0), k.i32(int32_t(items)));
+  Ref base = k.mul(t, k.i32(int32_t(per_item)));
+  auto gather = [&](Ref buffer, uint32_t offset, uint32_t lanes) {
+    std::vector<Ref> refs, at;
+    for (uint32_t e = 0; e < lanes; ++e) {
+      at.push_back(k.load(k.index(gt, k.add(base, k.i32(int32_t(offset + e))))));
+      refs.push_back(k.load(k.index(buffer, at.back())));
+    }
+    return std::pair{k.vectorize(refs), at};
+  };
+  auto [va, ia] = gather(ga, 0, la);
+  auto [vb, ib] = gather(gb, la, lb);
+  auto [vc, ic] = gather(gc, la + lb, lc);
+  Ref d = k.mma(va, vb, vc, unit_index);
+  Ref first = k.cmplt(k.local_id(0), k.i32(int32_t(items))); // one group stores
+  for (uint32_t e = 0; e < lc; ++e) k.store_gated(k.index(gd, ic[e]), k.gep(d, uint16_t(e)), first);
+  std::vector<std::byte> ba = encode(u.a_dtype, a), bb = encode(u.b_dtype, b), bc = encode(u.c_dtype, c),
+                         bd = encode(u.c_dtype, std::vector<double>(c.size(), -1));
+  std::vector<std::span<std::byte>> buffers = {ba, bb, bc, bd, bytes(table)};
+  const tg_matrix_unit units[] = {u};
+  interpret(ir_of(k), {1, 1, 1}, {local ? local : items, 1, 1}, buffers, {}, units);
+  std::vector<double> out(c.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = decode(u.c_dtype, bd.data() + i * tg::sdk::dtype_size(u.c_dtype));
+  return out;
+}
+
+// D = A * B + C in double (exact for these inputs), row-major.
+std::vector<double> naive(const tg_matrix_unit& u, const std::vector<double>& a, const std::vector<double>& b,
+                          const std::vector<double>& c) {
+  std::vector<double> d(c);
+  for (uint32_t i = 0; i < u.m; ++i)
+    for (uint32_t j = 0; j < u.n; ++j)
+      for (uint32_t kk = 0; kk < u.k; ++kk) d[i * u.n + j] += a[i * u.k + kk] * b[kk * u.n + j];
+  return d;
+}
+
+std::vector<double> pattern(size_t count, int modulus, int offset, double scale) {
+  std::vector<double> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = double(int(i * 7 % size_t(modulus)) - offset) * scale;
+  return v;
+}
+
+// Item t holds row t of A and of C (4 lanes each) and all 16 elements of B (replicated).
+tg_matrix_unit rows_unit_4x4x4() {
+  using tg::sdk::matrix_layout;
+  const auto rows = matrix_layout({{1, 0}, {2, 0}}, {{0, 1}, {0, 2}});
+  const auto all = matrix_layout({{0, 0}, {0, 0}}, {{0, 1}, {0, 2}, {1, 0}, {2, 0}});
+  return tg::sdk::matrix_unit("rows.m4n4k4.f32", 4, 4, 4, 2, TG_DTYPE_FLOAT32, TG_DTYPE_FLOAT32,
+                              TG_DTYPE_FLOAT32, rows, all, rows);
+}
+
+// int8 x int8 + int32, m4n4k8 over 4 items; C is swizzled (element bit 1 moves both row and col).
+tg_matrix_unit int8_unit() {
+  using tg::sdk::matrix_layout;
+  const auto a = matrix_layout({{1, 0}, {2, 0}}, {{0, 1}, {0, 2}, {0, 4}});
+  const auto b = matrix_layout({{0, 1}, {0, 2}}, {{1, 0}, {2, 0}, {4, 0}});
+  const auto c = matrix_layout({{1, 0}, {2, 0}}, {{0, 1}, {1, 2}});
+  return tg::sdk::matrix_unit("swz.m4n4k8.s8", 4, 4, 8, 2, TG_DTYPE_INT8, TG_DTYPE_INT8, TG_DTYPE_INT32, a, b,
+                              c);
+}
+
+std::string interpreter_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tg::sdk::InterpreterError& e) {
+    return e.what();
+  }
+  return "(no InterpreterError)";
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(interpreter_mma)
+
+BOOST_AUTO_TEST_CASE(m16n8k16_float16_description) {
+  const tg_matrix_unit u = tg::sdk::wmma_m16n8k16_unit(TG_DTYPE_FLOAT16);
+  BOOST_REQUIRE_EQUAL(tg::sdk::matrix_unit_error(u), "");
+  const auto a = pattern(16 * 16, 13, 6, 0.5), b = pattern(16 * 8, 11, 5, 0.25),
+             c = pattern(16 * 8, 9, 4, 1.0);
+  const auto want = naive(u, a, b, c), got = mma_once(u, a, b, c);
+  for (size_t i = 0; i < want.size(); ++i)
+    BOOST_TEST(got[i] == want[i], "D(" << i / 8 << ", " << i % 8 << ")");
+}
+
+BOOST_AUTO_TEST_CASE(rows_4x4x4_float32_with_replicated_b) {
+  const tg_matrix_unit u = rows_unit_4x4x4();
+  BOOST_REQUIRE_EQUAL(tg::sdk::matrix_unit_error(u), "");
+  const auto a = pattern(16, 9, 4, 1.0), b = pattern(16, 5, 2, 1.5), c = pattern(16, 7, 3, 1.0);
+  const auto want = naive(u, a, b, c), got = mma_once(u, a, b, c);
+  for (size_t i = 0; i < want.size(); ++i)
+    BOOST_TEST(got[i] == want[i], "D(" << i / 4 << ", " << i % 4 << ")");
+  // Two units side by side in one work group of 8 give the same (the second group stores nothing).
+  const auto twice = mma_once(u, a, b, c, 0, 8);
+  for (size_t i = 0; i < want.size(); ++i) BOOST_TEST(twice[i] == want[i]);
+}
+
+BOOST_AUTO_TEST_CASE(int8_times_int8_plus_int32_swizzled_c) {
+  const tg_matrix_unit u = int8_unit();
+  BOOST_REQUIRE_EQUAL(tg::sdk::matrix_unit_error(u), "");
+  std::vector<double> a(32), b(32), c(16);
+  for (size_t i = 0; i < 32; ++i) {
+    a[i] = double(int(i * 37 % 256) - 128); // the whole int8 range, signs included
+    b[i] = double(int(i * 53 % 255) - 127);
+  }
+  for (size_t i = 0; i < 16; ++i) c[i] = double(int(i) * 100003 - 700000);
+  const auto want = naive(u, a, b, c), got = mma_once(u, a, b, c);
+  for (size_t i = 0; i < want.size(); ++i)
+    BOOST_TEST(got[i] == want[i], "D(" << i / 4 << ", " << i % 4 << ")");
+}
+
+BOOST_AUTO_TEST_CASE(unknown_unit_index_is_an_error) {
+  const tg_matrix_unit u = rows_unit_4x4x4();
+  const auto v = pattern(16, 5, 2, 1.0);
+  const std::string what = interpreter_error([&] { mma_once(u, v, v, v, 1); });
+  BOOST_TEST(what.find("matrix unit 1 is not declared") != std::string::npos, what);
+}
+
+BOOST_AUTO_TEST_CASE(differing_replicas_are_an_error) {
+  const tg_matrix_unit u = rows_unit_4x4x4();
+  const auto a = pattern(16, 5, 2, 1.0), b = pattern(16, 16, 0, 1.0); // B's elements all differ
+  // Item 2 passes B(1, 1) (its element 5) from B(1, 2) instead: 4 + 2 lanes of A and per-item offset.
+  const std::string what = interpreter_error(
+      [&] { mma_once(u, a, b, a, 0, 0, [](std::vector<int32_t>& table) { table[2 * 24 + 4 + 5] = 6; }); });
+  BOOST_TEST(what.find("\"rows.m4n4k4.f32\"") != std::string::npos, what);
+  BOOST_TEST(what.find("B(1, 1) is passed as " + std::to_string(int(b[5])) +
+                       " by work item 0 (element 5) and as " + std::to_string(int(b[6])) +
+                       " by work item 2 (element 5)") != std::string::npos,
+             what);
+}
+
+BOOST_AUTO_TEST_CASE(work_group_not_a_multiple_of_the_unit_is_an_error) {
+  const tg_matrix_unit u = rows_unit_4x4x4();
+  const auto v = pattern(16, 5, 2, 1.0);
+  const std::string what = interpreter_error([&] { mma_once(u, v, v, v, 0, 6); });
+  BOOST_TEST(what.find("needs whole groups of 4 work items: the work group has 6") != std::string::npos,
+             what);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -41,6 +41,10 @@ h = torch.rand(8192, 8192, device=dev, dtype=torch.float16)
 g = torch.rand(8192, 8192, device=dev, dtype=torch.float16)
 out["matmul_f16_ms"] = timed(lambda: h @ g)
 out["matmul_f16_shape"] = "8192x8192"
+hb, gb = h.to(torch.bfloat16), g.to(torch.bfloat16)
+out["matmul_bf16_ms"] = timed(lambda: hb @ gb)
+out["matmul_bf16_shape"] = "8192x8192"
+del h, g, hb, gb
 img = torch.rand(256, 32, 28, 28, device=dev)
 w = torch.rand(64, 32, 3, 3, device=dev)
 out["conv_ms"] = timed(lambda: torch.nn.functional.conv2d(img, w))

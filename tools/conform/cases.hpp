@@ -34,11 +34,18 @@ void add_compile_cases(std::vector<Case>& cases);
 void add_program_cases(std::vector<Case>& cases);
 void add_launch_cases(std::vector<Case>& cases);
 void add_multi_device_cases(std::vector<Case>& cases); // ABI 1.2: peer_copy, collective
+// ABI 1.4: "matrix_units/well_formed" and one "matrix_units/<name>" per declared unit (the names
+// as the probe read them, in the device's order; none: a "matrix_units/mma" case that skips).
+void add_matrix_unit_cases(std::vector<Case>& cases, const std::vector<std::string>& unit_names);
+// The device's matrix units through the raw table, read as the host reads them (empty without the
+// entries); a failing entry fails the case.
+std::vector<tg_matrix_unit> read_matrix_units(const Device& device);
 // One case per kernel: "kernels/<group>/<name>".
 void add_kernel_cases(std::vector<Case>& cases, const std::string& group, std::vector<KernelCase> kernels);
 
-// Every case, in run order, for a device with these properties.
-std::vector<Case> all_cases(const tg_device_properties& properties);
+// Every case, in run order, for a device with these properties and matrix units (names).
+std::vector<Case> all_cases(const tg_device_properties& properties,
+                            const std::vector<std::string>& unit_names = {});
 
 // out[g] = a[g] * s for float32 buffers a (0), out (1) and scalar s; one work group per element.
 // The compile, program and launch cases use it.

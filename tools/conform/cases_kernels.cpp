@@ -98,8 +98,10 @@ void run_kernel(const Context& ctx, const KernelCase& k) {
   std::vector<std::span<std::byte>> spans;
   for (const auto& image : images) expected.emplace_back(image.begin() + kGuard, image.end() - kGuard);
   for (auto& e : expected) spans.emplace_back(e);
+  std::vector<tg_matrix_unit> units; // MMA (IR 1.3) runs on the device's declared units
+  if (tg::sdk::uses_mma(ir)) units = read_matrix_units(Device(ctx.device_index));
   try {
-    tg::sdk::interpret(ir, k.global, k.local, spans, k.scalars);
+    tg::sdk::interpret(ir, k.global, k.local, spans, k.scalars, units);
   } catch (const std::exception& e) {
     throw CaseFailed(std::string("the reference interpreter refused the kernel itself: ") + e.what());
   }
@@ -167,7 +169,8 @@ void add_golden_cases(std::vector<Case>& cases, const tg_device_properties& prob
   add_kernel_cases(cases, "golden", std::move(kernels));
 }
 
-std::vector<Case> all_cases(const tg_device_properties& properties) {
+std::vector<Case> all_cases(const tg_device_properties& properties,
+                            const std::vector<std::string>& unit_names) {
   std::vector<Case> cases;
   add_loader_cases(cases);
   add_device_cases(cases);
@@ -178,6 +181,7 @@ std::vector<Case> all_cases(const tg_device_properties& properties) {
   add_multi_device_cases(cases);
   add_golden_cases(cases, properties);
   add_kernel_cases(cases, "builtin", builtin_kernels());
+  add_matrix_unit_cases(cases, unit_names);
   return cases;
 }
 

@@ -7,6 +7,8 @@
 #include "kernel/runtime/plugin_file.hpp"
 #include "kernel/runtime/plugin_registry.hpp"
 
+#include <tg/sdk/matrix_unit.hpp>
+
 #include <fnmatch.h>
 
 #include <cstring>
@@ -51,36 +53,44 @@ void use_table(const RawPlugin& plugin) {
   set_api(table);
 }
 
-// What the probe child learns: the table's name, the device count, the device's properties.
+// What the probe child learns: the table's name, the device count, the device's properties and
+// the names of its matrix units (one case each).
 struct Probe {
   char status = 'O'; // 'O' ok, 'U' unavailable, 'E' error
   std::string message;
   std::string plugin_name;
   int32_t count = 0;
   tg_device_properties properties{};
+  std::vector<std::string> unit_names;
 };
 
 std::string encode(const Probe& p) {
   std::string s(1, p.status);
   s.append(reinterpret_cast<const char*>(&p.count), sizeof p.count);
   s.append(reinterpret_cast<const char*>(&p.properties), sizeof p.properties);
-  uint32_t n = uint32_t(p.plugin_name.size());
-  s.append(reinterpret_cast<const char*>(&n), sizeof n);
-  return s + p.plugin_name + p.message;
+  std::string units; // each name after its one-byte length (names fit in 31 bytes)
+  for (const std::string& name : p.unit_names) units += char(name.size()) + name;
+  for (uint32_t n : {uint32_t(p.plugin_name.size()), uint32_t(units.size())})
+    s.append(reinterpret_cast<const char*>(&n), sizeof n);
+  return s + p.plugin_name + units + p.message;
 }
 
 Probe decode(const std::string& s) {
   Probe p;
-  const size_t head = 1 + sizeof p.count + sizeof p.properties + sizeof(uint32_t);
+  const size_t head = 1 + sizeof p.count + sizeof p.properties + 2 * sizeof(uint32_t);
   if (s.size() < head)
     throw std::runtime_error("the device probe answered " + std::to_string(s.size()) + " bytes");
   p.status = s[0];
   std::memcpy(&p.count, s.data() + 1, sizeof p.count);
   std::memcpy(&p.properties, s.data() + 1 + sizeof p.count, sizeof p.properties);
-  uint32_t n = 0;
-  std::memcpy(&n, s.data() + head - sizeof n, sizeof n);
+  uint32_t n = 0, units = 0;
+  std::memcpy(&n, s.data() + head - 2 * sizeof n, sizeof n);
+  std::memcpy(&units, s.data() + head - sizeof n, sizeof units);
   p.plugin_name = s.substr(head, n);
-  p.message = s.substr(head + n);
+  const std::string names = s.substr(head + n, units);
+  for (size_t at = 0; at < names.size(); at += 1 + size_t(uint8_t(names[at])))
+    p.unit_names.push_back(names.substr(at + 1, size_t(uint8_t(names[at]))));
+  p.message = s.substr(head + n + units);
   return p;
 }
 
@@ -117,6 +127,12 @@ Probe probe(const RawPlugin& plugin, int32_t device, std::chrono::milliseconds t
         } else {
           Device d(device);
           p.properties = d.properties();
+          try { // a unit that cannot be read still gets matrix_units/well_formed, which reports it
+            for (const tg_matrix_unit& u : read_matrix_units(d))
+              p.unit_names.push_back(tg::sdk::matrix_unit_name(u));
+          } catch (const CaseFailed&) {
+            p.unit_names.clear();
+          }
         }
         return encode(p);
       },
@@ -248,7 +264,7 @@ int run_conform(const Options& options, std::ostream& out, std::ostream& err) {
   report.device_name = std::string(p.properties.name, strnlen(p.properties.name, TG_NAME_MAX));
   if (p.status == 'U') report.unavailable_reason = p.message;
 
-  std::vector<Case> cases = all_cases(ctx.properties);
+  std::vector<Case> cases = all_cases(ctx.properties, p.unit_names);
   if (options.list) {
     for (const auto& c : cases)
       if (selected(c.name, options.filter)) out << c.name << "\n";

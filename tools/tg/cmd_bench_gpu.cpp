@@ -248,8 +248,8 @@ int bench_gpu(const std::vector<std::string>& args) {
       "python3 and /usr/bin/python3 that imports tinygrad; PYTHONPATH is passed on)")(
       "no-tinygrad", "skip the tinygrad peer")(
       "rows", po::value<std::string>()->default_value("all"),
-      "comma-separated rows to run: elementwise,sum,matmul_f32,matmul_f16,conv,tiny (PyTorch runs all)")(
-      "tiny-profile", "after the table, where the tiny op's host time goes, phase by phase")(
+      "comma-separated rows to run: elementwise,sum,matmul_f32,matmul_f16,matmul_bf16,conv,tiny (PyTorch "
+      "runs all)")("tiny-profile", "after the table, where the tiny op's host time goes, phase by phase")(
       "conv-profile", "after the table, where the conv row's time goes, phase by phase")(
       "no-floor", "on a CUDA device, skip the tiny op's hardware limit (tg_cuda_floor, next to tg)")(
       "peer-script", po::value<std::string>()->default_value(""),
@@ -289,12 +289,12 @@ int bench_gpu(const std::vector<std::string>& args) {
   };
   if (wanted != ",all,") { // a typo must not cost the whole run
     std::string rest = wanted;
-    for (const char* row : {"elementwise", "sum", "matmul_f32", "matmul_f16", "conv", "tiny"})
+    for (const char* row : {"elementwise", "sum", "matmul_f32", "matmul_f16", "matmul_bf16", "conv", "tiny"})
       for (size_t at; (at = rest.find("," + std::string(row) + ",")) != std::string::npos;)
         rest.erase(at, std::string(row).size() + 1);
     if (rest != ",") {
       std::cerr << "tg bench gpu: --rows " << vm["rows"].as<std::string>()
-                << ": unknown row (rows: elementwise,sum,matmul_f32,matmul_f16,conv,tiny)\n";
+                << ": unknown row (rows: elementwise,sum,matmul_f32,matmul_f16,matmul_bf16,conv,tiny)\n";
       return 2;
     }
   }
@@ -333,12 +333,16 @@ int bench_gpu(const std::vector<std::string>& args) {
     r.target_ratio = 0.8;
     rows.push_back(r);
   }
-  if (want("matmul_f16")) {
+  for (auto [row, dt] :
+       {std::pair<const char*, DType>{"matmul_f16", dtypes::float16}, {"matmul_bf16", dtypes::bfloat16}}) {
+    if (!want(row)) continue;
     const int64_t n = 8192;
-    progress("matmul f16");
-    Tensor a = random_tensor({n, n}, 6, device).cast(dtypes::float16).realize();
-    Tensor b = random_tensor({n, n}, 7, device).cast(dtypes::float16).realize();
-    GpuRow r = make_row("matmul 8192 f16", "matmul_f16_ms", "8192x8192", Unit::TFLOPS, 2.0 * n * n * n);
+    const std::string short_name = dt == dtypes::float16 ? "f16" : "bf16";
+    progress("matmul " + short_name);
+    Tensor a = random_tensor({n, n}, 6, device).cast(dt).realize();
+    Tensor b = random_tensor({n, n}, 7, device).cast(dt).realize();
+    GpuRow r = make_row("matmul 8192 " + short_name, std::string(row) + "_ms", "8192x8192", Unit::TFLOPS,
+                        2.0 * n * n * n);
     r.ours_ms = run([&] { return a.matmul(b); });
     r.target = ">= 0.7x PyTorch";
     r.target_ratio = 0.7;

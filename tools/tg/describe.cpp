@@ -3,6 +3,7 @@
 #include "kernel/runtime/devices.hpp"
 
 #include <tg/sdk/kernel_ir.hpp>
+#include <tg/sdk/matrix_unit.hpp>
 
 #include <algorithm>
 #include <array>
@@ -67,6 +68,9 @@ void describe_device(std::ostream& os, const DeviceReport& d, const std::string&
      << indent << "dtypes:          " << dtype_list(p.dtype_mask) << "\n"
      << indent << "features:        " << feature_list(p.features) << "\n";
   for (const auto& [key, value] : d.attributes) os << indent << key << ": " << value << "\n";
+  for (size_t i = 0; i < d.matrix_units.size(); ++i)
+    os << indent << "matrix unit " << i << ":   " << sdk::matrix_unit_name(d.matrix_units[i]) << " ("
+       << sdk::matrix_unit_summary(d.matrix_units[i]) << ")\n";
 }
 
 // What the worker thread and the waiting caller share; the worker may outlive the caller.
@@ -96,6 +100,8 @@ void read_devices(const std::shared_ptr<Plugin>& plugin, Query& query) {
         d.opened = true;
         entering("device " + std::to_string(i) + "'s attributes");
         d.attributes = device->attributes();
+        entering("device " + std::to_string(i) + "'s matrix units");
+        d.matrix_units = device->matrix_units();
       } catch (const std::exception& e) {
         d.error = e.what();
       }

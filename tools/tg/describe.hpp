@@ -21,7 +21,8 @@ struct DeviceReport {
   bool opened = false;
   tg_device_properties properties{}; // when opened
   std::vector<std::pair<std::string, std::string>> attributes;
-  std::string error; // why it did not open, or why its attributes could not be read
+  std::vector<tg_matrix_unit> matrix_units; // ABI 1.4, in the device's order
+  std::string error;                        // why it did not open, or why its attributes could not be read
 };
 
 // A loaded plugin's devices. UNAVAILABLE (no hardware here) is not a failure; an error from

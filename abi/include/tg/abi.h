@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1
-#define TG_ABI_VERSION_MINOR 3
+#define TG_ABI_VERSION_MINOR 4
 
 /* The entry symbol, spelled out so the host can look it up by name. */
 #define TG_PLUGIN_QUERY_SYMBOL "tg_plugin_query_v1"
@@ -129,6 +129,9 @@ typedef int32_t tg_dtype;
 /* IR 1.2 appends TG_OP_WGMMA. A program that uses it says 1.2; one that does not is written as
  * 1.1 (with WMMA) or 1.0, byte for byte as before. */
 #define TG_IR_VERSION_MINOR_WGMMA 2
+/* IR 1.3 appends TG_OP_MMA (a matrix unit the device declares, ABI 1.4). A program that uses it
+ * says 1.3; one that does not is written as before. */
+#define TG_IR_VERSION_MINOR_MMA 3
 
 /* Instruction flags. */
 #define TG_IR_FLAG_POINTER 0x01u /* the value is a pointer to dtype elements */
@@ -217,6 +220,14 @@ typedef int32_t tg_op;
 #define TG_WGMMA_M64N64K16 1
 #define TG_WGMMA_M64N128K16 2
 #define TG_WGMMA_M64N256K16 3
+
+/* matrix unit the device declares (IR 1.3, ABI 1.4; see tg_matrix_unit): D = A * B + C by the
+ * unit's 2^item_bits cooperating work items. arg0 = the unit's index in the declaring device's
+ * list (device_matrix_unit; a compile target always lists the same units); src0 = this item's A
+ * elements (a_dtype, 2^a.element_bits lanes), src1 = its B elements, src2 = its C elements (the
+ * result's dtype and lanes, c_dtype, 2^c.element_bits). Lane e of the result is this item's D
+ * element e in the unit's C layout. */
+#define TG_OP_MMA 74
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host description, handed to the plugin's query function                                     */
@@ -435,6 +446,51 @@ typedef struct tg_buffer_import_args {
 } tg_buffer_import_args;
 
 /* ------------------------------------------------------------------------------------------ */
+/* Matrix units (since 1.4)                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+/*
+ * A matrix unit computes D = A * B + C with A m x k, B k x n, C and D m x n, by 2^item_bits work
+ * items: consecutive local ids along axis 0, the first a multiple of 2^item_bits, that all reach
+ * the MMA together. Each item passes its elements of A, B and C as vector values and gets its
+ * elements of D, laid out as C. The layouts are data: element e of work item t holds the matrix
+ * position (row, col) with
+ *   row = XOR of item_row[b] over the set bits b of t, XOR element_row[b] over the set bits of e
+ *   col = the same with item_col and element_col
+ * (a linear map over the bits; for distinct powers of two the XOR is their sum, and overlapping
+ * entries express swizzles). A: row = m index, col = k; B: row = k, col = n; C/D: row = m, col = n.
+ * Entries at bits >= item_bits or >= element_bits are 0. Every C/D position is held exactly once;
+ * every A and B position at least once (an element held by several items is passed equal by all
+ * of them; the unit may read any copy). m, n and k are powers of two up to 256. For float c_dtype
+ * the products and the sum are at least as precise as c_dtype, in any order; integers are exact
+ * (wrapping in c_dtype).
+ */
+#define TG_MATRIX_MAX_BITS 8
+/* tg_matrix_unit.operand_source: where A and B come from. 1.4 defines only registers (the vector
+ * values above); other values are reserved and a host that does not know them skips the unit. */
+#define TG_MATRIX_SOURCE_REGISTERS 0
+
+typedef struct tg_matrix_layout {
+  uint32_t element_bits; /* log2 of the elements (vector lanes) each work item holds */
+  uint32_t reserved0;
+  uint16_t item_row[TG_MATRIX_MAX_BITS];
+  uint16_t item_col[TG_MATRIX_MAX_BITS];
+  uint16_t element_row[TG_MATRIX_MAX_BITS];
+  uint16_t element_col[TG_MATRIX_MAX_BITS];
+} tg_matrix_layout;
+
+typedef struct tg_matrix_unit {
+  size_t struct_size;
+  char name[32];           /* NUL-terminated, for messages and DEBUG output, e.g. "mma.m16n8k16.f16" */
+  uint32_t m, n, k;        /* powers of two, 1..256 */
+  uint32_t item_bits;      /* log2 of the cooperating work items, 0..TG_MATRIX_MAX_BITS */
+  tg_dtype a_dtype;        /* A's elements */
+  tg_dtype b_dtype;        /* B's elements */
+  tg_dtype c_dtype;        /* C's and D's elements */
+  uint32_t operand_source; /* TG_MATRIX_SOURCE_* */
+  tg_matrix_layout a, b, c;
+} tg_matrix_unit;
+
+/* ------------------------------------------------------------------------------------------ */
 /* The function table                                                                          */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -529,6 +585,14 @@ typedef struct tg_plugin_api {
    * aligned to buffer_alignment, or memory the device cannot reach -> INVALID_ARGUMENT. Absent,
    * or UNIMPLEMENTED: the host copies instead. */
   tg_error* (*buffer_import)(tg_device* device, const tg_buffer_import_args* args, tg_buffer** out_buffer);
+
+  /* --- 1.4 --- */
+  /* Optional: how many matrix units the device declares (see tg_matrix_unit). Absent: none
+   * (a 1.2/1.3 plugin's TG_FEATURE_TENSOR_CORES keeps its meaning). */
+  tg_error* (*device_matrix_unit_count)(tg_device* device, int32_t* out_count);
+  /* Fills *out up to min(out->struct_size, the plugin's size) with unit `index`; index out of
+   * range -> TG_ERROR_NOT_FOUND. MMA's arg0 names a unit by this index. */
+  tg_error* (*device_matrix_unit)(tg_device* device, int32_t index, tg_matrix_unit* out);
 } tg_plugin_api;
 
 /* The entry point. Returns the plugin's static function table, or NULL when the plugin cannot
@@ -564,7 +628,9 @@ TG_ABI_STATIC_ASSERT(sizeof(tg_launch_batch_args) == 40, "tg_launch_batch_args l
 TG_ABI_STATIC_ASSERT(sizeof(tg_peer_copy_args) == 48, "tg_peer_copy_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_collective_args) == 64, "tg_collective_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_buffer_import_args) == 40, "tg_buffer_import_args layout");
-TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 28 * sizeof(void*), "tg_plugin_api: append only");
+TG_ABI_STATIC_ASSERT(sizeof(tg_matrix_layout) == 72, "tg_matrix_layout layout");
+TG_ABI_STATIC_ASSERT(sizeof(tg_matrix_unit) == 288, "tg_matrix_unit layout");
+TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 30 * sizeof(void*), "tg_plugin_api: append only");
 #endif
 
 #ifdef __cplusplus

@@ -2,6 +2,8 @@
 // shared object's bytes. Thread-safe: every compile has its own folder.
 #include "compiler.hpp"
 
+#include <tg/sdk/kernel_ir.hpp>
+#include <tg/sdk/matrix_unit.hpp>
 #include <tg/sdk/render/render.hpp>
 
 #include <cstdio>
@@ -48,14 +50,39 @@ struct TempDir {
   }
 };
 
+// One MMA on my.m4n4k4.f32 as plain C: work item t holds row t of A and of C/D and all of B, so
+// it computes its row of D alone (the C loop runs the 4 items one after another).
+std::string mma_statement(const tg::sdk::render::MmaStatement& mma) {
+  std::string s = "/* my.m4n4k4 */";
+  for (size_t j = 0; j < 4; ++j) { // d[j] += sum over k of a[k] * b[k * 4 + j]
+    s += " " + mma.d[j] + " +=";
+    for (size_t k = 0; k < 4; ++k) s += (k ? " + " : " ") + mma.a[k] + " * " + mma.b[k * 4 + j];
+    s += ";";
+  }
+  return s;
+}
+
 } // namespace
+
+std::vector<tg_matrix_unit> matrix_units() {
+  using tg::sdk::matrix_layout;
+  // Item t's bits pick the row (t = row); element e's bits pick columns 1 and 2 (A, C: e = column).
+  const tg_matrix_layout row_per_item = matrix_layout({{1, 0}, {2, 0}}, {{0, 1}, {0, 2}});
+  // B is replicated: the item bits move nothing, and element e is B[e / 4][e % 4] (row = k).
+  const tg_matrix_layout all_of_b = matrix_layout({{0, 0}, {0, 0}}, {{0, 1}, {0, 2}, {1, 0}, {2, 0}});
+  return {tg::sdk::matrix_unit("my.m4n4k4.f32", 4, 4, 4, 2, TG_DTYPE_FLOAT32, TG_DTYPE_FLOAT32,
+                               TG_DTYPE_FLOAT32, row_per_item, all_of_b, row_per_item)};
+}
 
 tg::sdk::CompileOutput Compiler::compile(const tg::sdk::CompileRequest& request) {
   if (!request.target.empty() && request.target != kTarget)
     throw tg::sdk::PluginError(TG_ERROR_INVALID_ARGUMENT, "unknown target \"" + request.target +
                                                               "\" (MY compiles for \"" + kTarget + "\")");
+  tg::sdk::check_mma(request.ir, matrix_units()); // an MMA must match the unit it names
+  tg::sdk::render::Options options;
+  options.mma = mma_statement;
   // render_c rather than render(Dialect::c, ...): the plugin then links only the C dialect.
-  tg::sdk::render::Source source = tg::sdk::render::render_c(request.ir);
+  tg::sdk::render::Source source = tg::sdk::render::render_c(request.ir, options);
   TempDir dir;
   std::ofstream(dir.path / "kernel.c") << source.text;
   std::string log;

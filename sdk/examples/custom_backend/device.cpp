@@ -31,6 +31,8 @@ tg_device_properties Device::properties() const {
 
 std::string Device::target() const { return kTarget; }
 
+std::vector<tg_matrix_unit> Device::matrix_units() const { return my::matrix_units(); }
+
 std::unique_ptr<tg::sdk::Buffer> Device::alloc(uint64_t size, uint64_t alignment, uint32_t) {
   try {
     return std::make_unique<Buffer>(size, alignment ? alignment : 64);

@@ -120,6 +120,20 @@ private:
     if (dt == TG_DTYPE_BFLOAT16) return float_to_bf16_bits(v);
     return v;
   }
+  // A matrix unit operand's bits. bfloat16 values that are still widened bits (a load's, as
+  // bf16_bits_to_float makes them) give those bits back: rounding them again changes nothing but
+  // costs instructions next to every MMA.
+  V mma_operand(V v, tg_dtype dt, unsigned vc) {
+    if (dt == TG_DTYPE_BFLOAT16)
+      if (auto* cast = llvm::dyn_cast<llvm::BitCastInst>(v))
+        if (auto* shl = llvm::dyn_cast<llvm::BinaryOperator>(cast->getOperand(0));
+            shl && shl->getOpcode() == llvm::Instruction::Shl)
+          if (auto* ext = llvm::dyn_cast<llvm::ZExtInst>(shl->getOperand(0));
+              ext && ext->getOperand(0)->getType() == mem_type(dt, vc) &&
+              shl->getOperand(1) == llvm::ConstantInt::get(shl->getType(), 16))
+            return ext->getOperand(0);
+    return reg_to_mem(v, dt, vc);
+  }
 
   // ---- conversions ----
   V cast_value(V v, tg_dtype from, tg_dtype to, unsigned vc) {
@@ -377,6 +391,18 @@ void Renderer::emit(uint32_t i) {
   case TG_OP_BITCAST:
     vals_[i] = bitcast_value(get(ins.src[0], vc), src_ins(0).dtype, ins.dtype, vc);
     return;
+  case TG_OP_MMA: {
+    // The unit works on bit patterns: operands go in, and D comes back, in memory representation.
+    V operands[3];
+    for (size_t k = 0; k < 3; ++k)
+      operands[k] = mma_operand(get(ins.src[k]), src_ins(k).dtype, src_ins(k).vcount);
+    V d = shape_.mma(b_, ins.arg0, operands[0], operands[1], operands[2]);
+    if (d == nullptr || d->getType() != mem_type(ins.dtype, vc))
+      throw PluginError(TG_ERROR_INTERNAL, "MMA on matrix unit " + std::to_string(ins.arg0) +
+                                               " gave a value of another type than its C operand");
+    vals_[i] = mem_to_reg(d, ins.dtype);
+    return;
+  }
   default:
     if (ins.op >= TG_OP_NEG && ins.op <= TG_OP_MULACC) {
       vals_[i] = emit_alu(ins);
@@ -564,6 +590,12 @@ llvm::Value* LlvmKernelShape::local_memory(llvm::IRBuilder<>&, llvm::Type*, uint
 void LlvmKernelShape::barrier(llvm::IRBuilder<>&) {
   unimplemented("BARRIER needs work-group synchronization, which this device does not provide "
                 "(it does not declare TG_FEATURE_BARRIER)");
+}
+
+llvm::Value* LlvmKernelShape::mma(llvm::IRBuilder<>&, int64_t unit, llvm::Value*, llvm::Value*,
+                                  llvm::Value*) {
+  unimplemented("MMA on matrix unit " + std::to_string(unit) +
+                " needs a matrix unit, and this device declares none");
 }
 
 void render_llvm_kernel(const KernelIR& ir, llvm::Module& module, LlvmKernelShape& shape,

@@ -144,6 +144,9 @@ void CStyle::check(uint32_t i, const Instruction& ins) const {
     refuse(i, "shifts of bool are not supported");
   if (ins.op == TG_OP_SPECIAL && (ins.arg1 < 0 || ins.arg1 > 2)) refuse(i, "SPECIAL axis must be 0..2");
   if (ins.op == TG_OP_WMMA && !has_wmma()) refuse(i, "this dialect has no matrix multiply-accumulate (WMMA)");
+  if (ins.op == TG_OP_MMA && !options_.mma)
+    refuse(i, "the plugin gave the renderer no statement for matrix unit " + std::to_string(ins.arg0) +
+                  " (render::Options::mma)");
   if (ins.op == TG_OP_WGMMA && !has_wgmma())
     refuse(i, "this dialect has no warpgroup matrix multiply-accumulate (WGMMA)");
 }
@@ -634,6 +637,23 @@ void CStyle::emit(uint32_t i) {
       d.push_back(lane_name(i, k));
     }
     line(wmma(ins.arg0, src(0).dtype, a, b, d, words(ins.src[0]), words(ins.src[1])));
+    return;
+  }
+  case TG_OP_MMA: { // D starts as a copy of C, which the plugin's statement updates in place
+    MmaStatement st;
+    st.unit = ins.arg0;
+    st.a_dtype = src(0).dtype;
+    st.b_dtype = src(1).dtype;
+    st.c_dtype = ins.dtype;
+    for (unsigned k = 0; k < src(0).vcount; ++k) st.a.push_back(lane(ins.src[0], k));
+    for (unsigned k = 0; k < src(1).vcount; ++k) st.b.push_back(lane(ins.src[1], k));
+    for (unsigned k = 0; k < vc; ++k) {
+      define(i, k, value_type(ins.dtype), lane(ins.src[2], k));
+      st.d.push_back(lane_name(i, k));
+    }
+    st.a_words = words(ins.src[0]);
+    st.b_words = words(ins.src[1]);
+    line(options_.mma(st));
     return;
   }
   case TG_OP_WGMMA: { // D starts as a copy of C; A and B are tiles in local memory

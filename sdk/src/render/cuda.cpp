@@ -233,20 +233,15 @@ private:
                    const std::vector<std::string>& b, const std::vector<std::string>& d,
                    const std::vector<std::string>& a_words,
                    const std::vector<std::string>& b_words) const override {
-    const bool bf16 = input == TG_DTYPE_BFLOAT16;
-    const std::string pack = bf16 ? "tg_pack_bf2(" : "tg_pack_h2(";
-    auto reg = [&](const std::vector<std::string>& lanes, const std::vector<std::string>& words, size_t k) {
-      if (!words[k / 2].empty()) return "*reinterpret_cast<const unsigned*>(&" + words[k / 2] + ")";
-      return pack + lanes[k] + ", " + lanes[k + 1] + ")";
-    };
-    std::string s = std::string("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.") +
-                    (bf16 ? "bf16.bf16" : "f16.f16") +
-                    ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : ";
-    for (size_t k = 0; k < d.size(); ++k) s += (k ? ", \"+f\"(" : "\"+f\"(") + d[k] + ")";
-    s += " : ";
-    for (size_t k = 0; k + 1 < a.size(); k += 2) s += (k ? ", \"r\"(" : "\"r\"(") + reg(a, a_words, k) + ")";
-    for (size_t k = 0; k + 1 < b.size(); k += 2) s += ", \"r\"(" + reg(b, b_words, k) + ")";
-    return s + ");";
+    MmaStatement st;
+    st.a_dtype = st.b_dtype = input;
+    st.c_dtype = TG_DTYPE_FLOAT32;
+    st.a = a;
+    st.b = b;
+    st.d = d;
+    st.a_words = a_words;
+    st.b_words = b_words;
+    return cuda_mma_sync_m16n8k16(st);
   }
   // 16-byte aligned, so that nvcc may merge adjacent reads of a staged tile into 128-bit loads.
   // Past 48 KiB in all, a pointer into the one dynamic buffer (dynamic_shared_layout).
@@ -333,13 +328,14 @@ private:
 
   bool tensor_core_program() const {
     for (const auto& ins : ir_.instructions)
-      if (ins.op == TG_OP_WMMA || ins.op == TG_OP_WGMMA) return true;
+      if (ins.op == TG_OP_WMMA || ins.op == TG_OP_WGMMA || ins.op == TG_OP_MMA) return true;
     return false;
   }
 
   bool wmma_uses(tg_dtype input) const {
     for (const auto& ins : ir_.instructions)
-      if (ins.op == TG_OP_WMMA && ir_.instructions[ins.src[0]].dtype == input) return true;
+      if ((ins.op == TG_OP_WMMA || ins.op == TG_OP_MMA) && ir_.instructions[ins.src[0]].dtype == input)
+        return true;
     return false;
   }
 
@@ -410,6 +406,29 @@ private:
 };
 
 } // namespace
+
+// mma.sync m16n8k16 (sm_80 and newer): A in 4 and B in 2 registers of two packed 16-bit values
+// (the lower fragment position in the low half), D/C in 4 floats (docs/abi.md). A pair read from
+// local memory as one __half2/__nv_bfloat162 word goes in as that word (no float round trip;
+// docs/cuda.md, "Kernels: CUDA C through NVRTC").
+std::string cuda_mma_sync_m16n8k16(const MmaStatement& mma) {
+  const bool bf16 = mma.a_dtype == TG_DTYPE_BFLOAT16;
+  const std::string pack = bf16 ? "tg_pack_bf2(" : "tg_pack_h2(";
+  auto reg = [&](const std::vector<std::string>& lanes, const std::vector<std::string>& words, size_t k) {
+    if (k / 2 < words.size() && !words[k / 2].empty())
+      return "*reinterpret_cast<const unsigned*>(&" + words[k / 2] + ")";
+    return pack + lanes[k] + ", " + lanes[k + 1] + ")";
+  };
+  std::string s = std::string("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.") +
+                  (bf16 ? "bf16.bf16" : "f16.f16") +
+                  ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : ";
+  for (size_t k = 0; k < mma.d.size(); ++k) s += (k ? ", \"+f\"(" : "\"+f\"(") + mma.d[k] + ")";
+  s += " : ";
+  for (size_t k = 0; k + 1 < mma.a.size(); k += 2)
+    s += (k ? ", \"r\"(" : "\"r\"(") + reg(mma.a, mma.a_words, k) + ")";
+  for (size_t k = 0; k + 1 < mma.b.size(); k += 2) s += ", \"r\"(" + reg(mma.b, mma.b_words, k) + ")";
+  return s + ");";
+}
 
 Source render_cuda(const KernelIR& ir, const Options& options) { return CudaRenderer(ir, options).render(); }
 

@@ -4,6 +4,9 @@
 // kernel symbol, its `.kd` descriptor and an amdhsa metadata note whose argument list has the
 // kernel's buffers then scalars, in order, and that llvm-objdump disassembles to the kernel's code
 // ending in s_endpgm (with s_barrier and a group segment where the kernel uses work-group memory).
+// A kernel with MMA on each declared matrix unit disassembles to that unit's MFMA or WMMA
+// instruction.
+#include "amd/mma_kernel.hpp"
 #include "plugin_fixture.hpp"
 #include "test_kernels.hpp"
 
@@ -160,4 +163,57 @@ BOOST_AUTO_TEST_CASE(corpus_compiles_to_valid_code_objects) {
   std::filesystem::remove_all(dir);
   BOOST_TEST_MESSAGE(compiled << " code objects checked");
   BOOST_TEST(compiled > 0);
+}
+
+// Each declared unit (amd/mma_kernel.hpp lists them) turns MMA into its instruction; the wave the
+// unit assumes is the code object's (.wavefront_size). MMA on an undeclared unit, or with operands
+// of other lane counts, is refused before LLVM sees it (check_mma).
+BOOST_AUTO_TEST_CASE(mma_compiles_to_the_matrix_instruction) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tg_amd_mma_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  int checked = 0;
+  for (const amdtest::ExpectedUnit& u : amdtest::expected_units()) {
+#if !TG_TEST_AMD_LLVM19
+    if (std::string(u.tools) == "19") continue;
+#endif
+    BOOST_TEST_CONTEXT(u.name << " on " << u.gfx) {
+      tg::sdk::KernelBuilder kernel = amdtest::mma_kernel("mma_" + std::to_string(u.index), u);
+      Compiled c;
+      Status s = try_compile(kernel.serialize(), &c, TG_COMPILE_WANT_SOURCE, 2, u.gfx);
+      BOOST_REQUIRE_MESSAGE(s.ok(), "compile failed: " + s.message + "\n" + s.log);
+      const bool mfma = std::string(u.instruction).find("mfma") != std::string::npos;
+      BOOST_TEST(c.source.find(mfma ? "@llvm.amdgcn.mfma." : "@llvm.amdgcn.wmma.") != std::string::npos);
+      const std::vector<std::byte> code = tg::sdk::open_blob(c.binary, "amd", u.gfx).payload;
+      const auto file = dir / (kernel.ir().name + "." + u.gfx + ".hsaco");
+      std::ofstream(file, std::ios::binary)
+          .write(reinterpret_cast<const char*>(code.data()), std::streamsize(code.size()));
+      const std::string tools = u.tools, path = "'" + file.string() + "'";
+      const std::string text = run("llvm-objdump-" + tools + " -d --mcpu=" + u.gfx + " " + path + " 2>&1");
+      BOOST_TEST(std::regex_search(text, std::regex(std::string(R"(\s)") + u.instruction + R"(\s)")),
+                 u.instruction << " in\n"
+                               << text);
+      const std::string notes = run("llvm-readelf-" + tools + " --notes " + path + " 2>&1");
+      BOOST_TEST(std::regex_search(
+                     notes, std::regex(R"(\.wavefront_size:\s+)" + std::to_string(1u << u.item_bits) + "\n")),
+                 "a wave of " << (1u << u.item_bits) << " lanes");
+      ++checked;
+
+      Status bad = try_compile(amdtest::mma_kernel("mma_lanes", u, uint16_t(u.ab_lanes * 2)).serialize(),
+                               nullptr, 0, 2, u.gfx);
+      BOOST_TEST(bad.code == TG_ERROR_INVALID_ARGUMENT, bad.message);
+      BOOST_TEST(bad.message.find(u.name) != std::string::npos, bad.message);
+      amdtest::ExpectedUnit undeclared = u;
+      undeclared.index = 2;
+      bad = try_compile(amdtest::mma_kernel("mma_undeclared", undeclared).serialize(), nullptr, 0, 2, u.gfx);
+      BOOST_TEST(bad.code == TG_ERROR_INVALID_ARGUMENT, bad.message);
+      BOOST_TEST(bad.message.find("matrix unit 2 is not declared") != std::string::npos, bad.message);
+    }
+  }
+  // A processor with no declared units refuses every MMA.
+  Status none = try_compile(amdtest::mma_kernel("mma_gfx1030", amdtest::expected_units()[0]).serialize(),
+                            nullptr, 0, 2, "gfx1030");
+  BOOST_TEST(none.code == TG_ERROR_INVALID_ARGUMENT, none.message);
+  std::filesystem::remove_all(dir);
+  BOOST_TEST_MESSAGE(checked << " matrix units checked");
+  BOOST_TEST(checked >= 2);
 }

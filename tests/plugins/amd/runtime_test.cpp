@@ -3,11 +3,15 @@
 // through the caching allocator, out of memory, program loading, and launches whose kernarg bytes
 // are checked at the offsets llvm-readelf-14 reads from the code object's metadata note (an
 // independent reader of the note the plugin parses itself). Kernels do not run: the stub records.
+// The matrix units each processor's device declares (TG_STUB_HIP_ARCH picks the processor), and a
+// kernel with MMA loaded and launched.
+#include "amd/mma_kernel.hpp"
 #include "code_object.hpp"
 #include "plugin_fixture.hpp"
 
 #include <tg/sdk/blob.hpp>
 #include <tg/sdk/kernel_ir.hpp>
+#include <tg/sdk/matrix_unit.hpp>
 #include <tg/sdk/plugin.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -315,4 +319,137 @@ BOOST_AUTO_TEST_CASE(metadata_reader_agrees_with_llvm_readelf) {
                         tg::sdk::PluginError);
     }
   }
+}
+
+namespace {
+
+// Sets TG_STUB_HIP_ARCH (the stub's gcnArchName) for one scope.
+struct StubArch {
+  explicit StubArch(const char* arch) { setenv("TG_STUB_HIP_ARCH", arch, 1); }
+  ~StubArch() { unsetenv("TG_STUB_HIP_ARCH"); }
+  StubArch(const StubArch&) = delete;
+  StubArch& operator=(const StubArch&) = delete;
+};
+
+std::vector<tg_matrix_unit> device_units(const Device& device) {
+  BOOST_REQUIRE(api().device_matrix_unit_count != nullptr && api().device_matrix_unit != nullptr);
+  int32_t count = -1;
+  check(api().device_matrix_unit_count(device.get(), &count), "device_matrix_unit_count");
+  std::vector<tg_matrix_unit> units(size_t(std::max(count, 0)));
+  for (int32_t i = 0; i < count; ++i) {
+    units[size_t(i)].struct_size = sizeof(tg_matrix_unit);
+    check(api().device_matrix_unit(device.get(), i, &units[size_t(i)]), "device_matrix_unit");
+  }
+  tg_matrix_unit beyond{};
+  beyond.struct_size = sizeof beyond;
+  const Status s = take(api().device_matrix_unit(device.get(), count, &beyond));
+  BOOST_TEST(s.code == TG_ERROR_NOT_FOUND, s.message);
+  return units;
+}
+
+// Element `e` of work item `t` of operand `op`, as AMD's Matrix Instruction Calculator states it
+// ("Register to matrix element mapping", element e = 16-bit half e % 2 of GPR e / 2 for A and B,
+// GPR e for C): {row, col} with A (i, k), B (k, j), C (i, j).
+tg::sdk::MatrixElement calculator_element(bool wmma, tg::sdk::MatrixOperand op, uint32_t t, uint32_t e) {
+  const int lane16 = int(t % 16), e_ = int(e);
+  if (!wmma) { // MFMA 16x16x16, 16-bit inputs, CDNA2 and CDNA3
+    const int k = 4 * int(t / 16) + e_;
+    if (op == tg::sdk::MatrixOperand::a) return {lane16, k};
+    if (op == tg::sdk::MatrixOperand::b) return {k, lane16};
+    return {4 * int(t / 16) + e_, lane16};
+  }
+  // WMMA 16x16x16, RDNA3 wave32: A and B in both half-waves
+  if (op == tg::sdk::MatrixOperand::a) return {lane16, e_};
+  if (op == tg::sdk::MatrixOperand::b) return {e_, lane16};
+  return {2 * e_ + int(t / 16), lane16};
+}
+
+} // namespace
+
+// Each processor's device lists its units through the plugin table: well formed
+// (matrix_unit_error), the shape, dtypes and wave the tests expect, and every element of every
+// operand where AMD's calculator puts it. Processors without units list none.
+BOOST_AUTO_TEST_CASE(devices_declare_their_matrix_units) {
+  const std::vector<amdtest::ExpectedUnit> expected = amdtest::expected_units();
+  for (const char* arch : {"gfx90a:sramecc+:xnack-", "gfx942:sramecc+:xnack-", "gfx1100", "gfx1030"}) {
+    BOOST_TEST_CONTEXT(arch) {
+      StubArch stub_arch(arch);
+      Device device;
+      const std::string gfx = device.properties().arch;
+      const std::vector<tg_matrix_unit> units = device_units(device);
+      std::vector<amdtest::ExpectedUnit> want;
+      for (const amdtest::ExpectedUnit& u : expected)
+        if (gfx == u.gfx) want.push_back(u);
+      BOOST_REQUIRE_EQUAL(units.size(), want.size());
+      if (!want.empty())
+        BOOST_TEST(device.properties().subgroup_size == 1u << want[0].item_bits,
+                   "the unit's wave is the device's");
+      for (size_t i = 0; i < units.size(); ++i) {
+        const tg_matrix_unit& u = units[i];
+        const amdtest::ExpectedUnit& w = want[i];
+        BOOST_TEST_CONTEXT(w.name) {
+          BOOST_TEST(tg::sdk::matrix_unit_error(u) == "");
+          BOOST_TEST(tg::sdk::matrix_unit_name(u) == w.name);
+          BOOST_TEST(u.struct_size == sizeof(tg_matrix_unit));
+          BOOST_TEST((u.m == 16 && u.n == 16 && u.k == 16));
+          BOOST_TEST(u.item_bits == w.item_bits);
+          BOOST_TEST((u.a_dtype == w.input && u.b_dtype == w.input && u.c_dtype == TG_DTYPE_FLOAT32));
+          BOOST_TEST(u.operand_source == uint32_t(TG_MATRIX_SOURCE_REGISTERS));
+          BOOST_TEST(tg::sdk::matrix_lanes(u.a) == w.ab_lanes);
+          BOOST_TEST(tg::sdk::matrix_lanes(u.b) == w.ab_lanes);
+          BOOST_TEST(tg::sdk::matrix_lanes(u.c) == w.c_lanes);
+          const bool wmma = std::string(w.name).find("wmma") != std::string::npos;
+          for (auto op : {tg::sdk::MatrixOperand::a, tg::sdk::MatrixOperand::b, tg::sdk::MatrixOperand::c})
+            for (uint32_t t = 0; t < tg::sdk::matrix_items(u); ++t)
+              for (uint32_t e = 0; e < tg::sdk::matrix_lanes(tg::sdk::matrix_layout(u, op)); ++e)
+                BOOST_TEST_CONTEXT(tg::sdk::operand_name(op) << " item " << t << " element " << e) {
+                  const tg::sdk::MatrixElement got =
+                      tg::sdk::matrix_element(tg::sdk::matrix_layout(u, op), t, e);
+                  const tg::sdk::MatrixElement at = calculator_element(wmma, op, t, e);
+                  BOOST_TEST((got == at), "(" << got.row << ", " << got.col << ") != (" << at.row << ", "
+                                              << at.col << ")");
+                }
+        }
+      }
+    }
+  }
+}
+
+// A kernel with MMA compiles for the device's processor, loads and launches one wave per unit, on
+// each processor with units. The stub runs no GPU code: what is checked is the path up to HIP (code
+// object, launch dimensions, the kernarg layout), not D.
+BOOST_AUTO_TEST_CASE(mma_kernels_load_and_launch) {
+  Stub stub;
+  int launched = 0;
+  for (const amdtest::ExpectedUnit& u : amdtest::expected_units()) {
+#if !TG_TEST_AMD_LLVM19
+    if (std::string(u.tools) == "19") continue;
+#endif
+    BOOST_TEST_CONTEXT(u.name << " on " << u.gfx) {
+      StubArch stub_arch(u.gfx);
+      Device device;
+      BOOST_REQUIRE(std::string(device.properties().arch) == u.gfx);
+      tg::sdk::KernelBuilder kernel = amdtest::mma_kernel("mma_launch", u);
+      Compiled compiled;
+      const Status built = try_compile(kernel.serialize(), &compiled, 0, 2, u.gfx);
+      BOOST_REQUIRE_MESSAGE(built.ok(), built.message);
+      Program program(device, compiled.binary);
+      const size_t items = size_t(1) << u.item_bits, in_bytes = items * u.ab_lanes * 2;
+      Buffer d(device, items * u.c_lanes * 4), a(device, in_bytes), b(device, in_bytes),
+          c(device, items * u.c_lanes * 4);
+      const size_t before = stub.launch_count();
+      Status s = program.try_launch({1, 1, 1}, {uint32_t(items), 1, 1}, {d.arg(), a.arg(), b.arg(), c.arg()});
+      BOOST_REQUIRE_MESSAGE(s.ok(), s.message);
+      BOOST_REQUIRE_EQUAL(stub.launch_count(), before + 1);
+      const Stub::Launch l = stub.launch(before);
+      BOOST_TEST(l.kernel == "mma_launch");
+      BOOST_TEST((l.dims == std::array<unsigned, 6>{1, 1, 1, unsigned(items), 1, 1}));
+      const std::vector<NoteArg> note =
+          readelf_args(tg::sdk::open_blob(compiled.binary, "amd", u.gfx).payload, u.tools);
+      BOOST_REQUIRE_GE(note.size(), 4u);
+      for (size_t i = 0; i < 4; ++i) BOOST_TEST(note[i].kind == "global_buffer", "argument " << i);
+      ++launched;
+    }
+  }
+  BOOST_TEST(launched >= 2);
 }

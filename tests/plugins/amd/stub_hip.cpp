@@ -1,9 +1,10 @@
 // A recording stand-in for the HIP runtime (libamdhip64.so), loaded by the AMD plugin through
 // TG_AMD_HIP_LIBRARY in amd_runtime_test. Two devices (gfx90a); "device memory" is host memory,
 // so a test can follow a kernarg pointer; kernels never run: each launch's function, dimensions
-// and kernarg bytes are recorded for the test to check. Its own control functions (stub_hip_*)
-// are found by the test with dlsym on the same library. Error codes and layouts as HIP 5's
-// hip_runtime_api.h declares them.
+// and kernarg bytes are recorded for the test to check. TG_STUB_HIP_ARCH, read at each properties
+// call, replaces gcnArchName (and a gfx11 name makes the wave 32 lanes). Its own control functions
+// (stub_hip_*) are found by the test with dlsym on the same library. Error codes and layouts as
+// HIP 5's hip_runtime_api.h declares them.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +53,12 @@ thread_local int t_device = 0;
 void record(const char* name) {
   std::lock_guard lock(state().calls_mutex);
   state().calls += std::string(name) + ";";
+}
+
+// The gcnArchName the devices report: TG_STUB_HIP_ARCH, else `fallback`.
+const char* arch_name(const char* fallback) {
+  const char* env = std::getenv("TG_STUB_HIP_ARCH");
+  return env && *env ? env : fallback;
 }
 
 // An ELF image's size from its section header table (HIP reads the size from the image, too).
@@ -121,8 +128,8 @@ int hipDeviceGetAttribute(int* v, int attribute, int d) {
     *v = 65536;
     return kSuccess; // MaxSharedMemoryPerBlock
   case 87:
-    *v = 64;
-    return kSuccess; // WarpSize
+    *v = std::strncmp(arch_name("gfx90a"), "gfx11", 5) == 0 ? 32 : 64;
+    return kSuccess; // WarpSize: RDNA runs HIP kernels in wave32
   default:
     return kInvalidValue;
   }
@@ -151,11 +158,11 @@ int fill_properties(void* props, int d, size_t size, size_t arch_at, const char*
 #ifdef TG_STUB_HIP_R0600
 int hipGetDeviceProperties(void* props, int d) { return fill_properties(props, d, 792, 396, "gfx803"); }
 int hipGetDevicePropertiesR0600(void* props, int d) {
-  return fill_properties(props, d, 1472, 1160, "gfx90a:sramecc+:xnack-");
+  return fill_properties(props, d, 1472, 1160, arch_name("gfx90a:sramecc+:xnack-"));
 }
 #else
 int hipGetDeviceProperties(void* props, int d) {
-  return fill_properties(props, d, 792, 396, "gfx90a:sramecc+:xnack-");
+  return fill_properties(props, d, 792, 396, arch_name("gfx90a:sramecc+:xnack-"));
 }
 #endif
 int hipStreamCreateWithFlags(void** stream, unsigned) {

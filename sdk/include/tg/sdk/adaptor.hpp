@@ -19,7 +19,9 @@
 //    root in the group; an empty copy or collective never reaches the plugin;
 //  - the 1.3 entries (buffer_address, buffer_import): an import's address aligned and not NULL
 //    (unless the size is 0), and its release callback run exactly once, after the buffer is
-//    destroyed, never when the import fails.
+//    destroyed, never when the import fails;
+//  - the 1.4 matrix units: each declared unit checked when the device opens (matrix_unit_error),
+//    copied out with the struct_size rules.
 // Threading follows abi.h: the host serializes calls per device; Plugin::device_count/open_device
 // and the Compiler must be thread-safe.
 #pragma once
@@ -91,6 +93,10 @@ public:
   virtual tg_device_properties properties() const = 0;
   // Read once, right after open_device; the strings stay valid until device_close.
   virtual std::vector<Attribute> attributes() const { return {}; }
+  // ABI 1.4: the matrix units the device declares (tg/sdk/matrix_unit.hpp; MMA's arg0 is an
+  // index into this list, which must be the same for every device of one target). Read once,
+  // right after open_device; a unit that is not well formed (matrix_unit_error) fails the open.
+  virtual std::vector<tg_matrix_unit> matrix_units() const { return {}; }
   // Read once, right after open_device: the target string of the blobs this device runs
   // (CompileOutput::target must match). "" (the default) means properties().arch.
   virtual std::string target() const { return {}; }
@@ -248,6 +254,8 @@ tg_error* peer_copy(PluginState&, const tg_peer_copy_args*);
 tg_error* collective(PluginState&, const tg_collective_args*);
 tg_error* buffer_address(PluginState&, tg_buffer*, uint64_t*);
 tg_error* buffer_import(PluginState&, tg_device*, const tg_buffer_import_args*, tg_buffer**);
+tg_error* device_matrix_unit_count(PluginState&, tg_device*, int32_t*);
+tg_error* device_matrix_unit(PluginState&, tg_device*, int32_t, tg_matrix_unit*);
 
 // The plugin's state, created once per plugin class P.
 template <class P> PluginState& state() {
@@ -291,6 +299,8 @@ struct Entries {
   decltype(tg_plugin_api::collective) collective;         // the same
   decltype(tg_plugin_api::buffer_address) buffer_address; // the same
   decltype(tg_plugin_api::buffer_import) buffer_import;   // the same
+  decltype(tg_plugin_api::device_matrix_unit_count) device_matrix_unit_count;
+  decltype(tg_plugin_api::device_matrix_unit) device_matrix_unit;
 };
 tg_plugin_api make_api(const PluginState& state, const Entries& entries);
 
@@ -328,7 +338,9 @@ template <class P> const tg_plugin_api* plugin_api(const tg_host_info* host) noe
                                                            &Bind<P, &peer_copy>::fn,
                                                            &Bind<P, &collective>::fn,
                                                            &Bind<P, &buffer_address>::fn,
-                                                           &Bind<P, &buffer_import>::fn});
+                                                           &Bind<P, &buffer_import>::fn,
+                                                           &Bind<P, &device_matrix_unit_count>::fn,
+                                                           &Bind<P, &device_matrix_unit>::fn});
     return &api;
   } catch (...) {
     return nullptr;

@@ -9,8 +9,9 @@
 // The renderer's semantics for every op and dtype: bfloat16 is computed in float and rounded after
 // each operation; bool is i1 in registers and a byte in memory; integer division and modulo by 0
 // give 0 (INT_MIN / -1 wraps); shifts use the amount modulo the bit width; MAX propagates NaN;
-// float16 EXP2/LOG2/SIN are computed in float. BARRIER and DEFINE_LOCAL are rendered through the
-// shape (local_memory, barrier); shapes without work-group memory refuse them.
+// float16 EXP2/LOG2/SIN are computed in float. BARRIER, DEFINE_LOCAL and MMA are rendered through
+// the shape (local_memory, barrier, mma); shapes without work-group memory or matrix units refuse
+// them.
 #pragma once
 
 #include <tg/sdk/kernel_ir.hpp>
@@ -51,6 +52,13 @@ public:
   // BARRIER: every work item of the group waits here, and local memory written before it is
   // visible after it. The default throws PluginError(UNIMPLEMENTED) (no TG_FEATURE_BARRIER).
   virtual void barrier(llvm::IRBuilder<>& b);
+  // MMA (IR 1.3): D = A * B + C on the device's matrix unit `unit` (MMA's arg0; the plugin has
+  // checked the program with check_mma). a, b and c are this work item's operands in memory
+  // representation (bfloat16 as i16 bits, bool as i8), vectors of the unit's lanes; the result is
+  // D the same way, of c's type. The default throws PluginError(UNIMPLEMENTED): the device
+  // declares no matrix units.
+  virtual llvm::Value* mma(llvm::IRBuilder<>& builder, int64_t unit, llvm::Value* a, llvm::Value* b,
+                           llvm::Value* c);
 };
 
 struct LlvmRenderOptions {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <tg/abi.h>
+#include <tg/sdk/matrix_unit.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -19,11 +20,6 @@ struct WmmaShape {
 
 // The shape of a TG_WMMA_* code, or nullopt for an unknown one.
 std::optional<WmmaShape> wmma_shape(int64_t code);
-
-// Row and column of a matrix element.
-struct MatrixElement {
-  int row = 0, col = 0;
-};
 
 // Fragment position `i` of warp lane `lane` holds: A[row = m][col = k], B[row = k][col = n],
 // C/D[row = m][col = n]. For M16N8K16 (with g = lane / 4, t = lane % 4):

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,23 @@ enum class Dialect {
   glsl,   // GLSL 450 compute for Vulkan 1.1+ (SPIR-V via glslang/shaderc)
 };
 const char* dialect_name(Dialect dialect); // "c", "opencl", "cuda", "metal", "glsl"
+
+// One IR 1.3 MMA (a matrix unit the plugin declares, tg_matrix_unit) as the renderer hands it to
+// Options::mma: `d` are variables already holding this item's C lanes, which the statement updates
+// in place to D; `a` and `b` are expressions of the item's A and B lanes (their dtypes' values as
+// the dialect computes them: float for float16/bfloat16). `a_words`/`b_words` hold, per lane pair
+// (2j, 2j + 1), a 2-lane variable read from local memory whose lanes (0, 1) are that pair, else ""
+// (CUDA passes such a pair as one 32-bit register).
+struct MmaStatement {
+  int64_t unit = 0; // MMA's arg0: the index in the target's declared list
+  tg_dtype a_dtype = 0, b_dtype = 0, c_dtype = 0;
+  std::vector<std::string> a, b, d;
+  std::vector<std::string> a_words, b_words;
+};
+
+// CUDA's mma.sync.aligned.m16n8k16.row.col.f32 for float16 or bfloat16 A and B (the layout of
+// sdk::wmma_m16n8k16_unit): a plugin declaring that unit renders its MMA with this.
+std::string cuda_mma_sync_m16n8k16(const MmaStatement& mma);
 
 struct Options {
   // OpenCL: the device has cl_khr_fp16, so half values may live in registers and local memory.
@@ -53,6 +71,9 @@ struct Options {
   // enough: the host reads results only through later work on the stream, which the driver
   // orders after the kernel; the word says that every thread has done its stores.
   bool cuda_completion_word = false;
+  // The statement for one MMA (IR 1.3) on the plugin's declared unit `mma.unit`. Unset, MMA is
+  // refused (UNIMPLEMENTED). Declare the units with the same index on the device (ABI 1.4).
+  std::function<std::string(const MmaStatement& mma)> mma;
 };
 
 // How a DEFINE_GLOBAL reaches the kernel.
