@@ -28,7 +28,7 @@ void Lowerer::apply_stage(const std::function<void(const std::string&)>& refuse)
   if (v->op() == Ops::CAST && v->dtype().is_float()) v = v->src(0);
   if (v->op() != Ops::MUL) refuse("the reduce is not a sum of products a * b");
   // the tiles hold the operands without a widening CAST where both then have one dtype
-  const bool strip = half_operand(v->src(0))->dtype() == half_operand(v->src(1))->dtype();
+  const bool strip = unwidened_operand(v->src(0))->dtype() == unwidened_operand(v->src(1))->dtype();
   if (!strip && v->src(0)->dtype() != v->src(1)->dtype())
     refuse("the product's operands differ in dtype (" + v->src(0)->dtype().name() + ", " +
            v->src(1)->dtype().name() + ")");
@@ -37,7 +37,7 @@ void Lowerer::apply_stage(const std::function<void(const std::string&)>& refuse)
   for (const UOpRef& x : v->src()) {
     Staged s;
     s.operand = x;
-    if (UOpRef h = half_operand(x); strip && h != x) {
+    if (UOpRef h = unwidened_operand(x); strip && h != x) {
       s.operand = h;
       s.cast_to = x->dtype();
     }

@@ -13,7 +13,7 @@
 
 namespace tg::lower_detail {
 
-UOpRef half_operand(UOpRef x) {
+UOpRef unwidened_operand(UOpRef x) {
   // the CAST may sit under movement ops (a view of a cast buffer): the same movement of its source
   std::vector<UOpRef> moves;
   UOpRef y = x;
@@ -39,8 +39,8 @@ std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::
   if (v->op() != Ops::MUL) return std::nullopt;
   UOpRef a = v->src(0), b = v->src(1);
   if (unit_operands) {
-    a = half_operand(a);
-    b = half_operand(b);
+    a = unwidened_operand(a);
+    b = unwidened_operand(b);
   }
   auto operand_strides = [&](const UOpRef& x) {
     std::vector<Dims> st;

@@ -43,7 +43,7 @@ std::vector<UOpRef> unflatten(const UOpRef& flat, const Dims& shape);
 // An operand of the product as a matrix unit or a staged tile takes it: without a widening CAST
 // (float16/bfloat16 to a float, a narrower integer to a wider one), also one under movement ops
 // (then those ops over the CAST's source); else the operand itself.
-UOpRef half_operand(UOpRef x);
+UOpRef unwidened_operand(UOpRef x);
 
 // One axis of the kernel after its optimizations: a size (padded up by PADTO) split into parts,
 // outermost first. Exactly one part is the rest: the work-group grid (output axes) or the reduce
