@@ -9,7 +9,6 @@
 #include "kernel/shape/shapetracker.hpp"
 
 #include <tg/sdk/matrix_unit.hpp>
-#include <tg/sdk/wmma.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -913,18 +912,6 @@ LowerOptions lower_options(const tg_device_properties& props, bool optimize) {
   o.local_memory_bytes = (props.features & TG_FEATURE_LOCAL_MEMORY) ? props.local_memory_bytes : 0;
   o.subgroup_size = std::max(1u, props.subgroup_size);
   return o;
-}
-
-std::vector<MatrixUnitChoice> matrix_unit_choices(const std::vector<tg_matrix_unit>& declared,
-                                                  const tg_device_properties& props, bool wmma_attribute) {
-  std::vector<MatrixUnitChoice> out;
-  for (size_t i = 0; i < declared.size(); ++i)
-    if (declared[i].operand_source == TG_MATRIX_SOURCE_REGISTERS)
-      out.push_back({declared[i], int64_t(i), false});
-  if (declared.empty() && (props.features & TG_FEATURE_TENSOR_CORES) && wmma_attribute)
-    for (tg_dtype input : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
-      out.push_back({sdk::wmma_m16n8k16_unit(input), TG_WMMA_M16N8K16, true});
-  return out;
 }
 
 KernelInfo analyze_kernel(const ScheduleItem& item) {

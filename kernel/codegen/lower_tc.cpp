@@ -1,5 +1,6 @@
 // The tensor core opts: matmul detection; TC, the split of m, n and k by a declared matrix unit and the
 // reduce as a chain of matrix ops over its layouts (tg/sdk/matrix_unit.hpp); TCWG, the warpgroup op.
+#include "kernel/codegen/lower.hpp"
 #include "kernel/codegen/lowerer.hpp"
 
 #include "kernel/schedule/buffer.hpp"
@@ -392,3 +393,19 @@ UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
 }
 
 } // namespace tg::lower_detail
+
+namespace tg {
+
+std::vector<MatrixUnitChoice> matrix_unit_choices(const std::vector<tg_matrix_unit>& declared,
+                                                  const tg_device_properties& props, bool wmma_attribute) {
+  std::vector<MatrixUnitChoice> out;
+  for (size_t i = 0; i < declared.size(); ++i)
+    if (declared[i].operand_source == TG_MATRIX_SOURCE_REGISTERS)
+      out.push_back({declared[i], int64_t(i), false});
+  if (declared.empty() && (props.features & TG_FEATURE_TENSOR_CORES) && wmma_attribute)
+    for (tg_dtype input : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
+      out.push_back({sdk::wmma_m16n8k16_unit(input), TG_WMMA_M16N8K16, true});
+  return out;
+}
+
+} // namespace tg

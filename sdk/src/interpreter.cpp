@@ -45,9 +45,10 @@ public:
 private:
   void run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3> local);
   void step_until_barrier(WorkItem& item); // stops at a BARRIER or a matrix op (pc on it) or the end (done)
-  void warp_mma(std::vector<WorkItem>& items, size_t i);      // WMMA i for every warp of the group
   void warpgroup_mma(std::vector<WorkItem>& items, size_t i); // WGMMA i for every warpgroup
-  void unit_mma(std::vector<WorkItem>& items, size_t i);      // MMA i for every group of the unit's items
+  // MMA i (or WMMA i, through the description of m16n8k16) for every group of the unit's items;
+  // `unit` names the op and the unit in messages
+  void unit_mma(std::vector<WorkItem>& items, size_t i, const tg_matrix_unit& u, const std::string& unit);
   void execute(WorkItem& item, size_t i);
   Lane operand(const WorkItem& item, uint32_t src, unsigned lane) const {
     const Instruction& s = ir_.instructions[src];
@@ -408,9 +409,14 @@ void Interpreter::run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3
     }
     if (first.done) return;
     if (ir_.instructions[first.pc].op == TG_OP_BARRIER) release_reads();
-    if (ir_.instructions[first.pc].op == TG_OP_WMMA) warp_mma(items, first.pc);
+    if (const Instruction& ins = ir_.instructions[first.pc]; ins.op == TG_OP_WMMA)
+      unit_mma(items, first.pc, wmma_m16n8k16_unit(ir_.instructions[ins.src[0]].dtype), "WMMA m16n8k16");
     if (ir_.instructions[first.pc].op == TG_OP_WGMMA) warpgroup_mma(items, first.pc);
-    if (ir_.instructions[first.pc].op == TG_OP_MMA) unit_mma(items, first.pc);
+    if (const Instruction& ins = ir_.instructions[first.pc]; ins.op == TG_OP_MMA) {
+      const tg_matrix_unit& u = units_[size_t(ins.arg0)]; // checked by check_mma
+      unit_mma(items, first.pc, u,
+               "MMA on matrix unit " + std::to_string(ins.arg0) + " (\"" + matrix_unit_name(u) + "\")");
+    }
     for (auto& item : items) ++item.pc;
   }
 }
@@ -422,44 +428,6 @@ double mma_element(const std::vector<double>& a, const std::vector<double>& b, c
   double sum = c[size_t(r * n + col)];
   for (int kk = 0; kk < k; ++kk) sum += a[size_t(r * k + kk)] * b[size_t(kk * n + col)];
   return double(float(sum));
-}
-
-// Warps are 32 consecutive work items in local-id order (x fastest). Products of float16/bfloat16
-// values are exact in double; the sum is rounded to float once (the hardware's order and
-// intermediate rounding may differ: compare with a tolerance).
-void Interpreter::warp_mma(std::vector<WorkItem>& items, size_t i) {
-  const Instruction& ins = ir_.instructions[i];
-  const WmmaShape shape = *wmma_shape(ins.arg0); // validated
-  if (items.size() % size_t(shape.warp) != 0)
-    fail(items.front(), i,
-         "WMMA needs whole warps: the work group has " + std::to_string(items.size()) +
-             " items, not a multiple of " + std::to_string(shape.warp));
-  std::vector<double> a(size_t(shape.m * shape.k)), b(size_t(shape.k * shape.n)),
-      c(size_t(shape.m * shape.n));
-  for (size_t w = 0; w < items.size(); w += size_t(shape.warp)) {
-    for (int lane = 0; lane < shape.warp; ++lane) {
-      const WorkItem& item = items[w + size_t(lane)];
-      for (int e = 0; e < shape.a_lanes; ++e) {
-        auto [r, col] = wmma_a_element(ins.arg0, lane, e);
-        a[size_t(r * shape.k + col)] = operand(item, ins.src[0], unsigned(e)).f;
-      }
-      for (int e = 0; e < shape.b_lanes; ++e) {
-        auto [r, col] = wmma_b_element(ins.arg0, lane, e);
-        b[size_t(r * shape.n + col)] = operand(item, ins.src[1], unsigned(e)).f;
-      }
-      for (int e = 0; e < shape.c_lanes; ++e) {
-        auto [r, col] = wmma_c_element(ins.arg0, lane, e);
-        c[size_t(r * shape.n + col)] = operand(item, ins.src[2], unsigned(e)).f;
-      }
-    }
-    for (int lane = 0; lane < shape.warp; ++lane) {
-      Lane* out = result(items[w + size_t(lane)], i);
-      for (int e = 0; e < shape.c_lanes; ++e) {
-        auto [r, col] = wmma_c_element(ins.arg0, lane, e);
-        out[e] = float_lane(mma_element(a, b, c, r, col, shape.k, shape.n));
-      }
-    }
-  }
 }
 
 // A warpgroup is 128 consecutive work items (4 warps). A and B are read from local memory at the
@@ -567,15 +535,14 @@ bool same_value(tg_dtype dt, Lane x, Lane y) {
 // hold must come with the same value from each. Float C: the products and their sum are exact in
 // double (up to the double sum's own rounding) and rounded once to c_dtype; integer C is exact and
 // wraps to c_dtype.
-void Interpreter::unit_mma(std::vector<WorkItem>& items, size_t i) {
+void Interpreter::unit_mma(std::vector<WorkItem>& items, size_t i, const tg_matrix_unit& u,
+                           const std::string& unit) {
   const Instruction& ins = ir_.instructions[i];
-  const tg_matrix_unit& u = units_[size_t(ins.arg0)]; // checked by check_mma
-  const std::string unit = "matrix unit " + std::to_string(ins.arg0) + " (\"" + matrix_unit_name(u) + "\")";
   const size_t count = matrix_items(u);
   if (items.size() % count != 0)
     fail(items.front(), i,
-         "MMA on " + unit + " needs whole groups of " + std::to_string(count) +
-             " work items: the work group has " + std::to_string(items.size()));
+         unit + " needs whole groups of " + std::to_string(count) + " work items: the work group has " +
+             std::to_string(items.size()));
   struct Held {
     Lane value{};
     int64_t item = -1, element = 0;
