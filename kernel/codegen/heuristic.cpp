@@ -1,5 +1,8 @@
 #include "kernel/codegen/heuristic.hpp"
 
+#include <tg/sdk/kernel_ir.hpp>
+#include <tg/sdk/matrix_unit.hpp>
+
 #include <algorithm>
 
 namespace tg {
@@ -235,48 +238,79 @@ void fill_locals(const KernelInfo& k, const DeviceLimits& d, int64_t threads, st
   }
 }
 
+// Whether unit u's atom for an operand runs along the axis the operand is contiguous in (its
+// 16-byte copies then move whole rows of the atom), K where it is contiguous in none or the device
+// has no 16-byte vectors.
+bool atom_agrees(const tg_matrix_atom& atom, bool is_a, const MatmulAxes& mm, const DeviceLimits& d) {
+  const int inner = is_a ? mm.a_inner : mm.b_inner;
+  const int want = inner >= 0 && d.vector_bytes >= 16 ? inner : mm.k;
+  // bit 0 of the atom's offset moves along its rows (A: m, B: k) or its columns (A: k, B: n)
+  const int along = atom.row[0] != 0 ? (is_a ? mm.m : mm.k) : (is_a ? mm.k : mm.n);
+  return along == want;
+}
+
+// A matmul on a unit that reads A and B from local memory (ABI 1.5; Hopper's warpgroup wgmma):
+// each work group takes 2 unit tiles along m and 1, or 2 where that makes 256 columns, along n,
+// the operands staged 4 unit k steps at a time where three sets of tiles fit the device's opt-in
+// maximum (the MMAs then defer their reads, lower_stage.cpp), else 2, the tiles made of the unit's
+// atoms. The units are tried in the device's order, those whose atoms agree with the operands'
+// contiguous axes first (docs/cuda.md, "Tensor cores": 128-byte swizzled tiles, B n-major, 64 x 256
+// per warpgroup is the fastest form measured on an H100). Only with at least one work group per
+// compute unit: each takes a whole one. lower_kernel falls back to the register units where the
+// kernel refuses the list.
+std::vector<Opt> local_unit_opts(const KernelInfo& k, const DeviceLimits& d) {
+  const MatmulAxes mm = *k.matmul;
+  const int64_t ms = k.axes[size_t(mm.m)].size, ns = k.axes[size_t(mm.n)].size,
+                kr = k.axes[size_t(mm.k)].size;
+  if (!d.staging || k.axes.size() != k.output_dims + 1 || d.max_local_size[1] < 2) return {};
+  std::vector<int> order;
+  for (bool agree : {true, false})
+    for (int ui : fitting_units(k, d)) {
+      const tg_matrix_unit& u = d.matrix_units[size_t(ui)].unit;
+      if (sdk::matrix_local(u) &&
+          (atom_agrees(u.a_atom, true, mm, d) && atom_agrees(u.b_atom, false, mm, d)) == agree)
+        order.push_back(ui);
+    }
+  for (int ui : order) {
+    const tg_matrix_unit& u = d.matrix_units[size_t(ui)].unit;
+    const int64_t items = int64_t(1) << u.item_bits;
+    if (items > int64_t(d.max_local_size[0]) || 2 * items > int64_t(d.max_local_threads) ||
+        kr % (2 * u.k) != 0)
+      continue;
+    const int64_t groups_n = u.n < 256 && ns % 256 == 0 && 4 * items <= int64_t(d.max_local_threads) &&
+                                     d.max_local_size[2] >= 2 && d.local_memory_bytes >= 49152
+                                 ? 2
+                                 : 1;
+    const int64_t bm = 2 * u.m, bn = groups_n * u.n;
+    if (bn < 128 || ms % bm != 0 || ns % bn != 0 || ms / bm * (ns / bn) < int64_t(d.compute_units)) continue;
+    const uint64_t isz = sdk::dtype_size(u.a_dtype);
+    const int64_t steps =
+        kr % (4 * u.k) == 0 && 3 * uint64_t(bm + bn) * 4 * u.k * isz <= d.local_memory_limit() ? 4 : 2;
+    // whole atoms: A bm x k, B k x bn
+    const sdk::MatrixElement ea = sdk::atom_extent(u.a_atom), eb = sdk::atom_extent(u.b_atom);
+    const int64_t kt = steps * u.k;
+    if (bm % ea.row != 0 || kt % ea.col != 0 || kt % eb.row != 0 || bn % eb.col != 0) continue;
+    std::vector<Opt> opts{{OptOp::TC, mm.k, ui}, {OptOp::LOCAL, mm.m, 2}};
+    if (groups_n > 1) opts.push_back({OptOp::LOCAL, mm.n, groups_n});
+    opts.push_back({OptOp::STAGE, mm.k, steps});
+    return opts;
+  }
+  return {};
+}
+
 // A matmul-shaped float16/bfloat16 reduce on a device with tensor cores: TC, then a register tile
 // of fragments per warp (A fragments serve every n fragment, B every m) and 4 warps per block.
 std::vector<Opt> tc_opts(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.matmul;
   const int64_t kr = k.axes[size_t(mm.k)].size;
-  const bool half = (mm.a == TG_DTYPE_FLOAT16 || mm.a == TG_DTYPE_BFLOAT16) && mm.b == mm.a && mm.float_sum;
-  // The warpgroup op where the device has it (sm_90a wgmma, IR 1.2 WGMMA), tiles in the core-matrix
-  // layout; the lists below are tried fastest first (docs/cuda.md, "Tensor cores"). 64 k per tile
-  // where three sets fit the device's opt-in maximum (CUDA's dynamic shared memory), the WGMMAs
-  // deferring their reads (plan_stage); else 32 k, double-buffered. 4x1 warpgroups of 64x256 or 4x2
-  // of 64x128 do not launch (registers). Only with at least one block per compute unit: each block
-  // takes a whole SM, so a smaller grid leaves SMs idle. lower_kernel falls back to the unit list
-  // below where the kernel refuses it.
   const int64_t ms = k.axes[size_t(mm.m)].size, ns = k.axes[size_t(mm.n)].size;
-  const bool wg_stage = d.staging && k.axes.size() == k.output_dims + 1 && kr % 32 == 0;
-  if (d.warpgroup_mma && half && wg_stage && ms % 128 == 0 && ns % 128 == 0 && d.max_local_size[0] >= 128 &&
-      ms / 128 * (ns % 256 == 0 ? ns / 256 : ns / 128) >= int64_t(d.compute_units)) {
-    auto k_step = [&](int64_t rows) { // 16 k per STAGE step: 4 where three sets of 64 k fit
-      const uint64_t set = uint64_t(rows) * 64 * 2;
-      return kr % 64 == 0 && 3 * set <= d.local_memory_limit() ? 4 : 2;
-    };
-    // Swizzled tiles, B n-major by cp.async, 64 k per tile: 2x1 warpgroups of 64x256 (a 128x256
-    // block, 256 threads, 128 accumulators per thread), ~2% ahead of 2x2 of 64x128 (8192^3 f16 on
-    // an H200). Unswizzled, 2x2 of 64x128 is the faster list.
-    if (ns % 256 == 0 && d.wgmma_swizzle && d.wgmma_b_n_major && k_step(128 + 256) == 4 &&
-        d.max_local_size[1] >= 2)
-      return {{OptOp::TCWG, mm.k, 256}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, 4}};
-    if (ns % 256 == 0 && d.max_local_threads >= 512 && d.max_local_size[1] >= 2 && d.max_local_size[2] >= 2 &&
-        d.local_memory_bytes >= 49152)
-      return {{OptOp::TCWG, mm.k, 128},
-              {OptOp::LOCAL, mm.m, 2},
-              {OptOp::LOCAL, mm.n, 2},
-              {OptOp::STAGE, mm.k, k_step(128 + 256)}};
-    if (d.max_local_threads >= 256 && d.max_local_size[1] >= 2)
-      return {{OptOp::TCWG, mm.k, 128}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, k_step(128 + 128)}};
-  }
+  if (auto local = local_unit_opts(k, d); !local.empty()) return local;
   // The first declared unit whose shape divides the matmul and whose items fit a work group.
   for (int ui : fitting_units(k, d)) {
     const tg_matrix_unit& u = d.matrix_units[size_t(ui)].unit;
     const int64_t items = int64_t(1) << u.item_bits;
-    if (ms % u.m != 0 || ns % u.n != 0 || kr % u.k != 0 || items > int64_t(d.max_local_size[0]) ||
-        items > int64_t(d.max_local_threads))
+    if (sdk::matrix_local(u) || ms % u.m != 0 || ns % u.n != 0 || kr % u.k != 0 ||
+        items > int64_t(d.max_local_size[0]) || items > int64_t(d.max_local_threads))
       continue;
     int64_t mr = ms / u.m, nr = ns / u.n;
     const bool stage = d.staging && d.local_memory_bytes > 0 && d.parallel_groups() &&

@@ -19,6 +19,9 @@ struct MatrixUnitChoice {
   tg_matrix_unit unit{};
   int64_t index = 0; // MMA's arg0: its index in the device's list
   bool wmma = false; // the host's description of IR 1.1 WMMA m16n8k16: emitted as WMMA
+  // The host's description of IR 1.2 WGMMA (sdk::wgmma_unit): emitted as WGMMA with these layout
+  // flags; -1 for any other unit.
+  int64_t wgmma = -1;
 };
 
 // What the target device offers; filled from tg_device_properties (lower.hpp: lower_options).
@@ -46,27 +49,16 @@ struct DeviceLimits {
   // The matrix units the TC opt may use, in the order its amount names them: the units the device
   // declares (ABI 1.4, emitted as MMA), or for a 1.2/1.3 plugin with TG_FEATURE_TENSOR_CORES whose
   // `tensor_cores` attribute names m16n8k16, the host's description of IR 1.1 WMMA
-  // (sdk::wmma_m16n8k16_unit, emitted as WMMA).
+  // (sdk::wmma_m16n8k16_unit, emitted as WMMA), and where it names "m64n128k16...@wg", those of
+  // IR 1.2 WGMMA (sdk::wgmma_unit, emitted as WGMMA).
   std::vector<MatrixUnitChoice> matrix_units;
   bool tensor_cores() const { return !matrix_units.empty(); }
-  // It also runs IR 1.2 WGMMA m64nNk16 (sm_90a: its `tensor_cores` attribute names
-  // m64n128k16 ... "@wg"): the TCWG opt is valid.
-  bool warpgroup_mma = false;
-  // TCWG: B n-major (sdk::kWgmmaBNMajor) where its n axis is contiguous, both tiles then copied as
-  // 16-byte rows by cp.async. Unswizzled, wgmma's transposed reads of it conflict and a k-major B is
-  // faster; swizzled it is the fast path (docs/cuda.md, "Tensor cores").
-  bool wgmma_b_n_major = true;
-  // TCWG: both tiles 128-byte swizzled (sdk::kWgmmaSwizzle128) where their extents make 128-byte
-  // rows (k a multiple of 64; an n-major B's n a multiple of 64): the copies' 16-byte stores and
-  // wgmma's reads are then free of bank conflicts. With B n-major and cp.async it is the fastest
-  // layout measured (8192^3 f16 on an H100: ~1.7x unswizzled; docs/cuda.md, "Tensor cores").
-  bool wgmma_swizzle = true;
-  // TCWG with every copy a 16-byte row moved without registers (async_local_copies): the tile loop
-  // copies this many tiles ahead, in prefetch + 2 sets where they fit the opt-in maximum (else 3
-  // sets, one tile ahead): a copy then has `prefetch` steps to land, and each step's barrier waits
-  // only for the oldest copies (BARRIER's in-flight count, docs/abi.md). 1 keeps three sets.
-  // 2: ~1.5% faster than three sets one tile ahead (docs/cuda.md, "Tensor cores").
-  int tcwg_prefetch = 2;
+  // A unit that reads A and B from local memory, with every copy into its tiles a 16-byte row
+  // moved without registers (async_local_copies): the tile loop copies this many tiles ahead, in
+  // prefetch + 2 sets where they fit the opt-in maximum (else 3 sets, one tile ahead): a copy then
+  // has `prefetch` steps to land, and each step's barrier waits only for the oldest copies
+  // (BARRIER's in-flight count, docs/abi.md). 1 keeps three sets.
+  int stage_prefetch = 2;
   // The heuristic may stage a matmul's operands in local memory (STAGE); TG_STAGE=0 turns it off,
   // and lower_kernel does when the kernel refuses it.
   bool staging = true;
@@ -97,6 +89,9 @@ struct MatmulAxes {
   int m = -1, n = -1, k = -1; // axis numbers as Opt names them
   tg_dtype a = 0, b = 0;      // the operands' dtypes (without a CAST around them)
   bool float_sum = true;      // the sum is of a float dtype (else an integer one)
+  // The axis along which a (b) is contiguous in memory (stride 1), or -1: a local-memory unit
+  // whose atom runs along it takes 16-byte copies.
+  int a_inner = -1, b_inner = -1;
   int m2 = -1; // the output axis before m that only a varies along too (a convolution's y), or -1
 };
 

@@ -50,11 +50,23 @@ private:
   void emit_loop(const UOp* range);
   void emit_node(const UOp* u);
   sdk::KernelBuilder::Ref ref(const UOpRef& u) const { return refs_.at(u.get()); }
-  // A fused chain of WGMMAs (fused_mul_) accumulating into acc: the first op's C is acc.
-  sdk::KernelBuilder::Ref wgmma_chain(const UOp* m, sdk::KernelBuilder::Ref acc) {
-    const auto c = m->src(2)->op() == Ops::WGMMA ? wgmma_chain(m->src(2).get(), acc) : acc;
-    const auto& arg = *m->arg_if<std::vector<int64_t>>();
-    return builder_.wgmma(ref(m->src(0)), ref(m->src(1)), c, arg.at(0), arg.at(1));
+  // A matrix op with C = c: WMMA, MMA (a register unit's: arg is its index; a local-memory unit's:
+  // {index | flags, strides}) or WGMMA.
+  sdk::KernelBuilder::Ref matrix_op(const UOp* m, sdk::KernelBuilder::Ref c) {
+    const auto a = ref(m->src(0)), b = ref(m->src(1));
+    if (m->op() == Ops::WMMA) return builder_.wmma(a, b, c, m->arg_int());
+    if (const auto* v = m->arg_if<std::vector<int64_t>>())
+      return m->op() == Ops::WGMMA ? builder_.wgmma(a, b, c, v->at(0), v->at(1))
+                                   : builder_.mma(a, b, c, v->at(0), v->at(1));
+    return builder_.mma(a, b, c, m->arg_int());
+  }
+  // Whether m is a matrix op that chains through local-memory tiles (WGMMA, a local-memory MMA).
+  static bool chained_op(const UOp* m) {
+    return m->op() == Ops::WGMMA || (m->op() == Ops::MMA && m->arg_if<std::vector<int64_t>>() != nullptr);
+  }
+  // A fused chain of such ops (fused_mul_) accumulating into acc: the first op's C is acc.
+  sdk::KernelBuilder::Ref op_chain(const UOp* m, sdk::KernelBuilder::Ref acc) {
+    return matrix_op(m, chained_op(m->src(2).get()) ? op_chain(m->src(2).get(), acc) : acc);
   }
 
   sdk::KernelBuilder builder_;
@@ -254,11 +266,10 @@ void Linearizer::emit_loop(const UOp* range) {
     auto acc = refs_.at(r);
     if (fused_mul_.count(r->src(0).get())) {
       const UOpRef& m = r->src(0);
-      builder_.assign(
-          acc, m->op() == Ops::WGMMA  ? wgmma_chain(m.get(), acc)
-               : m->op() == Ops::WMMA ? builder_.wmma(ref(m->src(0)), ref(m->src(1)), acc, m->arg_int())
-               : m->op() == Ops::MMA  ? builder_.mma(ref(m->src(0)), ref(m->src(1)), acc, m->arg_int())
-                                      : builder_.alu(TG_OP_MULACC, ref(m->src(0)), ref(m->src(1)), acc));
+      builder_.assign(acc, chained_op(m.get()) ? op_chain(m.get(), acc)
+                           : m->op() == Ops::WMMA || m->op() == Ops::MMA
+                               ? matrix_op(m.get(), acc)
+                               : builder_.alu(TG_OP_MULACC, ref(m->src(0)), ref(m->src(1)), acc));
       continue;
     }
     auto val = ref(r->src(0));
@@ -360,16 +371,10 @@ void Linearizer::emit_node(const UOp* u) {
     out = b.cast(src(0), dt);
     break;
   case Ops::WMMA:
-    out = b.wmma(src(0), src(1), src(2), u->arg_int());
-    break;
   case Ops::MMA:
-    out = b.mma(src(0), src(1), src(2), u->arg_int());
+  case Ops::WGMMA:
+    out = matrix_op(u, src(2));
     break;
-  case Ops::WGMMA: {
-    const auto& arg = *u->arg_if<std::vector<int64_t>>();
-    out = b.wgmma(src(0), src(1), src(2), arg.at(0), arg.at(1));
-    break;
-  }
   case Ops::BITCAST:
     out = b.bitcast(src(0), dt);
     break;
@@ -412,12 +417,13 @@ LinearKernel Linearizer::run() {
         (u->src(0)->op() == Ops::WMMA || u->src(0)->op() == Ops::MMA) &&
         u->src(0)->src(2)->op() == Ops::CONST && users[u->src(0).get()] == 1)
       fused_mul_.insert(u->src(0).get());
-  // acc + (a chain of WGMMAs starting from 0) becomes acc = the chain starting from acc
+  // acc + (a chain of WGMMAs or local-memory MMAs starting from 0) becomes acc = the chain
+  // starting from acc
   for (const auto& u : order_) {
     if (u->op() != Ops::REDUCE || u->arg_if<ReduceArg>()->op != Ops::ADD) continue;
     std::vector<const UOp*> chain;
     const UOp* m = u->src(0).get();
-    while (m->op() == Ops::WGMMA && users[m] == 1) {
+    while (chained_op(m) && users[m] == 1) {
       chain.push_back(m);
       m = m->src(2).get();
     }

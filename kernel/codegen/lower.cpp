@@ -449,7 +449,7 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
   if (o.axis < 0 || size_t(o.axis) >= plan_.size())
     refuse("no such axis (" + std::to_string(info.output_dims) + " output axes, " +
            std::to_string(plan_.size() - info.output_dims) + " reduce axes)");
-  if (o.op == OptOp::TC || o.op == OptOp::TCWG) return apply_tc(o, info, refuse);
+  if (o.op == OptOp::TC) return apply_tc(o, info, refuse);
   if (o.amount < 2) refuse("the amount must be at least 2");
   if (tc_ && o.op != OptOp::UPCAST && o.op != OptOp::LOCAL && o.op != OptOp::STAGE)
     refuse("only UPCAST, LOCAL and STAGE may follow TC");
@@ -533,7 +533,6 @@ void Lowerer::apply(const Opt& o, const KernelInfo& info) {
   }
   case OptOp::PADTO:
   case OptOp::TC:
-  case OptOp::TCWG:
   case OptOp::STAGE:
     break;
   }
@@ -842,9 +841,7 @@ LoweredKernel Lowerer::run() {
   const UOpRef& out = globals_[0];
   LaneVectorizer vectorizer;
   const int64_t tc_lanes =
-      !tc_       ? 1
-      : tc_wg_n_ ? tc_wg_n_ / 2
-                 : int64_t(sdk::matrix_lanes(options_.matrix_units.at(size_t(tc_unit_)).unit.c));
+      !tc_ ? 1 : int64_t(sdk::matrix_lanes(options_.matrix_units.at(size_t(tc_unit_)).unit.c));
   for (int64_t lane = 0; lane < total_lanes * tc_lanes; lane += vector_lanes) {
     std::vector<UOpRef> values, ptrs;
     for (int64_t v = 0; v < vector_lanes; ++v) {
@@ -927,10 +924,12 @@ LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options
         // its index space): then the choices without them
     return Lowerer(item, options).run();
   } catch (const OptError&) {
-    if (options.warpgroup_mma) { // the heuristic's TCWG refused: its mma.sync list, then the rest
-      LowerOptions wmma = options;
-      wmma.warpgroup_mma = false;
-      return lower_kernel(item, wmma);
+    // a local-memory unit's list refused: the register units' list, then the rest
+    auto local = [](const MatrixUnitChoice& c) { return sdk::matrix_local(c.unit); };
+    if (std::any_of(options.matrix_units.begin(), options.matrix_units.end(), local)) {
+      LowerOptions regs = options;
+      std::erase_if(regs.matrix_units, local);
+      return lower_kernel(item, regs);
     }
     LowerOptions plain = options;
     plain.matrix_units.clear();

@@ -20,9 +20,10 @@ LowerOptions lower_options(const tg_device_properties& props, bool optimize);
 // The matrix units the TC opt may use on a device: its declared units (ABI 1.4; those with an
 // operand source this host does not know are left out), else, for TG_FEATURE_TENSOR_CORES with
 // `m16n8k16` in the `tensor_cores` attribute (a 1.2/1.3 plugin), IR 1.1 WMMA's description for
-// float16 and bfloat16.
+// float16 and bfloat16, and with the warpgroup shapes ("...@wg"), IR 1.2 WGMMA's (sdk::wgmma_units).
 std::vector<MatrixUnitChoice> matrix_unit_choices(const std::vector<tg_matrix_unit>& declared,
-                                                  const tg_device_properties& props, bool wmma_attribute);
+                                                  const tg_device_properties& props, bool wmma_attribute,
+                                                  bool wgmma_attribute = false);
 
 LoweredKernel lower_kernel(const ScheduleItem& item, const LowerOptions& options);
 // The axes an optimization list can name, and what the heuristic sees of them.

@@ -4,10 +4,14 @@
 
 #include "kernel/schedule/buffer.hpp"
 
-#include <tg/sdk/wmma.hpp>
+#include <tg/sdk/matrix_unit.hpp>
+
+#include <bit>
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -76,14 +80,6 @@ UOpRef Lowerer::within_index(size_t axis) const {
 // reduce axes outermost, output axes innermost (neighbouring threads read neighbouring words).
 void Lowerer::plan_stage() {
   int64_t bytes = 0;
-  // TCWG: 128-byte swizzled tiles where every tile's extents make 128-byte rows (one flag for both)
-  bool swizzle = tc_wg_n_ && options_.wgmma_swizzle;
-  for (const Staged& s : staged_)
-    if (swizzle) {
-      const size_t row_axis = size_t(s.operand == tc_a_ ? tc_->m : tc_->n);
-      swizzle =
-          wg_b_n_major(s, row_axis) ? within_size(row_axis) % 64 == 0 : within_size(size_t(tc_->k)) % 64 == 0;
-    }
   for (Staged& s : staged_) {
     s.layout.clear();
     // Under TC the reduce axes go innermost instead: a fragment's neighbouring k are then one
@@ -119,35 +115,40 @@ void Lowerer::plan_stage() {
     s.count = 1;
     s.elements = 1;
     for (int64_t e : s.extents) s.elements *= e;
-    if (tc_wg_n_) { // TCWG: rows x k in 8-row x 16-byte core matrices, unpadded (wmma.hpp)
-      const size_t row_axis = size_t(s.operand == tc_a_ ? tc_->m : tc_->n);
-      if (s.layout != std::vector<size_t>{row_axis, size_t(tc_->k)} || s.operand->dtype().itemsize() != 2)
-        throw OptError("optimization TCWG: an operand's tile is not its rows x k of 16-bit elements");
-      // Core matrices of neighbouring rows are adjacent (128 bytes apart), those of the next 8 k a
-      // whole column of them further: a quarter warp's 16-byte copy stores then fill 128
-      // contiguous bytes (8 rows of one k chunk: stage_copies orders A's chunks so).
-      s.wg_stride_row = 128;
-      s.wg_stride_k = 128 * (within_size(row_axis) / 8);
-      // B with n contiguous in global memory (a row-major K x N matrix) goes n-major: its copy is
-      // then 16-byte rows of 8 neighbouring n, as A's are of 8 neighbouring k, instead of 8 scalar
-      // loads per 16-byte store (docs/cuda.md, "Tensor cores"). Same strides: core matrices
-      // of neighbouring n 128 bytes apart, the next 8 k a column of them further.
-      s.wg_n_major = wg_b_n_major(s, row_axis);
-      // Swizzled (wg_tile_index): K-major rows of 64 k, 8-row groups 1024 bytes apart (a_k 16 as
-      // sdk::kWgmmaSwizzle128 wants); n-major rows of 64 n, 8-k groups 1024 bytes apart, 64-n
-      // blocks a whole k extent of rows further.
-      s.wg_swizzle = swizzle;
-      if (swizzle) {
-        s.wg_stride_k = s.wg_n_major ? 1024 : 16;
-        s.wg_stride_row = s.wg_n_major ? 128 * within_size(size_t(tc_->k)) : 1024;
-      }
-      if (!sdk::wgmma_strides_valid({s.wg_stride_k, s.wg_stride_row, 0, 0}))
-        throw OptError("optimization TCWG: a tile of " + std::to_string(within_size(row_axis)) +
-                       " rows is too tall for the matrix descriptor");
+    if (tc_local_) { // the unit's atoms, unpadded (abi.h: tg_matrix_atom)
+      const bool is_a = s.operand == tc_a_;
+      const size_t row_axis = size_t(is_a ? tc_->m : tc_->n), k = size_t(tc_->k);
+      const tg_matrix_unit& u = tc_unit();
+      if (s.layout != std::vector<size_t>{row_axis, k} ||
+          to_abi(s.operand->dtype()) != (is_a ? u.a_dtype : u.b_dtype))
+        throw OptError("optimization TC: an operand's tile is not its rows x k of the unit's dtype");
+      s.atom = &sdk::matrix_atom(u, is_a ? sdk::MatrixOperand::a : sdk::MatrixOperand::b);
+      s.atom_axes = is_a ? std::array<size_t, 2>{row_axis, k} : std::array<size_t, 2>{k, row_axis};
+      const sdk::MatrixElement ext = sdk::atom_extent(*s.atom);
+      const std::array<int64_t, 2> extent{ext.row, ext.col};
+      for (size_t i = 0; i < 2; ++i)
+        if (within_size(s.atom_axes[i]) % extent[i] != 0)
+          throw OptError("optimization TC: the " + std::to_string(within_size(row_axis)) + " x " +
+                         std::to_string(within_size(k)) + " tile of " + (is_a ? "A" : "B") +
+                         " is not made of whole " + std::to_string(ext.row) + " x " +
+                         std::to_string(ext.col) + " atoms of unit \"" + sdk::matrix_unit_name(u) + "\"");
+      // Atoms stack along their shorter side first (along m or n on a tie): the atoms a unit step
+      // reads along k then lie together, and a quarter warp's 16-byte stores of an 8 x 8 atom
+      // fill 128 contiguous bytes (stage_copies).
+      const size_t first = extent[0] < extent[1] ? 0 : extent[1] < extent[0] ? 1 : (is_a ? 0 : 1);
+      const int64_t atom = int64_t(1) << s.atom->offset_bits;
+      s.atom_strides[first] = atom;
+      s.atom_strides[1 - first] = atom * (within_size(s.atom_axes[first]) / extent[first]);
+      const sdk::MatrixStrides st{s.atom_strides[0], s.atom_strides[1], 0, 0};
+      if (!sdk::matrix_strides_error(st).empty())
+        throw OptError("optimization TC: a tile of " + std::to_string(within_size(row_axis)) + " x " +
+                       std::to_string(within_size(k)) + " puts atoms further apart than MMA's strides hold");
       s.local_strides.assign(s.layout.size(), 0);
       s.count = s.elements;
-      s.offset = bytes / 2;
-      bytes += s.count * 2;
+      const int64_t isz = s.operand->dtype().itemsize(), atom_bytes = atom * isz;
+      bytes = (bytes + atom_bytes - 1) / atom_bytes * atom_bytes; // atoms start at multiples of their size
+      s.offset = bytes / isz;
+      bytes += s.count * isz;
       continue;
     }
     s.local_strides.assign(s.layout.size(), 1);
@@ -162,6 +163,11 @@ void Lowerer::plan_stage() {
     s.offset = bytes / s.operand->dtype().itemsize();
     bytes += s.count * s.operand->dtype().itemsize();
   }
+  if (tc_local_) // each set of tiles starts at a multiple of every atom's size
+    for (const Staged& s : staged_) {
+      const int64_t atom_bytes = (int64_t(1) << s.atom->offset_bits) * s.operand->dtype().itemsize();
+      bytes = (bytes + atom_bytes - 1) / atom_bytes * atom_bytes;
+    }
   bytes = (bytes + 15) / 16 * 16; // whole 16-byte blocks: a vector read never leaves the buffer
   if (uint64_t(bytes) > options_.local_memory_limit())
     throw OptError("optimization STAGE: the tiles need " + std::to_string(bytes) +
@@ -182,36 +188,129 @@ void Lowerer::plan_stage() {
     stage_half_ = plain_stage_half(bytes, tile_loops);
   stage_sets_ = 2;
   stage_ahead_ = 1;
-  tc_wg_sets(bytes, tile_loops, same_size);
+  local_unit_sets(bytes, tile_loops, same_size);
 }
 
-// TCWG: whether operand s's tile goes n-major (B with its n axis contiguous in global memory, where
-// the options ask for it).
-bool Lowerer::wg_b_n_major(const Staged& s, size_t row_axis) const {
-  return s.operand != tc_a_ && s.strides[size_t(axis_dim_[row_axis])] == 1 && options_.vector_bytes >= 16 &&
-         options_.wgmma_b_n_major;
-}
-
-// TCWG: three sets of tiles where they fit the device's opt-in maximum (CUDA: dynamic shared memory
-// past 48 KiB), so that a warpgroup's WGMMAs of step r may still read their set while step r + 1
-// copies into the next one: the WGMMAs then defer their reads (sdk::kWgmmaDeferReads, wg_reduce).
-// Step r copies tile r + 1 into set (r + 1) % 3, last read by step r - 2's WGMMAs, whose reads end
-// by the barrier of step r (the warpgroup's run of step r - 1 started after them).
-// On a device that moves the 16-byte rows without registers (async_local_copies), d =
-// tcwg_prefetch > 1 tiles ahead in d + 2 sets where they fit: step r copies tile r + d into set
-// (r + d) % (d + 2), again last read by step r - 2's WGMMAs, and each step's barrier lets the
-// copies of the last d - 1 steps stay in flight (BARRIER's arg, stage_copies).
-void Lowerer::tc_wg_sets(int64_t bytes, int64_t tile_loops, bool same_size) {
-  if (!tc_wg_n_ || tile_loops != 1 || !same_size || uint64_t(3 * bytes) > options_.local_memory_limit())
+// A local-memory unit: three sets of tiles where they fit the device's opt-in maximum (CUDA: dynamic
+// shared memory past 48 KiB), so that the MMAs of step r may still read their set while step r + 1
+// copies into the next one: the MMAs then defer their reads (TG_MMA_DEFER_READS, local_reduce).
+// Step r copies tile r + 1 into set (r + 1) % 3, last read by step r - 2's MMAs, whose reads end by
+// the barrier of step r (the work items' run of step r - 1 started after them).
+// On a device that moves 16-byte rows without registers (async_local_copies), where every copy is
+// such rows (the atoms agree with the operands' contiguous axes), d = stage_prefetch > 1 tiles
+// ahead in d + 2 sets where they fit: step r copies tile r + d into set (r + d) % (d + 2), again
+// last read by step r - 2's MMAs, and each step's barrier lets the copies of the last d - 1 steps
+// stay in flight (BARRIER's arg, stage_copies).
+void Lowerer::local_unit_sets(int64_t bytes, int64_t tile_loops, bool same_size) {
+  if (!tc_local_ || tile_loops != 1 || !same_size || uint64_t(3 * bytes) > options_.local_memory_limit())
     return;
   stage_half_ = bytes / staged_[0].operand->dtype().itemsize();
   stage_sets_ = 3;
-  const int64_t ahead = options_.tcwg_prefetch;
-  if (ahead > 1 && options_.async_local_copies && options_.wgmma_b_n_major &&
+  const int64_t ahead = options_.stage_prefetch;
+  const bool rows = std::all_of(staged_.begin(), staged_.end(), [&](const Staged& s) {
+    return s.strides[size_t(axis_dim_[atom_vector_axis(s)])] == 1;
+  });
+  if (ahead > 1 && options_.async_local_copies && rows && options_.vector_bytes >= 16 &&
       uint64_t((ahead + 2) * bytes) <= options_.local_memory_limit()) {
     stage_sets_ = ahead + 2;
     stage_ahead_ = ahead;
   }
+}
+
+// The kernel axis along which a local-memory unit's atom keeps neighbouring elements together
+// (bit 0 of its offset): the axis its tile's copies move in vectors.
+size_t Lowerer::atom_vector_axis(const Staged& s) const { return s.atom_axes[s.atom->row[0] != 0 ? 0 : 1]; }
+
+// How many neighbouring elements along atom_vector_axis lie at consecutive offsets of the atom, no
+// other position sharing those offset bits (a vector store of them then is one aligned run).
+int64_t Lowerer::atom_vector_run(const Staged& s) const {
+  const sdk::AtomInverse inv = sdk::atom_inverse(*s.atom);
+  const bool along_rows = s.atom->row[0] != 0;
+  const std::vector<uint32_t>& vec = along_rows ? inv.row_bits : inv.col_bits;
+  const std::vector<uint32_t>& other = along_rows ? inv.col_bits : inv.row_bits;
+  size_t len = 0;
+  while (len < vec.size() && vec[len] == (1u << len)) ++len;
+  uint32_t taken = 0;
+  for (size_t b = len; b < vec.size(); ++b) taken |= vec[b];
+  for (uint32_t e : other) taken |= e;
+  while (len > 0 && (taken & ((1u << len) - 1)) != 0) --len;
+  return int64_t(1) << len;
+}
+
+// For an atom whose offset bits right after a vector of `width` move across the vector's rows
+// (along the other axis, by 1, 2, 4 ...): how many rows those bits span (an 8 x 8 core matrix: 8),
+// else 1.
+int64_t Lowerer::atom_cross_rows(const Staged& s, int64_t width) const {
+  const bool along_rows = s.atom->row[0] != 0;
+  const uint16_t* other = along_rows ? s.atom->col : s.atom->row;
+  const uint16_t* same = along_rows ? s.atom->row : s.atom->col;
+  int64_t rows = 1;
+  for (uint32_t b = uint32_t(std::countr_zero(uint64_t(width))); b < s.atom->offset_bits; ++b) {
+    if (other[b] != rows || same[b] != 0) break;
+    rows *= 2;
+  }
+  return rows;
+}
+
+// The atom position (row, col) of a tile made of atoms, from the inverse of the atom's map: each
+// run of bits of row (col) whose offsets are e, 2e, 4e ... is (x / 2^b % 2^len) * e, and e's set
+// bits split it into runs of offset bits. Runs are cut where another begins or ends, then those on
+// the same offset bits are XORed and the rest added: a 128-byte swizzled row is
+// col % 8 + ((row % 8) ^ (col / 8 % 8)) * 8 + (row % 8) * 64, each term's alignment visible to the
+// simplifier (a 16-byte copy stays one store). Plus the atom strides.
+UOpRef Lowerer::atom_tile_index(const Staged& s, const UOpRef& row, const UOpRef& col) const {
+  const sdk::AtomInverse inv = sdk::atom_inverse(*s.atom);
+  const sdk::MatrixElement ext = sdk::atom_extent(*s.atom);
+  struct Run { // ((x >> bit) % 2^len) << shift
+    const UOpRef* x;
+    int bit, len, shift;
+  };
+  std::vector<Run> runs;
+  auto add_runs = [&](const std::vector<uint32_t>& bits, const UOpRef& x) {
+    for (size_t b = 0; b < bits.size();) {
+      const uint32_t e = bits[b];
+      size_t len = 1;
+      while (b + len < bits.size() && bits[b + len] == (e << len)) ++len;
+      for (int sh = 0; sh < 32; ++sh)
+        if (e >> sh & 1) runs.push_back({&x, int(b), int(len), sh});
+      b += len;
+    }
+  };
+  add_runs(inv.row_bits, row);
+  add_runs(inv.col_bits, col);
+  std::set<int> cuts;
+  for (const Run& r : runs) {
+    cuts.insert(r.shift);
+    cuts.insert(r.shift + r.len);
+  }
+  std::map<int, std::vector<Run>> pieces; // by first offset bit; equal starts have equal ends
+  for (const Run& r : runs)
+    for (int at = r.shift; at < r.shift + r.len;) {
+      const int end = std::min(r.shift + r.len, *cuts.upper_bound(at));
+      pieces[at].push_back({r.x, r.bit + (at - r.shift), end - at, at});
+      at = end;
+    }
+  UOpRef out = idx_const(0);
+  for (const auto& [at, group] : pieces) {
+    UOpRef v;
+    for (const Run& r : group) {
+      UOpRef t = r.bit ? idiv(*r.x, idx_const(int64_t(1) << r.bit)) : *r.x;
+      t = t % idx_const(int64_t(1) << r.len);
+      v = v ? (v ^ t) : t;
+    }
+    out = out + (at ? v * idx_const(int64_t(1) << at) : v);
+  }
+  if (within_size(s.atom_axes[0]) > ext.row)
+    out = out + idiv(row, idx_const(ext.row)) * idx_const(s.atom_strides[0]);
+  if (within_size(s.atom_axes[1]) > ext.col)
+    out = out + idiv(col, idx_const(ext.col)) * idx_const(s.atom_strides[1]);
+  return out;
+}
+
+// The same by the tile's layout coordinates (its row axis, then k).
+UOpRef Lowerer::atom_tile_index_axes(const Staged& s, const UOpRef& layout0, const UOpRef& layout1) const {
+  const bool rows_first = s.atom_axes[0] == s.layout[0];
+  return rows_first ? atom_tile_index(s, layout0, layout1) : atom_tile_index(s, layout1, layout0);
 }
 
 // Staging without TC (the f32 matmul, the convolutions): two sets of tiles where they fit and one
@@ -444,23 +543,25 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       // so a quarter warp's stores cover 32 banks (16-bit stores there: 70M bank conflicts).
       const int64_t isz = s.operand->dtype().itemsize();
       const size_t inner = s.layout.size() - 1; // the tile's innermost axis (position in layout)
-      // the tile axis moved in vectors: the innermost, or n of an n-major TCWG B (its 16-byte rows)
-      const size_t vec = s.wg_n_major ? 0 : inner;
+      // the tile axis moved in vectors: the innermost, or the one a local-memory unit's atom keeps
+      // neighbouring elements along (an n-major B: its 16-byte rows of n)
+      const size_t vec = s.atom && atom_vector_axis(s) == s.layout[0] ? 0 : inner;
       const bool contiguous = !order.empty() && stride(order.back()) == 1 && order.back() == vec;
       const bool transposed = tc_.has_value() && !order.empty() && stride(order.back()) == 1 && !contiguous;
       const bool plain_vector = plain_vector_copy(s, contiguous);
-      const int64_t width = (options_.vector_bytes >= 16 && isz == 2 && (contiguous || transposed) &&
-                             (options_.buffer_alignment >= 16 || transposed) &&
-                             s.extents[vec] % (16 / isz) == 0 && s.elements % (16 / isz * threads) == 0) ||
-                                    plain_vector
-                                ? 16 / isz
-                                : 1;
+      const int64_t width =
+          (options_.vector_bytes >= 16 && isz == 2 && (contiguous || transposed) &&
+           (options_.buffer_alignment >= 16 || transposed) && s.extents[vec] % (16 / isz) == 0 &&
+           s.elements % (16 / isz * threads) == 0 && (!s.atom || atom_vector_run(s) >= 16 / isz)) ||
+                  plain_vector
+              ? 16 / isz
+              : 1;
       // A contiguous 16-byte copy of a TC tile with 4 chunks per row (32 k) puts 2 rows into a
       // quarter warp; rows 80 bytes apart overlap in one bank group. Rows `gap` apart with
       // stride * gap = 16 words (mod 32 banks) fill the 32 banks: chunk c takes row
       // (c / 4) permuted within blocks of 2 * gap rows so that a quarter warp's 2 rows are r, r + gap.
       int64_t gap = 0;
-      if (tc_ && !tc_wg_n_ && contiguous && width > 1 && s.layout.size() >= 2 &&
+      if (tc_ && !tc_local_ && contiguous && width > 1 && s.layout.size() >= 2 &&
           within_size(s.layout[inner]) == 4 * width) {
         const int64_t stride16 = s.local_strides[inner - 1] / width, rows = within_size(s.layout[inner - 1]);
         for (int64_t g = 1; g <= 8 && !gap; g *= 2)
@@ -470,14 +571,15 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
       const int64_t chunks = s.elements / width;
       for (int64_t first = 0; first < chunks; first += threads) {
         UOpRef c = tid + idx_const(first);
-        // TCWG: a quarter warp takes 8 neighbouring rows of one k chunk (128 contiguous bytes); of
-        // an n-major B, 8 neighbouring k of one n chunk
-        // (swizzled tiles: a quarter warp takes the 8 chunks of one 128-byte row, their order as in
-        // global memory; the swizzle spreads them over the row)
-        if (tc_wg_n_ && contiguous && width > 1 && !s.wg_swizzle) {
-          const int64_t per_row = within_size(s.layout[vec]) / width; // (swizzled: rows in order, below)
-          const UOpRef q = idiv(c, idx_const(8 * per_row)), rem = c % idx_const(8 * per_row);
-          c = (q * idx_const(8) + rem % idx_const(8)) * idx_const(per_row) + idiv(rem, idx_const(8));
+        // An atom whose next offset bits after a vector's run across the rows (8 x 8 core matrices):
+        // `rows` neighbouring threads take `rows` neighbouring rows of one chunk, their stores
+        // then contiguous. (Where they run along the row, as in a 128-byte swizzled atom, the
+        // threads take the chunks in their global order; the swizzle spreads them over the row.)
+        if (const int64_t rows = s.atom && contiguous && width > 1 ? atom_cross_rows(s, width) : 1;
+            rows > 1) {
+          const int64_t per_row = within_size(s.layout[vec]) / width;
+          const UOpRef q = idiv(c, idx_const(rows * per_row)), rem = c % idx_const(rows * per_row);
+          c = (q * idx_const(rows) + rem % idx_const(rows)) * idx_const(per_row) + idiv(rem, idx_const(rows));
         }
         if (gap) {
           const UOpRef q = idiv(c, idx_const(4)), kc = c % idx_const(4);
@@ -510,13 +612,13 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
             return idx_const(0);
           };
           UOpRef lidx = base + idx_const(s.offset);
-          if (tc_wg_n_ && width == 8) // one 16-byte row of a core matrix: its elements are adjacent
+          if (s.atom && width > 1) // a vector's run of the atom: its elements are adjacent
             lidx = lidx +
-                   (s.wg_n_major ? wg_tile_index(s, chunk * idx_const(8), coord[1])
-                                 : wg_tile_index(s, coord[0], chunk * idx_const(8))) +
+                   (vec == 0 ? atom_tile_index_axes(s, chunk * idx_const(width), coord[1])
+                             : atom_tile_index_axes(s, coord[0], chunk * idx_const(width))) +
                    idx_const(j);
-          else if (tc_wg_n_)
-            lidx = lidx + wg_tile_index(s, coord[0], coord[1]);
+          else if (s.atom)
+            lidx = lidx + atom_tile_index_axes(s, coord[0], coord[1]);
           else
             for (size_t i = 0; i < s.layout.size(); ++i)
               lidx = lidx + coord[i] * idx_const(s.local_strides[i]);
@@ -575,7 +677,7 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   // overwrites their set one step later. The next tile's global loads lead the sink and its stores
   // trail it, so the linearizer emits the loads before the mma steps and the stores after them:
   // the loads' latency is covered by the mma.
-  // Copying d = stage_ahead_ > 1 tiles ahead (tc_wg_sets), the prologue copies tiles 0 .. d - 1
+  // Copying d = stage_ahead_ > 1 tiles ahead (local_unit_sets), the prologue copies tiles 0 .. d - 1
   // into sets 0 .. d - 1, a BARRIER after each but the last (they close a group of copies, below),
   // and step r copies tile r + d.
   const int64_t d = stage_ahead_;
@@ -607,8 +709,8 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   const UOpRef& step = stage_tile_ranges_.at(0);
   const std::vector<UOpRef> copies =
       copy(next, ((step + idx_const(d)) % idx_const(stage_sets_)) * idx_const(stage_half_), stage_barrier_);
-  // TCWG with three sets, every copy a 16-byte row (A, and B n-major): the stores lead too, right
-  // after the step's barrier (legal: the set they fill was last read by step r - 2's WGMMAs, whose
+  // A local-memory unit with three sets, every copy a 16-byte row: the stores lead too, right
+  // after the step's barrier (legal: the set they fill was last read by step r - 2's MMAs, whose
   // reads ended by this barrier). The CUDA renderer moves such a copy as one cp.async (global to
   // shared, no registers), so issuing it before the step's WGMMA run puts its latency under the run
   // and the wait; a register copy would instead stall there on its loads (docs/cuda.md, "Tensor
@@ -618,7 +720,7 @@ void Lowerer::stage_copies(const UOpRef& r, const Frame& f) {
   // ahead of the barrier, so less work lies between the barrier and the WGMMA run (the kernel is
   // bound by that barrier: about half the warps' stall cycles), ~1% faster than the copies leading
   // whole (8192 f16 on an H200).
-  const bool rows_lead = tc_wg_n_ && stage_sets_ >= 3 && d == 1 &&
+  const bool rows_lead = tc_local_ && stage_sets_ >= 3 && d == 1 &&
                          std::all_of(copies.begin(), copies.end(), [](const UOpRef& st) {
                            return st->src().size() == 2 && st->src(1)->op() == Ops::LOAD &&
                                   st->src(1)->dtype().count * st->src(1)->dtype().itemsize() == 16;

@@ -1,5 +1,5 @@
 // The tensor core opts: matmul detection; TC, the split of m, n and k by a declared matrix unit and the
-// reduce as a chain of matrix ops over its layouts (tg/sdk/matrix_unit.hpp); TCWG, the warpgroup op.
+// reduce as a chain of matrix ops over its layouts (tg/sdk/matrix_unit.hpp), from registers or local memory.
 #include "kernel/codegen/lower.hpp"
 #include "kernel/codegen/lowerer.hpp"
 
@@ -55,17 +55,31 @@ std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::
     return std::any_of(st.begin(), st.end(), [&](const Dims& d) { return d[size_t(dim)] != 0; });
   };
   MatmulAxes mm; // m: only a varies along it, n: only b; k: a reduce axis both vary along
+  int64_t m_dim = -1, n_dim = -1, k_dim = -1;
   for (size_t i = 0; i < out_dims.size(); ++i) {
     const bool va = varies(sa, in_dims[i]), vb = varies(sb, in_dims[i]);
     if (va && !vb) {
       mm.m2 = mm.m;
       mm.m = int(out_dims[i]);
+      m_dim = in_dims[i];
     }
-    if (vb && !va) mm.n = int(out_dims[i]);
+    if (vb && !va) {
+      mm.n = int(out_dims[i]);
+      n_dim = in_dims[i];
+    }
   }
   for (size_t j = 0; j < reduce_dims_.size(); ++j)
-    if (varies(sa, reduce_dims_[j]) && varies(sb, reduce_dims_[j])) mm.k = int(out_shape_.size() + j);
+    if (varies(sa, reduce_dims_[j]) && varies(sb, reduce_dims_[j])) {
+      mm.k = int(out_shape_.size() + j);
+      k_dim = reduce_dims_[j];
+    }
   if (mm.m < 0 || mm.n < 0 || mm.k < 0) return std::nullopt;
+  auto unit_stride = [](const std::vector<Dims>& st, int64_t dim) {
+    return !st.empty() &&
+           std::all_of(st.begin(), st.end(), [&](const Dims& d) { return d[size_t(dim)] == 1; });
+  };
+  mm.a_inner = unit_stride(sa, k_dim) ? mm.k : unit_stride(sa, m_dim) ? mm.m : -1;
+  mm.b_inner = unit_stride(sb, n_dim) ? mm.n : unit_stride(sb, k_dim) ? mm.k : -1;
   mm.a = to_abi(a->dtype());
   mm.b = to_abi(b->dtype());
   mm.float_sum = first_reduce_->dtype().is_float();
@@ -77,44 +91,32 @@ std::optional<MatmulAxes> Lowerer::matmul_axes(const Dims& in_shape, const std::
 }
 
 // TC (amount: which of the device's matrix units) splits m, n and k by the unit's m, n and k
-// (innermost parts) and makes LOCAL_ID 0 the unit's cooperating work items.
-// TCWG (the warpgroup op, IR 1.2 WGMMA m64nNk16) splits m by 64, n by N and k by 16 and makes
-// LOCAL_ID 0 a warpgroup of 128 threads (4 warps); its operands must then be staged (wg_reduce).
+// (innermost parts) and makes LOCAL_ID 0 the unit's cooperating work items. A unit that reads A
+// and B from local memory needs its operands staged (local_reduce).
 void Lowerer::apply_tc(const Opt& o, const KernelInfo& info,
                        const std::function<void(const std::string&)>& refuse) {
-  const bool wg = o.op == OptOp::TCWG;
-  if (!wg && !options_.tensor_cores())
+  if (!options_.tensor_cores())
     refuse("the device declares no matrix units (and has no TG_FEATURE_TENSOR_CORES m16n8k16)");
-  if (wg && !options_.warpgroup_mma)
-    refuse("the device has no warpgroup matrix unit (a tensor_cores shape ending in @wg)");
   if (!info.matmul) refuse("the kernel is not a sum over k of a[m,k] * b[k,n]");
   const MatmulAxes mm = *info.matmul;
   if (o.axis != mm.k) refuse("TC names the reduce axis k of the matmul, axis " + std::to_string(mm.k));
-  const tg_matrix_unit* unit = nullptr;
-  if (!wg) {
-    if (o.amount < 0 || o.amount >= int64_t(options_.matrix_units.size()))
-      refuse("TC's amount names one of the device's " + std::to_string(options_.matrix_units.size()) +
-             " matrix units (0-based)");
-    unit = &options_.matrix_units[size_t(o.amount)].unit;
-    if (!unit_fits(*unit, mm))
-      refuse("matrix unit " + std::to_string(o.amount) + " \"" + sdk::matrix_unit_name(*unit) + "\" (" +
-             sdk::matrix_unit_summary(*unit) + ") does not take this matmul's operands (" +
-             std::string(sdk::dtype_name(mm.a)) + ", " + sdk::dtype_name(mm.b) +
-             (mm.float_sum ? ", a float sum)" : ", an integer sum)"));
-  } else {
-    if (!sdk::wgmma_code(int(o.amount))) refuse("TCWG's amount is the N of m64nNk16: 64, 128 or 256");
-    if ((mm.a != TG_DTYPE_FLOAT16 && mm.a != TG_DTYPE_BFLOAT16) || mm.b != mm.a || !mm.float_sum)
-      refuse("TCWG takes a float sum of float16 or bfloat16 products");
-  }
+  if (o.amount < 0 || o.amount >= int64_t(options_.matrix_units.size()))
+    refuse("TC's amount names one of the device's " + std::to_string(options_.matrix_units.size()) +
+           " matrix units (0-based)");
+  const tg_matrix_unit& unit = options_.matrix_units[size_t(o.amount)].unit;
+  if (!unit_fits(unit, mm))
+    refuse("matrix unit " + std::to_string(o.amount) + " \"" + sdk::matrix_unit_name(unit) + "\" (" +
+           sdk::matrix_unit_summary(unit) + ") does not take this matmul's operands (" +
+           std::string(sdk::dtype_name(mm.a)) + ", " + sdk::dtype_name(mm.b) +
+           (mm.float_sum ? ", a float sum)" : ", an integer sum)"));
   if (local_axes_ > 0 || !upcasts_.empty() || !unrolls_.empty() ||
       std::any_of(plan_.begin(), plan_.end(), [](const AxisPlan& a) { return a.parts.size() != 1; }))
     refuse("TC must be the first optimization");
-  const uint32_t threads = wg ? 128 : sdk::matrix_items(*unit);
+  const uint32_t threads = sdk::matrix_items(unit);
   if (options_.max_local_threads < threads || options_.max_local_size[0] < threads)
     refuse("the unit's " + std::to_string(threads) + " work items do not fit the device's work group");
-  const std::array<std::pair<int, int64_t>, 3> splits{{{mm.m, wg ? 64 : int64_t(unit->m)},
-                                                       {mm.n, wg ? o.amount : int64_t(unit->n)},
-                                                       {mm.k, wg ? 16 : int64_t(unit->k)}}};
+  const std::array<std::pair<int, int64_t>, 3> splits{
+      {{mm.m, int64_t(unit.m)}, {mm.n, int64_t(unit.n)}, {mm.k, int64_t(unit.k)}}};
   for (auto [axis, size] : splits)
     if (plan_[size_t(axis)].size % size != 0)
       refuse("axis " + std::to_string(axis) + " (" + std::to_string(plan_[size_t(axis)].size) +
@@ -127,8 +129,8 @@ void Lowerer::apply_tc(const Opt& o, const KernelInfo& info,
   local_axes_ = 1;
   local_[0] = threads;
   tc_ = mm;
-  tc_unit_ = wg ? -1 : int(o.amount);
-  tc_wg_n_ = wg ? o.amount : 0;
+  tc_unit_ = int(o.amount);
+  tc_local_ = sdk::matrix_local(unit);
 }
 
 // The row or column a layout gives work item `item` (a UOp below 2^item_bits) at element
@@ -169,14 +171,7 @@ UOpRef Lowerer::layout_index(const uint16_t* item_entries, const uint16_t* eleme
 UOpRef Lowerer::tc_index(size_t axis) const {
   if (auto it = tc_override_.find(axis); it != tc_override_.end()) return it->second;
   const UOpRef& lane = local_ids_.at(0);
-  if (tc_wg_n_) { // wgmma_c_element: lane t of the warpgroup, C lane tc_digit_
-    const int i = tc_digit_;
-    if (int(axis) == tc_->m)
-      return idiv(lane, idx_const(32)) * idx_const(16) + idiv(lane % idx_const(32), idx_const(4)) +
-             idx_const(8 * (i / 2 % 2));
-    if (int(axis) == tc_->n) return (lane % idx_const(4)) * idx_const(2) + idx_const(8 * (i / 4) + i % 2);
-  }
-  const tg_matrix_unit& u = options_.matrix_units.at(size_t(tc_unit_)).unit;
+  const tg_matrix_unit& u = tc_unit();
   if (int(axis) == tc_->m)
     return layout_index(u.c.item_row, u.c.element_row, u.item_bits, lane, uint32_t(tc_digit_));
   if (int(axis) == tc_->n)
@@ -211,7 +206,7 @@ UOpRef Lowerer::tc_staged_pair(const UOpRef& operand) const {
 // over the k loop; each takes its C position from the result. A and B load the operands at the
 // positions the unit's layout gives this work item (tg/sdk/matrix_unit.hpp).
 UOpRef Lowerer::tc_reduce(const UOpRef& r, const Frame& f) {
-  if (tc_wg_n_) return wg_reduce(r, f);
+  if (tc_local_) return local_reduce(r, f);
   const Dims& in_shape = shapes_(r->src(0));
   if (f.base != out_shape_)
     throw OptError("optimization TC: the kernel's reduce is not read in the output's index space");
@@ -322,37 +317,21 @@ UOpRef Lowerer::tc_output(const UOpRef& r, const Frame& f, const UOpRef& acc) {
   return is_true(valid) ? out : where(valid, out, const_like(out, int64_t{0}));
 }
 
-// Swizzled (sdk::kWgmmaSwizzle128): a K-major row of 64 k is 64 elements, chunk k / 8 % 8 at
-// position (k / 8 % 8) ^ (row % 8), the next 64 k a whole tile of rows further; an n-major row of
-// 64 n likewise per k, the next 64 n a whole k extent of rows further. At a row that is a multiple
-// of 8 (of 64 for n-major) and k a multiple of 8, this is the unswizzled address a WGMMA names.
-UOpRef Lowerer::wg_tile_index(const Staged& s, const UOpRef& row, const UOpRef& k) const {
-  if (s.wg_swizzle) {
-    const int64_t rows = within_size(s.layout[0]), ks = within_size(s.layout[1]);
-    const UOpRef& line = s.wg_n_major ? k : row;  // the 128-byte row
-    const UOpRef& along = s.wg_n_major ? row : k; // the axis along it
-    const UOpRef chunk = (idiv(along, idx_const(8)) % idx_const(8)) ^ (line % idx_const(8));
-    return idiv(along, idx_const(64)) * idx_const(64 * (s.wg_n_major ? ks : rows)) + line * idx_const(64) +
-           chunk * idx_const(8) + along % idx_const(8);
-  }
-  const UOpRef within = s.wg_n_major ? (k % idx_const(8)) * idx_const(8) + row % idx_const(8)
-                                     : (row % idx_const(8)) * idx_const(8) + k % idx_const(8);
-  return within + idiv(k, idx_const(8)) * idx_const(s.wg_stride_k / 2) +
-         idiv(row, idx_const(8)) * idx_const(s.wg_stride_row / 2);
-}
-
-// The first reduce under TCWG: per upcast lane, one chain of WGMMAs through the k steps of a staged
-// tile (A at the warpgroup's first row of m, B at its first row of n, 16 k further each op), summed
-// over the tile loop; each output lane takes its C lane (wgmma_c_element) with a GEP. The chain
-// is one run for the renderer (one fence, one commit and wait per tile).
-UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
+// The first reduce under a local-memory unit: per upcast lane, one chain of MMAs through the unit
+// k steps of a staged tile (A at the work items' first row of m, B at their first column of n, one
+// unit k further each op), summed over the tile loop; each output lane takes its C position with a
+// GEP. The chain is one run for the renderer (one fence, one commit and wait per tile).
+UOpRef Lowerer::local_reduce(const UOpRef& r, const Frame& f) {
   if (f.base != out_shape_)
-    throw OptError("optimization TCWG: the kernel's reduce is not read in the output's index space");
+    throw OptError("optimization TC: the kernel's reduce is not read in the output's index space");
   if (staged_.empty())
-    throw OptError("optimization TCWG: the operands must be staged (a STAGE of k after it)");
+    throw OptError("optimization TC: matrix unit \"" + sdk::matrix_unit_name(tc_unit()) +
+                   "\" reads A and B from local memory: they must be staged (a STAGE of k after it)");
   UOpRef& acc = tc_acc_[cur_lane_];
   if (!acc) {
     const size_t ndim = out_shape_.size();
+    const MatrixUnitChoice& choice = options_.matrix_units.at(size_t(tc_unit_));
+    const tg_matrix_unit& u = choice.unit;
     const auto m = size_t(tc_->m), n = size_t(tc_->n), k = size_t(tc_->k);
     std::vector<UOpRef> ranges;
     for (size_t j = 0; j < reduce_dims_.size(); ++j) {
@@ -360,33 +339,36 @@ UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
       if (ax.rest() > 1) ranges.push_back(range_for(r.get(), size_t(reduce_dims_[j]), ax.rest()));
     }
     stage_copies(r, f); // makes the tile loop's range (the same node as above)
-    const int64_t steps = within_size(k) / 16;
-    // three or more sets of tiles (plan_stage: tc_wg_sets): a run may go on reading its set while
-    // the next tiles are copied
+    const int64_t steps = within_size(k) / int64_t(u.k);
     const Staged *sa = nullptr, *sb = nullptr;
     for (const Staged& s : staged_) (s.operand == tc_a_ ? sa : sb) = &s;
-    const int64_t code = sdk::wgmma_code(int(tc_wg_n_)) | (stage_sets_ >= 3 ? sdk::kWgmmaDeferReads : 0) |
-                         (sb->wg_n_major ? sdk::kWgmmaBNMajor : 0) |
-                         (sa->wg_swizzle ? sdk::kWgmmaSwizzle128 : 0);
-    auto address = [&](const UOpRef& x, size_t row_axis, int64_t k0) {
-      for (const Staged& s : staged_) {
-        if (s.operand != x) continue;
-        tc_override_ = {{row_axis, idx_const(0)}};
-        const UOpRef row0 = within_index(row_axis);
-        tc_override_.clear();
-        UOpRef idx = stage_read_offset() + idx_const(s.offset) + wg_tile_index(s, row0, idx_const(k0));
-        return UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, simplify(idx), stage_barrier_});
-      }
-      throw UOpError("codegen: TCWG has no tile for an operand");
+    // three or more sets of tiles (local_unit_sets): a run may go on reading its set while the next
+    // tiles are copied
+    const bool defer = stage_sets_ >= 3;
+    auto start = [&](const Staged* s, size_t row_axis, int64_t k0) {
+      tc_override_ = {{row_axis, idx_const(0)}};
+      const UOpRef row0 = within_index(row_axis);
+      tc_override_.clear();
+      UOpRef idx = stage_read_offset() + idx_const(s->offset) + atom_tile_index_axes(*s, row0, idx_const(k0));
+      return UOp::make(Ops::INDEX, stage_buffer_->dtype(), {stage_buffer_, simplify(idx), stage_barrier_});
     };
-    const int64_t strides =
-        sdk::wgmma_pack({sa->wg_stride_k, sa->wg_stride_row, sb->wg_stride_k, sb->wg_stride_row});
-    const DType cd = dtypes::float32.vec(uint16_t(tc_wg_n_ / 2));
-    UOpRef c = UOp::constant(cd, 0.0);
-    for (int64_t st = 0; st < steps; ++st)
-      c = UOp::make(Ops::WGMMA, cd, {address(tc_a_, m, 16 * st), address(tc_b_, n, 16 * st), c},
-                    std::vector<int64_t>{code, strides});
-    alu_inside_ += 2 * 64 * tc_wg_n_ * 16 * steps / 128; // per thread
+    // the atom strides: A along m and k, B along k and n (Staged::atom_axes are in that order)
+    const sdk::MatrixStrides st{sa->atom_strides[0], sa->atom_strides[1], sb->atom_strides[0],
+                                sb->atom_strides[1]};
+    const DType cd = dtype_from_abi(u.c_dtype).vec(uint16_t(sdk::matrix_lanes(u.c)));
+    UOpRef c = cd.is_float() ? UOp::constant(cd, 0.0) : UOp::constant(cd, int64_t{0});
+    for (int64_t i = 0; i < steps; ++i) {
+      const UOpRef a = start(sa, m, int64_t(u.k) * i), b = start(sb, n, int64_t(u.k) * i);
+      if (choice.wgmma >= 0) // a 1.2/1.3 plugin's warpgroup op
+        c = UOp::make(Ops::WGMMA, cd, {a, b, c},
+                      std::vector<int64_t>{choice.index | choice.wgmma | (defer ? sdk::kWgmmaDeferReads : 0),
+                                           sdk::wgmma_strides(choice.wgmma, st)});
+      else
+        c = UOp::make(Ops::MMA, cd, {a, b, c},
+                      std::vector<int64_t>{choice.index | (defer ? TG_MMA_DEFER_READS : 0),
+                                           sdk::matrix_strides_pack(st)});
+    }
+    alu_inside_ += 2 * int64_t(u.m) * u.n * u.k * steps / sdk::matrix_items(u); // per work item
     acc = tc_accumulate(r, c, ranges, steps);
   }
   return tc_output(r, f, acc);
@@ -397,14 +379,20 @@ UOpRef Lowerer::wg_reduce(const UOpRef& r, const Frame& f) {
 namespace tg {
 
 std::vector<MatrixUnitChoice> matrix_unit_choices(const std::vector<tg_matrix_unit>& declared,
-                                                  const tg_device_properties& props, bool wmma_attribute) {
+                                                  const tg_device_properties& props, bool wmma_attribute,
+                                                  bool wgmma_attribute) {
   std::vector<MatrixUnitChoice> out;
   for (size_t i = 0; i < declared.size(); ++i)
-    if (declared[i].operand_source == TG_MATRIX_SOURCE_REGISTERS)
+    if (declared[i].operand_source == TG_MATRIX_SOURCE_REGISTERS ||
+        declared[i].operand_source == TG_MATRIX_SOURCE_LOCAL)
       out.push_back({declared[i], int64_t(i), false});
-  if (declared.empty() && (props.features & TG_FEATURE_TENSOR_CORES) && wmma_attribute)
+  if (!declared.empty() || !(props.features & TG_FEATURE_TENSOR_CORES)) return out;
+  if (wmma_attribute)
     for (tg_dtype input : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16})
       out.push_back({sdk::wmma_m16n8k16_unit(input), TG_WMMA_M16N8K16, true});
+  if (wgmma_attribute)
+    for (const tg_matrix_unit& u : sdk::wgmma_units())
+      out.push_back({u, sdk::wgmma_code(int(u.n)), false, sdk::wgmma_unit_flags(u)});
   return out;
 }
 

@@ -108,7 +108,7 @@ private:
   std::optional<MatmulAxes> matmul_axes(const Dims& in_shape, const std::vector<int64_t>& out_dims,
                                         const std::vector<int64_t>& in_dims, bool unit_operands);
   UOpRef tc_reduce(const UOpRef& r, const Frame& f);
-  UOpRef wg_reduce(const UOpRef& r, const Frame& f); // TCWG: chains of WGMMA over the staged tiles
+  UOpRef local_reduce(const UOpRef& r, const Frame& f); // a local-memory unit: chains over the staged tiles
   UOpRef tc_accumulate(const UOpRef& r, const UOpRef& product, const std::vector<UOpRef>& ranges,
                        int64_t ops);
   UOpRef tc_output(const UOpRef& r, const Frame& f, const UOpRef& acc);
@@ -181,8 +181,9 @@ private:
   int tc_digit_ = 0;     // its position in the C fragment
   std::map<size_t, UOpRef> tc_override_;
   std::map<int64_t, UOpRef> tc_acc_; // upcast lane -> accumulated WMMA result
-  int64_t tc_wg_n_ = 0;              // TCWG: the N of m64nNk16 (the warpgroup op), else 0 (a matrix unit)
   int tc_unit_ = -1;                 // TC: the index of its unit in options_.matrix_units
+  bool tc_local_ = false;            // TC: the unit reads A and B from local memory (staged tiles)
+  const tg_matrix_unit& tc_unit() const { return options_.matrix_units.at(size_t(tc_unit_)).unit; }
   UOpRef layout_index(const uint16_t* item_entries, const uint16_t* element_entries, uint32_t item_bits,
                       const UOpRef& item, uint32_t element) const;
   // STAGE: the reduce's a * b reads a and b from local memory, copied there once per reduce tile
@@ -202,32 +203,31 @@ private:
     int64_t elements = 1;               // of the tile
     int64_t count = 1;                  // its local memory, padded
     int64_t offset = 0; // where it starts in the one local buffer (equal DEFINE_LOCALs are one node)
-    // TCWG: the tile (rows of its m or n axis x k) in WGMMA's core-matrix layout (wmma.hpp): byte
-    // strides between core matrices along k and along the rows; layout = {row axis, k}.
-    int64_t wg_stride_k = 0, wg_stride_row = 0;
-    // TCWG, B only: core matrices of 8 k x 16 bytes of neighbouring n (sdk::kWgmmaBNMajor), where n
-    // is contiguous in global memory: the copy then moves 16-byte rows of n (plan_stage)
-    bool wg_n_major = false;
-    // TCWG: both tiles in the 128-byte swizzled layout (sdk::kWgmmaSwizzle128): rows of 128 bytes
-    // (64 k of one m or n; of an n-major B, 64 n of one k), each row's 16-byte chunks permuted by
-    // the row's index mod 8 (plan_stage)
-    bool wg_swizzle = false;
+    // Under a local-memory unit: the tile is made of the unit's atoms for this operand
+    // (tg_matrix_atom), stacked along atom_axes[first] first; atom_axes = the kernel axes of the
+    // atom's rows and columns (A: m, k; B: k, n), atom_strides the elements between atoms along them.
+    const tg_matrix_atom* atom = nullptr;
+    std::array<size_t, 2> atom_axes{};
+    std::array<int64_t, 2> atom_strides{};
   };
-  // TCWG: element index of (row, k) within a tile in the core-matrix layout (from its start).
-  UOpRef wg_tile_index(const Staged& s, const UOpRef& row, const UOpRef& k) const;
-  bool wg_b_n_major(const Staged& s, size_t row_axis) const;
+  size_t atom_vector_axis(const Staged& s) const;
+  int64_t atom_vector_run(const Staged& s) const;
+  int64_t atom_cross_rows(const Staged& s, int64_t width) const;
+  // The element index of the atom position (row, col) of a tile made of atoms (from its start).
+  UOpRef atom_tile_index(const Staged& s, const UOpRef& row, const UOpRef& col) const;
+  // The same for tile coordinates by kernel axis (the layout's row axis and k).
+  UOpRef atom_tile_index_axes(const Staged& s, const UOpRef& layout0, const UOpRef& layout1) const;
   std::vector<Staged> staged_;
   UOpRef stage_mul_;                      // the reduce's MUL
   std::vector<int64_t> axis_dim_;         // kernel axis -> reduce input dim (-1: none)
   std::map<size_t, UOpRef> stage_ranges_; // reduce axis -> its loop inside a tile
   std::vector<UOpRef> stage_tile_ranges_; // the loops over tiles
   UOpRef stage_barrier_;                  // after the copies: the reads wait for it
-  int64_t stage_half_ = 0; // double-buffered tiles: where the second set starts (elements), else 0
-  int64_t stage_sets_ = 2; // sets of tiles when stage_half_ is set: 3 for TCWG where they fit (plan_stage)
-  int64_t stage_ahead_ =
-      1; // tiles the tile loop copies ahead: tcwg_prefetch in prefetch + 2 sets (plan_stage)
+  int64_t stage_half_ = 0;  // double-buffered tiles: where the second set starts (elements), else 0
+  int64_t stage_sets_ = 2;  // sets of tiles when stage_half_ is set: 3 for a local-memory unit where they fit
+  int64_t stage_ahead_ = 1; // tiles the tile loop copies ahead: stage_prefetch in prefetch + 2 sets
   UOpRef stage_read_offset() const;
-  void tc_wg_sets(int64_t bytes, int64_t tile_loops, bool same_size);
+  void local_unit_sets(int64_t bytes, int64_t tile_loops, bool same_size);
   int64_t plain_stage_half(int64_t bytes, int64_t tile_loops) const;
   bool plain_vector_copy(const Staged& s, bool contiguous) const;
   void footprint_tile(Staged& s);

@@ -7,8 +7,7 @@
 namespace tg {
 
 namespace {
-constexpr std::array kNames{"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP",
-                            "LOOP",   "PADTO",  "TC",    "STAGE", "TCWG"};
+constexpr std::array kNames{"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "LOOP", "PADTO", "TC", "STAGE"};
 }
 
 const char* opt_name(OptOp op) { return kNames.at(size_t(op)); }

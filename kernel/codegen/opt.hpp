@@ -27,15 +27,12 @@ enum class OptOp : uint8_t {
   TC,       // reduce axis of a matmul-shaped sum of products: the device's matrix unit number
             // `amount` (its index in the units the device offers, DeviceLimits::matrix_units):
             // its work items (LOCAL_ID 0) compute m x n outputs, k reduce steps per matrix op.
-            // The unit's A and B dtypes must be the operands'; the first opt.
+            // The unit's A and B dtypes must be the operands'; the first opt. A unit that reads
+            // A and B from local memory needs a STAGE of k after it.
   STAGE,    // reduce axis of a sum of products a * b: `amount` reduce steps per tile. Once per tile
             // the work group copies the slices of a and b its outputs need into local memory
             // (each thread a share), waits at a barrier, and reads the products' operands from
             // there. Needs local memory; with TC, UPCAST, LOCAL and other STAGEs only.
-  TCWG,     // reduce axis k of such a matmul on the warpgroup matrix unit (IR 1.2 WGMMA): a
-            // warpgroup (LOCAL_ID 0, 128 threads) computes 64 x `amount` outputs (m64nNk16, N =
-            // 64, 128 or 256), 16 k per op, A and B read from tiles in local memory, so a STAGE
-            // of k must follow. Needs a device naming the shape with "@wg"; the first opt.
 };
 
 struct Opt {

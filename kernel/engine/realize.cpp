@@ -73,7 +73,7 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
   LowerOptions options = lower_options(device.properties(), optimize);
   options.staging = config().stage;
   const std::string where = "device " + device.plugin().name() + ":" + std::to_string(device.index());
-  bool tc_shape = false;
+  bool tc_shape = false, wg_shape = false;
   for (const auto& [key, value] : device.attributes()) {
     if (key == "max_loop_iterations") {
       uint64_t n = 0;
@@ -97,11 +97,10 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
       options.serial_work_groups = value == "serial";
     } else if (key == "tensor_cores") { // the WMMA shapes, e.g. "m16n8k16:f16,bf16->f32"
       tc_shape = value.find("m16n8k16") != std::string::npos;
-      options.warpgroup_mma = value.find("m64n128k16:f16,bf16->f32@wg") != std::string::npos;
+      wg_shape = value.find("m64n128k16:f16,bf16->f32@wg") != std::string::npos;
     }
   }
-  options.matrix_units = matrix_unit_choices(device.matrix_units(), device.properties(), tc_shape);
-  options.warpgroup_mma = options.warpgroup_mma && (device.properties().features & TG_FEATURE_TENSOR_CORES);
+  options.matrix_units = matrix_unit_choices(device.matrix_units(), device.properties(), tc_shape, wg_shape);
   return options;
 }
 

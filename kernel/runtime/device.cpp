@@ -83,7 +83,8 @@ std::vector<tg_matrix_unit> Device::matrix_units() const {
     plugin_->check(serialized([&] { return api.device_matrix_unit(device_, i, &u); }), "device_matrix_unit");
     u.struct_size = sizeof u;
     if (const std::string why = sdk::matrix_unit_error(u);
-        !why.empty() && u.operand_source == TG_MATRIX_SOURCE_REGISTERS)
+        !why.empty() &&
+        (u.operand_source == TG_MATRIX_SOURCE_REGISTERS || u.operand_source == TG_MATRIX_SOURCE_LOCAL))
       throw PluginContractError("plugin " + plugin_->name() + ", device " + std::to_string(index_) +
                                 ", unit " + std::to_string(i) + ": " + why);
     out.push_back(u);

@@ -2,7 +2,9 @@
 #include "driver.hpp"
 #include "matrix_units.hpp"
 
+#include <tg/sdk/matrix_unit.hpp>
 #include <tg/sdk/render/render.hpp>
+#include <tg/sdk/wmma.hpp>
 
 #include <nvrtc.h>
 
@@ -67,6 +69,43 @@ std::vector<std::string> include_options() {
   if (const char* env = std::getenv("TG_CUDA_INCLUDE"); env && *env) out.push_back(std::string("-I") + env);
   out.push_back("-I" TG_CUDA_TOOLKIT_INCLUDE);
   out.push_back("-I/usr/local/cuda/include");
+  return out;
+}
+
+// Each MMA of a wgmma unit (the local form: A and B are INDEXes into shared memory) as the IR 1.2
+// WGMMA it is: the units' tiles are WGMMA's, so the renderer's wgmma path (descriptors, fences,
+// commit/wait, 1024-byte alignment of swizzled tiles) renders it unchanged. Units checked by
+// check_mma.
+sdk::KernelIR local_mma_as_wgmma(const sdk::KernelIR& ir, std::span<const tg_matrix_unit> units) {
+  sdk::KernelIR out = ir;
+  bool changed = false;
+  for (size_t i = 0; i < out.instructions.size(); ++i) {
+    sdk::Instruction& ins = out.instructions[i];
+    if (ins.op != TG_OP_MMA || !out.instructions[ins.src[0]].is_pointer()) continue;
+    changed = true;
+    const tg_matrix_unit& unit = units[size_t(ins.arg0 & 0xFFFFFFFF)];
+    const int64_t flags = sdk::wgmma_unit_flags(unit);
+    const sdk::MatrixStrides s = sdk::matrix_strides_unpack(ins.arg1);
+    const std::string at = "kernel " + ir.name + ", instruction " + std::to_string(i) + " (MMA on " +
+                           sdk::matrix_unit_name(unit) + "): ";
+    if (flags < 0) throw sdk::PluginError(TG_ERROR_INTERNAL, at + "not a wgmma unit");
+    const bool sw = (flags & sdk::kWgmmaSwizzle128) != 0, k_major_b = (flags & sdk::kWgmmaBNMajor) == 0;
+    for (int64_t v : {s.a_row, sw ? 0 : s.a_col, sw && k_major_b ? 0 : s.b_row, s.b_col}) // 16-bit bytes
+      if (2 * v > 0xFFFF)
+        throw sdk::PluginError(TG_ERROR_UNIMPLEMENTED, at + "atom stride of " + std::to_string(v) +
+                                                           " elements; wgmma takes at most 32767");
+    ins.op = TG_OP_WGMMA;
+    ins.arg0 =
+        sdk::wgmma_code(int(unit.n)) | flags | ((ins.arg0 & TG_MMA_DEFER_READS) ? sdk::kWgmmaDeferReads : 0);
+    ins.arg1 = sdk::wgmma_strides(flags, s);
+  }
+  if (!changed) return out;
+  try { // what WGMMA asks beyond check_mma (e.g. a swizzled layout's unused strides)
+    sdk::validate_kernel_ir(out);
+  } catch (const sdk::IRError& e) {
+    throw sdk::PluginError(TG_ERROR_INVALID_ARGUMENT,
+                           "kernel " + ir.name + ": a wgmma unit's MMA as WGMMA: " + e.what());
+  }
   return out;
 }
 
@@ -135,21 +174,25 @@ std::string Compiler::resolve(const std::string& target) const {
 sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
   const std::string target = resolve(request.target);
   const ArchChoice arch = choose(parse_target(target));
+  // MMA (IR 1.3) names one of the units this compute capability declares (matrix_units.hpp):
+  // mma.sync m16n8k16 from registers, rendered by cuda_mma_sync_m16n8k16, or wgmma from shared
+  // memory, rendered as WGMMA.
+  const std::vector<tg_matrix_unit> units = matrix_units(parse_target(target));
+  sdk::check_mma(request.ir, units);
+  const sdk::KernelIR ir = local_mma_as_wgmma(request.ir, units);
   // WGMMA (IR 1.2) is wgmma.mma_async, which exists only in the arch-specific sm_90a target
   // (docs/cuda.md): such a program builds for sm_90a or not at all.
-  const bool wgmma = sdk::uses_wgmma(request.ir);
+  const bool wgmma = sdk::uses_wgmma(ir);
   if (wgmma && !(arch.cubin && arch.arch == 90))
     throw sdk::PluginError(TG_ERROR_UNIMPLEMENTED,
-                           "kernel " + request.ir.name +
-                               " uses WGMMA, which needs sm_90a (Hopper); the target is " + target);
-  // MMA (IR 1.3) names one of the units this compute capability declares: mma.sync m16n8k16
-  sdk::check_mma(request.ir, matrix_units(parse_target(target)));
+                           "kernel " + ir.name + " uses WGMMA, which needs sm_90a (Hopper); the target is " +
+                               target);
   sdk::render::Options render_options;
   render_options.cuda_completion_word = true; // every kernel: Device::launch passes the word or null
   render_options.mma = [](const sdk::render::MmaStatement& mma) {
     return sdk::render::cuda_mma_sync_m16n8k16(mma);
   };
-  sdk::render::Source source = sdk::render::render(sdk::render::Dialect::cuda, request.ir, render_options);
+  sdk::render::Source source = sdk::render::render(sdk::render::Dialect::cuda, ir, render_options);
 
   nvrtcProgram raw = nullptr;
   check_nvrtc(

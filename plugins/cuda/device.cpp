@@ -25,14 +25,13 @@ bool tensor_cores(int cc) {
 }
 
 // The `tensor_cores` attribute: mma.sync's shape from sm_80 on; on sm_90 (Hopper) also the
-// warpgroup shapes of IR 1.2 WGMMA ("@wg": wgmma.mma_async, built for sm_90a), unless
-// TG_CUDA_WGMMA=0. On by default: the core's TCWG matmul beats the mma.sync one (8192 f16 on an
-// H200: 578 vs ~245 TFLOPS; docs/cuda.md, "Tensor cores").
+// warpgroup shapes of IR 1.2 WGMMA ("@wg": wgmma.mma_async, built for sm_90a; warpgroup_mma). On
+// by default: the core's TCWG matmul beats the mma.sync one (8192 f16 on an H200: 578 vs ~245
+// TFLOPS; docs/cuda.md, "Tensor cores").
 std::string tensor_core_shapes(int cc) {
   if (!tensor_cores(cc)) return "none";
   std::string s = "m16n8k16:f16,bf16->f32";
-  const char* env = std::getenv("TG_CUDA_WGMMA");
-  if (cc == 90 && !(env && std::string(env) == "0"))
+  if (warpgroup_mma(cc))
     s += "; m64n64k16:f16,bf16->f32@wg; m64n128k16:f16,bf16->f32@wg; m64n256k16:f16,bf16->f32@wg";
   return s;
 }

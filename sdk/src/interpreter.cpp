@@ -49,6 +49,9 @@ private:
   // MMA i (or WMMA i, through the description of m16n8k16) for every group of the unit's items;
   // `unit` names the op and the unit in messages
   void unit_mma(std::vector<WorkItem>& items, size_t i, const tg_matrix_unit& u, const std::string& unit);
+  // A local-memory unit's A or B for the group of items from `g` (MMA's local form), by position.
+  void read_local_operand(std::vector<WorkItem>& items, size_t g, size_t i, const tg_matrix_unit& u,
+                          MatrixOperand op, const std::string& unit, std::vector<Lane>& out);
   void execute(WorkItem& item, size_t i);
   Lane operand(const WorkItem& item, uint32_t src, unsigned lane) const {
     const Instruction& s = ir_.instructions[src];
@@ -58,19 +61,22 @@ private:
   // The memory an INDEX points into and the element range [index, index + count) it touches.
   std::byte* address(const WorkItem& item, size_t i, uint32_t index_ins, unsigned count);
   [[noreturn]] void fail(const WorkItem& item, size_t i, const std::string& why) const;
-  // kWgmmaDeferReads: the tiles a deferred WGMMA read stay pending until the work group's first
-  // BARRIER after its warpgroup starts a later run or leaves the innermost loop around the op; a
-  // STORE to a pending byte fails (on a device that read may not have happened yet).
+  // kWgmmaDeferReads / TG_MMA_DEFER_READS: the tiles a deferred WGMMA or MMA read stay pending
+  // until the work group's first BARRIER after its items start a later run or leave the innermost
+  // loop around the op; a STORE to a pending byte fails (on a device that read may not have
+  // happened yet).
   struct PendingRead {
-    size_t op = 0, warpgroup = 0, memory = 0; // the WGMMA, its warpgroup, the DEFINE_LOCAL read
-    uint64_t run = 0;                         // the warpgroup's run count when it read
-    bool leaving = false;                     // released at the next BARRIER
+    size_t op = 0, first = 0, count = 0, memory = 0; // the op, its items, the DEFINE_LOCAL read
+    uint64_t run = 0;                                // the items' run count when it read
+    bool leaving = false;                            // released at the next BARRIER
     std::vector<uint32_t> bytes;
   };
-  size_t warpgroup_of(const WorkItem& item) const {
-    return size_t((item.local[2] * local_[1] + item.local[1]) * local_[0] + item.local[0]) / 128;
+  size_t item_index(const WorkItem& item) const {
+    return size_t((item.local[2] * local_[1] + item.local[1]) * local_[0] + item.local[0]);
   }
-  void defer_reads(size_t op, size_t warpgroup, size_t memory, std::vector<uint32_t> bytes);
+  // A WGMMA or MMA of the items from `first` on: a new run releases their earlier ones' reads.
+  void start_run(size_t i, size_t first);
+  void defer_reads(size_t op, size_t first, size_t count, size_t memory, std::vector<uint32_t> bytes);
   void release_reads(); // at a BARRIER
   void check_store(const WorkItem& item, size_t i, size_t memory, size_t at, size_t bytes) const;
 
@@ -84,12 +90,12 @@ private:
   std::vector<size_t> local_ins_;              // which instruction each locals_ entry belongs to
   size_t lane_count_ = 0;
   bool has_barrier_ = false;
-  std::vector<bool> run_start_; // per WGMMA: the first of a run (the renderers' wgmma_run_ends)
+  std::vector<bool> run_start_; // per WGMMA or MMA: the first of a run (the renderers' wgmma_run_ends)
   std::vector<size_t> loop_of_; // per instruction: the innermost RANGE around it (or SIZE_MAX)
   std::array<int64_t, 3> local_{1, 1, 1};
   std::vector<PendingRead> pending_;
   std::vector<std::vector<uint32_t>> pending_count_; // per instruction (DEFINE_LOCAL): per byte
-  std::vector<uint64_t> runs_;                       // per warpgroup: WGMMA runs started
+  std::vector<uint64_t> runs_;                       // per first item of a group: runs started
 };
 
 Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte>> buffers,
@@ -102,7 +108,8 @@ Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte
   }
   for (size_t i = 0; i < ir.instructions.size(); ++i) // MMA reads the layouts: each must be well formed
     if (ir.instructions[i].op == TG_OP_MMA)
-      if (const std::string why = matrix_unit_error(units[size_t(ir.instructions[i].arg0)]); !why.empty())
+      if (const std::string why = matrix_unit_error(units[size_t(ir.instructions[i].arg0 & 0xFFFFFFFF)]);
+          !why.empty())
         throw InterpreterError(
             "kernel '" + ir.name + "', instruction " + std::to_string(i) + " (MMA): " + why, int64_t(i));
   if (buffers.size() != ir.buffer_count)
@@ -124,7 +131,7 @@ Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte
   loop_of_.assign(list.size(), SIZE_MAX);
   pending_count_.assign(list.size(), {});
   std::vector<size_t> open;
-  size_t last_wgmma = SIZE_MAX;
+  size_t last_wgmma = SIZE_MAX, last_mma = SIZE_MAX;
   for (size_t i = 0; i < list.size(); ++i) {
     const Instruction& ins = list[i];
     slot_[i] = lane_count_;
@@ -133,15 +140,17 @@ Interpreter::Interpreter(const KernelIR& ir, std::span<const std::span<std::byte
         loop_of_[i] = open[k];
         break;
       }
-    if (ins.op == TG_OP_WGMMA) { // a run: only CONST, INDEX and integer ALU since the last WGMMA
-      bool joined = last_wgmma != SIZE_MAX;
-      for (size_t j = last_wgmma + 1; joined && j < i; ++j) {
+    // a run of WGMMAs or MMAs: only CONST, INDEX and integer ALU since the last of them
+    if (ins.op == TG_OP_WGMMA || ins.op == TG_OP_MMA) {
+      size_t& last = ins.op == TG_OP_WGMMA ? last_wgmma : last_mma;
+      bool joined = last != SIZE_MAX;
+      for (size_t j = last + 1; joined && j < i; ++j) {
         const Instruction& x = list[j];
         const bool int_alu = x.op >= TG_OP_NEG && x.op <= TG_OP_MULACC && !dtype_is_float(x.dtype);
         joined = x.op == TG_OP_CONST || x.op == TG_OP_INDEX || int_alu;
       }
       run_start_[i] = !joined;
-      last_wgmma = i;
+      last = i;
     }
     switch (ins.op) {
     case TG_OP_ASSIGN:
@@ -277,8 +286,8 @@ void Interpreter::execute(WorkItem& item, size_t i) {
       item.pc = range + 1;
       return;
     }
-    for (PendingRead& p : pending_) // the loop around a deferred WGMMA ends: its reads by the next BARRIER
-      if (p.warpgroup == warpgroup_of(item) && loop_of_[p.op] == range) p.leaving = true;
+    for (PendingRead& p : pending_) // the loop around a deferred op ends: its reads by the next BARRIER
+      if (item_index(item) - p.first < p.count && loop_of_[p.op] == range) p.leaving = true;
     break;
   }
   case TG_OP_IF:
@@ -369,7 +378,7 @@ void Interpreter::run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3
   local_ = {local[0], local[1], local[2]};
   pending_.clear();
   for (auto& counts : pending_count_) std::fill(counts.begin(), counts.end(), 0u);
-  runs_.assign(size_t(local[0]) * local[1] * local[2] / 128 + 1, 0);
+  runs_.assign(size_t(local[0]) * local[1] * local[2], 0);
   std::vector<WorkItem> items(has_barrier_ ? size_t(local[0]) * local[1] * local[2] : 1);
   for (auto& item : items) {
     item.group = group;
@@ -413,9 +422,10 @@ void Interpreter::run_group(std::array<int64_t, 3> group, std::array<uint32_t, 3
       unit_mma(items, first.pc, wmma_m16n8k16_unit(ir_.instructions[ins.src[0]].dtype), "WMMA m16n8k16");
     if (ir_.instructions[first.pc].op == TG_OP_WGMMA) warpgroup_mma(items, first.pc);
     if (const Instruction& ins = ir_.instructions[first.pc]; ins.op == TG_OP_MMA) {
-      const tg_matrix_unit& u = units_[size_t(ins.arg0)]; // checked by check_mma
+      const int64_t index = ins.arg0 & 0xFFFFFFFF;     // below: TG_MMA_* flags
+      const tg_matrix_unit& u = units_[size_t(index)]; // checked by check_mma
       unit_mma(items, first.pc, u,
-               "MMA on matrix unit " + std::to_string(ins.arg0) + " (\"" + matrix_unit_name(u) + "\")");
+               "MMA on matrix unit " + std::to_string(index) + " (\"" + matrix_unit_name(u) + "\")");
     }
     for (auto& item : items) ++item.pc;
   }
@@ -458,12 +468,7 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
   const bool deferred = wgmma_defers_reads(ins.arg0);
   for (size_t w = 0; w < items.size(); w += size_t(shape.threads)) {
     const WorkItem& first = items[w];
-    const size_t group = w / size_t(shape.threads);
-    if (run_start_[i]) { // a later run: the reads of the earlier ones end by the next BARRIER
-      ++runs_[group];
-      for (PendingRead& p : pending_)
-        if (p.warpgroup == group && p.run < runs_[group]) p.leaving = true;
-    }
+    start_run(i, w);
     for (int k = 0; k < 2; ++k) { // one tile per warpgroup, 16-byte aligned (the descriptor drops 4 bits)
       const uint32_t idx_src = ir_.instructions[ins.src[size_t(k)]].src[1];
       const uint64_t base = operand(first, idx_src, 0).u;
@@ -497,7 +502,7 @@ void Interpreter::warpgroup_mma(std::vector<WorkItem>& items, size_t i) {
             bytes.push_back(uint32_t(at));
             bytes.push_back(uint32_t(at + 1));
           }
-        defer_reads(i, group, index.src[0], std::move(bytes));
+        defer_reads(i, w, size_t(shape.threads), index.src[0], std::move(bytes));
       }
     for (int t = 0; t < shape.threads; ++t)
       for (int e = 0; e < shape.c_lanes; ++e) {
@@ -532,9 +537,10 @@ bool same_value(tg_dtype dt, Lane x, Lane y) {
 
 // The unit's items are consecutive work items in local-id order (x fastest), 2^item_bits at a
 // time. A, B and C are gathered through the unit's layouts; an A or B position that several items
-// hold must come with the same value from each. Float C: the products and their sum are exact in
-// double (up to the double sum's own rounding) and rounded once to c_dtype; integer C is exact and
-// wraps to c_dtype.
+// hold must come with the same value from each. A local-memory unit reads A and B itself, at
+// matrix_local_index from the start every item of the group names. Float C: the products and their
+// sum are exact in double (up to the double sum's own rounding) and rounded once to c_dtype;
+// integer C is exact and wraps to c_dtype.
 void Interpreter::unit_mma(std::vector<WorkItem>& items, size_t i, const tg_matrix_unit& u,
                            const std::string& unit) {
   const Instruction& ins = ir_.instructions[i];
@@ -549,9 +555,16 @@ void Interpreter::unit_mma(std::vector<WorkItem>& items, size_t i, const tg_matr
   };
   const MatrixOperand ops[] = {MatrixOperand::a, MatrixOperand::b, MatrixOperand::c};
   const tg_dtype dtypes[] = {u.a_dtype, u.b_dtype, u.c_dtype};
+  const bool local = matrix_local(u);
   std::vector<Held> held[3];
+  std::vector<Lane> read[2]; // a local unit's A and B, row-major
   for (size_t g = 0; g < items.size(); g += count) {
-    for (size_t k = 0; k < 3; ++k) {
+    if (local) {
+      start_run(i, g);
+      read_local_operand(items, g, i, u, MatrixOperand::a, unit, read[0]);
+      read_local_operand(items, g, i, u, MatrixOperand::b, unit, read[1]);
+    }
+    for (size_t k = local ? 2 : 0; k < 3; ++k) {
       const tg_matrix_layout& l = matrix_layout(u, ops[k]);
       const MatrixElement ext = matrix_extent(u, ops[k]);
       held[k].assign(size_t(ext.row * ext.col), Held{});
@@ -569,6 +582,10 @@ void Interpreter::unit_mma(std::vector<WorkItem>& items, size_t i, const tg_matr
                      " (element " + std::to_string(e) + ") of the unit's items; replicas must be equal");
           if (h.item < 0) h = {v, int64_t(t), int64_t(e)};
         }
+    }
+    for (size_t k = 0; local && k < 2; ++k) {
+      held[k].assign(read[k].size(), Held{});
+      for (size_t x = 0; x < read[k].size(); ++x) held[k][x].value = read[k][x];
     }
     const bool float_c = is_float(u.c_dtype);
     const bool int_products = !is_float(u.a_dtype) && !is_float(u.b_dtype);
@@ -599,11 +616,62 @@ void Interpreter::unit_mma(std::vector<WorkItem>& items, size_t i, const tg_matr
   }
 }
 
-void Interpreter::defer_reads(size_t op, size_t warpgroup, size_t memory, std::vector<uint32_t> bytes) {
+void Interpreter::read_local_operand(std::vector<WorkItem>& items, size_t g, size_t i,
+                                     const tg_matrix_unit& u, MatrixOperand op, const std::string& unit,
+                                     std::vector<Lane>& out) {
+  const Instruction& ins = ir_.instructions[i];
+  const size_t k = op == MatrixOperand::a ? 0 : 1;
+  const std::string name = operand_name(op);
+  const Instruction& index = ir_.instructions[ins.src[k]];
+  if (index.op != TG_OP_INDEX || !index.is_local()) // parse-time rule too
+    fail(items[g], i,
+         unit + " reads " + name + " from local memory: source " + std::to_string(k) +
+             " must be an INDEX into a DEFINE_LOCAL");
+  const Memory& mem = memory_[index.src[0]];
+  const tg_dtype idx_dtype = ir_.instructions[index.src[1]].dtype;
+  const Lane start = operand(items[g], index.src[1], 0);
+  if (is_signed(idx_dtype) && start.i < 0)
+    fail(items[g], i, unit + ": " + name + "'s start (element " + std::to_string(start.i) + ") is negative");
+  for (size_t t = 1; t < matrix_items(u); ++t)
+    if (const Lane other = operand(items[g + t], index.src[1], 0); other.u != start.u)
+      fail(items[g + t], i,
+           unit + ": " + name + "'s start differs within the unit's items (element " +
+               lane_text(idx_dtype, other) + " in work item " + std::to_string(t) + ", " +
+               lane_text(idx_dtype, start) + " in work item 0)");
+  const MatrixStrides strides = matrix_strides_unpack(ins.arg1);
+  const MatrixElement ext = matrix_extent(u, op);
+  const size_t size = dtype_size(mem.dtype), elements = mem.bytes / size;
+  const bool deferred = (ins.arg0 & TG_MMA_DEFER_READS) != 0;
+  std::vector<uint32_t> bytes;
+  out.assign(size_t(ext.row * ext.col), Lane{});
+  for (int r = 0; r < ext.row; ++r)
+    for (int c = 0; c < ext.col; ++c) {
+      const uint64_t at = matrix_local_index(u, op, strides, start.u, r, c);
+      if (at >= elements)
+        fail(items[g], i,
+             unit + ": " + name + "(" + std::to_string(r) + ", " + std::to_string(c) + ") is at element " +
+                 std::to_string(at) + ", outside " + mem.what + " (" + std::to_string(elements) + " " +
+                 dtype_name(mem.dtype) + " elements; " + name + " starts at element " +
+                 std::to_string(start.u) + ")");
+      out[size_t(r * ext.col + c)] = load_element(mem.dtype, mem.data + at * size);
+      for (size_t b = 0; deferred && b < size; ++b) bytes.push_back(uint32_t(at * size + b));
+    }
+  if (deferred) defer_reads(i, g, matrix_items(u), index.src[0], std::move(bytes));
+}
+
+void Interpreter::start_run(size_t i, size_t first) {
+  if (!run_start_[i]) return;
+  ++runs_[first]; // a later run: the reads of the earlier ones end by the next BARRIER
+  for (PendingRead& p : pending_)
+    if (p.first == first && p.run < runs_[first]) p.leaving = true;
+}
+
+void Interpreter::defer_reads(size_t op, size_t first, size_t count, size_t memory,
+                              std::vector<uint32_t> bytes) {
   std::vector<uint32_t>& counts = pending_count_[memory];
   if (counts.empty()) counts.assign(memory_[memory].bytes, 0u);
   for (uint32_t b : bytes) ++counts[b];
-  pending_.push_back({op, warpgroup, memory, runs_[warpgroup], false, std::move(bytes)});
+  pending_.push_back({op, first, count, memory, runs_[first], false, std::move(bytes)});
 }
 
 void Interpreter::release_reads() {
@@ -619,14 +687,19 @@ void Interpreter::check_store(const WorkItem& item, size_t i, size_t memory, siz
   if (counts.empty()) return;
   for (size_t b = at; b < at + bytes; ++b) {
     if (counts[b] == 0) continue;
-    for (const PendingRead& p : pending_)
-      if (p.memory == memory && std::find(p.bytes.begin(), p.bytes.end(), uint32_t(b)) != p.bytes.end())
-        fail(
-            item, i,
-            "stores to byte " + std::to_string(b) + " of " + memory_[memory].what +
-                ", which the deferred WGMMA at instruction " + std::to_string(p.op) + " (warpgroup " +
-                std::to_string(p.warpgroup) +
-                ") may still read: no BARRIER has followed that warpgroup's next run or the end of its loop");
+    for (const PendingRead& p : pending_) {
+      if (p.memory != memory || std::find(p.bytes.begin(), p.bytes.end(), uint32_t(b)) == p.bytes.end())
+        continue;
+      const bool wgmma = ir_.instructions[p.op].op == TG_OP_WGMMA;
+      fail(item, i,
+           "stores to byte " + std::to_string(b) + " of " + memory_[memory].what + ", which the deferred " +
+               (wgmma ? "WGMMA at instruction " + std::to_string(p.op) + " (warpgroup " +
+                            std::to_string(p.first / p.count) + ")"
+                      : "MMA at instruction " + std::to_string(p.op) + " (work items " +
+                            std::to_string(p.first) + " to " + std::to_string(p.first + p.count - 1) + ")") +
+               " may still read: no BARRIER has followed " + (wgmma ? "that warpgroup's" : "those items'") +
+               " next run or the end of its loop");
+    }
   }
 }
 

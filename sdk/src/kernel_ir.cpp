@@ -127,14 +127,44 @@ void check_mma(const KernelIR& ir, std::span<const tg_matrix_unit> units) {
     const Instruction& ins = ir.instructions[i];
     if (ins.op != TG_OP_MMA) continue;
     const std::string at = "instruction " + std::to_string(i) + " (MMA): ";
-    if (ins.arg0 < 0 || size_t(ins.arg0) >= units.size())
-      throw IRError(at + "matrix unit " + std::to_string(ins.arg0) + " is not declared (the target has " +
+    const int64_t index = ins.arg0 & 0xFFFFFFFF;
+    if (ins.arg0 < 0 || size_t(index) >= units.size())
+      throw IRError(at + "matrix unit " + std::to_string(index) + " is not declared (the target has " +
                         std::to_string(units.size()) + ")",
                     int64_t(i));
-    const tg_matrix_unit& u = units[size_t(ins.arg0)];
+    const tg_matrix_unit& u = units[size_t(index)];
+    const bool local = ir.instructions[ins.src[0]].is_pointer();
+    if (local != matrix_local(u))
+      throw IRError(at + "unit " + std::to_string(index) + " (" + matrix_unit_name(u) + ") reads A and B " +
+                        (matrix_local(u) ? "from local memory (INDEXes), not from values"
+                                         : "as values, not from local memory"),
+                    int64_t(i));
+    if (local) {
+      for (size_t k = 0; k < 2; ++k)
+        if (tg_dtype want = k ? u.b_dtype : u.a_dtype; ir.instructions[ins.src[k]].dtype != want)
+          throw IRError(at + "unit " + std::to_string(index) + " (" + matrix_unit_name(u) + ") reads " +
+                            "AB"[k] + " as " + dtype_name(want) + " from local memory",
+                        int64_t(i));
+      const MatrixStrides st = matrix_strides_unpack(ins.arg1);
+      const MatrixElement ea = atom_extent(u.a_atom), eb = atom_extent(u.b_atom);
+      // a stride is needed where the operand spans more than one atom along that axis
+      const std::pair<int64_t, bool> need[] = {{st.a_row, int(u.m) > ea.row},
+                                               {st.a_col, int(u.k) > ea.col},
+                                               {st.b_row, int(u.k) > eb.row},
+                                               {st.b_col, int(u.n) > eb.col}};
+      const int64_t atoms[] = {int64_t(1) << u.a_atom.offset_bits, int64_t(1) << u.a_atom.offset_bits,
+                               int64_t(1) << u.b_atom.offset_bits, int64_t(1) << u.b_atom.offset_bits};
+      for (size_t k = 0; k < 4; ++k)
+        if (need[k].second && (need[k].first == 0 || need[k].first % atoms[k] != 0))
+          throw IRError(at + "unit " + std::to_string(index) + " (" + matrix_unit_name(u) +
+                            "): atom stride " + std::to_string(k) + " is " + std::to_string(need[k].first) +
+                            " elements, not a nonzero multiple of the atom (" + std::to_string(atoms[k]) +
+                            ")",
+                        int64_t(i));
+    }
     const tg_matrix_layout* layouts[] = {&u.a, &u.b, &u.c};
     const tg_dtype dtypes[] = {u.a_dtype, u.b_dtype, u.c_dtype};
-    for (size_t k = 0; k < 3; ++k) {
+    for (size_t k = local ? 2 : 0; k < 3; ++k) {
       const Instruction& src = ir.instructions[ins.src[k]];
       const uint32_t lanes = 1u << layouts[k]->element_bits;
       if (src.dtype != dtypes[k] || src.vcount != lanes)
@@ -208,8 +238,9 @@ void validate_kernel_ir(KernelIR& ir) {
     if (!info->has_value && (ins.dtype != TG_DTYPE_VOID || ins.vcount != 1))
       fail("has no value: dtype must be void");
     bool value_op = ins.op >= TG_OP_VECTORIZE;
-    if (value_op) { // WGMMA's A and B are pointers into local memory (checked below)
-      for (int k = ins.op == TG_OP_WGMMA ? 2 : 0; k < n; ++k)
+    if (value_op) { // WGMMA's A and B, and a local-memory MMA's, are pointers into local memory (below)
+      const bool local_operands = ins.op == TG_OP_WGMMA || (ins.op == TG_OP_MMA && src_is_ptr(0));
+      for (int k = local_operands ? 2 : 0; k < n; ++k)
         if (src_is_ptr(k)) fail("source " + std::to_string(k) + " is a pointer, expected a value");
     }
     // A value made inside a RANGE or IF is gone once that scope closes.
@@ -373,10 +404,25 @@ void validate_kernel_ir(KernelIR& ir) {
              std::to_string(shape->c_lanes) + " lanes (A/B/C), the result " + std::to_string(shape->c_lanes));
       break;
     }
-    case TG_OP_MMA: // the unit's lanes and dtypes are checked by the plugin that declared it (check_mma)
-      if (ins.arg0 < 0 || ins.arg0 > INT32_MAX) fail("matrix unit index " + std::to_string(ins.arg0));
+    case TG_OP_MMA: { // the unit's lanes and dtypes are checked by the plugin that declared it (check_mma)
+      const int64_t unit = ins.arg0 & 0xFFFFFFFF, flags = ins.arg0 & ~int64_t(0xFFFFFFFF);
+      if (ins.arg0 < 0 || unit > INT32_MAX || (flags & ~TG_MMA_DEFER_READS) != 0)
+        fail("matrix unit index " + std::to_string(unit) + " with unknown flags " +
+             std::to_string(flags >> 32));
       if (src_dtype(2) != ins.dtype || src_vcount(2) != ins.vcount) fail("D has C's dtype and lanes");
+      const bool local = src_is_ptr(0) || src_is_ptr(1);
+      for (int k = 0; k < 2 && local; ++k)
+        if (src_op(k) != TG_OP_INDEX || !ins_list[ins.src[size_t(k)]].is_local())
+          fail(std::string(k == 0 ? "A" : "B") + " must be an INDEX into local memory, as the other one is");
+      if (!local && (flags != 0 || ins.arg1 != 0))
+        fail("flags and strides belong to a local-memory unit's MMA");
+      if ((flags & TG_MMA_DEFER_READS) &&
+          std::none_of(open_scopes.begin(), open_scopes.end(),
+                       [&](size_t sc) { return ins_list[sc].op == TG_OP_RANGE; }))
+        fail("deferred reads (TG_MMA_DEFER_READS) outside a RANGE (its reads would have no loop end to "
+             "finish by)");
       break;
+    }
     case TG_OP_WGMMA: {
       const auto shape = wgmma_shape(wgmma_shape_code(ins.arg0));
       if (!shape) fail("unknown WGMMA shape " + std::to_string(ins.arg0));
@@ -657,8 +703,8 @@ KernelBuilder::Ref KernelBuilder::wmma(Ref a, Ref b, Ref c, int64_t shape) {
 KernelBuilder::Ref KernelBuilder::wgmma(Ref a, Ref b, Ref c, int64_t shape, int64_t strides) {
   return emit({TG_OP_WGMMA, at(c).dtype, 0, at(c).vcount, shape, strides, {a, b, c}});
 }
-KernelBuilder::Ref KernelBuilder::mma(Ref a, Ref b, Ref c, int64_t unit) {
-  return emit({TG_OP_MMA, at(c).dtype, 0, at(c).vcount, unit, 0, {a, b, c}});
+KernelBuilder::Ref KernelBuilder::mma(Ref a, Ref b, Ref c, int64_t unit, int64_t strides) {
+  return emit({TG_OP_MMA, at(c).dtype, 0, at(c).vcount, unit, strides, {a, b, c}});
 }
 KernelBuilder::Ref KernelBuilder::gep(Ref vector, uint16_t lane) {
   return emit({TG_OP_GEP, at(vector).dtype, 0, 1, lane, 0, {vector}});

@@ -1,5 +1,7 @@
 #include <tg/sdk/wmma.hpp>
 
+#include <vector>
+
 namespace tg::sdk {
 
 std::optional<WmmaShape> wmma_shape(int64_t code) {
@@ -77,6 +79,67 @@ std::string wgmma_swizzle_start_error(int64_t arg0, int operand, uint64_t base) 
 MatrixElement wgmma_c_element(int64_t, int item, int i) {
   const int w = item / 32, g = item % 32 / 4, q = item % 4;
   return {16 * w + g + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * q + i % 2};
+}
+
+tg_matrix_unit wgmma_unit(int n, tg_dtype input, int64_t layout_flags) {
+  const bool swizzle = (layout_flags & kWgmmaSwizzle128) != 0,
+             b_n_major = (layout_flags & kWgmmaBNMajor) != 0;
+  // A (row m, col k) K-major: 8 k of a row are 16 bytes, then the next row; swizzled, 64 k of a row
+  // (128 bytes), rows 8 at a time with chunk (k / 8) XOR row.
+  const tg_matrix_atom a =
+      swizzle ? matrix_atom({{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 16}, {0, 32}, {1, 8}, {2, 16}, {4, 32}})
+              : matrix_atom({{0, 1}, {0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}});
+  // B (row k, col n): K-major as A with the axes swapped; n-major with n along the 16-byte rows.
+  tg_matrix_atom b{};
+  if (b_n_major)
+    b = swizzle ? matrix_atom({{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 16}, {0, 32}, {1, 8}, {2, 16}, {4, 32}})
+                : matrix_atom({{0, 1}, {0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}});
+  else
+    b = swizzle ? matrix_atom({{1, 0}, {2, 0}, {4, 0}, {8, 0}, {16, 0}, {32, 0}, {8, 1}, {16, 2}, {32, 4}})
+                : matrix_atom({{1, 0}, {2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}});
+  // C: work item t = 32w + 4g + q, lane i (wgmma_c_element)
+  std::vector<MatrixElement> lanes{{0, 1}, {8, 0}};
+  for (int col = 8; col < n; col *= 2) lanes.push_back({0, col});
+  tg_matrix_layout c = matrix_layout({{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}, {16, 0}, {32, 0}}, {});
+  c.element_bits = uint32_t(lanes.size());
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    c.element_row[i] = uint16_t(lanes[i].row);
+    c.element_col[i] = uint16_t(lanes[i].col);
+  }
+  const std::string name = "wgmma.m64n" + std::to_string(n) + "k16." +
+                           (input == TG_DTYPE_BFLOAT16 ? "bf16" : "f16") + (swizzle ? ".sw128" : "") +
+                           (b_n_major ? ".bn" : "");
+  return matrix_unit_local(name, 64, uint32_t(n), 16, 7, input, input, TG_DTYPE_FLOAT32, a, b, c);
+}
+
+std::vector<tg_matrix_unit> wgmma_units() {
+  const int64_t sw = kWgmmaSwizzle128, bn = kWgmmaBNMajor;
+  const std::pair<int, int64_t> order[] = {{256, sw | bn}, {128, sw | bn}, {128, sw}, {128, bn},
+                                           {128, 0},       {64, sw | bn},  {64, sw},  {64, bn},
+                                           {64, 0},        {256, sw},      {256, bn}, {256, 0}};
+  std::vector<tg_matrix_unit> out;
+  for (const auto& [n, flags] : order)
+    for (tg_dtype input : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) out.push_back(wgmma_unit(n, input, flags));
+  return out;
+}
+
+int64_t wgmma_unit_flags(const tg_matrix_unit& u) {
+  const std::string name = matrix_unit_name(u);
+  if (name.rfind("wgmma.m64n", 0) != 0 || !matrix_local(u)) return -1;
+  const bool swizzle = name.find(".sw128") != std::string::npos;
+  const bool b_n_major = name.size() >= 3 && name.compare(name.size() - 3, 3, ".bn") == 0;
+  return (swizzle ? kWgmmaSwizzle128 : 0) | (b_n_major ? kWgmmaBNMajor : 0);
+}
+
+int64_t wgmma_strides(int64_t layout_flags, const MatrixStrides& s) {
+  const bool swizzle = (layout_flags & kWgmmaSwizzle128) != 0,
+             b_n_major = (layout_flags & kWgmmaBNMajor) != 0;
+  WgmmaStrides w;
+  w.a_m = 2 * s.a_row;
+  w.a_k = swizzle ? 16 : 2 * s.a_col;
+  w.b_k = swizzle && !b_n_major ? 16 : 2 * s.b_row;
+  w.b_n = 2 * s.b_col;
+  return wgmma_pack(w);
 }
 
 bool wgmma_input_dtype(int64_t code, tg_dtype dt) {

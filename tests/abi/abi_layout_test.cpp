@@ -156,7 +156,7 @@ BOOST_AUTO_TEST_CASE(tg_matrix_unit_layout) { // 1.4
   GOLDEN(tg_matrix_layout, item_col, 24);
   GOLDEN(tg_matrix_layout, element_row, 40);
   GOLDEN(tg_matrix_layout, element_col, 56);
-  GOLDEN_SIZE(tg_matrix_unit, 288);
+  GOLDEN_SIZE(tg_matrix_unit, 432); // 288 in 1.4
   GOLDEN(tg_matrix_unit, struct_size, 0);
   GOLDEN(tg_matrix_unit, name, 8);
   GOLDEN(tg_matrix_unit, m, 40);
@@ -170,6 +170,12 @@ BOOST_AUTO_TEST_CASE(tg_matrix_unit_layout) { // 1.4
   GOLDEN(tg_matrix_unit, a, 72);
   GOLDEN(tg_matrix_unit, b, 144);
   GOLDEN(tg_matrix_unit, c, 216);
+  GOLDEN(tg_matrix_unit, a_atom, 288); // 1.5
+  GOLDEN(tg_matrix_unit, b_atom, 360); // 1.5
+  GOLDEN_SIZE(tg_matrix_atom, 72);     // 1.5
+  GOLDEN(tg_matrix_atom, offset_bits, 0);
+  GOLDEN(tg_matrix_atom, row, 8);
+  GOLDEN(tg_matrix_atom, col, 40);
   BOOST_TEST(TG_OP_MMA == 74);
   BOOST_TEST(TG_IR_VERSION_MINOR_MMA == 3);
   BOOST_TEST(TG_MATRIX_MAX_BITS == 8);

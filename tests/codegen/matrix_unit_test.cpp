@@ -2,9 +2,12 @@
 // from the unit's description alone, for NVIDIA's mma.sync layout, a small unit over 4 work items
 // on a CPU-style device, a swizzled (XOR) layout and an int8 unit. Each kernel runs in the SDK's
 // interpreter, which executes MMA from the same description, against a double or integer matmul.
+// Then ABI 1.5's local-memory units in the SDK: atoms (atom_error, atom_offset), the warpgroup
+// shapes as units (wgmma_unit) against the IR 1.2 WGMMA byte layout, and check_mma on the local form.
 #include "tests/codegen/tc_check.hpp"
 
 #include <tg/sdk/matrix_unit.hpp>
+#include <tg/sdk/wmma.hpp>
 
 #include <cstring>
 #include <random>
@@ -237,3 +240,175 @@ BOOST_AUTO_TEST_CASE(an_int8_unit_takes_an_int8_matmul_summed_in_int32_and_nothi
                std::string::npos;
   });
 }
+
+// ---- ABI 1.5: atoms, the warpgroup shapes as local-memory units, check_mma on the local form ----
+
+namespace {
+
+using sdk::MatrixElement;
+using sdk::MatrixOperand;
+using sdk::MatrixStrides;
+
+std::string atom_why(std::initializer_list<MatrixElement> bits) {
+  return sdk::atom_error(sdk::matrix_atom(bits));
+}
+
+const int64_t kFlagSets[] = {0, sdk::kWgmmaBNMajor, sdk::kWgmmaSwizzle128,
+                             sdk::kWgmmaBNMajor | sdk::kWgmmaSwizzle128};
+
+// Tiles of the unit's A (m x k) and B (k x n), atoms stacked along rows first.
+MatrixStrides rows_first(const tg_matrix_unit& u) {
+  MatrixStrides s;
+  for (MatrixOperand op : {MatrixOperand::a, MatrixOperand::b}) {
+    const tg_matrix_atom& atom = sdk::matrix_atom(u, op);
+    const int64_t size = int64_t(1) << atom.offset_bits;
+    const int rows = sdk::matrix_extent(u, op).row, down = std::max(1, rows / sdk::atom_extent(atom).row);
+    (op == MatrixOperand::a ? s.a_row : s.b_row) = size;
+    (op == MatrixOperand::a ? s.a_col : s.b_col) = size * down;
+  }
+  return s;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(matrix_atoms)
+
+BOOST_AUTO_TEST_CASE(malformed_atoms_are_refused_with_the_reason) {
+  BOOST_TEST(atom_why({{0, 1}, {1, 0}, {1, 2}}) == ""); // 2 x 4, row bit 0 swizzles column bit 1
+  std::string why = atom_why({{1, 1}, {1, 1}});         // elements 1 and 2 both hold (1, 1)
+  BOOST_TEST(why.find("hold position (1, 1) twice (the map is not a bijection)") != std::string::npos, why);
+  tg_matrix_atom past = sdk::matrix_atom({{0, 1}, {1, 0}});
+  past.row[5] = 2;
+  why = sdk::atom_error(past);
+  BOOST_TEST(why.find("offset bit 5 has an entry but the atom holds 4 elements") != std::string::npos, why);
+  why = atom_why({{0, 1}, {0, 2}, {0, 3}}); // columns 0..3 from 8 elements
+  BOOST_TEST(why.find("do not span a 1x4 rectangle") != std::string::npos, why);
+  why = atom_why({{0, 1}, {0, 4}}); // columns up to 5: not a power of two
+  BOOST_TEST(why.find("do not span a 1x6 rectangle") != std::string::npos, why);
+  tg_matrix_atom big{};
+  big.offset_bits = 17;
+  why = sdk::atom_error(big);
+  BOOST_TEST(why.find("offset_bits 17 is above 16") != std::string::npos, why);
+}
+
+BOOST_AUTO_TEST_CASE(atom_offset_inverts_atom_element) {
+  std::vector<tg_matrix_atom> atoms{sdk::matrix_atom({{0, 1}, {1, 0}, {1, 2}}),
+                                    sdk::matrix_atom({{0, 1}, {0, 2}, {0, 4}, {1, 2}, {2, 4}}),
+                                    sdk::matrix_atom({{1, 1}, {0, 1}})};
+  for (int64_t flags : kFlagSets) {
+    const tg_matrix_unit u = sdk::wgmma_unit(64, TG_DTYPE_FLOAT16, flags);
+    atoms.push_back(u.a_atom);
+    atoms.push_back(u.b_atom);
+  }
+  for (size_t i = 0; i < atoms.size(); ++i) {
+    const tg_matrix_atom& atom = atoms[i];
+    BOOST_REQUIRE_MESSAGE(sdk::atom_error(atom).empty(), "atom " << i << ": " << sdk::atom_error(atom));
+    const MatrixElement ext = sdk::atom_extent(atom);
+    BOOST_TEST(int64_t(ext.row) * ext.col == int64_t(1) << atom.offset_bits, "atom " << i);
+    int bad = 0;
+    for (uint32_t o = 0; o < (1u << atom.offset_bits); ++o)
+      bad += sdk::atom_offset(atom, sdk::atom_element(atom, o)) != o;
+    for (int r = 0; r < ext.row; ++r)
+      for (int c = 0; c < ext.col; ++c)
+        bad += !(sdk::atom_element(atom, sdk::atom_offset(atom, {r, c})) == MatrixElement{r, c});
+    BOOST_TEST(bad == 0, "atom " << i);
+  }
+}
+
+// wgmma_unit's atoms at rows-first strides, read through matrix_local_index (elements of 2
+// bytes), land on the bytes the IR 1.2 WGMMA layout (wgmma_address) names for the same strides,
+// from starts at atoms and, swizzled K-major, at k-steps inside an atom's rows.
+BOOST_AUTO_TEST_CASE(warpgroup_units_reproduce_the_legacy_wgmma_byte_addresses) {
+  for (int n : {64, 128, 256})
+    for (int64_t flags : kFlagSets) {
+      const bool sw = (flags & sdk::kWgmmaSwizzle128) != 0, bn = (flags & sdk::kWgmmaBNMajor) != 0;
+      for (tg_dtype input : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) {
+        const tg_matrix_unit u = sdk::wgmma_unit(n, input, flags);
+        BOOST_TEST(sdk::matrix_unit_error(u) == "", sdk::matrix_unit_name(u));
+        BOOST_TEST(sdk::wgmma_unit_flags(u) == flags, sdk::matrix_unit_name(u));
+        BOOST_TEST((u.a_dtype == input && u.b_dtype == input && u.c_dtype == TG_DTYPE_FLOAT32));
+      }
+      const tg_matrix_unit u = sdk::wgmma_unit(n, TG_DTYPE_FLOAT16, flags);
+      BOOST_TEST_CONTEXT(sdk::matrix_unit_name(u)) {
+        const MatrixStrides s = rows_first(u);
+        // the legacy encoding: bytes, and a swizzled K-major operand's k stride is its 16-byte chunks
+        const sdk::WgmmaStrides w{sw ? 16 : 2 * s.a_col, 2 * s.a_row, sw && !bn ? 16 : 2 * s.b_row,
+                                  2 * s.b_col};
+        BOOST_TEST(sdk::wgmma_strides(flags, s) == sdk::wgmma_pack(w));
+        if (!sw) BOOST_TEST((s.a_row == 64 && s.a_col == 512));
+        if (sw) BOOST_TEST((s.a_row == 512 && s.a_col == 4096));
+        if (sw && bn) BOOST_TEST((s.b_row == 512 && s.b_col == 1024));
+        const int64_t arg0 = sdk::wgmma_code(n) | flags;
+        const std::vector<uint64_t> a_starts =
+            sw ? std::vector<uint64_t>{0, 32, 64, 96, 2048 + 32} : std::vector<uint64_t>{0, 128, 4096};
+        const std::vector<uint64_t> b_starts = !sw  ? std::vector<uint64_t>{0, 256, 8192}
+                                               : bn ? std::vector<uint64_t>{0, 1024, 8192}
+                                                    : std::vector<uint64_t>{0, 32, 96, 4096 + 64};
+        for (int operand = 0; operand < 2; ++operand)
+          for (uint64_t start : operand == 0 ? a_starts : b_starts) {
+            BOOST_REQUIRE(sdk::wgmma_swizzle_start_error(arg0, operand, start).empty());
+            const MatrixOperand op = operand == 0 ? MatrixOperand::a : MatrixOperand::b;
+            int bad = 0;
+            std::string first;
+            for (int row = 0; row < (operand == 0 ? 64 : n); ++row) // m for A, n for B
+              for (int kk = 0; kk < 16; ++kk) {
+                const uint64_t legacy = sdk::wgmma_address(arg0, w, operand, start, row, kk);
+                const uint64_t element = operand == 0 ? sdk::matrix_local_index(u, op, s, start / 2, row, kk)
+                                                      : sdk::matrix_local_index(u, op, s, start / 2, kk, row);
+                if (2 * element == legacy) continue;
+                if (bad++ == 0)
+                  first = std::to_string(row) + ", k " + std::to_string(kk) + ": byte " +
+                          std::to_string(2 * element) + ", legacy " + std::to_string(legacy);
+              }
+            BOOST_TEST(bad == 0, "AB"[operand] << " from byte " << start << ": " << bad
+                                               << " differ, first row " << first);
+          }
+        int c_bad = 0; // C is WGMMA's per-item lanes
+        for (int t = 0; t < 128; ++t)
+          for (int i = 0; i < n / 2; ++i)
+            c_bad +=
+                !(sdk::matrix_element(u.c, uint32_t(t), uint32_t(i)) == sdk::wgmma_c_element(arg0, t, i));
+        BOOST_TEST(c_bad == 0);
+      }
+    }
+}
+
+// check_mma on the local form: the operands must be INDEXes into local memory of the unit's
+// dtypes, and a stride along an axis the tile spans several atoms of a nonzero multiple of the atom.
+BOOST_AUTO_TEST_CASE(check_mma_refuses_what_a_local_unit_cannot_read) {
+  const std::vector<tg_matrix_unit> units{sdk::wgmma_unit(64, TG_DTYPE_FLOAT16, 0)}; // 8 x 8 atoms of 64
+  const MatrixStrides good{64, 512, 64, 128};
+  auto check = [&](tg_dtype local_dtype, const MatrixStrides& s, bool registers) -> std::string {
+    sdk::KernelBuilder k("local_mma");
+    const auto la = k.local(8192, local_dtype), lb = k.local(8192, local_dtype);
+    const std::vector<sdk::KernelBuilder::Ref> zeros(32, k.f32(0));
+    const auto c = k.vectorize(zeros);
+    const auto d =
+        registers ? k.mma(k.const_float(TG_DTYPE_FLOAT16, 1), k.const_float(TG_DTYPE_FLOAT16, 1), c, 0)
+                  : k.mma(k.index(la, k.i32(0)), k.index(lb, k.i32(0)), c, 0, sdk::matrix_strides_pack(s));
+    k.store(k.index(la, k.i32(0)), k.cast(k.gep(d, 0), local_dtype));
+    try {
+      sdk::check_mma(sdk::parse_kernel_ir(k.serialize()), units);
+    } catch (const sdk::IRError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  BOOST_TEST(check(TG_DTYPE_FLOAT16, good, false) == "");
+  std::string why = check(TG_DTYPE_FLOAT16, good, true);
+  BOOST_TEST(why.find("(wgmma.m64n64k16.f16) reads A and B from local memory (INDEXes), not from values") !=
+                 std::string::npos,
+             why);
+  why = check(TG_DTYPE_FLOAT32, good, false);
+  BOOST_TEST(why.find("reads A as float16 from local memory") != std::string::npos, why);
+  why = check(TG_DTYPE_FLOAT16, MatrixStrides{32, 512, 64, 128}, false);
+  BOOST_TEST(why.find("atom stride 0 is 32 elements, not a nonzero multiple of the atom (64)") !=
+                 std::string::npos,
+             why);
+  why = check(TG_DTYPE_FLOAT16, MatrixStrides{64, 512, 64, 100}, false);
+  BOOST_TEST(why.find("atom stride 3 is 100 elements") != std::string::npos, why);
+  why = check(TG_DTYPE_FLOAT16, MatrixStrides{64, 0, 64, 128}, false); // k = 16 spans 2 atoms of 8
+  BOOST_TEST(why.find("atom stride 1 is 0 elements") != std::string::npos, why);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,5 @@
 // Helpers of the tensor-core tests (tensor_core_test.cpp: WMMA and the TC opt; wgmma_test.cpp: IR 1.2
-// WGMMA and the TCWG opt): matmuls lowered from tensor expressions over placeholder buffers for an
+// WGMMA and the warpgroup units): matmuls lowered from tensor expressions over placeholder buffers for an
 // sm_90-like device, run in the SDK's reference interpreter and compared with a double matmul.
 #pragma once
 

@@ -3,7 +3,8 @@
 // warp (tg/sdk/wmma.hpp's layout) and the result is compared with a double-precision matmul of the
 // same inputs; the IR round-trips and says 1.1; the CUDA renderer's mma.sync compiles for sm_90 with
 // NVRTC (where the toolkit was found); a device without the feature never gets the op. The
-// warpgroup op (IR 1.2 WGMMA, the TCWG opt) is in wgmma_test.cpp, the shared helpers in tc_check.hpp.
+// warpgroup op (IR 1.2 WGMMA, and as a declared local-memory unit) is in wgmma_test.cpp, the shared helpers
+// in tc_check.hpp.
 #include "tc_check.hpp"
 
 #include <tg/sdk/render/render.hpp>
@@ -309,8 +310,8 @@ BOOST_AUTO_TEST_CASE(staged_tc_tiles_are_double_buffered) {
 }
 
 // On a device with tensor cores (TG_DEVICE=CUDA on the GPU machine; elsewhere this case only says
-// so): float16/bfloat16 matmuls through the heuristic's TC (or TCWG) against a double matmul on the
-// host.
+// so): float16/bfloat16 matmuls through the heuristic's TC (mma.sync or the warpgroup unit) against a double
+// matmul on the host.
 BOOST_AUTO_TEST_CASE(tc_matmul_on_the_device_matches_a_double_reference) {
   const char* device = std::getenv("TG_DEVICE");
   if (!device || std::string(device) != "CUDA") {
@@ -318,8 +319,8 @@ BOOST_AUTO_TEST_CASE(tc_matmul_on_the_device_matches_a_double_reference) {
     return;
   }
   for (DType dt : {dtypes::float16, dtypes::bfloat16})
-    // 2048x128x2304: 144 blocks of 128x256, enough for TCWG on Hopper (64 k per tile, 4 sets, two
-    // tiles ahead: the loop's copies wrap); 2048x640x2304: 10 tiles, every set reused
+    // 2048x128x2304: 144 blocks of 128x256, enough for the warpgroup unit on Hopper (64 k per tile, 4 sets,
+    // two tiles ahead: the loop's copies wrap); 2048x640x2304: 10 tiles, every set reused
     for (auto [m, k, n] : {std::array<int64_t, 3>{64, 48, 32},
                            {256, 512, 128},
                            {1024, 1024, 1024},

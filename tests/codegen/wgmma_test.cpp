@@ -1,9 +1,10 @@
-// Hopper's warpgroup op (kernel IR 1.2 WGMMA) and the TCWG opt that puts the core's matmul on it:
-// a hand-built WGMMA program (tools/conform/wgmma_kernel.hpp) and lowered TCWG matmuls run in the
-// SDK's reference interpreter against a double matmul, in every tile layout (core matrices,
-// 128-byte swizzled, B k- or n-major) and with deferred reads; the IR says 1.2 and a 1.1 reader
-// refuses it; the CUDA source compiles for sm_90a with NVRTC (where the toolkit was found) without
-// ptxas serializing the wgmmas. Part of the tensor_core_test binary (tensor_core_test.cpp: WMMA).
+// Hopper's warpgroup op (kernel IR 1.2 WGMMA) and the core's matmul on it through the TC opt with a
+// local-memory unit (sdk::wgmma_units): a hand-built WGMMA program (tools/conform/wgmma_kernel.hpp)
+// and lowered matmuls run in the SDK's reference interpreter against a double matmul, in every tile
+// layout (core matrices, 128-byte swizzled, B k- or n-major) and with deferred reads; the IR says
+// 1.2 (1.3 as MMA where the plugin declares the units) and a 1.1 reader refuses it; the CUDA source
+// compiles for sm_90a with NVRTC (where the toolkit was found) without ptxas serializing the wgmmas.
+// Part of the tensor_core_test binary (tensor_core_test.cpp: WMMA).
 #include "tc_check.hpp"
 
 #include <tg/sdk/render/render.hpp>
@@ -234,44 +235,65 @@ BOOST_AUTO_TEST_CASE(cuda_renders_wgmma_that_nvrtc_compiles_for_sm_90a) {
   }
 }
 
-// ---- the TCWG opt: the core's matmul on the warpgroup op ----
+// ---- the core's matmul on the warpgroup op: a local-memory matrix unit ----
 
 namespace {
-LowerOptions hopper() { // gpu(true) on a device that names the warpgroup shapes (sm_90a)
+// gpu(true) on a device whose 1.2/1.3 plugin names the warpgroup shapes (sm_90a): the host's
+// descriptions of IR 1.2 WGMMA (sdk::wgmma_units) after the two mma.sync ones, emitted as WGMMA;
+// without `swizzle` or `b_n_major` the units of those layouts are left out.
+LowerOptions hopper(bool swizzle = true, bool b_n_major = true) {
   LowerOptions o = gpu(true);
-  o.warpgroup_mma = true;
+  for (const tg_matrix_unit& u : sdk::wgmma_units()) {
+    const int64_t flags = sdk::wgmma_unit_flags(u);
+    if ((!swizzle && (flags & sdk::kWgmmaSwizzle128)) || (!b_n_major && (flags & sdk::kWgmmaBNMajor)))
+      continue;
+    o.matrix_units.push_back({u, sdk::wgmma_code(int(u.n)), false, flags});
+  }
   o.buffer_alignment = 16; // A's copy as 16-byte chunks, reordered by rows (lower_stage.cpp)
-  o.compute_units = 1;     // the heuristic takes TCWG only with a block per compute unit
+  o.compute_units = 1;     // the heuristic takes a local-memory unit only with a block per compute unit
   return o;
+}
+
+// The name sdk::wgmma_unit gives that unit.
+std::string wg_name(int n, DType dt, bool swizzle, bool b_n_major) {
+  return "wgmma.m64n" + std::to_string(n) + "k16." + (dt == dtypes::bfloat16 ? "bf16" : "f16") +
+         (swizzle ? ".sw128" : "") + (b_n_major ? ".bn" : "");
+}
+
+// "TC(axis,i)" for the unit of o named `name`.
+std::string tc_of(const LowerOptions& o, int axis, const std::string& name) {
+  for (size_t i = 0; i < o.matrix_units.size(); ++i)
+    if (sdk::matrix_unit_name(o.matrix_units[i].unit) == name)
+      return "TC(" + std::to_string(axis) + "," + std::to_string(i) + ")";
+  BOOST_FAIL("no unit " + name);
+  return "";
+}
+int64_t tc_index(const LowerOptions& o, const std::string& name) {
+  const std::string t = tc_of(o, 0, name);
+  return std::stoll(t.substr(5, t.size() - 6));
 }
 } // namespace
 
-// The heuristic picks TCWG on such a device (2 warpgroups of 64x128, 32 k per tile, tiles in the
-// core-matrix layout, double-buffered); the interpreter's result matches a double matmul; the IR
-// says 1.2; an explicit TCWG without STAGE is refused with the reason, and so is TCWG on a device
-// without the shapes; the CUDA source compiles for sm_90a with NVRTC and holds one wgmma run (one
-// fence, one commit/wait) per tile step.
-// Where three sets of TCWG tiles fit the device's opt-in maximum (CUDA's dynamic shared memory:
-// 3 x 24 KiB for the 128x256 block), the WGMMAs defer their reads (kWgmmaDeferReads): the
+// Where three sets of tiles of the warpgroup unit fit the device's opt-in maximum (CUDA's dynamic shared
+// memory: 3 x 24 KiB for the 128x256 block), the WGMMAs defer their reads (kWgmmaDeferReads): the
 // interpreter, which fails a store into a tile a deferred WGMMA may still read, runs the kernel to
 // a double reference's result; the CUDA source waits with wait_group 1 after each run and
 // wait_group 0 after the tile loop, in dynamic shared memory, and compiles for sm_90a without
 // ptxas serializing the wgmmas. Within 48 KiB (two sets) nothing changes.
-// With wgmma_b_n_major (off by default) B's tile is n-major (kWgmmaBNMajor) and both copies are
-// 16-byte rows, rendered as cp.async and issued before the step's WGMMA run; without it B stays
-// k-major (its transposed register copy) and the source has no cp.async.
-BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
-  LowerOptions big = hopper();
-  big.max_local_memory_bytes = 232448; // an H100/H200's opt-in maximum
+// With the n-major units (B's n axis is contiguous, so they agree with it) B's tile is n-major
+// (kWgmmaBNMajor) and both copies are 16-byte rows, rendered as cp.async and issued before the
+// step's WGMMA run; with those units left out B stays k-major (its transposed register copy) and
+// the source has no cp.async.
+BOOST_AUTO_TEST_CASE(warpgroup_three_sets_defer_wgmma_reads) {
   for (bool bn : {false, true})
     for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
       const Matmul wide = matmul(256, 160, 512, dt); // 5 tiles of 32 k: every set is reused
-      LowerOptions o = big;
-      o.wgmma_b_n_major = bn;
+      LowerOptions o = hopper(true, bn);
+      o.max_local_memory_bytes = 232448; // an H100/H200's opt-in maximum
       const Lowered l = lower(wide, o);
       BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts << (bn ? " B n-major" : "")) {
-        BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") !=
-                   std::string::npos);
+        BOOST_TEST(l.kernel.opts.find("[" + tc_of(o, 2, wg_name(128, dt, false, bn)) +
+                                      ", LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") != std::string::npos);
         const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
         int deferred = 0, locals = 0, n_major = 0, vector_loads = 0;
         for (const auto& ins : ir.instructions) {
@@ -305,29 +327,32 @@ BOOST_AUTO_TEST_CASE(tcwg_three_sets_defer_wgmma_reads) {
         BOOST_TEST(src.text.find("wgmma.wait_group.sync.aligned 0;") == loop_end); // no other wait for all
         // ptxas serializes where a run's D is read before its wait (checked by hand with nvcc 13.0:
         // a read of D after wait_group 1 gets the note, this source none)
-        expect_pipelined_wgmma(src.text, "tcwg3.cu");
+        expect_pipelined_wgmma(src.text, "warpgroup3.cu");
       }
     }
+  LowerOptions big = hopper();
+  big.max_local_memory_bytes = 232448;
   { // k a multiple of 64: the heuristic takes 64 k per tile (3 x 48 KiB); swizzled, B n-major (the
-    // defaults): 2x1 warpgroups of 64x256, else 2x2 of 64x128
+    // first units): 2x1 warpgroups of 64x256; without the swizzled units 2x2 of 64x128
     const Matmul deep = matmul(256, 320, 512, dtypes::float16);
     const Lowered l = lower(deep, big);
-    BOOST_TEST(l.kernel.opts.find("[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]") != std::string::npos,
+    BOOST_TEST(l.kernel.opts.find("[" + tc_of(big, 2, wg_name(256, dtypes::float16, true, true)) +
+                                  ", LOCAL(0,2), STAGE(2,4)]") != std::string::npos,
                l.kernel.opts);
-    LowerOptions plain = big;
-    plain.wgmma_swizzle = false;
-    BOOST_TEST(lower(deep, plain).kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") !=
-               std::string::npos);
+    LowerOptions plain = hopper(false);
+    plain.max_local_memory_bytes = 232448;
+    BOOST_TEST(lower(deep, plain)
+                   .kernel.opts.find("[" + tc_of(plain, 2, wg_name(128, dtypes::float16, false, true)) +
+                                     ", LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") != std::string::npos);
     BOOST_TEST(run_error(deep, l) < 2e-3);
     const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
     BOOST_TEST(src.dynamic_local_bytes == uint32_t(3 * (128 + 256) * 64 * 2));
   }
-  { // fewer 128x256 blocks than compute units: the mma.sync list (each TCWG block takes an SM)
+  { // fewer 128x256 blocks than compute units: the mma.sync list (each warpgroup block takes an SM)
     LowerOptions wide_gpu = big;
     wide_gpu.compute_units = 132;
     const Lowered l = lower(matmul(256, 320, 512, dtypes::float16), wide_gpu);
-    BOOST_TEST(l.kernel.opts.find("TCWG") == std::string::npos, l.kernel.opts);
-    BOOST_TEST(l.kernel.opts.find("TC(") != std::string::npos, l.kernel.opts);
+    BOOST_TEST(l.kernel.opts.find("[TC(2,0), ") != std::string::npos, l.kernel.opts);
   }
   const Lowered two = lower(matmul(256, 160, 512, dtypes::float16), hopper()); // 48 KiB: two sets
   for (const auto& ins : sdk::parse_kernel_ir(two.ir).instructions)
@@ -389,27 +414,27 @@ BOOST_AUTO_TEST_CASE(interpreter_checks_deferred_wgmma_reads) {
   });
 }
 
-// With wgmma_swizzle, a TCWG matmul of 64 k per tile stages both tiles 128-byte swizzled
+// On the swizzled units, a warpgroup matmul of 64 k per tile stages both tiles 128-byte swizzled
 // (kWgmmaSwizzle128 on every WGMMA): its copies stay 16-byte stores (A's rows, B's transposed
 // copy or, n-major, its rows), the interpreter, reading at the swizzled positions, gives a double
 // reference's result, and the CUDA source (descriptors of layout type 1, dynamic shared memory
 // aligned to 1024 bytes) compiles for sm_90a. With 32 k per tile (no 128-byte rows) nothing is
 // swizzled.
-BOOST_AUTO_TEST_CASE(tcwg_swizzled_tiles_match_a_double_reference) {
+BOOST_AUTO_TEST_CASE(warpgroup_swizzled_tiles_match_a_double_reference) {
   LowerOptions big = hopper();
   big.max_local_memory_bytes = 232448;
-  big.wgmma_swizzle = true;
   for (bool bn : {false, true})
     for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
       const Matmul deep = matmul(256, 320, 512, dt); // 5 tiles of 64 k: every set reused
-      LowerOptions o = big;
-      o.wgmma_b_n_major = bn;
+      LowerOptions o = hopper(true, bn);
+      o.max_local_memory_bytes = 232448;
       const Lowered l = lower(deep, o);
       BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts << (bn ? " B n-major" : "")) {
         // B n-major: 2x1 warpgroups of 64x256 (heuristic.cpp), else 2x2 of 64x128; the same block
-        BOOST_TEST(l.kernel.opts.find(bn ? "[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]"
-                                         : "[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") !=
-                   std::string::npos);
+        BOOST_TEST(l.kernel.opts.find(bn ? "[" + tc_of(o, 2, wg_name(256, dt, true, true)) +
+                                               ", LOCAL(0,2), STAGE(2,4)]"
+                                         : "[" + tc_of(o, 2, wg_name(128, dt, true, false)) +
+                                               ", LOCAL(0,2), LOCAL(1,2), STAGE(2,4)]") != std::string::npos);
         const int per_thread = bn ? 2 : 1; // 256 threads, else 512
         const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
         int swizzled = 0, wgmmas = 0, stores16 = 0, loads16 = 0;
@@ -434,7 +459,7 @@ BOOST_AUTO_TEST_CASE(tcwg_swizzled_tiles_match_a_double_reference) {
         // pipelined. (B k-major in float16, by a transposed register copy, gets ptxas's C7514
         // "wgmma.mma_async instructions are serialized" with or without the swizzle, 124-128
         // registers; bfloat16 does not.)
-        expect_pipelined_wgmma(src.text, "tcwg_swz.cu", bn);
+        expect_pipelined_wgmma(src.text, "warpgroup_swz.cu", bn);
       }
     }
   const Lowered shallow = lower(matmul(256, 160, 512, dtypes::float16), big); // 32 k per tile
@@ -444,16 +469,16 @@ BOOST_AUTO_TEST_CASE(tcwg_swizzled_tiles_match_a_double_reference) {
 }
 
 // On a device that moves 16-byte copies without registers (async_local_copies: CUDA's cp.async),
-// the swizzled n-major TCWG kernel copies tcwg_prefetch = 2 tiles ahead in four sets (4 x 48 KiB
+// the swizzled n-major warpgroup kernel copies stage_prefetch = 2 tiles ahead in four sets (4 x 48 KiB
 // fit an H100/H200's opt-in maximum): the prologue copies tiles 0 and 1 with a BARRIER between
 // them, and the prologue's and each step's BARRIER let one copy group stay in flight (arg0 1; the
 // other barriers keep 0). The interpreter, which fails a store into a set a deferred WGMMA may
 // still read, runs it to a double reference's result over 5 tiles (every set reused) and over 2
 // (the loop's copies wrap to tiles 0 and 1); the CUDA source commits a group and waits with
 // cp.async.wait_group 1 at those two barriers and compiles for sm_90a without serialized wgmmas.
-// tcwg_prefetch 1, or no async copies, or an opt-in maximum that holds only three sets, keeps
-// the three-set kernel (no BARRIER arg; its numerics: tcwg_swizzled_tiles_match_a_double_reference).
-BOOST_AUTO_TEST_CASE(tcwg_copies_two_tiles_ahead_in_four_sets) {
+// stage_prefetch 1, or no async copies, or an opt-in maximum that holds only three sets, keeps
+// the three-set kernel (no BARRIER arg; its numerics: warpgroup_swizzled_tiles_match_a_double_reference).
+BOOST_AUTO_TEST_CASE(warpgroup_copies_two_tiles_ahead_in_four_sets) {
   LowerOptions big = hopper();
   big.max_local_memory_bytes = 232448;
   big.async_local_copies = true;
@@ -464,7 +489,8 @@ BOOST_AUTO_TEST_CASE(tcwg_copies_two_tiles_ahead_in_four_sets) {
     const Matmul deep = matmul(256, k, 512, dt);
     const Lowered l = lower(deep, big);
     BOOST_TEST_CONTEXT(dt.name() << " k " << k << " " << l.kernel.opts) {
-      BOOST_TEST(l.kernel.opts.find("[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]") != std::string::npos);
+      BOOST_TEST(l.kernel.opts.find("[" + tc_of(big, 2, wg_name(256, dt, true, true)) +
+                                    ", LOCAL(0,2), STAGE(2,4)]") != std::string::npos);
       const sdk::KernelIR ir = sdk::parse_kernel_ir(l.ir);
       std::vector<int64_t> barriers;
       int stores16 = 0, deferred = 0;
@@ -485,12 +511,12 @@ BOOST_AUTO_TEST_CASE(tcwg_copies_two_tiles_ahead_in_four_sets) {
       BOOST_TEST(count("cp.async.commit_group;\\ncp.async.wait_group 1;") == 2u, src.text);
       BOOST_TEST(count("cp.async.wait_all;") == 0u);
       BOOST_TEST(count("cp.async.cg.shared.global") == 3u * (4 + 8), src.text);
-      expect_pipelined_wgmma(src.text, "tcwg4.cu");
+      expect_pipelined_wgmma(src.text, "warpgroup4.cu");
     }
   }
   const Matmul deep = matmul(256, 320, 512, dtypes::float16);
   LowerOptions one = big, sync = big, small = big;
-  one.tcwg_prefetch = 1;
+  one.stage_prefetch = 1;
   sync.async_local_copies = false;
   small.max_local_memory_bytes = uint64_t(4 * set_bytes - 16);
   for (const LowerOptions* o : {&one, &sync, &small}) {
@@ -507,29 +533,31 @@ BOOST_AUTO_TEST_CASE(tcwg_copies_two_tiles_ahead_in_four_sets) {
 // every wgmma of it (C7514) until the CUDA renderer unrolled the loop twice (loop_pragma); the
 // tests above use 2-5 tiles, which ptxas unrolls whole and never serialized. 9 tiles (an odd
 // count: a remainder step after the unrolled pairs) and 16. Numerics of this kernel: above.
-BOOST_AUTO_TEST_CASE(tcwg_many_tiles_keep_wgmma_pipelined) {
+BOOST_AUTO_TEST_CASE(warpgroup_many_tiles_keep_wgmma_pipelined) {
   LowerOptions big = hopper();
   big.max_local_memory_bytes = 232448;
   big.async_local_copies = true;
   for (int64_t k : {576, 1024}) {
     const Lowered l = lower(matmul(256, k, 512, dtypes::float16), big);
     BOOST_TEST_CONTEXT("k " << k << " " << l.kernel.opts) {
-      BOOST_TEST(l.kernel.opts.find("[TCWG(2,256), LOCAL(0,2), STAGE(2,4)]") != std::string::npos);
+      BOOST_TEST(l.kernel.opts.find("[" + tc_of(big, 2, wg_name(256, dtypes::float16, true, true)) +
+                                    ", LOCAL(0,2), STAGE(2,4)]") != std::string::npos);
       const auto src = sdk::render::render(sdk::render::Dialect::cuda, sdk::parse_kernel_ir(l.ir));
       const size_t loop = src.text.find("#pragma unroll 2 // deferred wgmma reads");
       BOOST_TEST_REQUIRE(loop != std::string::npos, src.text);
       BOOST_TEST(src.text.find("for (", loop) < src.text.find("wgmma.mma_async", loop));
-      expect_pipelined_wgmma(src.text, "tcwg_many.cu");
+      expect_pipelined_wgmma(src.text, "warpgroup_many.cu");
     }
   }
 }
 
-BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
+BOOST_AUTO_TEST_CASE(warpgroup_matmul_matches_a_double_reference) {
   for (DType dt : {dtypes::float16, dtypes::bfloat16}) {
     const Matmul mm = matmul(256, 96, 128, dt);
     const Lowered l = lower(mm, hopper());
     BOOST_TEST_CONTEXT(dt.name() << " " << l.kernel.opts) {
-      BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), STAGE(2,2)]") != std::string::npos);
+      BOOST_TEST(l.kernel.opts.find("[" + tc_of(hopper(), 2, wg_name(128, dt, false, true)) +
+                                    ", LOCAL(0,2), STAGE(2,2)]") != std::string::npos);
       BOOST_TEST(ir_minor(l.ir) == TG_IR_VERSION_MINOR_WGMMA);
       BOOST_TEST(l.kernel.local[0] == 128u);
       BOOST_TEST(run_error(mm, l) < (dt == dtypes::float16 ? 2e-3 : 1e-2));
@@ -539,7 +567,7 @@ BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
       BOOST_TEST(count("wgmma.fence.sync.aligned") == 1u);
       BOOST_TEST(count("wgmma.commit_group") == 1u);
 #ifdef TG_HAVE_NVRTC
-      const auto out = tgtest::nvrtc_compile(src.text, "tcwg.cu", "sm_90a");
+      const auto out = tgtest::nvrtc_compile(src.text, "warpgroup.cu", "sm_90a");
       BOOST_TEST(out.ok, out.log << "\n" << src.text);
       BOOST_TEST(out.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16") != std::string::npos);
 #endif
@@ -548,32 +576,98 @@ BOOST_AUTO_TEST_CASE(tcwg_matmul_matches_a_double_reference) {
   { // n a multiple of 256: 2x2 warpgroups (a 128x256 block)
     const Matmul wide = matmul(128, 64, 256, dtypes::bfloat16);
     const Lowered l = lower(wide, hopper());
-    BOOST_TEST(l.kernel.opts.find("[TCWG(2,128), LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") != std::string::npos,
+    BOOST_TEST(l.kernel.opts.find("[" + tc_of(hopper(), 2, wg_name(128, dtypes::bfloat16, false, true)) +
+                                  ", LOCAL(0,2), LOCAL(1,2), STAGE(2,2)]") != std::string::npos,
                l.kernel.opts);
     BOOST_TEST(run_error(wide, l) < 1e-2);
   }
   const Matmul mm = matmul(128, 64, 128, dtypes::float16);
   const KernelInfo info = analyze_kernel(mm.item);
   LowerOptions o = hopper();
-  o.opts = std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128}};
+  const int k = info.matmul->k;
+  o.opts = std::vector<Opt>{{OptOp::TC, k, tc_index(o, wg_name(128, dtypes::float16, false, true))}};
   BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
     return std::string(e.what()).find("must be staged") != std::string::npos;
   });
+  // a unit the device does not have
   o = gpu(true);
-  o.opts = std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128}, {OptOp::STAGE, info.matmul->k, 2}};
+  o.opts = std::vector<Opt>{{OptOp::TC, k, 5}, {OptOp::STAGE, k, 2}};
   BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
-    return std::string(e.what()).find("no warpgroup matrix unit") != std::string::npos;
+    return std::string(e.what()).find("one of the device's 2 matrix units") != std::string::npos;
+  });
+  // swizzled atoms need 64 k per tile
+  o = hopper();
+  o.opts = std::vector<Opt>{{OptOp::TC, k, tc_index(o, wg_name(128, dtypes::float16, true, true))},
+                            {OptOp::STAGE, k, 2}};
+  BOOST_CHECK_EXCEPTION(lower_kernel(mm.item, o), OptError, [](const OptError& e) {
+    return std::string(e.what()).find("is not made of whole 8 x 64 atoms") != std::string::npos;
   });
   // explicit lists: N 64 with one warpgroup, N 128 with an upcast of m (two chains per thread)
+  o = hopper();
   for (const auto& list :
-       {std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 64}, {OptOp::STAGE, info.matmul->k, 4}},
-        std::vector<Opt>{{OptOp::TCWG, info.matmul->k, 128},
+       {std::vector<Opt>{{OptOp::TC, k, tc_index(o, wg_name(64, dtypes::float16, true, true))},
+                         {OptOp::STAGE, k, 4}},
+        std::vector<Opt>{{OptOp::TC, k, tc_index(o, wg_name(128, dtypes::float16, false, true))},
                          {OptOp::UPCAST, info.matmul->m, 2},
-                         {OptOp::STAGE, info.matmul->k, 1 + 1}}}) {
-    o = hopper();
+                         {OptOp::STAGE, k, 1 + 1}}}) {
     o.opts = list;
     const Lowered l = lower(mm, o);
     BOOST_TEST_CONTEXT(l.kernel.opts) { BOOST_TEST(run_error(mm, l) < 2e-3); }
   }
-  BOOST_TEST(to_string(parse_opts("[TCWG(2,128)]")) == "[TCWG(2,128)]");
+}
+
+// A plugin that declares the warpgroup units (ABI 1.5, TG_MATRIX_SOURCE_LOCAL) gets the same
+// kernels as a 1.2/1.3 plugin's WGMMA path, its matrix ops MMA in local form instead: instruction
+// for instruction the same program but for those ops, whose strides are the tiles' atom strides
+// (sdk::wgmma_strides of them gives WGMMA's) and whose flags defer the reads where WGMMA's do. The
+// IR says 1.3; the interpreter runs it from the declarations to a double reference's result.
+BOOST_AUTO_TEST_CASE(declared_warpgroup_units_give_the_wgmma_kernels_as_mma) {
+  std::vector<tg_matrix_unit> units{sdk::wmma_m16n8k16_unit(TG_DTYPE_FLOAT16),
+                                    sdk::wmma_m16n8k16_unit(TG_DTYPE_BFLOAT16)};
+  for (const tg_matrix_unit& u : sdk::wgmma_units()) units.push_back(u);
+  struct Case {
+    Matmul mm;
+    uint64_t opt_in; // the device's opt-in maximum of local memory
+    double tolerance;
+  };
+  // 64 k per tile, swizzled, B n-major, two tiles ahead in four sets; 32 k per tile in two sets
+  for (const Case& c : {Case{matmul(256, 320, 512, dtypes::float16), 232448, 2e-3},
+                        Case{matmul(128, 96, 256, dtypes::bfloat16), 0, 1e-2}}) {
+    LowerOptions legacy = hopper(), declared = hopper();
+    declared.matrix_units.clear();
+    for (size_t i = 0; i < units.size(); ++i) declared.matrix_units.push_back({units[i], int64_t(i), false});
+    for (LowerOptions* o : {&legacy, &declared}) {
+      o->max_local_memory_bytes = c.opt_in;
+      o->async_local_copies = true;
+    }
+    const Lowered old = lower(c.mm, legacy), now = lower(c.mm, declared);
+    BOOST_TEST_CONTEXT(now.kernel.opts) {
+      BOOST_TEST(old.kernel.opts == now.kernel.opts); // the same unit indices: the same order
+      BOOST_TEST(ir_minor(now.ir) == TG_IR_VERSION_MINOR_MMA);
+      const sdk::KernelIR a = sdk::parse_kernel_ir(old.ir), b = sdk::parse_kernel_ir(now.ir);
+      BOOST_TEST_REQUIRE(a.instructions.size() == b.instructions.size());
+      int ops = 0, deferred = 0;
+      for (size_t i = 0; i < a.instructions.size(); ++i) {
+        const sdk::Instruction &x = a.instructions[i], &y = b.instructions[i];
+        BOOST_TEST((x.src == y.src), "instruction " << i);
+        BOOST_TEST(x.dtype == y.dtype);
+        if (x.op != TG_OP_WGMMA) {
+          BOOST_TEST((x.op == y.op && x.arg0 == y.arg0 && x.arg1 == y.arg1), "instruction " << i);
+          continue;
+        }
+        BOOST_TEST_REQUIRE(y.op == TG_OP_MMA);
+        const tg_matrix_unit& u = units.at(size_t(y.arg0 & 0xFFFFFFFF));
+        const int64_t flags = sdk::wgmma_unit_flags(u);
+        const bool defer = (y.arg0 & TG_MMA_DEFER_READS) != 0;
+        BOOST_TEST(x.arg0 == (sdk::wgmma_code(int(u.n)) | flags | (defer ? sdk::kWgmmaDeferReads : 0)));
+        BOOST_TEST(x.arg1 == sdk::wgmma_strides(flags, sdk::matrix_strides_unpack(y.arg1)));
+        ++ops;
+        deferred += defer;
+      }
+      BOOST_TEST(ops > 0);
+      BOOST_TEST(deferred == (c.opt_in ? ops : 0));
+      BOOST_CHECK_NO_THROW(sdk::check_mma(b, units));
+      BOOST_TEST(run_error(c.mm, now, units) < c.tolerance);
+    }
+  }
 }

@@ -604,3 +604,165 @@ BOOST_AUTO_TEST_CASE(work_group_not_a_multiple_of_the_unit_is_an_error) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------------------------------------
+// MMA's local form (ABI 1.5): A and B read from local memory through the unit's atoms
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+using tg::sdk::MatrixOperand;
+using tg::sdk::MatrixStrides;
+
+// m8n4k4 float16 over 4 items: A in swizzled 4 x 8 atoms (row bits XORed into the columns), B in
+// swizzled 2 x 4 atoms, C rows t and t + 4 in item t (the conform fixture's unit).
+tg_matrix_unit local_unit() {
+  const auto c = tg::sdk::matrix_layout({{1, 0}, {2, 0}}, {{0, 1}, {0, 2}, {4, 0}});
+  return tg::sdk::matrix_unit_local("lds.m8n4k4.f16", 8, 4, 4, 2, TG_DTYPE_FLOAT16, TG_DTYPE_FLOAT16,
+                                    TG_DTYPE_FLOAT32,
+                                    tg::sdk::matrix_atom({{0, 1}, {0, 2}, {0, 4}, {1, 2}, {2, 4}}),
+                                    tg::sdk::matrix_atom({{0, 1}, {0, 2}, {1, 2}}), c);
+}
+
+struct LocalMma {
+  MatrixStrides strides{32, 64, 8, 32}; // A: 2 atoms down, B: 2 atoms down (k)
+  int64_t a_elements = 128, b_elements = 64;
+  uint64_t a_start = 0, b_start = 0; // each item copies A(r, c) to A's element at the start's position
+  int64_t flags = 0;
+};
+
+// One MMA of one group: the items copy A and B from global memory to the local elements
+// matrix_local_index gives for `m.*_start`, a BARRIER, the MMA, D stored by C's layout. Returns D.
+std::vector<double> local_mma_once(const tg_matrix_unit& u, const std::vector<double>& a,
+                                   const std::vector<double>& b, const std::vector<double>& c,
+                                   const LocalMma& m) {
+  const uint32_t items = matrix_items(u), lc = matrix_lanes(u.c);
+  std::vector<int32_t> table;
+  for (uint32_t r = 0; r < u.m; ++r)
+    for (uint32_t kk = 0; kk < u.k; ++kk)
+      table.push_back(
+          int32_t(tg::sdk::matrix_local_index(u, MatrixOperand::a, m.strides, m.a_start, int(r), int(kk))));
+  for (uint32_t kk = 0; kk < u.k; ++kk)
+    for (uint32_t n = 0; n < u.n; ++n)
+      table.push_back(
+          int32_t(tg::sdk::matrix_local_index(u, MatrixOperand::b, m.strides, m.b_start, int(kk), int(n))));
+  for (uint32_t t = 0; t < items; ++t)
+    for (uint32_t e = 0; e < lc; ++e) {
+      const auto p = matrix_element(u.c, t, e);
+      table.push_back(int32_t(p.row * int(u.n) + p.col));
+    }
+  KernelBuilder k("local_mma_once");
+  Ref ga = k.global(0, u.a_dtype), gb = k.global(1, u.b_dtype), gc = k.global(2, u.c_dtype),
+      gd = k.global(3, u.c_dtype), gt = k.global(4, TG_DTYPE_INT32);
+  Ref la = k.local(m.a_elements, u.a_dtype), lb = k.local(m.b_elements, u.b_dtype);
+  Ref t = k.local_id(0);
+  auto copy = [&](Ref from, Ref to, uint32_t count, uint32_t table_at) {
+    for (uint32_t j = 0; j < count; j += items) {
+      Ref e = k.add(t, k.i32(int32_t(j)));
+      Ref at = k.load(k.index(gt, k.add(e, k.i32(int32_t(table_at)))));
+      Ref inside = k.cmplt(at, k.i32(int32_t(to == la ? m.a_elements : m.b_elements)));
+      k.store_gated(k.index(to, k.alu(TG_OP_WHERE, inside, at, k.i32(0))), k.load(k.index(from, e)), inside);
+    }
+  };
+  copy(ga, la, u.m * u.k, 0);
+  copy(gb, lb, u.k * u.n, u.m * u.k);
+  k.barrier();
+  std::vector<Ref> lanes, at;
+  for (uint32_t e = 0; e < lc; ++e) {
+    at.push_back(
+        k.load(k.index(gt, k.add(k.mul(t, k.i32(int32_t(lc))), k.i32(int32_t(u.m * u.k + u.k * u.n + e))))));
+    lanes.push_back(k.load(k.index(gc, at.back())));
+  }
+  const int64_t strides = tg::sdk::matrix_strides_pack(m.strides);
+  Ref d = 0;
+  if (m.flags) { // deferred reads only inside a RANGE
+    Ref once = k.range(k.i32(0), k.i32(1));
+    d = k.mma(k.index(la, k.i32(int32_t(m.a_start))), k.index(lb, k.i32(int32_t(m.b_start))),
+              k.vectorize(lanes), m.flags, strides);
+    k.store(k.index(la, k.i32(0)), k.load(k.index(ga, k.i32(0)))); // into A's tile, before any BARRIER
+    for (uint32_t e = 0; e < lc; ++e) k.store(k.index(gd, at[e]), k.gep(d, uint16_t(e)));
+    k.end_range(once);
+  } else {
+    d = k.mma(k.index(la, k.i32(int32_t(m.a_start))), k.index(lb, k.i32(int32_t(m.b_start))),
+              k.vectorize(lanes), 0, strides);
+    for (uint32_t e = 0; e < lc; ++e) k.store(k.index(gd, at[e]), k.gep(d, uint16_t(e)));
+  }
+  std::vector<std::byte> ba = encode(u.a_dtype, a), bb = encode(u.b_dtype, b), bc = encode(u.c_dtype, c),
+                         bd = encode(u.c_dtype, std::vector<double>(c.size(), -1));
+  std::vector<std::span<std::byte>> buffers = {ba, bb, bc, bd, bytes(table)};
+  const tg_matrix_unit units[] = {u};
+  interpret(ir_of(k), {1, 1, 1}, {items, 1, 1}, buffers, {}, units);
+  std::vector<double> out(c.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = decode(u.c_dtype, bd.data() + i * tg::sdk::dtype_size(u.c_dtype));
+  return out;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(interpreter_mma_local)
+
+// A at a start inside its atoms (the second k-step of 8 columns: element 4, whose bit the row
+// swizzle also sets, so XOR and + differ) and B one column of atoms in.
+BOOST_AUTO_TEST_CASE(swizzled_atoms_at_a_start_inside_the_atom) {
+  const tg_matrix_unit u = local_unit();
+  BOOST_REQUIRE_EQUAL(tg::sdk::matrix_unit_error(u), "");
+  const auto a = pattern(32, 13, 6, 0.5), b = pattern(16, 11, 5, 0.25), c = pattern(32, 9, 4, 1.0);
+  const auto want = naive(u, a, b, c);
+  for (uint64_t a_start : {0u, 4u, 68u}) {
+    LocalMma m;
+    m.a_start = a_start;
+    m.b_start = 32;
+    const auto got = local_mma_once(u, a, b, c, m);
+    for (size_t i = 0; i < want.size(); ++i)
+      BOOST_TEST(got[i] == want[i], "A at " << a_start << ": D(" << i / 4 << ", " << i % 4 << ")");
+  }
+  // The read really is at start XOR offset: A(2, 0) from start 4 is element 16, not 4 + 20.
+  BOOST_TEST(tg::sdk::matrix_local_index(u, MatrixOperand::a, MatrixStrides{32, 64, 8, 32}, 4, 2, 0) == 16u);
+}
+
+BOOST_AUTO_TEST_CASE(a_read_outside_local_memory_names_the_unit_operand_and_position) {
+  const tg_matrix_unit u = local_unit();
+  const auto v = pattern(32, 5, 2, 1.0);
+  LocalMma m;
+  m.a_elements = 48; // the second atom of rows (elements 32..63) only half there
+  const std::string what = interpreter_error([&] { local_mma_once(u, v, pattern(16, 5, 2, 1.0), v, m); });
+  BOOST_TEST(what.find("MMA on matrix unit 0 (\"lds.m8n4k4.f16\"): A(") != std::string::npos, what);
+  BOOST_TEST(what.find("outside local memory") != std::string::npos, what);
+  BOOST_TEST(what.find("48 float16 elements") != std::string::npos, what);
+}
+
+BOOST_AUTO_TEST_CASE(values_for_a_local_unit_and_indexes_for_a_register_unit_are_errors) {
+  const tg_matrix_unit local = local_unit();
+  const auto v = pattern(32, 5, 2, 1.0);
+  // values to a unit that reads local memory
+  std::string what = interpreter_error([&] {
+    KernelBuilder k("values_to_local_unit");
+    Ref out = k.global(0, TG_DTYPE_FLOAT32), one = k.const_float(TG_DTYPE_FLOAT16, 1);
+    const std::vector<Ref> zeros(8, k.f32(0));
+    k.store(k.index(out, k.i32(0)), k.gep(k.mma(one, one, k.vectorize(zeros), 0), 0));
+    std::vector<float> d(1);
+    const std::vector<std::span<std::byte>> buffers{bytes(d)};
+    const tg_matrix_unit units[] = {local};
+    interpret(ir_of(k), {1, 1, 1}, {4, 1, 1}, buffers, {}, units);
+  });
+  BOOST_TEST(what.find("(lds.m8n4k4.f16) reads A and B from local memory") != std::string::npos, what);
+  // local operands to a register unit of the same shape
+  tg_matrix_unit regs = rows_unit_4x4x4();
+  what = interpreter_error([&] { local_mma_once(regs, v, v, v, LocalMma{}); });
+  BOOST_TEST(what.find("(rows.m4n4k4.f32) reads A and B as values, not from local memory") !=
+                 std::string::npos,
+             what);
+}
+
+BOOST_AUTO_TEST_CASE(a_store_into_a_tile_a_deferred_mma_may_still_read_is_an_error) {
+  const tg_matrix_unit u = local_unit();
+  const auto v = pattern(32, 5, 2, 1.0);
+  LocalMma m;
+  m.flags = TG_MMA_DEFER_READS;
+  const std::string what = interpreter_error([&] { local_mma_once(u, v, pattern(16, 5, 2, 1.0), v, m); });
+  BOOST_TEST(what.find("which the deferred MMA at instruction") != std::string::npos, what);
+  BOOST_TEST(what.find("(work items 0 to 3) may still read") != std::string::npos, what);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -2,14 +2,17 @@
 // one is checked against its own description. `well_formed` reads every unit and applies the
 // host's rules (matrix_unit_error); `matrix_units/<name>` runs a tiled matmul built on the unit's
 // MMA, with each work item's A, B and C positions taken from a host-computed table (the layout
-// through matrix_element), edge tiles gated, and small integer inputs so the result is exact. The
-// expected values are a naive host matmul, and the reference interpreter must agree with it too.
+// through matrix_element), edge tiles gated, and small integer inputs so the result is exact. A
+// local-memory unit (ABI 1.5) gets its A and B tiles copied into local memory at the elements its
+// atoms give (matrix_local_index), then MMA's local form. The expected values are a naive host
+// matmul, and the reference interpreter must agree with it too.
 #include "tools/conform/cases.hpp"
 
 #include <tg/sdk/interpreter.hpp>
 #include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/matrix_unit.hpp>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -24,6 +27,7 @@ using tg::sdk::matrix_element;
 using tg::sdk::matrix_items;
 using tg::sdk::matrix_lanes;
 using tg::sdk::matrix_unit_name;
+using tg::sdk::MatrixOperand;
 using Ref = KernelBuilder::Ref;
 
 constexpr uint64_t kGuard = 64; // bytes of known pattern around the output buffer
@@ -242,6 +246,135 @@ std::vector<std::byte> matmul_kernel(const tg_matrix_unit& u, int64_t unit_index
   return k.serialize();
 }
 
+// Where a local-memory unit's operand lies in local memory: a panel of `slots` k-steps of its tile
+// (A m x slots*k, B slots*k x n), atoms stacked along rows first, each column of atoms after the
+// last. Step s copies into slot s % slots and the MMA starts at the slot's first position, inside
+// an atom where the atom spans several k-steps. Two slots at least: with deferred reads an MMA may
+// still read its slot while the next step is copied.
+struct Panel {
+  MatrixOperand op = MatrixOperand::a;
+  int rows = 0, cols = 0, slots = 0;
+  int64_t row_stride = 0, col_stride = 0, elements = 0;
+};
+
+Panel panel_for(const tg_matrix_unit& u, MatrixOperand op) {
+  const tg_matrix_atom& atom = tg::sdk::matrix_atom(u, op);
+  const tg::sdk::MatrixElement at = tg::sdk::atom_extent(atom), ext = tg::sdk::matrix_extent(u, op);
+  const bool a = op == MatrixOperand::a;
+  Panel p;
+  p.op = op;
+  p.slots = std::max(2, (a ? at.col : at.row) / int(u.k));
+  p.rows = a ? ext.row : p.slots * int(u.k);
+  p.cols = a ? p.slots * int(u.k) : ext.col;
+  const int64_t size = int64_t(1) << atom.offset_bits, down = (p.rows + at.row - 1) / at.row;
+  p.row_stride = size;
+  p.col_stride = size * down;
+  p.elements = size * down * ((p.cols + at.col - 1) / at.col);
+  return p;
+}
+
+tg::sdk::MatrixStrides panel_strides(const Panel& a, const Panel& b) {
+  return {a.row_stride, a.col_stride, b.row_stride, b.col_stride};
+}
+
+// The local element of tile position (r, c) of k-step slot `slot` (r, c < the unit's extent).
+uint64_t panel_element(const tg_matrix_unit& u, const Panel& p, const tg::sdk::MatrixStrides& s, int slot,
+                       int r, int c) {
+  const int k0 = slot * int(u.k);
+  return p.op == MatrixOperand::a ? tg::sdk::matrix_local_index(u, p.op, s, 0, r, k0 + c)
+                                  : tg::sdk::matrix_local_index(u, p.op, s, 0, k0 + r, c);
+}
+
+// Table for the local kernel: C's positions per work item as position_table, then per operand the
+// local element of each (slot, tile element) (row-major tile), then each slot's start.
+std::vector<int32_t> local_table(const tg_matrix_unit& u, const Panel& pa, const Panel& pb) {
+  const tg::sdk::MatrixStrides s = panel_strides(pa, pb);
+  std::vector<int32_t> table;
+  for (uint32_t t = 0; t < matrix_items(u); ++t)
+    for (uint32_t e = 0; e < matrix_lanes(u.c); ++e) {
+      const tg::sdk::MatrixElement p = matrix_element(u.c, t, e);
+      table.push_back(p.row);
+      table.push_back(p.col);
+    }
+  for (const Panel* p : {&pa, &pb}) {
+    const tg::sdk::MatrixElement ext = tg::sdk::matrix_extent(u, p->op);
+    for (int slot = 0; slot < p->slots; ++slot)
+      for (int r = 0; r < ext.row; ++r)
+        for (int c = 0; c < ext.col; ++c) table.push_back(int32_t(panel_element(u, *p, s, slot, r, c)));
+  }
+  for (const Panel* p : {&pa, &pb})
+    for (int slot = 0; slot < p->slots; ++slot) table.push_back(int32_t(panel_element(u, *p, s, slot, 0, 0)));
+  return table;
+}
+
+// The local form's matmul: buffers as matmul_kernel's, the table local_table's. In each k-step the
+// group's items copy A's and B's tiles (zero past the edges) into their slots, a BARRIER, the MMA
+// with deferred reads, and a BARRIER that ends the reads of the step before (whose slot the next
+// step's copy may reuse).
+std::vector<std::byte> local_matmul_kernel(const tg_matrix_unit& u, int64_t unit_index, const Problem& p,
+                                           const Panel& pa, const Panel& pb) {
+  const uint32_t lc = matrix_lanes(u.c), items = matrix_items(u);
+  KernelBuilder k("mma_local_matmul");
+  const Ref gd = k.global(0, u.c_dtype), ga = k.global(1, u.a_dtype), gb = k.global(2, u.b_dtype),
+            gc = k.global(3, u.c_dtype), gt = k.global(4, TG_DTYPE_INT32);
+  const Ref la = k.local(pa.elements, u.a_dtype), lb = k.local(pb.elements, u.b_dtype);
+  auto c = [&](int64_t v) { return k.i32(int32_t(v)); };
+  auto zero = [&](tg_dtype dt) {
+    return tg::sdk::dtype_is_float(dt) ? k.const_float(dt, 0) : k.const_int(dt, 0);
+  };
+  auto entry = [&](Ref at) { return k.load(k.index(gt, at)); };
+  auto both = [&](Ref x, Ref y) { return k.alu(TG_OP_AND, x, y); };
+  const Ref t = k.local_id(0);
+  const Ref row0 = k.mul(k.group_id(1), c(u.m)), col0 = k.mul(k.group_id(0), c(u.n));
+  struct Access {
+    Ref gate, at;
+  };
+  auto access = [&](Ref row, Ref col, uint32_t rows, uint32_t cols) {
+    const Ref gate = both(k.cmplt(row, c(rows)), k.cmplt(col, c(cols)));
+    return Access{gate, k.alu(TG_OP_WHERE, gate, k.add(k.mul(row, c(cols)), col), c(0))};
+  };
+  std::vector<Ref> c_lanes;
+  std::vector<Access> c_at;
+  const Ref base = k.mul(t, c(2 * lc));
+  for (uint32_t e = 0; e < lc; ++e) {
+    c_at.push_back(access(k.add(row0, entry(k.add(base, c(2 * e)))),
+                          k.add(col0, entry(k.add(base, c(2 * e + 1)))), p.M, p.N));
+    c_lanes.push_back(k.load_gated(k.index(gc, c_at.back().at), c_at.back().gate, zero(u.c_dtype)));
+  }
+  const int64_t a_table = 2 * int64_t(items) * lc, b_table = a_table + pa.slots * int64_t(u.m) * u.k,
+                starts = b_table + pb.slots * int64_t(u.k) * u.n;
+  const Ref acc = k.acc(k.vectorize(c_lanes));
+  const Ref step = k.range(c(0), c(p.steps));
+  const Ref k0 = k.mul(step, c(u.k));
+  const Ref slot_a = k.alu(TG_OP_MOD, step, c(pa.slots)), slot_b = k.alu(TG_OP_MOD, step, c(pb.slots));
+  // Tile element e = t + j * items of a rows x cols tile (row-major) for each copy j.
+  auto copy = [&](Ref global, Ref local, tg_dtype dt, uint32_t rows, uint32_t cols, Ref grow0, Ref gcol0,
+                  uint32_t grows, uint32_t gcols, int64_t table, Ref slot) {
+    const int64_t count = int64_t(rows) * cols, copies = std::max<int64_t>(1, count / items);
+    const Ref j = k.range(c(0), c(copies));
+    const Ref e = k.add(t, k.mul(j, c(items)));
+    const Ref in_tile = k.cmplt(e, c(count));
+    const Ref r = k.alu(TG_OP_IDIV, e, c(cols)), col = k.alu(TG_OP_MOD, e, c(cols));
+    Access g = access(k.add(grow0, r), k.add(gcol0, col), grows, gcols);
+    g.gate = both(g.gate, in_tile);
+    const Ref v = k.load_gated(k.index(global, g.at), g.gate, zero(dt));
+    const Ref at = entry(k.add(c(table), k.add(k.mul(slot, c(count)), k.alu(TG_OP_WHERE, in_tile, e, c(0)))));
+    k.store_gated(k.index(local, at), v, in_tile);
+    k.end_range(j);
+  };
+  copy(ga, la, u.a_dtype, u.m, u.k, row0, k0, p.M, p.K, a_table, slot_a);
+  copy(gb, lb, u.b_dtype, u.k, u.n, k0, col0, p.K, p.N, b_table, slot_b);
+  k.barrier();
+  const Ref sa = entry(k.add(c(starts), slot_a)), sb = entry(k.add(c(starts + pa.slots), slot_b));
+  const int64_t strides = tg::sdk::matrix_strides_pack(panel_strides(pa, pb));
+  k.assign(acc, k.mma(k.index(la, sa), k.index(lb, sb), acc, unit_index | TG_MMA_DEFER_READS, strides));
+  k.barrier();
+  k.end_range(step);
+  for (uint32_t e = 0; e < lc; ++e)
+    k.store_gated(k.index(gd, c_at[e].at), k.gep(acc, uint16_t(e)), c_at[e].gate);
+  return k.serialize();
+}
+
 // D = A * B + C on the host, exact (wrapped to C's width for an integer C).
 std::vector<int64_t> naive_matmul(const tg_matrix_unit& u, const Problem& p, const Inputs& in) {
   std::vector<int64_t> d(in.c);
@@ -300,7 +433,7 @@ void run_unit(const Context& ctx, int32_t index, const std::string& name) {
   const tg_matrix_unit& u = units[size_t(index)];
   expect(matrix_unit_name(u) == name, "unit " + std::to_string(index) + " was named \"" + name +
                                           "\" when probed, and now \"" + matrix_unit_name(u) + "\"");
-  if (u.operand_source != TG_MATRIX_SOURCE_REGISTERS)
+  if (u.operand_source != TG_MATRIX_SOURCE_REGISTERS && u.operand_source != TG_MATRIX_SOURCE_LOCAL)
     throw CaseSkipped("operand_source " + std::to_string(u.operand_source) + " is not one this host knows");
   if (const std::string why = tg::sdk::matrix_unit_error(u); !why.empty())
     throw CaseSkipped("the unit is not well formed (matrix_units/well_formed reports it)");
@@ -318,8 +451,23 @@ void run_unit(const Context& ctx, int32_t index, const std::string& name) {
   const Problem p = problem_for(u);
   const Inputs in = make_inputs(u, p);
   const std::vector<int64_t> want = naive_matmul(u, p, in);
-  const std::vector<std::byte> ir = matmul_kernel(u, index, p);
-  std::vector<int32_t> table = position_table(u);
+  std::vector<std::byte> ir;
+  std::vector<int32_t> table;
+  if (tg::sdk::matrix_local(u)) {
+    const Panel pa = panel_for(u, MatrixOperand::a), pb = panel_for(u, MatrixOperand::b);
+    if (const std::string why = tg::sdk::matrix_strides_error(panel_strides(pa, pb)); !why.empty())
+      throw CaseSkipped("the case's tile layout does not fit MMA: " + why);
+    const uint64_t bytes = uint64_t(pa.elements) * tg::sdk::dtype_size(u.a_dtype) +
+                           uint64_t(pb.elements) * tg::sdk::dtype_size(u.b_dtype);
+    if (bytes > props.local_memory_bytes)
+      throw CaseSkipped("the case's tiles need " + std::to_string(bytes) +
+                        " bytes of local memory, the device has " + std::to_string(props.local_memory_bytes));
+    ir = local_matmul_kernel(u, index, p, pa, pb);
+    table = local_table(u, pa, pb);
+  } else {
+    ir = matmul_kernel(u, index, p);
+    table = position_table(u);
+  }
   const std::array<uint32_t, 3> global{p.tiles_n, p.tiles_m, 1}, local{matrix_items(u), 1, 1};
   std::vector<std::vector<std::byte>> inputs = {encode(u.c_dtype, std::vector<int64_t>(in.c.size(), 0)),
                                                 encode(u.a_dtype, in.a), encode(u.b_dtype, in.b),
@@ -379,7 +527,9 @@ void check_well_formed(const Context& ctx) {
               "device_matrix_unit(" + std::to_string(units.size()) + "), one past the last unit");
   std::string problems;
   for (size_t i = 0; i < units.size(); ++i) {
-    if (units[i].operand_source != TG_MATRIX_SOURCE_REGISTERS) continue; // a later ABI's: the host skips it
+    if (units[i].operand_source != TG_MATRIX_SOURCE_REGISTERS &&
+        units[i].operand_source != TG_MATRIX_SOURCE_LOCAL)
+      continue; // a later ABI's: the host skips it
     if (const std::string why = tg::sdk::matrix_unit_error(units[i]); !why.empty())
       problems += (problems.empty() ? "" : "; ") + std::string("unit ") + std::to_string(i) + ": " + why;
   }

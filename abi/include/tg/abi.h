@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1
-#define TG_ABI_VERSION_MINOR 4
+#define TG_ABI_VERSION_MINOR 5
 
 /* The entry symbol, spelled out so the host can look it up by name. */
 #define TG_PLUGIN_QUERY_SYMBOL "tg_plugin_query_v1"
@@ -228,6 +228,18 @@ typedef int32_t tg_op;
  * result's dtype and lanes, c_dtype, 2^c.element_bits). Lane e of the result is this item's D
  * element e in the unit's C layout. */
 #define TG_OP_MMA 74
+/* MMA of a unit with TG_MATRIX_SOURCE_LOCAL (ABI 1.5): src0 = A and src1 = B are INDEXes into
+ * DEFINE_LOCALs of a_dtype and b_dtype, each naming the element at its operand's position (0, 0);
+ * src2 = this item's C elements as above. arg0 = the unit's index OR'ed with TG_MMA_* flags (bits
+ * 32 and up); arg1 = the atom strides in elements, 16 bits each: bits 0-15 A between atoms along
+ * its rows (m), 16-31 along its columns (k), 32-47 B along its rows (k), 48-63 along its columns
+ * (n). The unit reads its operand's position (r, c) at element
+ *   (s XOR atom_offset(r mod R, c mod C)) + (r / R) * row_stride + (c / C) * col_stride,
+ * s the INDEX, R x C the operand's atom and atom_offset the inverse of its map (tg_matrix_atom). */
+/* The reads of A and B may complete as late as the work group's first BARRIER after the same items
+ * start a later run of MMAs (MMAs with only index arithmetic between them) or leave the innermost
+ * RANGE around the op; nothing may store to those elements until then. Only inside a RANGE. */
+#define TG_MMA_DEFER_READS ((int64_t)1 << 32)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host description, handed to the plugin's query function                                     */
@@ -468,6 +480,23 @@ typedef struct tg_buffer_import_args {
 /* tg_matrix_unit.operand_source: where A and B come from. 1.4 defines only registers (the vector
  * values above); other values are reserved and a host that does not know them skips the unit. */
 #define TG_MATRIX_SOURCE_REGISTERS 0
+/* 1.5: A and B are read by the unit from local memory (MMA's local form, above); a and b are then
+ * unused (zero) and a_atom, b_atom say how their tiles lie in local memory. */
+#define TG_MATRIX_SOURCE_LOCAL 1
+#define TG_MATRIX_ATOM_MAX_BITS 16
+
+/* An atom: 2^offset_bits consecutive elements of local memory, starting at a multiple of that
+ * count, that hold an R x C block of an operand (A: rows m, columns k; B: rows k, columns n).
+ * Element o of the atom holds the position (row, col) = XOR of row[b], col[b] over the set bits b
+ * of o: a bijection onto [0, R) x [0, C), R and C powers of two (overlapping entries express a
+ * swizzle). A tile is made of atoms at the strides MMA's arg1 names; the plugin aligns each
+ * DEFINE_LOCAL that MMA reads to its largest atom, in bytes. */
+typedef struct tg_matrix_atom {
+  uint32_t offset_bits; /* 0..TG_MATRIX_ATOM_MAX_BITS */
+  uint32_t reserved0;
+  uint16_t row[TG_MATRIX_ATOM_MAX_BITS];
+  uint16_t col[TG_MATRIX_ATOM_MAX_BITS];
+} tg_matrix_atom;
 
 typedef struct tg_matrix_layout {
   uint32_t element_bits; /* log2 of the elements (vector lanes) each work item holds */
@@ -488,6 +517,8 @@ typedef struct tg_matrix_unit {
   tg_dtype c_dtype;        /* C's and D's elements */
   uint32_t operand_source; /* TG_MATRIX_SOURCE_* */
   tg_matrix_layout a, b, c;
+  /* --- 1.5 --- */
+  tg_matrix_atom a_atom, b_atom; /* TG_MATRIX_SOURCE_LOCAL: A's and B's atoms; else zero */
 } tg_matrix_unit;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -629,7 +660,8 @@ TG_ABI_STATIC_ASSERT(sizeof(tg_peer_copy_args) == 48, "tg_peer_copy_args layout"
 TG_ABI_STATIC_ASSERT(sizeof(tg_collective_args) == 64, "tg_collective_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_buffer_import_args) == 40, "tg_buffer_import_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_matrix_layout) == 72, "tg_matrix_layout layout");
-TG_ABI_STATIC_ASSERT(sizeof(tg_matrix_unit) == 288, "tg_matrix_unit layout");
+TG_ABI_STATIC_ASSERT(sizeof(tg_matrix_atom) == 72, "tg_matrix_atom layout");
+TG_ABI_STATIC_ASSERT(sizeof(tg_matrix_unit) == 432, "tg_matrix_unit layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 30 * sizeof(void*), "tg_plugin_api: append only");
 #endif
 

@@ -143,7 +143,7 @@ private:
   }
   // BARRIER arg0 = n > 0 in a WGMMA program whose copies are cp.async: the copies issued since the
   // last barrier close one commit group, and the barrier waits until at most the latest n groups
-  // are pending (cp.async.wait_group n) before the proxy fence: the TCWG tile loop copying n + 1
+  // are pending (cp.async.wait_group n) before the proxy fence: the warpgroup tile loop copying n + 1
   // tiles ahead waits only for the tile its step reads (lower_stage.cpp, stage_copies).
   std::string barrier_in_flight(int64_t n) const override {
     if (!async_copies_) return barrier();
@@ -153,7 +153,7 @@ private:
            "__syncthreads();";
   }
   // cp.async.cg (sm_80 and newer; 16 bytes, through L2 only) for the tiles of WGMMA programs whose
-  // B is n-major (the TCWG matmul's 16-byte rows of A and B), which then skip registers; other
+  // B is n-major (the warpgroup matmul's 16-byte rows of A and B), which then skip registers; other
   // tensor-core programs keep their register copies (byte for byte).
   // Programs without tensor cores (the staged f32 convolutions and matmuls) move every such copy
   // by tg_copy16 (cp.async.cg on sm_80 and newer, a register copy before): a double-buffered

@@ -1,12 +1,16 @@
 // The CUDA plugin without a GPU: NVRTC builds every golden-corpus kernel into an sm_90 cubin (an
 // ELF image inside the blob), refuses other targets; device_count says why nothing runs.
 #include "../tools/conform/wgmma_kernel.hpp"
+// The plugin's unit list (plugins/cuda/matrix_units.cpp is built into this test too: the plugin
+// itself lists units per device only).
 #include "plugin_fixture.hpp"
+#include "plugins/cuda/matrix_units.hpp"
 #include "render/big_local_kernel.hpp"
 #include "render/test_kernels.hpp"
 
 #include <tg/sdk/blob.hpp>
 #include <tg/sdk/interpreter.hpp>
+#include <tg/sdk/matrix_unit.hpp>
 
 #include <algorithm>
 #include <array>
@@ -15,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <tuple>
 
 namespace {
 
@@ -277,4 +282,212 @@ BOOST_AUTO_TEST_CASE(synchronize_waits_for_one_block_launches_and_what_follows,
   BOOST_TEST(after_ms > 1.5 * kernel_ms,
              "synchronize after two kernels took " << after_ms << " ms, each " << kernel_ms << " ms");
   BOOST_TEST(dout3.download<uint32_t>(in.size()) == want, boost::test_tools::per_element());
+}
+
+// ---- matrix units (ABI 1.4/1.5): mma.sync from registers, wgmma from shared memory ----
+
+namespace {
+
+// Sets (or with nullptr, unsets) an environment variable for one scope, then restores it.
+class ScopedEnv {
+public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+std::vector<std::string> unit_names(int cc) {
+  std::vector<std::string> out;
+  for (const tg_matrix_unit& u : tg::cuda::matrix_units(cc)) out.push_back(tg::sdk::matrix_unit_name(u));
+  return out;
+}
+
+// The index of the declared unit named `name` on sm_90 (-1 where there is none).
+int64_t unit_index(const std::string& name) {
+  const auto names = unit_names(90);
+  const auto at = std::find(names.begin(), names.end(), name);
+  return at == names.end() ? -1 : int64_t(at - names.begin());
+}
+
+} // namespace
+
+// sm_90: the two mma.sync units, then wgmma m64nNk16 from shared memory, preferred first (the
+// host's heuristic takes the first that fits), f16 then bf16 for each layout and N; every unit well
+// formed. sm_80 and newer targets without wgmma: the mma.sync units only; sm_75 none;
+// TG_CUDA_MATRIX_UNITS=0 or TG_CUDA_TENSOR_CORES=0: none; TG_CUDA_WGMMA=0: no wgmma units.
+BOOST_AUTO_TEST_CASE(matrix_units_per_target) {
+  const ScopedEnv units("TG_CUDA_MATRIX_UNITS", nullptr), tc("TG_CUDA_TENSOR_CORES", nullptr),
+      wg("TG_CUDA_WGMMA", nullptr);
+  const std::vector<std::string> mma_sync{"mma.m16n8k16.f16", "mma.m16n8k16.bf16"};
+  std::vector<std::string> want = mma_sync;
+  const std::pair<int, const char*> order[] = {{256, ".sw128.bn"}, {128, ".sw128.bn"}, {128, ".sw128"},
+                                               {128, ".bn"},       {128, ""},          {64, ".sw128.bn"},
+                                               {64, ".sw128"},     {64, ".bn"},        {64, ""},
+                                               {256, ".sw128"},    {256, ".bn"},       {256, ""}};
+  for (const auto& [n, layout] : order)
+    for (const char* dt : {"f16", "bf16"})
+      want.push_back("wgmma.m64n" + std::to_string(n) + "k16." + dt + layout);
+  BOOST_TEST(unit_names(90) == want, boost::test_tools::per_element());
+  const auto sm90 = tg::cuda::matrix_units(90);
+  for (size_t i = 0; i < sm90.size(); ++i)
+    BOOST_TEST_CONTEXT("unit " << i << " " << tg::sdk::matrix_unit_name(sm90[i])) {
+      BOOST_TEST(tg::sdk::matrix_unit_error(sm90[i]) == "");
+      BOOST_TEST(tg::sdk::matrix_local(sm90[i]) == (i >= 2));
+      if (i >= 2) {
+        const std::string name = tg::sdk::matrix_unit_name(sm90[i]);
+        const int64_t flags = tg::sdk::wgmma_unit_flags(sm90[i]);
+        BOOST_TEST(((flags & tg::sdk::kWgmmaSwizzle128) != 0) == (name.find(".sw128") != std::string::npos));
+        BOOST_TEST(((flags & tg::sdk::kWgmmaBNMajor) != 0) == (name.find(".bn") != std::string::npos));
+        BOOST_TEST(sm90[i].m == 64u);
+        BOOST_TEST(sm90[i].k == 16u);
+        BOOST_TEST(sm90[i].c_dtype == TG_DTYPE_FLOAT32);
+        BOOST_TEST(sm90[i].a_dtype ==
+                   (name.find(".bf16") != std::string::npos ? TG_DTYPE_BFLOAT16 : TG_DTYPE_FLOAT16));
+      }
+    }
+  for (int cc : {80, 86, 89, 100, 120}) BOOST_TEST(unit_names(cc) == mma_sync, "sm_" << cc);
+  BOOST_TEST(unit_names(75).empty());
+  {
+    const ScopedEnv off("TG_CUDA_WGMMA", "0");
+    BOOST_TEST(unit_names(90) == mma_sync);
+  }
+  for (const char* var : {"TG_CUDA_MATRIX_UNITS", "TG_CUDA_TENSOR_CORES"}) {
+    const ScopedEnv off(var, "0");
+    BOOST_TEST(unit_names(90).empty(), var);
+    BOOST_TEST(unit_names(80).empty(), var);
+  }
+}
+
+namespace {
+
+// One warpgroup's loop of 2 steps: copy A (64 x 64) and B (64 x n) into tiles in the layout of
+// `flags` (sdk::wgmma_unit), then 4 k steps of m64nNk16 chained into the accumulator, written as
+// MMA in local form on the declared unit (`local`) or as the equivalent hand-written IR 1.2 WGMMA.
+// Atoms (elements): A 8 x 8 core matrices, 8 along k then the next 8 rows (a_col 64, a_row 512), or
+// swizzled one 8 x 64 atom per 8 rows (a_row 512); B k-major likewise with n for m; B n-major 8 k x
+// 8 n (b_col 64, b_row 8n), or swizzled 8 k x 64 n (b_col 512, b_row 8n).
+std::vector<std::byte> tile_loop(bool local, int n, tg_dtype dt, int64_t flags, bool defer) {
+  using tg::sdk::KernelBuilder;
+  const bool sw = (flags & tg::sdk::kWgmmaSwizzle128) != 0, bn = (flags & tg::sdk::kWgmmaBNMajor) != 0;
+  tg::sdk::MatrixStrides atoms; // local form's strides, elements
+  atoms.a_row = 512;
+  atoms.a_col = sw ? 0 : 64;
+  atoms.b_row = bn ? 8 * n : sw ? 0 : 64;
+  atoms.b_col = bn && !sw ? 64 : 512;
+  tg::sdk::WgmmaStrides bytes; // WGMMA's, bytes (docs/abi.md 5.7)
+  bytes.a_k = sw ? 16 : 128;
+  bytes.a_m = 1024;
+  bytes.b_k = bn ? 16 * n : sw ? 16 : 128;
+  bytes.b_n = bn && !sw ? 128 : 1024;
+  KernelBuilder b("tile_loop");
+  const auto out = b.global(0, TG_DTYPE_FLOAT32), ga = b.global(1, dt), gb = b.global(2, dt);
+  const auto la = b.local(64 * 64, dt), lb = b.local(64 * n, dt);
+  const auto t = b.local_id(0);
+  auto acc = b.acc(b.vectorize(std::vector<KernelBuilder::Ref>(size_t(n / 2), b.f32(0))));
+  const auto step = b.range(b.i32(0), b.i32(2));
+  b.barrier();
+  for (auto [tile, global, count] : {std::tuple{la, ga, 64 * 64}, std::tuple{lb, gb, 64 * n}}) {
+    const auto j = b.range(b.i32(0), b.i32(count / 128));
+    const auto e = b.add(t, b.mul(j, b.i32(128)));
+    b.store(b.index(tile, e), b.load(b.index(global, b.add(e, b.mul(step, b.i32(count))))));
+    b.end_range(j);
+  }
+  b.barrier();
+  auto c = acc;
+  for (int s = 0; s < 4; ++s) { // the element at (0, 0) of this k step's A and B
+    const int a_at = sw ? 16 * s : 128 * s, b_at = bn ? 16 * n * s : sw ? 16 * s : 128 * s;
+    const auto pa = b.index(la, b.i32(a_at)), pb = b.index(lb, b.i32(b_at));
+    c = local ? b.mma(pa, pb, c,
+                      unit_index(tg::sdk::matrix_unit_name(tg::sdk::wgmma_unit(n, dt, flags))) |
+                          (defer ? TG_MMA_DEFER_READS : 0),
+                      tg::sdk::matrix_strides_pack(atoms))
+              : b.wgmma(pa, pb, c, tg::sdk::wgmma_code(n) | flags | (defer ? tg::sdk::kWgmmaDeferReads : 0),
+                        tg::sdk::wgmma_pack(bytes));
+  }
+  b.assign(acc, c);
+  b.end_range(step);
+  for (int i = 0; i < n / 2; ++i)
+    b.store(b.index(out, b.add(b.mul(t, b.i32(n / 2)), b.i32(i))), b.gep(acc, uint16_t(i)));
+  return b.serialize();
+}
+
+} // namespace
+
+// An MMA in local form on a wgmma unit compiles exactly as the equivalent IR 1.2 WGMMA: the same
+// CUDA source (descriptors, fences, commit/wait, the 1024-byte alignment of swizzled tiles) and the
+// same cubin, for each layout (N 64 f16, and N 256 bf16 with deferred reads). sm_80 refuses it.
+BOOST_AUTO_TEST_CASE(local_mma_renders_as_wgmma) {
+  for (int64_t flags : {int64_t(0), tg::sdk::kWgmmaBNMajor, tg::sdk::kWgmmaSwizzle128,
+                        tg::sdk::kWgmmaSwizzle128 | tg::sdk::kWgmmaBNMajor})
+    for (auto [n, dt, defer] :
+         {std::tuple{64, TG_DTYPE_FLOAT16, false}, std::tuple{256, TG_DTYPE_BFLOAT16, true}})
+      BOOST_TEST_CONTEXT(tg::sdk::matrix_unit_name(tg::sdk::wgmma_unit(n, dt, flags))
+                         << (defer ? " deferred" : "")) {
+        BOOST_TEST_REQUIRE(unit_index(tg::sdk::matrix_unit_name(tg::sdk::wgmma_unit(n, dt, flags))) >= 2);
+        tgtest::Compiled mma, wgmma;
+        const tgtest::Status sm = tgtest::try_compile(tile_loop(true, n, dt, flags, defer), &mma,
+                                                      TG_COMPILE_WANT_SOURCE, 2, "sm_90");
+        BOOST_REQUIRE_MESSAGE(sm.ok(), sm.message + "\n" + sm.log);
+        const tgtest::Status sw = tgtest::try_compile(tile_loop(false, n, dt, flags, defer), &wgmma,
+                                                      TG_COMPILE_WANT_SOURCE, 2, "sm_90");
+        BOOST_REQUIRE_MESSAGE(sw.ok(), sw.message + "\n" + sw.log);
+        BOOST_TEST(mma.source == wgmma.source);
+        BOOST_TEST(mma.source.find("wgmma.mma_async") != std::string::npos);
+        BOOST_TEST((mma.source.find("__align__(1024)") != std::string::npos) ==
+                   ((flags & tg::sdk::kWgmmaSwizzle128) != 0));
+        const auto code = code_of(tg::sdk::open_blob(mma.binary, "cuda", "sm_90")),
+                   want = code_of(tg::sdk::open_blob(wgmma.binary, "cuda", "sm_90"));
+        BOOST_TEST((code.size() == want.size() && std::memcmp(code.data(), want.data(), code.size()) == 0));
+        const tgtest::Status old =
+            tgtest::try_compile(tile_loop(true, n, dt, flags, defer), nullptr, 0, 2, "sm_80");
+        BOOST_TEST(old.code == TG_ERROR_INVALID_ARGUMENT, old.message);
+        BOOST_TEST(old.message.find("is not declared") != std::string::npos, old.message);
+      }
+  const auto ir = tile_loop(true, 64, TG_DTYPE_FLOAT16, 0, false);
+  const ScopedEnv off("TG_CUDA_MATRIX_UNITS", "0"); // no units declared: the old paths only
+  const tgtest::Status none = tgtest::try_compile(ir, nullptr, 0, 2, "sm_90");
+  BOOST_TEST(none.code == TG_ERROR_INVALID_ARGUMENT, none.message);
+  BOOST_TEST(none.message.find("is not declared (the target has 0)") != std::string::npos, none.message);
+}
+
+// check_mma against the declared units: a wgmma unit given register values, and mma.sync given
+// INDEXes into local memory, are refused with messages naming the unit.
+BOOST_AUTO_TEST_CASE(check_mma_refuses_operands_of_the_wrong_source) {
+  using tg::sdk::KernelBuilder;
+  {
+    KernelBuilder b("wgmma_from_registers");
+    const auto out = b.global(0, TG_DTYPE_FLOAT32);
+    const auto h = b.cast(b.f32(1), TG_DTYPE_FLOAT16);
+    const auto a = b.vectorize(std::vector<KernelBuilder::Ref>(8, h)),
+               bv = b.vectorize(std::vector<KernelBuilder::Ref>(4, h));
+    const auto c = b.vectorize(std::vector<KernelBuilder::Ref>(128, b.f32(0)));
+    const auto d = b.mma(a, bv, c, 2); // wgmma.m64n256k16.f16.sw128.bn
+    b.store(b.index(out, b.local_id(0)), b.gep(d, 0));
+    const tgtest::Status s = tgtest::try_compile(b.serialize(), nullptr, 0, 2, "sm_90");
+    BOOST_TEST(s.code == TG_ERROR_INVALID_ARGUMENT, s.message);
+    BOOST_TEST(s.message.find("wgmma.m64n256k16.f16.sw128.bn") != std::string::npos, s.message);
+    BOOST_TEST(s.message.find("local memory") != std::string::npos, s.message);
+  }
+  {
+    KernelBuilder b("mma_sync_from_local");
+    const auto out = b.global(0, TG_DTYPE_FLOAT32);
+    const auto l = b.local(1024, TG_DTYPE_FLOAT16);
+    const auto c = b.vectorize(std::vector<KernelBuilder::Ref>(4, b.f32(0)));
+    const auto d = b.mma(b.index(l, b.i32(0)), b.index(l, b.i32(512)), c, 0);
+    b.store(b.index(out, b.local_id(0)), b.gep(d, 0));
+    const tgtest::Status s = tgtest::try_compile(b.serialize(), nullptr, 0, 2, "sm_90");
+    BOOST_TEST(s.code == TG_ERROR_INVALID_ARGUMENT, s.message);
+    BOOST_TEST(s.message.find("mma.m16n8k16.f16") != std::string::npos, s.message);
+  }
 }

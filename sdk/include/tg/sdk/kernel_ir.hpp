@@ -64,7 +64,8 @@ bool uses_wgmma(const KernelIR& ir);
 // Whether a program uses the IR 1.3 op MMA: it is then written, and must be read, as IR 1.3.
 bool uses_mma(const KernelIR& ir);
 // Checks every MMA against the units the compile target declares (tg_matrix_unit, ABI 1.4): a
-// known index, A, B and C with the unit's dtypes and lane counts. Throws IRError naming the
+// known index, A, B and C with the unit's dtypes and lane counts (a local-memory unit's A and B:
+// INDEXes into local memory of its dtypes, and strides that its atoms allow). Throws IRError naming the
 // instruction and the unit.
 void check_mma(const KernelIR& ir, std::span<const tg_matrix_unit> units);
 
@@ -131,8 +132,10 @@ public:
   // IR 1.2: one warpgroup D = A * B + C of a TG_WGMMA_* shape; a and b are INDEXes into local
   // memory, strides the packed core-matrix strides (wgmma_pack in tg/sdk/wmma.hpp); dtype of c.
   Ref wgmma(Ref a, Ref b, Ref c, int64_t shape, int64_t strides);
-  // IR 1.3: D = A * B + C on matrix unit `unit` of the target (tg_matrix_unit); dtype of c.
-  Ref mma(Ref a, Ref b, Ref c, int64_t unit);
+  // IR 1.3: D = A * B + C on matrix unit `unit` of the target (tg_matrix_unit); dtype of c. For a
+  // local-memory unit (ABI 1.5) a and b are INDEXes into local memory, `unit` may carry TG_MMA_*
+  // flags and `strides` is the packed atom strides (matrix_strides_pack).
+  Ref mma(Ref a, Ref b, Ref c, int64_t unit, int64_t strides = 0);
 
   // Appends any instruction as given (for tests that need malformed or unusual programs).
   Ref emit(Instruction instruction);

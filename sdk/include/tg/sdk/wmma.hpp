@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tg::sdk {
 
@@ -102,5 +103,22 @@ std::string wgmma_swizzle_start_error(int64_t arg0, int operand, uint64_t base);
 MatrixElement wgmma_c_element(int64_t code, int item, int i);
 
 bool wgmma_input_dtype(int64_t code, tg_dtype dt);
+
+// WGMMA m64nNk16 (N = 64, 128, 256) for input FLOAT16 or BFLOAT16 as a local-memory unit (ABI 1.5)
+// under the layout flags (kWgmmaBNMajor, kWgmmaSwizzle128): the atoms are the tiles' core
+// matrices (8 rows x 16 bytes), or swizzled, 8 rows of 128 bytes; C as wgmma_c_element. Named
+// "wgmma.m64n<N>k16.<f16|bf16>[.sw128][.bn]". The host lowers a 1.2/1.3 plugin's "@wg" shapes
+// through these descriptions (emitting WGMMA), and the CUDA plugin declares them.
+tg_matrix_unit wgmma_unit(int n, tg_dtype input, int64_t layout_flags);
+// Every wgmma_unit, fastest first for a row-major matmul (a heuristic takes the first that fits):
+// per (layout, N) entry the f16 unit, then the bf16 one. The tiles' 128-byte swizzle with B n-major
+// and N 256, then N 128 swizzled (B n- or k-major), unswizzled, N 64, and the remaining N 256 forms.
+std::vector<tg_matrix_unit> wgmma_units();
+// The layout flags of a wgmma_unit description (by its name), or -1 for another unit.
+int64_t wgmma_unit_flags(const tg_matrix_unit& u);
+// WGMMA's arg1 (byte strides) for tiles laid out in wgmma_unit's atoms at atom strides s (elements
+// of 2 bytes). A swizzled K-major operand names 16 along k (the chunks of its rows), as
+// kWgmmaSwizzle128 asks.
+int64_t wgmma_strides(int64_t layout_flags, const MatrixStrides& s);
 
 } // namespace tg::sdk
