@@ -250,7 +250,9 @@ bool atom_agrees(const tg_matrix_atom& atom, bool is_a, const MatmulAxes& mm, co
 }
 
 // A matmul on a unit that reads A and B from local memory (ABI 1.5; Hopper's warpgroup wgmma):
-// each work group takes 2 unit tiles along m and 1, or 2 where that makes 256 columns, along n,
+// each work group takes 2 unit tiles along m and one along n (2 x 2 groups of a 128-wide unit,
+// 512 threads, fail to launch on CUDA once an epilogue is fused: too many registers; blocks under
+// 128 wide are left to BEAM),
 // the operands staged 4 unit k steps at a time where three sets of tiles fit the device's opt-in
 // maximum (the MMAs then defer their reads, lower_stage.cpp), else 2, the tiles made of the unit's
 // atoms. The units are tried in the device's order, those whose atoms agree with the operands'
@@ -277,12 +279,10 @@ std::vector<Opt> local_unit_opts(const KernelInfo& k, const DeviceLimits& d) {
     if (items > int64_t(d.max_local_size[0]) || 2 * items > int64_t(d.max_local_threads) ||
         kr % (2 * u.k) != 0)
       continue;
-    const int64_t groups_n = u.n < 256 && ns % 256 == 0 && 4 * items <= int64_t(d.max_local_threads) &&
-                                     d.max_local_size[2] >= 2 && d.local_memory_bytes >= 49152
-                                 ? 2
-                                 : 1;
-    const int64_t bm = 2 * u.m, bn = groups_n * u.n;
-    if (bn < 128 || ms % bm != 0 || ns % bn != 0 || ms / bm * (ns / bn) < int64_t(d.compute_units)) continue;
+    const int64_t bm = 2 * u.m, bn = u.n;
+    // work groups over every output axis (a batch of matmuls counts too)
+    if (bn < 128 || ms % bm != 0 || ns % bn != 0 || k.output_count() / (bm * bn) < int64_t(d.compute_units))
+      continue;
     const uint64_t isz = sdk::dtype_size(u.a_dtype);
     const int64_t steps =
         kr % (4 * u.k) == 0 && 3 * uint64_t(bm + bn) * 4 * u.k * isz <= d.local_memory_limit() ? 4 : 2;
@@ -290,10 +290,7 @@ std::vector<Opt> local_unit_opts(const KernelInfo& k, const DeviceLimits& d) {
     const sdk::MatrixElement ea = sdk::atom_extent(u.a_atom), eb = sdk::atom_extent(u.b_atom);
     const int64_t kt = steps * u.k;
     if (bm % ea.row != 0 || kt % ea.col != 0 || kt % eb.row != 0 || bn % eb.col != 0) continue;
-    std::vector<Opt> opts{{OptOp::TC, mm.k, ui}, {OptOp::LOCAL, mm.m, 2}};
-    if (groups_n > 1) opts.push_back({OptOp::LOCAL, mm.n, groups_n});
-    opts.push_back({OptOp::STAGE, mm.k, steps});
-    return opts;
+    return {{OptOp::TC, mm.k, ui}, {OptOp::LOCAL, mm.m, 2}, {OptOp::STAGE, mm.k, steps}};
   }
   return {};
 }

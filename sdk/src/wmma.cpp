@@ -114,9 +114,9 @@ tg_matrix_unit wgmma_unit(int n, tg_dtype input, int64_t layout_flags) {
 
 std::vector<tg_matrix_unit> wgmma_units() {
   const int64_t sw = kWgmmaSwizzle128, bn = kWgmmaBNMajor;
-  const std::pair<int, int64_t> order[] = {{256, sw | bn}, {128, sw | bn}, {128, sw}, {128, bn},
-                                           {128, 0},       {64, sw | bn},  {64, sw},  {64, bn},
-                                           {64, 0},        {256, sw},      {256, bn}, {256, 0}};
+  const std::pair<int, int64_t> order[] = {{256, sw | bn}, {256, sw}, {128, sw | bn}, {128, sw},
+                                           {128, bn},      {128, 0},  {64, sw | bn},  {64, sw},
+                                           {64, bn},       {64, 0},   {256, bn},      {256, 0}};
   std::vector<tg_matrix_unit> out;
   for (const auto& [n, flags] : order)
     for (tg_dtype input : {TG_DTYPE_FLOAT16, TG_DTYPE_BFLOAT16}) out.push_back(wgmma_unit(n, input, flags));

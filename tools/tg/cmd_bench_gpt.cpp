@@ -32,7 +32,10 @@ int bench_gpt(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")("device", po::value<std::string>()->default_value(""),
                                                  "device (default: $TG_DEVICE or CPU)")(
       "config", po::value<std::string>()->default_value("tiny"),
-      "tiny, char or gpt2")("bs", po::value<int>()->default_value(16), "sequences per training step")(
+      "tiny, char or gpt2")("vocab", po::value<int>()->default_value(0),
+                            "vocabulary size instead of the config's (e.g. 50304, GPT-2's 50257 padded to a "
+                            "multiple of 64 as nanoGPT does)")("bs", po::value<int>()->default_value(16),
+                                                               "sequences per training step")(
       "runs", po::value<int>()->default_value(10),
       "timed training steps (after 3 untimed: warm-up, capture)")(
       "tokens", po::value<int>()->default_value(100), "tokens sampled (batch 1) for the sampling row")(
@@ -73,6 +76,10 @@ int bench_gpt(const std::vector<std::string>& args) {
   open_device(device);
   const std::string torch_device = device.rfind("CUDA", 0) == 0 ? "cuda" : "cpu";
   models::GPTConfig cfg = models::GPTConfig::preset(vm["config"].as<std::string>());
+  if (const int vocab = vm["vocab"].as<int>(); vocab != 0) {
+    if (vocab < 2) throw po::error("--vocab must be at least 2");
+    cfg.vocab_size = vocab;
+  }
   const std::string dtype = vm["dtype"].as<std::string>();
   if (dtype != "float32" && dtype != "bfloat16") throw po::error("--dtype must be float32 or bfloat16");
   if (dtype == "bfloat16") cfg.dtype = dtypes::bfloat16;

@@ -331,10 +331,9 @@ BOOST_AUTO_TEST_CASE(matrix_units_per_target) {
       wg("TG_CUDA_WGMMA", nullptr);
   const std::vector<std::string> mma_sync{"mma.m16n8k16.f16", "mma.m16n8k16.bf16"};
   std::vector<std::string> want = mma_sync;
-  const std::pair<int, const char*> order[] = {{256, ".sw128.bn"}, {128, ".sw128.bn"}, {128, ".sw128"},
-                                               {128, ".bn"},       {128, ""},          {64, ".sw128.bn"},
-                                               {64, ".sw128"},     {64, ".bn"},        {64, ""},
-                                               {256, ".sw128"},    {256, ".bn"},       {256, ""}};
+  const std::pair<int, const char*> order[] = {
+      {256, ".sw128.bn"}, {256, ".sw128"}, {128, ".sw128.bn"}, {128, ".sw128"}, {128, ".bn"}, {128, ""},
+      {64, ".sw128.bn"},  {64, ".sw128"},  {64, ".bn"},        {64, ""},        {256, ".bn"}, {256, ""}};
   for (const auto& [n, layout] : order)
     for (const char* dt : {"f16", "bf16"})
       want.push_back("wgmma.m64n" + std::to_string(n) + "k16." + dt + layout);

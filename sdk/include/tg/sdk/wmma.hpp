@@ -110,9 +110,9 @@ bool wgmma_input_dtype(int64_t code, tg_dtype dt);
 // "wgmma.m64n<N>k16.<f16|bf16>[.sw128][.bn]". The host lowers a 1.2/1.3 plugin's "@wg" shapes
 // through these descriptions (emitting WGMMA), and the CUDA plugin declares them.
 tg_matrix_unit wgmma_unit(int n, tg_dtype input, int64_t layout_flags);
-// Every wgmma_unit, fastest first for a row-major matmul (a heuristic takes the first that fits):
-// per (layout, N) entry the f16 unit, then the bf16 one. The tiles' 128-byte swizzle with B n-major
-// and N 256, then N 128 swizzled (B n- or k-major), unswizzled, N 64, and the remaining N 256 forms.
+// Every wgmma_unit, fastest first (a heuristic takes the first that fits): per (layout, N) entry the
+// f16 unit, then the bf16 one. The tiles' 128-byte swizzle with N 256 (B n-major, then k-major),
+// then N 128 swizzled (B n- or k-major) and unswizzled, N 64, and the unswizzled N 256 forms.
 std::vector<tg_matrix_unit> wgmma_units();
 // The layout flags of a wgmma_unit description (by its name), or -1 for another unit.
 int64_t wgmma_unit_flags(const tg_matrix_unit& u);
