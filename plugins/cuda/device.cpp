@@ -26,7 +26,7 @@ bool tensor_cores(int cc) {
 
 // The `tensor_cores` attribute: mma.sync's shape from sm_80 on; on sm_90 (Hopper) also the
 // warpgroup shapes of IR 1.2 WGMMA ("@wg": wgmma.mma_async, built for sm_90a; warpgroup_mma). On
-// by default: the core's TCWG matmul beats the mma.sync one (8192 f16 on an H200: 578 vs ~245
+// by default: the core's warpgroup matmul beats the mma.sync one (8192 f16 on an H200: 578 vs ~245
 // TFLOPS; docs/cuda.md, "Tensor cores").
 std::string tensor_core_shapes(int cc) {
   if (!tensor_cores(cc)) return "none";
