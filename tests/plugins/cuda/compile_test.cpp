@@ -445,8 +445,9 @@ BOOST_AUTO_TEST_CASE(local_mma_renders_as_wgmma) {
         BOOST_TEST(mma.source.find("wgmma.mma_async") != std::string::npos);
         BOOST_TEST((mma.source.find("__align__(1024)") != std::string::npos) ==
                    ((flags & tg::sdk::kWgmmaSwizzle128) != 0));
-        const auto code = code_of(tg::sdk::open_blob(mma.binary, "cuda", "sm_90")),
-                   want = code_of(tg::sdk::open_blob(wgmma.binary, "cuda", "sm_90"));
+        const auto mma_blob = tg::sdk::open_blob(mma.binary, "cuda", "sm_90"),
+                   wgmma_blob = tg::sdk::open_blob(wgmma.binary, "cuda", "sm_90"); // code_of views them
+        const auto code = code_of(mma_blob), want = code_of(wgmma_blob);
         BOOST_TEST((code.size() == want.size() && std::memcmp(code.data(), want.data(), code.size()) == 0));
         const tgtest::Status old =
             tgtest::try_compile(tile_loop(true, n, dt, flags, defer), nullptr, 0, 2, "sm_80");
