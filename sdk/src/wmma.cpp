@@ -1,5 +1,6 @@
 #include <tg/sdk/wmma.hpp>
 
+#include <cstring>
 #include <vector>
 
 namespace tg::sdk {
@@ -124,11 +125,17 @@ std::vector<tg_matrix_unit> wgmma_units() {
 }
 
 int64_t wgmma_unit_flags(const tg_matrix_unit& u) {
-  const std::string name = matrix_unit_name(u);
-  if (name.rfind("wgmma.m64n", 0) != 0 || !matrix_local(u)) return -1;
-  const bool swizzle = name.find(".sw128") != std::string::npos;
-  const bool b_n_major = name.size() >= 3 && name.compare(name.size() - 3, 3, ".bn") == 0;
-  return (swizzle ? kWgmmaSwizzle128 : 0) | (b_n_major ? kWgmmaBNMajor : 0);
+  // by the layout, not the name: the unit whose shape, dtypes, atoms and C layout it has
+  if (!matrix_local(u) || !wgmma_code(int(u.n)) || !wgmma_input_dtype(wgmma_code(int(u.n)), u.a_dtype))
+    return -1;
+  for (int64_t flags : {int64_t(0), kWgmmaBNMajor, kWgmmaSwizzle128, kWgmmaSwizzle128 | kWgmmaBNMajor}) {
+    const tg_matrix_unit w = wgmma_unit(int(u.n), u.a_dtype, flags);
+    if (u.m == w.m && u.k == w.k && u.item_bits == w.item_bits && u.b_dtype == w.b_dtype &&
+        u.c_dtype == w.c_dtype && std::memcmp(&u.a_atom, &w.a_atom, sizeof w.a_atom) == 0 &&
+        std::memcmp(&u.b_atom, &w.b_atom, sizeof w.b_atom) == 0 && std::memcmp(&u.c, &w.c, sizeof w.c) == 0)
+      return flags;
+  }
+  return -1;
 }
 
 int64_t wgmma_strides(int64_t layout_flags, const MatrixStrides& s) {

@@ -327,6 +327,13 @@ BOOST_AUTO_TEST_CASE(warpgroup_units_reproduce_the_legacy_wgmma_byte_addresses) 
         BOOST_TEST(sdk::matrix_unit_error(u) == "", sdk::matrix_unit_name(u));
         BOOST_TEST(sdk::wgmma_unit_flags(u) == flags, sdk::matrix_unit_name(u));
         BOOST_TEST((u.a_dtype == input && u.b_dtype == input && u.c_dtype == TG_DTYPE_FLOAT32));
+        // the flags come from the layout, not the name
+        tg_matrix_unit renamed = u;
+        std::strcpy(renamed.name, "my.unit");
+        BOOST_TEST(sdk::wgmma_unit_flags(renamed) == flags);
+        tg_matrix_unit other = u;
+        std::swap(other.b_atom.row[0], other.b_atom.col[0]);
+        BOOST_TEST(sdk::wgmma_unit_flags(other) == -1);
       }
       const tg_matrix_unit u = sdk::wgmma_unit(n, TG_DTYPE_FLOAT16, flags);
       BOOST_TEST_CONTEXT(sdk::matrix_unit_name(u)) {

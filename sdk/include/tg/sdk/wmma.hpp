@@ -114,7 +114,8 @@ tg_matrix_unit wgmma_unit(int n, tg_dtype input, int64_t layout_flags);
 // f16 unit, then the bf16 one. The tiles' 128-byte swizzle with N 256 (B n-major, then k-major),
 // then N 128 swizzled (B n- or k-major) and unswizzled, N 64, and the unswizzled N 256 forms.
 std::vector<tg_matrix_unit> wgmma_units();
-// The layout flags of a wgmma_unit description (by its name), or -1 for another unit.
+// The layout flags of a unit laid out as a wgmma_unit description (its shape, dtypes, atoms and C
+// layout, whatever its name), or -1 for another unit.
 int64_t wgmma_unit_flags(const tg_matrix_unit& u);
 // WGMMA's arg1 (byte strides) for tiles laid out in wgmma_unit's atoms at atom strides s (elements
 // of 2 bytes). A swizzled K-major operand names 16 along k (the chunks of its rows), as
