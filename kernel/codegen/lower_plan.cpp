@@ -1,0 +1,232 @@
+// The plan of a kernel: what the heuristic sees of its axes (analyze) and each optimization applied
+// to the per-axis plan (apply), checked against the kernel and the device (OptError).
+#include "kernel/codegen/lower.hpp"
+#include "kernel/codegen/lowerer.hpp"
+
+#include "kernel/schedule/buffer.hpp"
+
+#include <tg/sdk/matrix_unit.hpp>
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+namespace tg::lower_detail {
+namespace {
+
+// value(), reduce() and the passes after lowering (lane bundling, the device's compiler) recurse
+// along the kernel's expression. The scheduler stores every 1000th node of a deeper fused chain
+// (schedule.cpp, kMaxFusedDepth); a kernel built otherwise that is deeper than this is refused
+// before any of them runs, instead of overflowing the stack.
+constexpr int kMaxKernelDepth = 2000;
+
+// Throws UOpError when a path through `order` (a toposort) is longer than kMaxKernelDepth nodes.
+void check_depth(const std::vector<UOpRef>& order) {
+  if (order.size() <= size_t(kMaxKernelDepth)) return; // no path is that long
+  std::unordered_map<const UOp*, int> depth;
+  depth.reserve(order.size());
+  for (const auto& u : order) {
+    int d = 0;
+    for (const auto& s : u->src()) d = std::max(d, depth.at(s.get()));
+    if (++d > kMaxKernelDepth)
+      throw UOpError("codegen: the kernel's expression is deeper than " + std::to_string(kMaxKernelDepth) +
+                     " nodes (the scheduler splits fused chains every 1000 nodes)");
+    depth.emplace(u.get(), d);
+  }
+}
+
+} // namespace
+
+KernelInfo Lowerer::analyze() {
+  const UOpRef& value_root = item_.ast->src(0)->src(1);
+  out_shape_ = item_.shape;
+  const Dims& S = out_shape_;
+  KernelInfo info;
+  info.output_dims = S.size();
+  info.itemsize = value_root->dtype().itemsize();
+  for (auto d : S) info.axes.push_back(AxisInfo{d});
+  const std::vector<UOpRef> order = toposort(value_root);
+  check_depth(order);
+  for (const auto& n : order) {
+    if (n->op() == Ops::REDUCE_AXIS) {
+      if (!first_reduce_) first_reduce_ = n;
+      ++info.reduce_count;
+    }
+    info.transcendental += n->op() == Ops::EXP2 || n->op() == Ops::LOG2 || n->op() == Ops::SIN;
+  }
+  if (first_reduce_) {
+    info.reduce_op = first_reduce_->arg_if<ReduceArg>()->op;
+    const Dims& in_shape = shapes_(first_reduce_->src(0));
+    const auto& axes = first_reduce_->arg_if<ReduceArg>()->axes;
+    auto reduced = [&](int64_t d) { return std::find(axes.begin(), axes.end(), d) != axes.end(); };
+    std::vector<Dims> strides;
+    leaf_strides(first_reduce_->src(0), {}, in_shape, strides);
+    auto stride_count = [&](int64_t dim, int64_t value) {
+      int64_t c = 0;
+      for (const auto& st : strides) c += st[size_t(dim)] == value;
+      return c;
+    };
+    // Output dims map to the reduce's kept input dims in order of their non-1 sizes (the usual
+    // case: the output is the reduce seen through elementwise ops and squeezes).
+    std::vector<int64_t> out_dims, in_dims;
+    for (int64_t d = 0; d < int64_t(S.size()); ++d)
+      if (S[size_t(d)] > 1) out_dims.push_back(d);
+    for (int64_t d = 0; d < int64_t(in_shape.size()); ++d)
+      if (in_shape[size_t(d)] > 1 && !reduced(d)) in_dims.push_back(d);
+    bool mapped = out_dims.size() == in_dims.size();
+    for (size_t i = 0; mapped && i < out_dims.size(); ++i)
+      mapped = S[size_t(out_dims[i])] == in_shape[size_t(in_dims[i])];
+    axis_dim_.assign(S.size(), -1);
+    for (size_t i = 0; mapped && i < out_dims.size(); ++i) axis_dim_[size_t(out_dims[i])] = in_dims[i];
+    if (!mapped) axis_dim_.clear();
+    for (size_t i = 0; mapped && i < out_dims.size(); ++i) {
+      AxisInfo& a = info.axes[size_t(out_dims[i])];
+      a.reuse = stride_count(in_dims[i], 0);
+      a.contiguous = stride_count(in_dims[i], 1) > 0;
+    }
+    for (int64_t d = 0; d < int64_t(in_shape.size()); ++d)
+      if (reduced(d) && in_shape[size_t(d)] != 1) { // an empty axis too: its loop runs no step
+        reduce_dims_.push_back(d);
+        if (mapped) axis_dim_.push_back(d);
+        info.axes.push_back(AxisInfo{in_shape[size_t(d)], true, stride_count(d, 0), stride_count(d, 1) > 0});
+      }
+    // a reduce axis whose steps continue where the next reduce axis ends (a 6x6 map): their lanes
+    // together read one contiguous stretch
+    const size_t first = info.axes.size() - reduce_dims_.size();
+    for (size_t j = 0; j + 1 < reduce_dims_.size(); ++j)
+      for (const auto& st : strides)
+        info.axes[first + j].continues_inner |=
+            st[size_t(reduce_dims_[j + 1])] == 1 &&
+            st[size_t(reduce_dims_[j])] == in_shape[size_t(reduce_dims_[j + 1])];
+    if (mapped && info.reduce_count == 1 && info.reduce_op == Ops::ADD) {
+      info.product = matmul_axes(in_shape, out_dims, in_dims, false);
+      info.matmul = matmul_axes(in_shape, out_dims, in_dims, true);
+    }
+  } else { // elementwise: the inputs' strides along the output dims themselves
+    std::vector<Dims> strides;
+    leaf_strides(value_root, {}, S, strides);
+    for (size_t d = 0; d < S.size(); ++d)
+      for (const auto& st : strides) {
+        info.axes[d].reuse += st[d] == 0;
+        info.axes[d].contiguous |= st[d] == 1;
+      }
+  }
+  for (const auto& a : info.axes) {
+    AxisPlan p;
+    p.size = p.padded = a.size;
+    p.parts[0].size = a.size;
+    plan_.push_back(std::move(p));
+  }
+  return info;
+}
+
+void Lowerer::apply(const Opt& o, const KernelInfo& info) {
+  auto refuse = [&](const std::string& why) {
+    std::string axes;
+    for (const auto& a : info.axes)
+      axes += (axes.empty() ? "" : ",") + std::to_string(a.size) + (a.reduce ? "r" : "");
+    throw OptError("optimization " + to_string(o) + " does not fit kernel with axes (" + axes + "): " + why);
+  };
+  if (o.axis < 0 || size_t(o.axis) >= plan_.size())
+    refuse("no such axis (" + std::to_string(info.output_dims) + " output axes, " +
+           std::to_string(plan_.size() - info.output_dims) + " reduce axes)");
+  if (o.op == OptOp::TC) return apply_tc(o, info, refuse);
+  if (o.amount < 2) refuse("the amount must be at least 2");
+  if (tc_ && o.op != OptOp::UPCAST && o.op != OptOp::LOCAL && o.op != OptOp::STAGE)
+    refuse("only UPCAST, LOCAL and STAGE may follow TC");
+  if (!staged_.empty() && o.op != OptOp::UPCAST && o.op != OptOp::LOCAL && o.op != OptOp::STAGE)
+    refuse("only UPCAST, LOCAL and STAGE may follow STAGE");
+  AxisPlan& ax = plan_[size_t(o.axis)];
+  const bool reduce_axis = size_t(o.axis) >= info.output_dims;
+  if (o.op == OptOp::PADTO) {
+    if (ax.parts.size() != 1) refuse("PADTO must come before the other optimizations of its axis");
+    if (ax.padded != ax.size) refuse("the axis is padded already");
+    if (reduce_axis && info.reduce_count != 1)
+      refuse("a reduce axis can be padded only in a kernel with one reduce (it has " +
+             std::to_string(info.reduce_count) + ")");
+    ax.padded = (ax.size + o.amount - 1) / o.amount * o.amount;
+    ax.parts[0].size = ax.padded;
+    return;
+  }
+  if (o.op == OptOp::STAGE) {
+    if (ax.has(OptOp::STAGE)) refuse("an axis takes one STAGE");
+    if (info.reduce_count != 1)
+      refuse("the kernel has " + std::to_string(info.reduce_count) + " reduces; STAGE needs exactly one");
+    if (reduce_axis) apply_stage(refuse);
+  }
+  const bool output_op = o.op == OptOp::UPCAST || o.op == OptOp::LOCAL || o.op == OptOp::LOOP;
+  if (output_op && reduce_axis) refuse("an output-axis optimization on a reduce axis");
+  if (!output_op && !reduce_axis) refuse("a reduce-axis optimization on an output axis");
+  const size_t rest = ax.rest_index();
+  const int64_t rest_size = ax.parts[rest].size;
+  bool ragged = false;
+  if (o.amount > rest_size)
+    refuse("the amount exceeds what is left of the axis (" + std::to_string(rest_size) + ")");
+  if (rest_size % o.amount != 0) {
+    // a LOOP may be ragged when only UPCAST lanes (inside it) were split off the axis before
+    const bool only_upcasts = std::all_of(ax.parts.begin(), ax.parts.end(),
+                                          [](const Part& p) { return p.rest || p.op == OptOp::UPCAST; });
+    if (o.op != OptOp::LOOP || !only_upcasts || ax.padded != ax.size)
+      refuse("the amount does not divide what is left of the axis (" + std::to_string(rest_size) +
+             "); pad it first with PADTO");
+    ragged = true; // the last work item loops over the remainder only
+  }
+  auto lanes = [](const std::vector<LanePart>& parts) {
+    int64_t n = 1;
+    for (const auto& p : parts) n *= p.size;
+    return n;
+  };
+  int local_axis = -1;
+  switch (o.op) {
+  case OptOp::UPCAST:
+    // lanes outside a loop would be a loop's length apart: UPCAST first, then LOOP over its lanes
+    if (ax.has(OptOp::LOOP)) refuse("UPCAST after LOOP on one axis (apply the UPCAST first)");
+    if (lanes(upcasts_) * o.amount > 256) refuse("more than 256 upcast lanes");
+    break;
+  case OptOp::UNROLL:
+    if (lanes(unrolls_) * o.amount > 64) refuse("more than 64 unrolled lanes");
+    break;
+  case OptOp::LOOP:
+    if (ax.has(OptOp::LOOP)) refuse("an axis takes one LOOP");
+    break;
+  case OptOp::GROUP:
+  case OptOp::GROUPTOP:
+    if (options_.local_memory_bytes == 0) refuse("the device has no work-group local memory");
+    if (info.reduce_count != 1)
+      refuse("the kernel has " + std::to_string(info.reduce_count) + " reduces; GROUP needs exactly one");
+    if (group_axis_ >= 0) refuse("one GROUP per kernel");
+    [[fallthrough]];
+  case OptOp::LOCAL: {
+    if (local_axes_ == 3) refuse("a work group has at most 3 dimensions");
+    uint64_t threads = uint64_t(o.amount);
+    for (int k = 0; k < local_axes_; ++k) threads *= local_[size_t(k)];
+    if (threads > options_.max_local_threads)
+      refuse(std::to_string(threads) + " threads per work group, the device allows " +
+             std::to_string(options_.max_local_threads));
+    if (uint64_t(o.amount) > options_.max_local_size[size_t(local_axes_)])
+      refuse("work-group size " + std::to_string(o.amount) + " along local axis " +
+             std::to_string(local_axes_) + ", the device allows " +
+             std::to_string(options_.max_local_size[size_t(local_axes_)]));
+    local_axis = local_axes_++;
+    local_[size_t(local_axis)] = uint32_t(o.amount);
+    if (o.op != OptOp::LOCAL) group_axis_ = local_axis;
+    break;
+  }
+  case OptOp::PADTO:
+  case OptOp::TC:
+  case OptOp::STAGE:
+    break;
+  }
+  ax.parts[rest].size = ragged ? (rest_size + o.amount - 1) / o.amount : rest_size / o.amount;
+  ax.ragged |= ragged;
+  Part part{o.op, o.amount, false, local_axis};
+  if (o.op == OptOp::UPCAST || o.op == OptOp::UNROLL) {
+    auto& list = o.op == OptOp::UPCAST ? upcasts_ : unrolls_;
+    part.lane_id = int(list.size());
+    list.push_back({size_t(o.axis), o.amount});
+  }
+  // GROUPTOP takes the top of the axis (thread t: one contiguous block); the others the bottom
+  ax.parts.insert(ax.parts.begin() + std::ptrdiff_t(o.op == OptOp::GROUPTOP ? rest : rest + 1), part);
+}
+
+} // namespace tg::lower_detail
