@@ -104,6 +104,9 @@ struct KernelInfo {
   int transcendental = 0;            // EXP2, LOG2 and SIN nodes (library calls on some devices)
   std::optional<MatmulAxes> matmul;  // set when the kernel is such a reduce
   std::optional<MatmulAxes> product; // the same axes for a sum of products of any dtype (STAGE)
+  // A reduce axis of a one-hot sum (sum over j of `e == j ? x[j] : 0`, Embedding's and gather's
+  // form), which lowering folds into one load of x[e]; -1 for none. The heuristic leaves it whole.
+  int one_hot = -1;
   int64_t output_count() const;
   int64_t reduce_count_elems() const; // product of the reduced axes
 };

@@ -123,6 +123,80 @@ UOpRef reduce_invariant(Ops op, const UOpRef& v, const std::vector<UOpRef>& rang
   return v * (v->dtype().is_float() ? const_like(v, double(trips)) : const_like(v, trips));
 }
 
+// The operands of an equality: CMPEQ(a, b), or CMPNE(CMPNE(a, b), true) (Tensor::eq's form).
+std::optional<std::pair<UOpRef, UOpRef>> equality(const UOpRef& c) {
+  if (c->op() == Ops::CMPEQ) return std::pair{c->src(0), c->src(1)};
+  if (c->op() == Ops::CMPNE && is_true(c->src(1)) && c->src(0)->op() == Ops::CMPNE)
+    return std::pair{c->src(0)->src(0), c->src(0)->src(1)};
+  return std::nullopt;
+}
+
+// `root` with every use of `from` replaced by `to`.
+UOpRef substitute(const UOpRef& root, const UOpRef& from, const UOpRef& to) {
+  std::unordered_map<const UOp*, UOpRef> done{{from.get(), to}};
+  for (const auto& n : toposort(root)) {
+    if (done.count(n.get())) continue;
+    std::vector<UOpRef> src;
+    bool changed = false;
+    for (const auto& s : n->src()) {
+      auto it = done.find(s.get());
+      src.push_back(it == done.end() ? s : it->second);
+      changed |= it != done.end() && it->second != s;
+    }
+    if (changed) done.emplace(n.get(), replace_src(n, std::move(src)));
+  }
+  auto it = done.find(root.get());
+  return it == done.end() ? root : it->second;
+}
+
+bool depends_on(const UOpRef& root, const UOpRef& node) {
+  const auto order = toposort(root);
+  return std::find(order.begin(), order.end(), node) != order.end();
+}
+
+// A one-hot sum: the sum over range r (of n steps) of `e == r ? x(r) : 0`, or of
+// `cast(e == r) * x(r)`, with e not depending on r (Embedding, gather, one_hot(...) @ w), is
+// x(e) where 0 <= e < n and 0 elsewhere: one load where the loop read n. Returns the folded value
+// and r, or nothing when v is not of that form. (Where x(r) is inf or NaN for an r other than e,
+// the product form would have been NaN; the fold gives x(e), as an index would.)
+std::optional<std::pair<UOpRef, UOpRef>> fold_one_hot(const UOpRef& v, const std::vector<UOpRef>& ranges) {
+  if (v->dtype().count != 1) return std::nullopt;
+  UOpRef cond, x;
+  if (v->op() == Ops::WHERE && v->src(2)->op() == Ops::CONST &&
+      std::visit([](auto c) { return c == decltype(c){}; }, v->src(2)->const_value())) {
+    cond = v->src(0);
+    x = v->src(1);
+  } else if (v->op() == Ops::MUL) {
+    for (int i = 0; i < 2 && !cond; ++i) {
+      const UOpRef& s = v->src(size_t(i));
+      if (s->op() == Ops::CAST && s->src(0)->dtype().is_bool()) {
+        cond = s->src(0);
+        x = v->src(size_t(1 - i));
+      }
+    }
+  }
+  if (!cond) return std::nullopt;
+  auto eq = equality(cond);
+  if (!eq) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    UOpRef r = side == 0 ? eq->second : eq->first, e = side == 0 ? eq->first : eq->second;
+    if (r->op() == Ops::CAST && r->dtype().is_int()) { // an iota in the tensor's integer dtype
+      const int bits = 8 * r->dtype().itemsize() - (r->dtype().is_unsigned() ? 0 : 1);
+      r = r->src(0);
+      if (r->op() != Ops::RANGE || (bits < 63 && r->src(1)->arg_int() > (int64_t{1} << bits))) continue;
+    }
+    if (r->op() != Ops::RANGE || std::find(ranges.begin(), ranges.end(), r) == ranges.end()) continue;
+    if (!e->dtype().is_int() || e->dtype().count != 1 || depends_on(e, r)) continue;
+    const int64_t n = r->src(1)->arg_int();
+    UOpRef at = e->dtype() == kIndex ? e : cast(e, kIndex);
+    UOpRef inside = lt(idx_const(-1), at) & lt(at, idx_const(n));
+    // out-of-range indices select nothing and read element 0, never memory outside x
+    UOpRef folded = substitute(x, r, where(inside, at, idx_const(0)));
+    return std::pair{where(inside, folded, const_like(folded, int64_t{0})), r};
+  }
+  return std::nullopt;
+}
+
 // Contiguous strides of a shape.
 Dims strides_of(const Dims& shape) {
   Dims st(shape.size(), 1);
@@ -449,16 +523,22 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
     UOpRef v = value(r->src(0), Frame{idx, in_shape, {}});
     --reduce_depth_;
     if (!is_true(in_range)) v = where(in_range, v, reduce_identity(op, v->dtype()));
-    if (ranges.empty()) {
+    std::vector<UOpRef> loops = ranges;
+    if (op == Ops::ADD && !padded)
+      while (auto one_hot = fold_one_hot(v, loops)) {
+        v = one_hot->first;
+        loops.erase(std::find(loops.begin(), loops.end(), one_hot->second));
+      }
+    if (loops.empty()) {
       partials.push_back(v);
       continue;
     }
-    if (UOpRef folded = padded ? nullptr : reduce_invariant(op, v, ranges)) {
+    if (UOpRef folded = padded ? nullptr : reduce_invariant(op, v, loops)) {
       partials.push_back(folded);
       continue;
     }
     std::vector<UOpRef> src{v};
-    src.insert(src.end(), ranges.begin(), ranges.end());
+    src.insert(src.end(), loops.begin(), loops.end());
     partials.push_back(UOp::make(Ops::REDUCE, v->dtype(), std::move(src), ReduceArg{op, {}}));
     ++alu_inside_; // the accumulate (a MULACC counts as multiply + add, as tinygrad counts)
   }

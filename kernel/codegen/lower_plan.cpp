@@ -35,7 +35,73 @@ void check_depth(const std::vector<UOpRef>& order) {
   }
 }
 
+// Movement ops are views: a value seen through them keeps its op. Strips them (outermost first, as
+// leaf_strides collects them) and the CASTs between them when `casts`.
+UOpRef strip_views(UOpRef u, std::vector<UOpRef>& mops, bool casts = false) {
+  while (is_movement(u->op()) || (casts && u->op() == Ops::CAST)) {
+    if (u->op() != Ops::CAST) mops.push_back(u);
+    u = u->src(0);
+  }
+  return u;
+}
+
 } // namespace
+
+int64_t Lowerer::one_hot_dim(const Dims& in_shape) {
+  const auto& axes = first_reduce_->arg_if<ReduceArg>()->axes;
+  if (first_reduce_->arg_if<ReduceArg>()->op != Ops::ADD) return -1;
+  std::vector<UOpRef> mops, cond_mops;
+  const UOpRef v = strip_views(first_reduce_->src(0), mops);
+  UOpRef cond;
+  if (v->op() == Ops::WHERE) {
+    cond_mops = mops;
+    cond = strip_views(v->src(0), cond_mops);
+  } else if (v->op() == Ops::MUL) {
+    for (size_t i = 0; i < 2 && !cond; ++i) {
+      std::vector<UOpRef> m = mops;
+      UOpRef s = strip_views(v->src(i), m);
+      if (s->op() == Ops::CAST && s->src(0)->dtype().is_bool()) {
+        cond_mops = m;
+        cond = strip_views(s->src(0), cond_mops);
+      }
+    }
+  }
+  if (!cond || (cond->op() != Ops::CMPEQ && cond->op() != Ops::CMPNE)) return -1;
+  if (cond->op() == Ops::CMPNE) { // Tensor::eq: CMPNE(CMPNE(a, b), true)
+    std::vector<UOpRef> m;
+    const UOpRef t = strip_views(cond->src(1), m);
+    if (t->op() != Ops::CONST || !t->dtype().is_bool() || !std::get<bool>(t->const_value())) return -1;
+    cond = strip_views(cond->src(0), cond_mops);
+    if (cond->op() != Ops::CMPNE) return -1;
+  }
+  for (size_t side = 0; side < 2; ++side) {
+    std::vector<UOpRef> iota_mops = cond_mops, other_mops = cond_mops;
+    const UOpRef iota = strip_views(cond->src(side), iota_mops, true);
+    if (iota->op() != Ops::RANGE) continue;
+    const ShapeTracker st = tracker({iota->src(1)->arg_int()}, iota_mops);
+    if (st.views().size() != 1) continue;
+    const View& view = st.views().back();
+    int64_t dim = -1;
+    bool plain = view.strides.size() == in_shape.size();
+    for (size_t d = 0; plain && d < in_shape.size(); ++d) {
+      if (!view.strides[d].is_int())
+        plain = false;
+      else if (view.strides[d].value() == 1 && in_shape[d] > 1 && dim < 0 &&
+               std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end())
+        dim = int64_t(d);
+      else if (view.strides[d].value() != 0 && in_shape[d] > 1)
+        plain = false;
+    }
+    if (!plain || dim < 0) continue;
+    std::vector<Dims> others;
+    strides_seen_.clear();
+    leaf_strides(cond->src(1 - side), other_mops, in_shape, others);
+    strides_seen_.clear();
+    if (std::all_of(others.begin(), others.end(), [&](const Dims& s) { return s[size_t(dim)] == 0; }))
+      return dim;
+  }
+  return -1;
+}
 
 KernelInfo Lowerer::analyze() {
   const UOpRef& value_root = item_.ast->src(0)->src(1);
@@ -102,6 +168,9 @@ KernelInfo Lowerer::analyze() {
       info.product = matmul_axes(in_shape, out_dims, in_dims, false);
       info.matmul = matmul_axes(in_shape, out_dims, in_dims, true);
     }
+    if (const int64_t d = one_hot_dim(in_shape); d >= 0)
+      for (size_t j = 0; j < reduce_dims_.size(); ++j)
+        if (reduce_dims_[j] == d) info.one_hot = int(first + j);
   } else { // elementwise: the inputs' strides along the output dims themselves
     std::vector<Dims> strides;
     leaf_strides(value_root, {}, S, strides);

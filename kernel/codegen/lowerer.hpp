@@ -141,6 +141,8 @@ private:
   void leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, const Dims& base,
                     std::vector<Dims>& out);
   Dims buffer_strides(const UOpRef& buffer, const std::vector<UOpRef>& mops, const Dims& base) const;
+  // The first reduce's input dim that is a one-hot sum's (fold_one_hot in lower.cpp), or -1.
+  int64_t one_hot_dim(const Dims& in_shape);
 
   const ScheduleItem& item_;
   LowerOptions options_;

@@ -358,8 +358,11 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_short_sums_of_few_outputs) {
   Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
   Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
   check_same(items, got, plain, "heuristic " + got.opts.back());
+  // 4 outputs are not fewer than the 4 units: not the short-sum rule, but each 512-long row is
+  // contiguous and read by one thread, so the row rule groups it by 128
   auto few = compute_items(input({4, 512}).sum({1}));
-  BOOST_TEST(lower_kernel(few.back(), gpu()).opts.find("GROUP") == std::string::npos);
+  BOOST_TEST(lower_kernel(few.back(), gpu()).opts.find("GROUP(1,128)") != std::string::npos,
+             lower_kernel(few.back(), gpu()).opts);
   // a linear layer's bias gradient: 10 outputs summed over a batch axis 10 words apart, on a
   // device of 16 units
   LowerOptions wide = gpu();
@@ -370,6 +373,85 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_short_sums_of_few_outputs) {
   Ran bias_plain = run(bias, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
   Ran bias_got = run(bias, wide, [](const ScheduleItem&, size_t) { return std::nullopt; });
   check_same(bias, bias_got, bias_plain, "heuristic " + bias_got.opts.back());
+}
+
+// Many rows each summed along a contiguous row of >= 256 words (LayerNorm over 768 features):
+// 32-128 threads share each row, reading it in coalesced stretches; a row of 200 stays with one
+// thread, and a matmul (a sum of products) is not grouped by this rule.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_long_contiguous_rows) {
+  Tensor x = input({2, 64, 768});
+  auto items = compute_items((x - x.mean({-1}, true)).square().mean({-1}));
+  BOOST_TEST(items.size() == 2u); // the mean, then the variance (the mean read along its rows)
+  for (size_t i = 0; i < items.size(); ++i) {
+    const LoweredKernel k = lower_kernel(items[i], gpu());
+    const std::string reduce_axis = std::to_string(k.applied.empty() ? -1 : int(items[i].shape.size()));
+    BOOST_TEST(k.opts.find("GROUP(" + reduce_axis + ",128)") != std::string::npos, k.opts);
+  }
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+  auto rows_288 = compute_items(input({64, 288}).sum({1}));
+  BOOST_TEST(lower_kernel(rows_288.back(), gpu()).opts.find("GROUP(1,32)") != std::string::npos,
+             lower_kernel(rows_288.back(), gpu()).opts);
+  auto short_rows = compute_items(input({64, 200}).sum({1}));
+  BOOST_TEST(lower_kernel(short_rows.back(), gpu()).opts.find("GROUP") == std::string::npos,
+             lower_kernel(short_rows.back(), gpu()).opts);
+  auto matmul = compute_items(input({64, 512}).matmul(input({64, 512}).transpose(0, 1)));
+  BOOST_TEST(lower_kernel(matmul.back(), gpu()).opts.find("GROUP") == std::string::npos,
+             lower_kernel(matmul.back(), gpu()).opts);
+}
+
+// A one-hot sum (Embedding's `(idx == arange) @ w`, gather's `where(idx == arange, x, 0)`) lowers
+// to one load of the selected element: no loop over the classes, on either kind of device, and an
+// index outside [0, n) gives 0. Checked against values computed here from the same buffers.
+BOOST_AUTO_TEST_CASE(one_hot_sums_fold_into_loads) {
+  const int64_t vocab = 24, embed = 16, tokens = 40;
+  Tensor idx = input({tokens}, dtypes::int32), w = input({vocab, embed});
+  Tensor classes = Tensor::arange(0, double(vocab), 1, dtypes::int32, "CPU");
+  Tensor embedding = idx.unsqueeze(-1).eq(classes).cast(dtypes::float32).matmul(w);
+  Tensor gathered = w.gather(0, idx.reshape({tokens, 1}).expand({tokens, embed}));
+  for (const auto& [what, t] : {std::pair{"embedding", embedding}, std::pair{"gather", gathered}}) {
+    BOOST_TEST_CONTEXT(what) {
+      auto items = compute_items(t);
+      BOOST_TEST_REQUIRE(items.size() == 1u);
+      const ScheduleItem& item = items[0];
+      for (const auto& [device, options] : {std::pair{"cpu", cpu()}, std::pair{"gpu", gpu()}}) {
+        LoweredKernel k = lower_kernel(item, options);
+        const auto nodes = toposort(k.sink);
+        BOOST_TEST(
+            std::none_of(nodes.begin(), nodes.end(), [](const UOpRef& u) { return u->op() == Ops::RANGE; }),
+            device << ": a loop is left (" << k.opts << ")");
+        Ran got = run(items, options, [](const ScheduleItem&, size_t) { return std::nullopt; });
+        const UOp *out = item.buffers[0].get(), *ids = nullptr, *table = nullptr;
+        for (const auto& b : item.buffers)
+          if (b.get() != out) (b->dtype() == dtypes::int32 ? ids : table) = b.get();
+        BOOST_TEST_REQUIRE((ids && table));
+        auto word = [&](const UOp* b, int64_t i) {
+          int32_t v;
+          std::memcpy(&v, got.memory.at(b).data() + 4 * i, 4);
+          return v;
+        };
+        auto real = [&](const UOp* b, int64_t i) {
+          float v;
+          std::memcpy(&v, got.memory.at(b).data() + 4 * i, 4);
+          return v;
+        };
+        int64_t outside = 0, bad = 0;
+        const int64_t rows = buffer_arg(item.buffers[0]).size() / embed;
+        for (int64_t row = 0; row < rows; ++row) {
+          const int32_t e = word(ids, row);
+          outside += e < 0 || e >= vocab;
+          for (int64_t c = 0; c < embed; ++c) {
+            const float want = e >= 0 && e < vocab ? real(table, e * embed + c) : 0.0f;
+            if (real(out, row * embed + c) != want && bad++ < 3)
+              BOOST_ERROR(device << ": token " << row << " (index " << e << ") column " << c << ": got "
+                                 << real(out, row * embed + c) << ", want " << want);
+          }
+        }
+        BOOST_TEST(outside > 0); // the filler's indices -10..10 include negative ones
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(random_lists_match_noopt) {

@@ -52,6 +52,23 @@ BOOST_AUTO_TEST_CASE(matmul_then_sum_matches_tinygrad) {
   }
 }
 
+// A large matmul's result (>= 65536 elements) is stored before a sum of it (tinygrad merges the
+// two reduces): merged, the sum would redo the matmul's multiply-adds over its few outputs without
+// the matmul's tiling, and again where the product is used elsewhere.
+BOOST_AUTO_TEST_CASE(large_matmul_then_sum_is_two_kernels) {
+  Tensor x = input({256, 32}, 0.25f), y = input({32, 256}, 0.5f);
+  Tensor r = x.matmul(y).sum({0});
+  BOOST_TEST(kernels(r) == 2u);
+  auto xv = x.to_vector<float>(), yv = y.to_vector<float>();
+  auto got = r.to_vector<float>();
+  for (size_t j = 0; j < 256; ++j) {
+    double want = 0;
+    for (size_t i = 0; i < 256; ++i)
+      for (size_t k = 0; k < 32; ++k) want += double(xv[i * 32 + k]) * double(yv[k * 256 + j]);
+    BOOST_TEST(got[j] == want, boost::test_tools::tolerance(1e-4));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(softmax_matches_tinygrad) {
   BOOST_TEST(kernels(input({4, 4}).softmax()) == 3u); // tinygrad: 3 (max, sum, divide)
 }

@@ -49,7 +49,8 @@ int bench_gpt(const std::vector<std::string>& args) {
       "weights; PyTorch: torch.autocast(bfloat16))")("peer-runs", po::value<int>()->default_value(3),
                                                      "PyTorch processes per row (min / median / max)")(
       "python", po::value<std::string>()->default_value("/usr/bin/python3"),
-      "interpreter that imports torch");
+      "interpreter that imports torch")("compile", "also time PyTorch's training step under torch.compile")(
+      "no-sample", "skip the sampling row");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -93,11 +94,13 @@ int bench_gpt(const std::vector<std::string>& args) {
       std::to_string(std::thread::hardware_concurrency()) + " --layers " + std::to_string(cfg.n_layer) +
       " --heads " + std::to_string(cfg.n_head) + " --embd " + std::to_string(cfg.n_embd) + " --context " +
       std::to_string(cfg.block_size) + " --vocab " + std::to_string(cfg.vocab_size) + " --bs " +
-      std::to_string(bs);
+      std::to_string(bs) + (dtype == "bfloat16" ? " --bf16" : "");
   const double step_tokens = double(bs) * double(cfg.block_size);
   std::cout << "gpt " << cfg.name << " (" << cfg.n_layer << " x " << cfg.n_embd << ", " << cfg.n_head
             << " heads, context " << cfg.block_size << ", vocab " << cfg.vocab_size << "), " << device
-            << ", float32 both sides\n";
+            << (dtype == "bfloat16"
+                    ? ", bfloat16 (ours: bf16 compute over float32 weights; PyTorch: autocast)\n"
+                    : ", float32 both sides (TF32 off)\n");
   std::vector<std::vector<std::string>> rows;
   std::vector<std::pair<std::string, Spread>> peer_spreads; // for the warning when processes differ > 2x
   auto tok_s = [](double v) { return fixed(v, 0); };
@@ -119,16 +122,23 @@ int bench_gpt(const std::vector<std::string>& args) {
       rates.push_back(step_tokens / (ms_between(t0, Clock::now()) / 1000.0));
     }
     Spread ours = spread_of(rates);
-    std::cerr << "  timing PyTorch's training step, " << peer_runs << " processes\n";
-    PeerRuns peer =
-        run_peer_runs(peer_base + " --mode step --steps " + std::to_string(std::max(3, runs)), peer_runs);
-    auto p = peer.info.error.empty() ? peer.spread("tokens_per_s") : std::nullopt;
-    if (p) peer_spreads.emplace_back("training step", *p);
-    rows.push_back({"training step, batch " + std::to_string(bs) + " (tokens/s)", spread_str(ours, tok_s),
-                    p ? spread_str(*p, tok_s) : "unavailable: " + peer.info.error,
-                    p ? ratio(ours.median / p->max) : "-"});
+    std::cerr << "  ours: " << spread_str(ours, tok_s) << " tokens/s; timing PyTorch's training step, "
+              << peer_runs << " processes\n";
+    const std::string row = "training step, batch " + std::to_string(bs) + " (tokens/s)";
+    for (const bool compiled : {false, true}) {
+      if (compiled && !vm.count("compile")) continue;
+      PeerRuns peer = run_peer_runs(peer_base + " --mode step --steps " + std::to_string(std::max(3, runs)) +
+                                        (compiled ? " --compile" : ""),
+                                    peer_runs);
+      auto p = peer.info.error.empty() ? peer.spread("tokens_per_s") : std::nullopt;
+      const std::string name = compiled ? row + ", vs torch.compile" : row;
+      if (p) peer_spreads.emplace_back(compiled ? "training step (torch.compile)" : "training step", *p);
+      rows.push_back({name, spread_str(ours, tok_s),
+                      p ? spread_str(*p, tok_s) : "unavailable: " + peer.info.error,
+                      p ? ratio(ours.median / p->max) : "-"});
+    }
   }
-  { // sampling, batch 1, with the cache under the JIT
+  if (!vm.count("no-sample")) { // sampling, batch 1, with the cache under the JIT
     Tensor::manual_seed(2);
     models::GPT model(cfg);
     const int n = std::min<int>(tokens, int(cfg.block_size) - 1);
@@ -143,7 +153,8 @@ int bench_gpt(const std::vector<std::string>& args) {
       rates.push_back(double(n) / (ms_between(t0, Clock::now()) / 1000.0));
     }
     Spread ours = spread_of(rates);
-    std::cerr << "  timing PyTorch's sampling, " << peer_runs << " processes\n";
+    std::cerr << "  ours: " << spread_str(ours, tok_s) << " tokens/s; timing PyTorch's sampling, "
+              << peer_runs << " processes\n";
     PeerRuns peer = run_peer_runs(peer_base + " --mode sample --tokens " + std::to_string(n), peer_runs);
     auto p = peer.info.error.empty() ? peer.spread("tokens_per_s") : std::nullopt;
     if (p) peer_spreads.emplace_back("sampling", *p);
