@@ -17,6 +17,10 @@ namespace {
 // lowerer refuses kernels over 2000 deep: codegen/lower.cpp); ordinary kernels stay far below.
 constexpr int kMaxFusedDepth = 1000;
 
+// An elementwise value that reads at least this many stored values (buffers, reduces) and is fused
+// into more than one kernel is stored once instead (Scheduler::wide_and_shared).
+constexpr size_t kWideInputs = 8;
+
 bool expands(const UOpRef& u, ShapeMap& shapes) {
   if (u->op() != Ops::EXPAND) return false;
   return dims_prod(shapes(u)) != dims_prod(shapes(u->src(0)));
@@ -46,6 +50,8 @@ struct Scheduler {
   std::unordered_set<const UOp*> targets;
   std::unordered_map<const UOp*, UOpRef> refs;
   std::unordered_set<const UOp*> loads; // nodes whose value reads a BUFFER
+  // per node: up to kWideInputs of the stored values (buffers, reduces, copies) its value reads
+  std::unordered_map<const UOp*, std::vector<const UOp*>> inputs;
 
   void analyze(const std::vector<UOpRef>& roots) {
     order = toposort(UOp::sink(roots));
@@ -58,6 +64,16 @@ struct Scheduler {
         reads |= loads.count(s.get()) != 0;
       }
       if (reads) loads.insert(u.get());
+      std::vector<const UOp*>& in = inputs[u.get()];
+      if (is_buffer(u) || u->op() == Ops::REDUCE_AXIS || u->op() == Ops::COPY || u->op() == Ops::CONTIGUOUS) {
+        in.push_back(u.get());
+        continue;
+      }
+      for (const auto& src : u->src())
+        for (const UOp* x : inputs[src.get()]) {
+          if (in.size() == kWideInputs) break;
+          if (std::find(in.begin(), in.end(), x) == in.end()) in.push_back(x);
+        }
     }
     for (const auto& r : roots) targets.insert(r.get());
   }
@@ -128,6 +144,31 @@ struct Scheduler {
     return false;
   }
 
+  // An elementwise value that reads kWideInputs or more stored values and is fused into more than
+  // one kernel: each kernel would read them all again. A residual stream (forward: the sum of every
+  // earlier block's output; backward: of every later block's gradient) is one: GPT-2's backward
+  // kernels each read 12 more buffers per layer, up to 106, and NVRTC took 27 s to compile one of
+  // them. Stored once, each kernel reads one buffer.
+  bool wide_and_shared(const UOp* u) {
+    if (inputs[u].size() < kWideInputs) return false;
+    std::vector<const UOp*> stack{u};
+    std::unordered_set<const UOp*> seen;
+    size_t kernels = 0;
+    while (!stack.empty()) {
+      const UOp* n = stack.back();
+      stack.pop_back();
+      for (const UOp* user : users[n]) {
+        if (!seen.insert(user).second) continue;
+        if (realize.count(user)) {
+          if (++kernels > 1) return true;
+          continue;
+        }
+        stack.push_back(user);
+      }
+    }
+    return false;
+  }
+
   void decide() {
     // Parents first, so a reduce's decision sees every boundary above it.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -145,6 +186,8 @@ struct Scheduler {
       if (u->op() == Ops::REDUCE_AXIS && must_realize_reduce(u.get()))
         realize.insert(u.get());
       else if (is_alu(u->op()) && loads.count(u.get()) && expanded_into_reduce(u.get()))
+        realize.insert(u.get());
+      else if (is_alu(u->op()) && wide_and_shared(u.get()))
         realize.insert(u.get());
     }
   }
