@@ -82,6 +82,36 @@ struct Scheduler {
   // below it), so no kernel's expression is deeper. Runs after decide(): its boundaries reset the
   // count, so only chains that really fuse that deep are cut. A boundary added here only moves
   // work out of a kernel: each node can be a kernel's root, as any target can.
+  // A kernel runs its first reduce's space with the optimizer's plan and any other reduce as a
+  // plain loop per output (codegen/lower.cpp). Reduces over other spaces that a kernel would hold
+  // beside the largest (a global gradient norm: the sum of every parameter's sum of squares, 148
+  // reduces of GPT-2 in one kernel took 3 s on an H100) are stored instead, each its own kernel.
+  // Runs after decide(); a boundary added here only moves work out of a kernel.
+  void split_unrelated_reduces() {
+    std::vector<const UOp*> roots(realize.begin(), realize.end());
+    for (const UOp* root : roots) {
+      std::vector<const UOp*> stack{root}, reduces;
+      std::unordered_set<const UOp*> seen{root};
+      while (!stack.empty()) {
+        const UOp* u = stack.back();
+        stack.pop_back();
+        if (u->op() == Ops::REDUCE_AXIS) reduces.push_back(u);
+        for (const auto& src : u->src())
+          if (!realize.count(src.get()) && seen.insert(src.get()).second) stack.push_back(src.get());
+      }
+      if (reduces.size() < 2) continue;
+      auto space = [&](const UOp* r) {
+        return std::pair{shapes(refs.at(r)->src(0)), r->arg_if<ReduceArg>()->axes};
+      };
+      const UOp* largest = *std::max_element(reduces.begin(), reduces.end(), [&](const UOp* a, const UOp* b) {
+        return dims_prod(shapes(refs.at(a)->src(0))) < dims_prod(shapes(refs.at(b)->src(0)));
+      });
+      const auto main_space = space(largest);
+      for (const UOp* r : reduces)
+        if (r != root && space(r) != main_space) realize.insert(r);
+    }
+  }
+
   void bound_depth() {
     if (order.size() < size_t(kMaxFusedDepth)) return; // no path is that long
     std::unordered_map<const UOp*, int> depth;         // 1 for a leaf or a stored value
@@ -214,6 +244,7 @@ Schedule create_schedule(const std::vector<UOpRef>& targets, const ScheduleOptio
   Scheduler s;
   s.analyze(targets);
   s.decide();
+  s.split_unrelated_reduces();
   s.bound_depth();
 
   Schedule out;

@@ -69,6 +69,32 @@ BOOST_AUTO_TEST_CASE(large_matmul_then_sum_is_two_kernels) {
   }
 }
 
+// A whole matrix's sum (adjacent reduced axes, >= 32768 values, one output) is split into partial
+// sums and their sum, as one long axis is: a single work group would otherwise read all of it.
+BOOST_AUTO_TEST_CASE(long_sum_over_adjacent_axes_is_split) {
+  Tensor x = input({256, 256}, 0.5f);
+  Tensor s = x.sum();
+  BOOST_TEST(kernels(s) == 2u);
+  auto xv = x.to_vector<float>();
+  double want = 0;
+  for (float v : xv) want += double(v);
+  BOOST_TEST(double(s.item<float>()) == want, boost::test_tools::tolerance(1e-6));
+}
+
+// Sums over different spaces that one value adds up (a gradient norm's per-parameter sums) are
+// kernels of their own: a kernel runs only its first reduce with the optimizer's plan, the others
+// as plain loops per output.
+BOOST_AUTO_TEST_CASE(sums_over_different_spaces_are_separate_kernels) {
+  Tensor a = input({64, 64}, 0.5f), b = input({128}, 2);
+  Tensor t = a.square().sum() + b.sum();
+  BOOST_TEST(kernels(t) == 2u);
+  auto av = a.to_vector<float>(), bv = b.to_vector<float>();
+  double want = 0;
+  for (float v : av) want += double(v) * double(v);
+  for (float v : bv) want += double(v);
+  BOOST_TEST(double(t.item<float>()) == want, boost::test_tools::tolerance(1e-6));
+}
+
 BOOST_AUTO_TEST_CASE(softmax_matches_tinygrad) {
   BOOST_TEST(kernels(input({4, 4}).softmax()) == 3u); // tinygrad: 3 (max, sum, divide)
 }
