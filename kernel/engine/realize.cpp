@@ -11,10 +11,12 @@
 #include "kernel/schedule/structure.hpp"
 
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <thread>
 
 namespace tg {
 
@@ -232,11 +234,48 @@ void print_totals(const RunTotals& totals, const char* how) {
 
 } // namespace
 
+namespace {
+
+// Lowers and compiles a schedule's kernels on all cores before the first launch: a training step's
+// first run compiles hundreds of kernels (GPT-2's: 1128, over a minute one at a time through NVRTC).
+// A kernel that fails here is prepared again in order by run_schedule, which reports its error
+// after the kernels before it ran, as without this. Not under VIZ or DEBUG>=4 (their output
+// follows the kernels' order) nor BEAM (which times kernels and uses every core itself).
+std::vector<std::shared_ptr<PreparedKernel>> prepare_in_parallel(const Schedule& schedule) {
+  std::vector<std::shared_ptr<PreparedKernel>> out(schedule.items.size());
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < schedule.items.size(); ++i) {
+    const ScheduleItem& item = schedule.items[i];
+    if (item.ast->src(0)->op() != Ops::COPY && dims_prod(item.shape) != 0) todo.push_back(i);
+  }
+  const size_t threads = std::min<size_t>(todo.size(), std::thread::hardware_concurrency());
+  if (threads < 2 || engine().observer() || config().debug >= 4 || (config().beam && !config().noopt))
+    return out;
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k = next++; k < todo.size(); k = next++) {
+      try {
+        out[todo[k]] = prepare_kernel(schedule.items[todo[k]]);
+      } catch (...) { // reported in order by run_schedule
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+  }
+  return out;
+}
+
+} // namespace
+
 double run_schedule(const Schedule& schedule, std::vector<std::shared_ptr<PreparedKernel>>* kernels) {
   RunTotals totals;
   EngineObserver* viz = engine().observer();
   if (viz) viz->on_schedule();
   if (kernels) kernels->assign(schedule.items.size(), nullptr);
+  std::vector<std::shared_ptr<PreparedKernel>> prepared = prepare_in_parallel(schedule);
   for (size_t i = 0; i < schedule.items.size(); ++i) {
     const ScheduleItem& item = schedule.items[i];
     InterruptCheck::poll();
@@ -251,7 +290,7 @@ double run_schedule(const Schedule& schedule, std::vector<std::shared_ptr<Prepar
     }
     storage_of(item.buffers[0], true);
     if (dims_prod(item.shape) == 0) continue; // nothing to compute: an empty buffer
-    std::shared_ptr<PreparedKernel> kernel = prepare_kernel(item);
+    std::shared_ptr<PreparedKernel> kernel = prepared[i] ? std::move(prepared[i]) : prepare_kernel(item);
     launch_kernel(kernel, item.buffers, &item, totals);
     if (kernels) (*kernels)[i] = std::move(kernel);
   }
