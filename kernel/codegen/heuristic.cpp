@@ -151,8 +151,12 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   for (int a = 0; a < ndim; ++a) {
     const AxisInfo& x = k.axes[size_t(a)];
     if (x.size < 2 || x.reuse == 0) continue;
-    int64_t best = 1; // the largest divisor up to 16 (contiguous lanes) or 8
-    for (int64_t u = x.contiguous ? 16 : 8; u >= 2; --u)
+    // the largest divisor up to 16 (contiguous lanes) or 8; along a contiguous axis 16 or 8 first
+    // where one divides it, so its lanes are whole vectors (56 columns: 8, not 14, which left a
+    // 1x1 convolution's 8x14 tile scalar at 15 GFLOPS)
+    int64_t best = 1;
+    if (x.contiguous) best = x.size % 16 == 0 ? 16 : x.size % 8 == 0 ? 8 : 1;
+    for (int64_t u = x.contiguous ? 16 : 8; u >= 2 && best == 1; --u)
       if (x.size % u == 0) {
         best = u;
         break;

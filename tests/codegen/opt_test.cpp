@@ -375,6 +375,19 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_short_sums_of_few_outputs) {
   check_same(bias, bias_got, bias_plain, "heuristic " + bias_got.opts.back());
 }
 
+// On a CPU-style device a contiguous output axis of 56 (a 1x1 convolution's columns) takes 8
+// lanes, whole vectors, ahead of its largest divisor 14, and leads the tile, so its lanes become
+// vector loads and FMAs; the result equals the unoptimized kernel's.
+BOOST_AUTO_TEST_CASE(cpu_heuristic_takes_whole_vectors_along_a_contiguous_axis) {
+  auto items = compute_items(input({1, 144, 56, 56}).conv2d(input({24, 144, 1, 1})));
+  LoweredKernel k = lower_kernel(items.back(), cpu());
+  BOOST_TEST_REQUIRE(!k.applied.empty());
+  BOOST_TEST(to_string(k.applied.front()) == "UPCAST(3,8)", k.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+}
+
 // Many rows each summed along a contiguous row of >= 256 words (LayerNorm over 768 features):
 // 32-128 threads share each row, reading it in coalesced stretches; a row of 200 stays with one
 // thread, and a matmul (a sum of products) is not grouped by this rule.
