@@ -7,6 +7,7 @@
 // A benchmark, not a test.
 #include "kernel/onnx/onnx.hpp"
 #include "kernel/runtime/devices.hpp"
+#include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/tensor.hpp"
 #include "tools/tg/bench_util.hpp"
 #include "tools/tg/commands.hpp"
@@ -153,15 +154,30 @@ std::string check_output(const Tensor& got, const Tensor& want) {
 // Timed runs stop early, after at least kMinRuns, once they have taken `budget_s` (a slow row).
 constexpr int kMinRuns = 3;
 
-void measure_ours(Row& row, const fs::path& case_dir, const std::string& device, int runs, double budget_s) {
+void measure_ours(Row& row, const fs::path& case_dir, const std::string& device, int runs, double budget_s,
+                  bool jit) {
   try {
     onnx::Model model = onnx::Model::load(case_dir / "model.onnx", {device});
     const fs::path data = case_dir / "test_data_set_0";
     Tensor x = onnx::load_value_file(data / "input_0.pb", onnx::ValueInfo::Kind::tensor, device).tensor();
     x.realize();
-    const std::map<std::string, Tensor> inputs{{model.inputs().at(0).name, x}};
+    const std::string input_name = model.inputs().at(0).name;
+    // Under --jit the model runs as a TinyJit function: after its capture a run is one replay of
+    // the captured kernels (no graph building, scheduling or cache lookups).
+    TinyJit captured([&](const std::vector<Tensor>& in) {
+      std::map<std::string, Tensor> out = model.run({{input_name, in.at(0)}});
+      std::vector<Tensor> list;
+      for (const auto& o : model.outputs()) list.push_back(out.at(o.name));
+      return list;
+    });
     auto run_once = [&] { // what a user waits for: the outputs in host memory
-      std::map<std::string, Tensor> out = model.run(inputs);
+      std::map<std::string, Tensor> out;
+      if (jit) {
+        std::vector<Tensor> got = captured({x});
+        for (size_t i = 0; i < got.size(); ++i) out.emplace(model.outputs().at(i).name, got[i]);
+      } else {
+        out = model.run({{input_name, x}});
+      }
       std::vector<Tensor*> ptrs;
       for (auto& [name, t] : out) ptrs.push_back(&t);
       Tensor::realize_all(ptrs);
@@ -173,14 +189,19 @@ void measure_ours(Row& row, const fs::path& case_dir, const std::string& device,
     row.first_ms = ms_between(t0, Clock::now());
     Tensor want = onnx::load_value_file(data / "output_0.pb", onnx::ValueInfo::Kind::tensor, device).tensor();
     row.check = check_output(first.at(model.outputs().at(0).name), want);
-    for (int i = 1; i < kWarmup; ++i) run_once();
+    for (int i = 1; i < kWarmup + (jit ? 1 : 0); ++i) run_once(); // under --jit one more: the capture
     double spent_ms = 0;
+    std::map<std::string, Tensor> last;
     for (int i = 0; i < runs && (i < kMinRuns || spent_ms < budget_s * 1e3); ++i) {
       auto t = Clock::now();
-      run_once();
+      last = run_once();
       row.ours_ms.push_back(ms_between(t, Clock::now()));
       spent_ms += row.ours_ms.back();
     }
+    // the timed runs' output too (under --jit a replay's): a wrong replay is not a fast one
+    if (const std::string again = check_output(last.at(model.outputs().at(0).name), want);
+        again.rfind("ok", 0) != 0)
+      row.check = again + " (a timed run)";
   } catch (const std::exception& e) {
     row.error = e.what();
     if (auto nl = row.error.find('\n'); nl != std::string::npos) row.error.resize(nl);
@@ -352,8 +373,11 @@ int bench_onnx(const std::vector<std::string>& args) {
       "the interpreter that exports the models and runs the PyTorch peer (torch, torchvision, onnx)")(
       "ort-python", po::value<std::string>()->default_value(""), "the interpreter for the onnxruntime peer")(
       "cache-dir", po::value<std::string>()->default_value(""),
-      "where the exported models go (default: ~/.cache/tinygrad.cpp/onnx-bench)")(
-      "no-peer", "skip the peers")("json", po::value<std::string>(), "also write the results to this file");
+      "where the exported models go (default: ~/.cache/tinygrad.cpp/onnx-bench)")("no-peer",
+                                                                                  "skip the peers")(
+      "jit",
+      "run our model under tg::TinyJit (one more warm-up run: the capture; then a run replays its kernels)")(
+      "json", po::value<std::string>(), "also write the results to this file");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -435,7 +459,7 @@ int bench_onnx(const std::vector<std::string>& args) {
       r.model = m;
       r.batch = b;
       std::cerr << "  running " << m->label << " batch " << b << "...\n";
-      measure_ours(r, dir / ("b" + std::to_string(b)) / m->id, device, runs, budget_s);
+      measure_ours(r, dir / ("b" + std::to_string(b)) / m->id, device, runs, budget_s, vm.count("jit") != 0);
       rows.push_back(std::move(r));
     }
 
@@ -468,7 +492,8 @@ int bench_onnx(const std::vector<std::string>& args) {
   print_rows(rows, peers, runs);
   std::cout << "ours: " << device << " (" << device_name << ")"
             << (plugin == "cpu" ? ", a thread pool of " + std::to_string(cores) + " threads (the cores)" : "")
-            << "; a run = Model::run + realize + read every output\n";
+            << (vm.count("jit") ? "; a run = a TinyJit replay of Model::run + read every output\n"
+                                : "; a run = Model::run + realize + read every output\n");
   for (const PeerSpec& p : peers) {
     const Peer& info = p.runs.info;
     if (info.error.empty())
