@@ -3,6 +3,7 @@
 
 #include "kernel/tensor/attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <numeric>
@@ -414,7 +415,8 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim_, int64_t num_heads_, d
 }
 
 Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                                   const std::optional<Tensor>& attn_mask, bool is_causal) {
+                                   const std::optional<Tensor>& attn_mask, bool is_causal,
+                                   const std::optional<Tensor>& key_padding_mask) {
   const int64_t E = embed_dim, H = num_heads, D = E / H;
   auto is_nse = [&](const Tensor& t) { return t.ndim() == 3 && t.shape()[2] == E; };
   if (!is_nse(query) || !is_nse(key) || !is_nse(value) || key.shape()[0] != query.shape()[0] ||
@@ -444,8 +446,11 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
   }
   auto heads = [&](const Tensor& t, int64_t len) { return t.reshape({N, len, H, D}).permute({0, 2, 1, 3}); };
   AttentionOptions options;
-  options.is_causal = is_causal;
   options.dropout_p = training() ? dropout : 0;
+  // torch's module takes masks with bool true = NOT attended; scaled_dot_product_attention's bool
+  // true = attended. Float masks are added to the scores either way.
+  auto sdpa_form = [](const Tensor& m) { return m.dtype().is_bool() ? m.logical_not() : m; };
+  std::vector<Tensor> masks;
   if (attn_mask) {
     Tensor m = *attn_mask;
     if (m.shape() == Dims{N * H, L, S})
@@ -453,7 +458,31 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
     else if (m.shape() != Dims{L, S})
       throw TensorError("MultiheadAttention: attn_mask " + dims_str(m.shape()) + " must be (L, S) " +
                         dims_str({L, S}) + " or (N * num_heads, L, S) " + dims_str({N * H, L, S}));
-    options.mask = m.dtype().is_bool() ? m.logical_not() : m; // torch's module: true = masked out
+    masks.push_back(sdpa_form(m));
+  }
+  if (key_padding_mask) {
+    const Tensor& m = *key_padding_mask;
+    if (m.shape() != Dims{N, S})
+      throw TensorError("MultiheadAttention: key_padding_mask " + dims_str(m.shape()) + " must be (N, S) " +
+                        dims_str({N, S}));
+    masks.push_back(sdpa_form(m).reshape({N, 1, 1, S}));
+  }
+  // scaled_dot_product_attention takes is_causal or a mask: with a mask the causal part joins it
+  if (is_causal && !masks.empty())
+    masks.push_back(Tensor::ones({L, S}, dtypes::bool_, query.device()).tril(0));
+  else
+    options.is_causal = is_causal;
+  if (!masks.empty()) {
+    const bool all_bool =
+        std::all_of(masks.begin(), masks.end(), [](const Tensor& m) { return m.dtype().is_bool(); });
+    Tensor combined = masks[0];
+    for (size_t i = 0; i < masks.size(); ++i) {
+      Tensor m = masks[i];
+      if (!all_bool && m.dtype().is_bool()) // attended: + 0, masked: + -inf
+        m = m.where(m.const_like(0.0, query.dtype()), m.const_like(-INFINITY, query.dtype()));
+      combined = i == 0 ? m : all_bool ? combined.logical_and(m) : combined + m;
+    }
+    options.mask = combined;
   }
   Tensor out = scaled_dot_product_attention(heads(*q, L), heads(*k, S), heads(*v, S), options);
   return out_proj.forward(out.permute({0, 2, 1, 3}).reshape({N, L, E}));

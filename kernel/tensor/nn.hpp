@@ -262,18 +262,21 @@ public:
 // out_proj (a Linear E -> E). Init as torch: in_proj_weight glorot (xavier) uniform, both biases
 // 0, out_proj.weight as Linear's. attn_mask as torch's module takes it: (L, S) or
 // (N * num_heads, L, S), bool true = NOT attended (the opposite of scaled_dot_product_attention's
-// mask), float added to the scores. is_causal masks the keys after each query (without attn_mask).
-// Dropout on the attention weights in training mode only.
+// mask), float added to the scores. key_padding_mask (N, S): bool true = that key is padding (not
+// attended), float added to every query's score of that key. is_causal masks the keys after each
+// query (also combined with the masks). Dropout on the attention weights in training mode only.
 class MultiheadAttention : public Module {
 public:
   MultiheadAttention(int64_t embed_dim, int64_t num_heads, double dropout = 0, bool bias = true);
   Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value,
-                 const std::optional<Tensor>& attn_mask = {}, bool is_causal = false);
+                 const std::optional<Tensor>& attn_mask = {}, bool is_causal = false,
+                 const std::optional<Tensor>& key_padding_mask = {});
   Tensor forward(const Tensor& x) override { return forward(x, x, x); } // self-attention
   using Module::operator();
   Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value,
-                    const std::optional<Tensor>& attn_mask = {}, bool is_causal = false) {
-    return forward(query, key, value, attn_mask, is_causal);
+                    const std::optional<Tensor>& attn_mask = {}, bool is_causal = false,
+                    const std::optional<Tensor>& key_padding_mask = {}) {
+    return forward(query, key, value, attn_mask, is_causal, key_padding_mask);
   }
   void members(MemberVisitor& v) override {
     v.parameter("in_proj_weight", in_proj_weight);

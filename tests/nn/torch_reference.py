@@ -142,15 +142,22 @@ def main():
         out["mha.param." + n] = t
     self_mask = torch.rand(4, 3, 3) < 0.5  # (N * heads, L, S), true = masked out
     self_mask[:, :, 0] = False
-    mha_cases = [  # name, query/key/value shapes (None: self-attention on the query), attn_mask
-        ("cross", (2, 3, 8), (2, 5, 8), torch.randn(3, 5)),
-        ("self_bool3d", (2, 3, 8), None, self_mask),
-        ("self_causal", (2, 4, 8), None, torch.ones(4, 4, dtype=torch.bool).triu(1)),
+    cross_padding = torch.tensor([[False, True, False, False, True], [False, False, False, True, False]])
+    self_padding = torch.tensor([[False, False, False, True], [False, False, True, True]])
+    mha_cases = [  # name, query/key/value shapes (None: self-attention on the query), attn_mask,
+        # key_padding_mask (true = padding)
+        ("cross", (2, 3, 8), (2, 5, 8), torch.randn(3, 5), None),
+        ("self_bool3d", (2, 3, 8), None, self_mask, None),
+        ("self_causal", (2, 4, 8), None, torch.ones(4, 4, dtype=torch.bool).triu(1), None),
+        ("cross_padding", (2, 3, 8), (2, 5, 8), torch.randn(3, 5), cross_padding),
+        ("self_causal_padding", (2, 4, 8), None, torch.ones(4, 4, dtype=torch.bool).triu(1), self_padding),
     ]
-    for name, qs, kvs, mask in mha_cases:
+    for name, qs, kvs, mask, kpm in mha_cases:
         query = torch.randn(*qs, requires_grad=True)
         key, value = (query, query) if kvs is None else (torch.randn(*kvs, requires_grad=True) for _ in range(2))
-        o, _ = mha(query, key, value, attn_mask=mask, need_weights=False)
+        o, _ = mha(query, key, value, attn_mask=mask, key_padding_mask=kpm, need_weights=False)
+        if kpm is not None:
+            out[f"mha.{name}.kpm"] = kpm
         go = torch.randn_like(o)
         inputs = {"query": query} if kvs is None else {"query": query, "key": key, "value": value}
         grads = torch.autograd.grad((o * go).sum(), list(inputs.values()) + list(params.values()))

@@ -249,19 +249,23 @@ BOOST_AUTO_TEST_CASE(multihead_attention_matches_torch) {
 
   struct Case {
     std::string name;
-    bool self, is_causal;
+    bool self, is_causal, padding;
   };
-  for (const Case& c : std::vector<Case>{
-           {"cross", false, false}, {"self_bool3d", true, false}, {"self_causal", true, true}}) {
+  for (const Case& c : std::vector<Case>{{"cross", false, false, false},
+                                         {"self_bool3d", true, false, false},
+                                         {"self_causal", true, true, false},
+                                         {"cross_padding", false, false, true},
+                                         {"self_causal_padding", true, true, true}}) {
     BOOST_TEST_CONTEXT("MultiheadAttention " << c.name) {
       const std::string p = "mha." + c.name + ".";
       Tensor query = ref.leaf(p + "query");
       Tensor key = c.self ? query : ref.leaf(p + "key"), value = c.self ? query : ref.leaf(p + "value");
-      std::optional<Tensor> mask;
+      std::optional<Tensor> mask, padding;
       if (!c.is_causal) mask = ref[p + "mask"]; // torch's causal case is this mask: check both
-      Tensor out = mha(query, key, value, mask, c.is_causal);
+      if (c.padding) padding = ref[p + "kpm"];
+      Tensor out = mha(query, key, value, mask, c.is_causal, padding);
       ref.expect(out, p + "out");
-      if (c.is_causal) ref.expect(mha(query, key, value, ref[p + "mask"]), p + "out");
+      if (c.is_causal) ref.expect(mha(query, key, value, ref[p + "mask"], false, padding), p + "out");
       std::vector<Tensor> inputs = {query};
       std::vector<std::string> input_names = {"query"};
       if (!c.self) {
@@ -306,6 +310,11 @@ BOOST_AUTO_TEST_CASE(multihead_attention_init_and_errors) {
         mha(x, x, x, Tensor::ones({4, 5}, dtypes::bool_));
       },
       {"attn_mask (4, 5)", "(4, 4)", "(6, 4, 4)"}, "mask shape");
+  check_throws<tg::TensorError>(
+      [&] {
+        mha(x, x, x, std::nullopt, false, Tensor::ones({4, 2}, dtypes::bool_));
+      },
+      {"key_padding_mask (4, 2)", "(N, S) (2, 4)"}, "key_padding_mask shape");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
