@@ -4,6 +4,7 @@
 #include "kernel/codegen/lowerer.hpp"
 #include "kernel/codegen/vectorize.hpp"
 #include "kernel/ir/evaluate.hpp"
+#include "kernel/ir/node_table.hpp"
 #include "kernel/ir/symbolic.hpp"
 #include "kernel/schedule/buffer.hpp"
 #include "kernel/shape/shapetracker.hpp"
@@ -133,20 +134,10 @@ std::optional<std::pair<UOpRef, UOpRef>> equality(const UOpRef& c) {
 
 // `root` with every use of `from` replaced by `to`.
 UOpRef substitute(const UOpRef& root, const UOpRef& from, const UOpRef& to) {
-  std::unordered_map<const UOp*, UOpRef> done{{from.get(), to}};
-  for (const auto& n : toposort(root)) {
-    if (done.count(n.get())) continue;
-    std::vector<UOpRef> src;
-    bool changed = false;
-    for (const auto& s : n->src()) {
-      auto it = done.find(s.get());
-      src.push_back(it == done.end() ? s : it->second);
-      changed |= it != done.end() && it->second != s;
-    }
-    if (changed) done.emplace(n.get(), replace_src(n, std::move(src)));
-  }
-  auto it = done.find(root.get());
-  return it == done.end() ? root : it->second;
+  NodeMap done;
+  done.emplace(from.get(), to); // kept: NodeMap keeps a node's first value
+  for (const auto& n : toposort(root)) done.emplace(n.get(), with_mapped_sources(n, done));
+  return *done.find(root.get());
 }
 
 bool depends_on(const UOpRef& root, const UOpRef& node) {

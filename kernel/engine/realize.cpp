@@ -106,18 +106,36 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
   return options;
 }
 
-std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item, bool want_source) {
+namespace {
+
+// A schedule item's place in the kernel cache, and what is there.
+struct KernelLookup {
+  std::string cache_name;
+  UOpRef key;
+  bool want_source = false;
+  std::shared_ptr<PreparedKernel> hit; // null: it must be built
+};
+
+KernelLookup look_up_kernel(const ScheduleItem& item, bool want_source) {
+  KernelLookup l;
+  const int beam = config().noopt ? 0 : config().beam;
+  l.cache_name = buffer_arg(item.buffers[0]).device() + (config().noopt ? "|NOOPT" : "") +
+                 (beam ? "|BEAM=" + std::to_string(beam) : ""); // options change the kernel
+  l.key = KernelCache::key_of(item);
+  l.want_source = want_source || config().debug >= 3 || engine().observer();
+  if (auto hit = engine().kernels().find(l.cache_name, l.key);
+      hit && (!l.want_source || !hit->program->source.empty()))
+    l.hit = std::move(hit);
+  return l;
+}
+
+// Lowers, compiles and caches a kernel the cache does not hold.
+std::shared_ptr<PreparedKernel> build_kernel(const ScheduleItem& item, KernelLookup lookup) {
   Engine& eng = engine();
-  KernelCache& kernels = eng.kernels();
   const std::string& device_name = buffer_arg(item.buffers[0]).device();
   const int beam = config().noopt ? 0 : config().beam;
-  const std::string cache_name = device_name + (config().noopt ? "|NOOPT" : "") +
-                                 (beam ? "|BEAM=" + std::to_string(beam) : ""); // options change the kernel
-  UOpRef key = KernelCache::key_of(item);
   EngineObserver* observer = eng.observer();
-  want_source = want_source || config().debug >= 3 || observer;
-  if (auto hit = kernels.find(cache_name, key); hit && (!want_source || !hit->program->source.empty()))
-    return hit;
+  const bool want_source = lookup.want_source;
   OpenDevice dev = open_device(device_name); // after the lookup: a hit needs no device
   LowerOptions options = kernel_options(*dev.device, !config().noopt);
   if (beam) options.opts = beam_opts(item, dev.device, options, beam);
@@ -143,8 +161,16 @@ std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item, bool wa
   check_loop_limit(kernel->linear, kernel->lowered.name, kernel->lowered.opts, options.max_loop_iterations);
   kernel->program =
       eng.programs().get(dev.device, kernel->linear.ir, want_source, kernel->lowered.compile_level);
-  kernels.insert(cache_name, std::move(key), kernel);
+  eng.kernels().insert(lookup.cache_name, std::move(lookup.key), kernel);
   return kernel;
+}
+
+} // namespace
+
+std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item, bool want_source) {
+  KernelLookup lookup = look_up_kernel(item, want_source);
+  if (lookup.hit) return lookup.hit;
+  return build_kernel(item, std::move(lookup));
 }
 
 namespace {
@@ -241,21 +267,27 @@ namespace {
 // A kernel that fails here is prepared again in order by run_schedule, which reports its error
 // after the kernels before it ran, as without this. Not under VIZ or DEBUG>=4 (their output
 // follows the kernels' order) nor BEAM (which times kernels and uses every core itself).
+// Kernels the cache holds are looked up here once; threads start only for two or more to build.
 std::vector<std::shared_ptr<PreparedKernel>> prepare_in_parallel(const Schedule& schedule) {
   std::vector<std::shared_ptr<PreparedKernel>> out(schedule.items.size());
-  std::vector<size_t> todo;
+  if (engine().observer() || config().debug >= 4 || (config().beam && !config().noopt)) return out;
+  std::vector<std::pair<size_t, KernelLookup>> todo;
   for (size_t i = 0; i < schedule.items.size(); ++i) {
     const ScheduleItem& item = schedule.items[i];
-    if (item.ast->src(0)->op() != Ops::COPY && dims_prod(item.shape) != 0) todo.push_back(i);
+    if (item.ast->src(0)->op() == Ops::COPY || dims_prod(item.shape) == 0) continue;
+    KernelLookup lookup = look_up_kernel(item, false);
+    if (lookup.hit)
+      out[i] = std::move(lookup.hit);
+    else
+      todo.emplace_back(i, std::move(lookup));
   }
   const size_t threads = std::min<size_t>(todo.size(), std::thread::hardware_concurrency());
-  if (threads < 2 || engine().observer() || config().debug >= 4 || (config().beam && !config().noopt))
-    return out;
+  if (threads < 2) return out; // run_schedule builds a lone missing kernel itself
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t k = next++; k < todo.size(); k = next++) {
       try {
-        out[todo[k]] = prepare_kernel(schedule.items[todo[k]]);
+        out[todo[k].first] = build_kernel(schedule.items[todo[k].first], std::move(todo[k].second));
       } catch (...) { // reported in order by run_schedule
       }
     }

@@ -475,13 +475,14 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
   if (!masks.empty()) {
     const bool all_bool =
         std::all_of(masks.begin(), masks.end(), [](const Tensor& m) { return m.dtype().is_bool(); });
-    Tensor combined = masks[0];
-    for (size_t i = 0; i < masks.size(); ++i) {
-      Tensor m = masks[i];
-      if (!all_bool && m.dtype().is_bool()) // attended: + 0, masked: + -inf
-        m = m.where(m.const_like(0.0, query.dtype()), m.const_like(-INFINITY, query.dtype()));
-      combined = i == 0 ? m : all_bool ? combined.logical_and(m) : combined + m;
-    }
+    auto additive = [&](const Tensor& m) { // a bool mask among float ones: attended + 0, masked + -inf
+      return all_bool || !m.dtype().is_bool()
+                 ? m
+                 : m.where(m.const_like(0.0, query.dtype()), m.const_like(-INFINITY, query.dtype()));
+    };
+    Tensor combined = additive(masks[0]);
+    for (size_t i = 1; i < masks.size(); ++i)
+      combined = all_bool ? combined.logical_and(masks[i]) : combined + additive(masks[i]);
     options.mask = combined;
   }
   Tensor out = scaled_dot_product_attention(heads(*q, L), heads(*k, S), heads(*v, S), options);
