@@ -15,6 +15,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <thread>
 
@@ -283,20 +284,41 @@ std::vector<std::shared_ptr<PreparedKernel>> prepare_in_parallel(const Schedule&
   }
   const size_t threads = std::min<size_t>(todo.size(), std::thread::hardware_concurrency());
   if (threads < 2) return out; // run_schedule builds a lone missing kernel itself
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t k = next++; k < todo.size(); k = next++) {
-      try {
-        out[todo[k].first] = build_kernel(schedule.items[todo[k].first], std::move(todo[k].second));
-      } catch (...) { // reported in order by run_schedule
-      }
+  std::atomic<size_t> next{0}, finished{0};
+  std::atomic<bool> stop{false};
+  // One kernel; the calling thread polls for an interrupt (Ctrl-C) between kernels, as the
+  // serial loop does, so the wait for it is the kernels already being built.
+  auto build_next = [&]() -> bool {
+    const size_t k = next++;
+    if (k >= todo.size() || stop) return false;
+    try {
+      out[todo[k].first] = build_kernel(schedule.items[todo[k].first], std::move(todo[k].second));
+    } catch (...) { // reported in order by run_schedule
     }
+    return true;
   };
+  std::exception_ptr interrupted;
   {
     std::vector<std::jthread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
-  }
+    for (size_t t = 1; t < threads; ++t)
+      pool.emplace_back([&] {
+        while (build_next()) {
+        }
+        ++finished;
+      });
+    try {
+      do InterruptCheck::poll();
+      while (build_next());
+      while (finished < pool.size()) {
+        InterruptCheck::poll();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    } catch (...) {
+      stop = true;
+      interrupted = std::current_exception();
+    }
+  } // joins the pool
+  if (interrupted) std::rethrow_exception(interrupted);
   return out;
 }
 
