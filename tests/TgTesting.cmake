@@ -1,7 +1,9 @@
-# tg_add_test(NAME name SOURCES ... LIBS ... LABELS ... [TIMEOUT seconds] [ENV ...] [DEVICE_SUITE])
+# tg_add_test(NAME name SOURCES ... LIBS ... LABELS ... [TIMEOUT seconds] [ENV ...] [DEVICE_SUITE]
+#             [LAUNCHER command ...])
 # One Boost.Test executable (dynamic Boost.Test, its own main) registered with ctest.
 # DEVICE_SUITE: a suite that runs on any device (TG_DEVICE); it is not registered here but once
 # per device by tg_add_device_suite(), as <name>_<plugin>.
+# LAUNCHER: the command that starts the suite (e.g. mpirun -np 2 for a suite every rank runs).
 #
 # A crash or a hang must fail fast and never take the next test case with it:
 # - --catch_system_errors=no: Boost.Test otherwise turns SIGSEGV/SIGABRT into a failed assertion by
@@ -12,7 +14,7 @@
 # - TIMEOUT: every test has one, sized to the suite (default 300 s for a Debug build on a loaded
 #   2-core machine); ctest kills a hung suite and reports it as a timeout.
 function(tg_add_test)
-  cmake_parse_arguments(T "DEVICE_SUITE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(T "DEVICE_SUITE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;ENV;LAUNCHER" ${ARGN})
   # Tests compile as batches of TG_TEST_UNITY_BATCH sources, one translation unit each: their
   # headers (Boost.Test, the tensor API) and template instantiations dominate each file's compile,
   # and CI builds every test twice on 2 cores. The batch files are written here rather than by
@@ -59,10 +61,11 @@ function(tg_add_test)
     install(TARGETS ${T_NAME} RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tinygrad.cpp)
     return()
   endif()
-  tg_register_test(${T_NAME} ${T_NAME} "${T_LABELS}" ${T_TIMEOUT} "${T_ENV}")
+  tg_register_test(${T_NAME} ${T_NAME} "${T_LABELS}" ${T_TIMEOUT} "${T_ENV}" ${T_LAUNCHER})
 endfunction()
 
-# Registers the executable `target` as ctest `name`, with the environment every suite gets.
+# Registers the executable `target` as ctest `name`, with the environment every suite gets; extra
+# arguments are a launcher command put in front of it.
 function(tg_register_test name target labels timeout env)
   # AddressSanitizer runs the host code (lowering, the interpreter) several times slower than -O3
   # (opt_test on a 2-core AVX2 VM: ~64 s release, ~170 s asan at -O1): a suite sized for a release
@@ -70,7 +73,8 @@ function(tg_register_test name target labels timeout env)
   if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=address")
     math(EXPR timeout "${timeout} * 5")
   endif()
-  add_test(NAME ${name} COMMAND ${target} --color_output=no --report_level=short --catch_system_errors=no)
+  add_test(NAME ${name} COMMAND ${ARGN} $<TARGET_FILE:${target}> --color_output=no --report_level=short
+    --catch_system_errors=no)
   set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout}
     ENVIRONMENT "BOOST_TEST_COLOR_OUTPUT=no;BOOST_TEST_CATCH_SYSTEM_ERRORS=no;TG_PLUGIN_PATH=${TG_PLUGIN_OUTPUT_DIR};${env}"
     SKIP_RETURN_CODE 77)

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -186,6 +187,85 @@ void broadcast(std::span<const GroupBuffer> buffers, int root, DType dtype, uint
   std::vector<std::byte> data = read(buffers[size_t(root)], bytes);
   for (size_t i = 0; i < buffers.size(); ++i)
     if (i != size_t(root)) write(buffers[i], data);
+}
+
+std::array<std::byte, TG_COMM_ID_BYTES> Communicator::unique_id(const Device& device) {
+  const Plugin& plugin = device.plugin();
+  auto fn =
+      plugin.fn(&tg_plugin_api::comm_unique_id, "comm_unique_id (collectives across processes, ABI 1.6)");
+  std::array<std::byte, TG_COMM_ID_BYTES> id{};
+  plugin.check(fn(reinterpret_cast<uint8_t*>(id.data()), id.size()), "comm_unique_id");
+  return id;
+}
+
+Communicator::Communicator(std::shared_ptr<Device> device, int rank, int size,
+                           std::span<const std::byte, TG_COMM_ID_BYTES> id, std::chrono::milliseconds timeout)
+    : device_(std::move(device)), rank_(rank), size_(size) {
+  if (!device_) invalid("Communicator", "no device");
+  const Plugin& plugin = device_->plugin();
+  auto fn = plugin.fn(&tg_plugin_api::comm_init, "comm_init (collectives across processes, ABI 1.6)");
+  tg_comm_init_args args{};
+  args.struct_size = sizeof args;
+  args.device = device_->raw();
+  args.rank = rank;
+  args.size = size;
+  args.timeout_ms = uint64_t(std::max<int64_t>(0, timeout.count()));
+  std::memcpy(args.id, id.data(), id.size());
+  plugin.check(device_->serialized([&] { return fn(&args, &comm_); }),
+               "comm_init (rank " + std::to_string(rank) + " of " + std::to_string(size) + ")");
+}
+
+Communicator::~Communicator() {
+  if (comm_ != nullptr) device_->serialized([&] { device_->plugin().api().comm_destroy(comm_); });
+}
+
+void Communicator::run(const char* call, int32_t op, int32_t reduce, const GroupBuffer& in,
+                       const GroupBuffer& out, DType dtype, uint64_t count, int root) const {
+  const uint64_t bytes = bytes_of(call, dtype, count);
+  check_member(call, in, bytes, "input");
+  check_member(call, out,
+               op == TG_COLLECTIVE_ALL_GATHER ? bytes_of(call, dtype, count, uint64_t(size_)) : bytes,
+               "output");
+  if (in.buffer->device() != device_ || out.buffer->device() != device_)
+    invalid(call, "a buffer is not on the communicator's device (" + device_->plugin().name() + ":" +
+                      std::to_string(device_->index()) + ")");
+  if (op == TG_COLLECTIVE_BROADCAST && (root < 0 || root >= size_))
+    invalid(call, "root " + std::to_string(root) + " is not a rank of " + std::to_string(size_));
+  if (count == 0) return;
+  tg_device* dev = device_->raw();
+  tg_buffer_arg input{in.buffer->raw(), in.offset}, output{out.buffer->raw(), out.offset};
+  tg_collective_args args{};
+  args.struct_size = sizeof args;
+  args.op = op;
+  args.reduce = reduce;
+  args.dtype = to_abi(dtype);
+  args.root = root;
+  args.count = count;
+  args.device_count = 1;
+  args.devices = &dev;
+  args.inputs = &input;
+  args.outputs = &output;
+  args.comm = comm_;
+  auto fn = device_->plugin().fn(&tg_plugin_api::collective, "collective");
+  device_->plugin().check(device_->serialized([&] { return fn(&args); }), std::string(call) + " (rank " +
+                                                                              std::to_string(rank_) + " of " +
+                                                                              std::to_string(size_) + ")");
+}
+
+void Communicator::all_reduce(const GroupBuffer& in, const GroupBuffer& out, DType dtype, uint64_t count,
+                              CollectiveReduce op) const {
+  run("all_reduce", TG_COLLECTIVE_ALL_REDUCE, op == CollectiveReduce::sum ? TG_REDUCE_SUM : TG_REDUCE_MAX, in,
+      out, dtype, count, 0);
+}
+
+void Communicator::all_gather(const GroupBuffer& in, const GroupBuffer& out, DType dtype,
+                              uint64_t count) const {
+  run("all_gather", TG_COLLECTIVE_ALL_GATHER, 0, in, out, dtype, count, 0);
+}
+
+void Communicator::broadcast(const GroupBuffer& in, const GroupBuffer& out, int root, DType dtype,
+                             uint64_t count) const {
+  run("broadcast", TG_COLLECTIVE_BROADCAST, 0, in, out, dtype, count, root);
 }
 
 void copy_between_devices(const GroupBuffer& dst, const GroupBuffer& src, uint64_t bytes) {

@@ -129,6 +129,13 @@ std::shared_ptr<Plugin> Plugin::load(const std::filesystem::path& path) {
     missing = "device_properties";
   if (missing)
     throw InvalidPluginError(path, std::string("function table lacks required function ") + missing);
+  const int comm_entries = int(plugin->has(&tg_plugin_api::comm_unique_id)) +
+                           int(plugin->has(&tg_plugin_api::comm_init)) +
+                           int(plugin->has(&tg_plugin_api::comm_destroy));
+  if (comm_entries != 0 && comm_entries != 3)
+    throw InvalidPluginError(path,
+                             "function table has " + std::to_string(comm_entries) +
+                                 " of comm_unique_id, comm_init and comm_destroy (1.6): all three or none");
   return plugin;
 }
 

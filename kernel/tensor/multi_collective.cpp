@@ -14,6 +14,30 @@
 
 namespace tg::detail {
 
+// The device memory of `t`'s value, made contiguous and realized on its device first.
+Buffer& realized_buffer(Tensor& t) {
+  t.realize();
+  UOpRef buffer = stored_buffer(t.uop());
+  if (!buffer || buffer_arg(buffer).size() != t.numel()) { // a strided or partial view
+    t = t.contiguous();
+    t.realize();
+    buffer = stored_buffer(t.uop());
+  }
+  if (!buffer) throw MultiTensorError("collective: " + t.str() + " has no contiguous buffer after realize");
+  return storage_of(buffer).buffer();
+}
+
+// A realized tensor over a new buffer on `device`, and that buffer's memory (none when empty).
+std::pair<Tensor, Buffer*> fresh_tensor(const std::string& device, DType dt, const Dims& shape) {
+  if (dims_prod(shape) == 0) return {Tensor::zeros(shape, dt, device), nullptr};
+  UOpRef buffer = make_buffer(device, dt, dims_prod(shape));
+  Buffer* memory = &storage_of(buffer, true).buffer();
+  UOpRef view = shape.size() == 1
+                    ? buffer
+                    : UOp::make(Ops::RESHAPE, dt, {buffer}, std::vector<int64_t>(shape.begin(), shape.end()));
+  return {Tensor(view, shape, device), memory};
+}
+
 namespace {
 
 enum class Kind { copy, all_reduce, all_gather };
@@ -54,30 +78,6 @@ private:
   std::vector<std::weak_ptr<Record>> records_;
   uint64_t next_ = 0;
 };
-
-// The device memory of `t`'s value, made contiguous and realized on its device first.
-Buffer& realized_buffer(Tensor& t) {
-  t.realize();
-  UOpRef buffer = stored_buffer(t.uop());
-  if (!buffer || buffer_arg(buffer).size() != t.numel()) { // a strided or partial view
-    t = t.contiguous();
-    t.realize();
-    buffer = stored_buffer(t.uop());
-  }
-  if (!buffer) throw MultiTensorError("collective: " + t.str() + " has no contiguous buffer after realize");
-  return storage_of(buffer).buffer();
-}
-
-// A realized tensor over a new buffer on `device`, and that buffer's memory (none when empty).
-std::pair<Tensor, Buffer*> fresh(const std::string& device, DType dt, const Dims& shape) {
-  if (dims_prod(shape) == 0) return {Tensor::zeros(shape, dt, device), nullptr};
-  UOpRef buffer = make_buffer(device, dt, dims_prod(shape));
-  Buffer* memory = &storage_of(buffer, true).buffer();
-  UOpRef view = shape.size() == 1
-                    ? buffer
-                    : UOp::make(Ops::RESHAPE, dt, {buffer}, std::vector<int64_t>(shape.begin(), shape.end()));
-  return {Tensor(view, shape, device), memory};
-}
 
 void check_group(const std::vector<Tensor>& inputs, const char* what) {
   if (inputs.empty()) throw MultiTensorError(std::string(what) + ": no tensors");
@@ -124,7 +124,7 @@ std::vector<Tensor> run(Kind kind, std::vector<Tensor> inputs, const std::vector
   for (size_t i = 0; i < inputs.size(); ++i) {
     Dims shape = inputs[i].shape();
     if (kind == Kind::all_gather) shape[0] *= int64_t(inputs.size());
-    auto [out, memory] = fresh(kind == Kind::copy ? devices[i] : inputs[i].device(), dt, shape);
+    auto [out, memory] = fresh_tensor(kind == Kind::copy ? devices[i] : inputs[i].device(), dt, shape);
     r->results.push_back(out);
     if (bytes == 0) continue;
     Buffer& in = realized_buffer(inputs[i]);

@@ -13,6 +13,14 @@
 
 namespace tg::detail {
 
+// The device memory of `t`'s value, realized on its device first; a strided or partial view is
+// replaced (in `t`) by a contiguous copy. Collectives read and write such buffers.
+Buffer& realized_buffer(Tensor& t);
+
+// A realized tensor of `shape` over a new buffer on `device`, and that buffer's memory (nullptr
+// when empty): where a collective writes its result.
+std::pair<Tensor, Buffer*> fresh_tensor(const std::string& device, DType dt, const Dims& shape);
+
 // out[i] = inputs[i] on devices[i] (same device: a device-local copy).
 std::vector<Tensor> copy_to_devices(const std::vector<Tensor>& inputs,
                                     const std::vector<std::string>& devices, bool record = true);

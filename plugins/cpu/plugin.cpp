@@ -1,10 +1,11 @@
 // Entry point of the CPU plugin: N logical devices of the host CPU (logical_devices.hpp) and an
-// LLVM compiler; the SDK's adaptor turns them into the tg_plugin_api table behind
+// LLVM compiler, MPI between processes; the SDK's adaptor turns them into the tg_plugin_api table behind
 // tg_plugin_query_v1.
 #include "collectives.hpp"
 #include "compiler.hpp"
 #include "device.hpp"
 #include "logical_devices.hpp"
+#include "mpi_comm.hpp"
 
 #include <tg/sdk/adaptor.hpp>
 
@@ -47,6 +48,10 @@ public:
   // ABI 1.3: buffers are host memory, shared with other libraries (numpy) as plain pointers.
   bool provides_buffer_address() const override { return true; }
   bool provides_buffer_import() const override { return true; }
+  // ABI 1.6: ranks in several processes meet through MPI (mpi_comm.hpp).
+  bool provides_comm() const override { return true; }
+  std::array<std::byte, TG_COMM_ID_BYTES> comm_unique_id() override { return mpi_unique_id(); }
+  std::unique_ptr<sdk::Comm> comm_init(const sdk::CommInit& init) override { return mpi_comm_init(init); }
 
 private:
   Compiler compiler_;

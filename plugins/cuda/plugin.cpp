@@ -6,6 +6,7 @@
 #include "device.hpp"
 #include "driver.hpp"
 #include "peer.hpp"
+#include "rank_comm.hpp"
 
 #include <tg/sdk/adaptor.hpp>
 
@@ -64,6 +65,10 @@ public:
   // ABI 1.3: device pointers shared with other libraries (DLPack, PyTorch).
   bool provides_buffer_address() const override { return true; }
   bool provides_buffer_import() const override { return true; }
+  // ABI 1.6: ranks in several processes meet through NCCL (rank_comm.hpp).
+  bool provides_comm() const override { return true; }
+  std::array<std::byte, TG_COMM_ID_BYTES> comm_unique_id() override { return nccl_unique_id(); }
+  std::unique_ptr<sdk::Comm> comm_init(const sdk::CommInit& init) override { return nccl_comm_init(init); }
 
 private:
   Compiler compiler_;

@@ -17,6 +17,7 @@ set(TG_EXPORTED_LIBRARIES
   "tg_sdk:sdk" # the plugin SDK (static)
   "tg_sdk_render:sdk_render" # the C-family renderers (static)
   "tg_onnx:onnx" # libtg_onnx.so, ONNX models (<tinygrad/onnx.hpp>)
+  "tg_distributed:distributed" # libtg_distributed.so, ranks in several processes (<tinygrad/distributed.hpp>)
   "tg_models:models" # libtg_models.so, GPT (models/gpt; its headers stay in the source tree)
 )
 set(TG_PACKAGE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tinygrad_cpp)
@@ -35,7 +36,7 @@ set(TG_PACKAGE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tinygrad_cpp)
 # writes them to <build>/package/public_headers.txt.
 function(tg_public_headers out_var)
   set(umbrella kernel/public/tinygrad/tinygrad.hpp)
-  set(umbrellas ${umbrella} kernel/public/tinygrad/onnx.hpp)
+  set(umbrellas ${umbrella} kernel/public/tinygrad/onnx.hpp kernel/public/tinygrad/distributed.hpp)
   set(queue ${umbrellas})
   set(seen)
   while(queue)
@@ -96,7 +97,8 @@ function(tg_install_package)
   # The public API: <tinygrad/tinygrad.hpp> and the kernel/ headers it needs, at the paths the
   # code includes them by ("kernel/tensor/tensor.hpp"); nothing else from kernel/.
   install(FILES ${PROJECT_SOURCE_DIR}/kernel/public/tinygrad/tinygrad.hpp
-    ${PROJECT_SOURCE_DIR}/kernel/public/tinygrad/onnx.hpp DESTINATION ${TG_INCLUDE_INSTALL_DIR}/tinygrad)
+    ${PROJECT_SOURCE_DIR}/kernel/public/tinygrad/onnx.hpp ${PROJECT_SOURCE_DIR}/kernel/public/tinygrad/distributed.hpp
+    DESTINATION ${TG_INCLUDE_INSTALL_DIR}/tinygrad)
   tg_public_headers(public_headers)
   foreach(header IN LISTS public_headers)
     get_filename_component(dir ${header} DIRECTORY)

@@ -95,6 +95,10 @@ tg_plugin_api make_api(const PluginState& state, const Entries& e) {
   api.buffer_import = state.plugin->provides_buffer_import() ? e.buffer_import : nullptr;
   api.device_matrix_unit_count = e.device_matrix_unit_count;
   api.device_matrix_unit = e.device_matrix_unit;
+  const bool comms = state.plugin->provides_comm();
+  api.comm_unique_id = comms ? e.comm_unique_id : nullptr;
+  api.comm_init = comms ? e.comm_init : nullptr;
+  api.comm_destroy = comms ? e.comm_destroy : nullptr;
   return api;
 }
 
@@ -383,6 +387,26 @@ tg_error* peer_copy(PluginState& s, const tg_peer_copy_args* args) {
 tg_error* collective(PluginState& s, const tg_collective_args* args) {
   return entry(s, "collective", [&] { validate_and_run_collective(s, read_args(args, "args")); });
 }
+
+// --- ranks in several processes (1.6; validation in multi_device.cpp) ---
+
+tg_error* comm_unique_id(PluginState& s, uint8_t* out_id, size_t id_size) {
+  return entry(s, "comm_unique_id", [&] {
+    require(out_id, "out_id");
+    if (id_size != TG_COMM_ID_BYTES)
+      invalid("id_size is " + std::to_string(id_size) + ", not TG_COMM_ID_BYTES (" +
+              std::to_string(TG_COMM_ID_BYTES) + ")");
+    const std::array<std::byte, TG_COMM_ID_BYTES> id = s.plugin->comm_unique_id();
+    std::memcpy(out_id, id.data(), id.size());
+  });
+}
+
+tg_error* comm_init(PluginState& s, const tg_comm_init_args* args, tg_comm** out_comm) {
+  return entry(s, "comm_init",
+               [&] { *require(out_comm, "out_comm") = validate_and_init_comm(s, read_args(args, "args")); });
+}
+
+void comm_destroy(PluginState&, tg_comm* comm) { delete comm; }
 
 } // namespace detail
 } // namespace tg::sdk

@@ -48,6 +48,13 @@ struct tg_program {
   std::unique_ptr<tg::sdk::Program> impl;
 };
 
+struct tg_comm {
+  tg_device* device;
+  int32_t rank;
+  int32_t size;
+  std::unique_ptr<tg::sdk::Comm> impl;
+};
+
 struct tg_compile_result {
   std::vector<std::byte> binary;
   std::string source;
@@ -68,5 +75,8 @@ void validate_and_launch_batch(const tg_launch_batch_args& args);
 // multi_device.cpp.
 void validate_and_peer_copy(PluginState& s, const tg_peer_copy_args& args);
 void validate_and_run_collective(PluginState& s, const tg_collective_args& args);
+// ABI 1.6: checks the device, rank and size, then Plugin::comm_init. A collective on a comm goes
+// through validate_and_run_collective too.
+tg_comm* validate_and_init_comm(PluginState& s, const tg_comm_init_args& args);
 
 } // namespace tg::sdk::detail

@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(tg_peer_copy_args_layout) { // 1.2
 }
 
 BOOST_AUTO_TEST_CASE(tg_collective_args_layout) { // 1.2
-  GOLDEN_SIZE(tg_collective_args, 64);
+  GOLDEN_SIZE(tg_collective_args, 72);
   GOLDEN(tg_collective_args, struct_size, 0);
   GOLDEN(tg_collective_args, op, 8);
   GOLDEN(tg_collective_args, reduce, 12);
@@ -138,6 +138,7 @@ BOOST_AUTO_TEST_CASE(tg_collective_args_layout) { // 1.2
   GOLDEN(tg_collective_args, devices, 40);
   GOLDEN(tg_collective_args, inputs, 48);
   GOLDEN(tg_collective_args, outputs, 56);
+  GOLDEN(tg_collective_args, comm, 64); // 1.6
 }
 
 BOOST_AUTO_TEST_CASE(tg_buffer_import_args_layout) { // 1.3
@@ -182,7 +183,7 @@ BOOST_AUTO_TEST_CASE(tg_matrix_unit_layout) { // 1.4
 }
 
 BOOST_AUTO_TEST_CASE(tg_plugin_api_layout) {
-  GOLDEN_SIZE(tg_plugin_api, 280); // 224 in 1.0, 232 in 1.1, 248 in 1.2, 264 in 1.3
+  GOLDEN_SIZE(tg_plugin_api, 304); // 224 in 1.0, 232 in 1.1, 248 in 1.2, 264 in 1.3, 280 in 1.4-1.5
   GOLDEN(tg_plugin_api, struct_size, 0);
   GOLDEN(tg_plugin_api, abi_major, 8);
   GOLDEN(tg_plugin_api, abi_minor, 12);
@@ -219,6 +220,20 @@ BOOST_AUTO_TEST_CASE(tg_plugin_api_layout) {
   GOLDEN(tg_plugin_api, buffer_import, 256);            // 1.3
   GOLDEN(tg_plugin_api, device_matrix_unit_count, 264); // 1.4
   GOLDEN(tg_plugin_api, device_matrix_unit, 272);       // 1.4
+  GOLDEN(tg_plugin_api, comm_unique_id, 280);           // 1.6
+  GOLDEN(tg_plugin_api, comm_init, 288);                // 1.6
+  GOLDEN(tg_plugin_api, comm_destroy, 296);             // 1.6
+}
+
+BOOST_AUTO_TEST_CASE(tg_comm_init_args_layout) { // 1.6
+  GOLDEN_SIZE(tg_comm_init_args, 160);
+  GOLDEN(tg_comm_init_args, struct_size, 0);
+  GOLDEN(tg_comm_init_args, device, 8);
+  GOLDEN(tg_comm_init_args, rank, 16);
+  GOLDEN(tg_comm_init_args, size, 20);
+  GOLDEN(tg_comm_init_args, timeout_ms, 24);
+  GOLDEN(tg_comm_init_args, id, 32);
+  BOOST_TEST(TG_COMM_ID_BYTES == 128);
 }
 
 BOOST_AUTO_TEST_CASE(stable_codes) {

@@ -3,7 +3,9 @@
 // compute with, over groups of 2 and 3 devices, in place and out of place, against a reference
 // computed here in double (small integers, exact in every dtype); a collective ordered after
 // launches; bad arguments -> INVALID_ARGUMENT with nothing changed. Skipped (never passed) where
-// the plugin lacks the entry or has fewer devices than the group.
+// the plugin lacks the entry or has fewer devices than the group. multi/comm_one_rank: the 1.6
+// communicators across processes, in the one form a single process can check (one rank: every
+// collective copies its input), and their bad arguments.
 #include "tools/conform/cases.hpp"
 
 #include <tg/sdk/interpreter.hpp>
@@ -30,6 +32,9 @@ std::vector<std::unique_ptr<Device>> open_group(const Context& ctx, int32_t n) {
 
 void need_peer_copy() {
   if (!TG_CONFORM_HAS(peer_copy)) throw CaseSkipped("the plugin has no peer_copy (ABI 1.2, optional)");
+}
+void need_comm() {
+  if (!TG_CONFORM_HAS(comm_init)) throw CaseSkipped("the plugin has no communicators (ABI 1.6, optional)");
 }
 void need_collective() {
   if (!TG_CONFORM_HAS(collective)) throw CaseSkipped("the plugin has no collective (ABI 1.2, optional)");
@@ -277,6 +282,7 @@ void bad_collectives(const Context& ctx) {
                          0,
                          devices.data(),
                          nullptr,
+                         nullptr,
                          nullptr};
     edit(c, devices, in, out);
     if (c.inputs == nullptr && c.outputs == nullptr) {
@@ -317,6 +323,72 @@ void bad_collectives(const Context& ctx) {
   }
 }
 
+// A communicator of one rank (comm_unique_id, comm_init, comm_destroy): each collective copies
+// its input into its output in every dtype; bad ranks, sizes and groups are INVALID_ARGUMENT.
+void comm_one_rank(const Context& ctx) {
+  need_comm();
+  need_collective();
+  Device dev(ctx.device_index);
+  tg_comm_init_args init{};
+  init.struct_size = sizeof init;
+  init.device = dev.get();
+  init.rank = 0;
+  init.size = 1;
+  init.timeout_ms = 60000;
+  expect(take(api().comm_unique_id(init.id, TG_COMM_ID_BYTES)).ok(), "comm_unique_id failed");
+  expect_code(api().comm_unique_id(init.id, 7), TG_ERROR_INVALID_ARGUMENT, "comm_unique_id with id_size 7");
+  for (auto [rank, size] : {std::pair{1, 1}, std::pair{-1, 2}, std::pair{0, 0}}) {
+    tg_comm_init_args bad = init;
+    bad.rank = rank;
+    bad.size = size;
+    tg_comm* none = nullptr;
+    expect_code(api().comm_init(&bad, &none), TG_ERROR_INVALID_ARGUMENT,
+                "comm_init of rank " + std::to_string(rank) + " of " + std::to_string(size));
+  }
+  tg_comm* comm = nullptr;
+  Status s = take(api().comm_init(&init, &comm));
+  expect(s.ok() && comm != nullptr, "comm_init of rank 0 of 1 failed: " + s.describe());
+  std::unique_ptr<tg_comm, void (*)(tg_comm*)> owned(comm, api().comm_destroy);
+  constexpr uint64_t count = 1001;
+  tg_device* device = dev.get();
+  for (tg_dtype dtype = TG_DTYPE_BOOL; dtype < TG_DTYPE_COUNT; ++dtype) {
+    if ((dev.properties().dtype_mask & TG_DTYPE_BIT(dtype)) == 0) continue;
+    const size_t e = sdk::dtype_size(dtype);
+    std::vector<double> mine(count);
+    for (uint64_t k = 0; k < count; ++k) mine[k] = value(dtype, 0, k);
+    const std::vector<std::byte> want = encoded(dtype, mine);
+    for (int32_t op : {TG_COLLECTIVE_ALL_REDUCE, TG_COLLECTIVE_ALL_GATHER, TG_COLLECTIVE_BROADCAST}) {
+      Buffer in(dev, count * e), out(dev, count * e);
+      in.upload(want);
+      out.upload(std::vector<std::byte>(count * e, std::byte{0}));
+      tg_buffer_arg in_arg{in.get(), 0}, out_arg{out.get(), 0};
+      tg_collective_args a{};
+      a.struct_size = sizeof a;
+      a.op = op;
+      a.dtype = dtype;
+      a.count = count;
+      a.device_count = 1;
+      a.devices = &device;
+      a.inputs = &in_arg;
+      a.outputs = &out_arg;
+      a.comm = comm;
+      const std::string what = std::string(op_name(op, TG_REDUCE_SUM)) + " of " + sdk::dtype_name(dtype) +
+                               " on a communicator of one rank";
+      Status r = take(api().collective(&a));
+      synchronize(dev);
+      if (r.code == TG_ERROR_UNIMPLEMENTED) continue; // a dtype the plugin's library lacks
+      expect(r.ok(), what + " failed: " + r.describe());
+      expect(out.download(count * e) == want, what + ": the output is not the input");
+      if (op != TG_COLLECTIVE_BROADCAST) continue;
+      a.root = 1;
+      expect_code(api().collective(&a), TG_ERROR_INVALID_ARGUMENT, "a broadcast from root 1 of 1 rank");
+      a.root = 0;
+      a.device_count = 2;
+      expect_code(api().collective(&a), TG_ERROR_INVALID_ARGUMENT, "a collective on a comm naming 2 devices");
+    }
+  }
+}
+
 } // namespace
 
 void add_multi_device_cases(std::vector<Case>& cases) {
@@ -336,6 +408,7 @@ void add_multi_device_cases(std::vector<Case>& cases) {
   }
   cases.push_back({"multi/collective_ordered_after_launches", true, ordered_after_launches});
   cases.push_back({"multi/bad_collectives_are_invalid_arguments", true, bad_collectives});
+  cases.push_back({"multi/comm_one_rank", true, comm_one_rank});
 }
 
 } // namespace tg::conform

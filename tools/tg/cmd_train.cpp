@@ -1,5 +1,6 @@
 // `tg train mnist`: tinygrad's beautiful_mnist — the project's main job. Trains the conv net with
 // Adam on random batches, shows progress, reports test accuracy, saves/loads safetensors.
+#include "kernel/distributed/world.hpp"
 #include "kernel/engine/config.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/tensor/datasets.hpp"
@@ -8,6 +9,7 @@
 #include "kernel/tensor/optim.hpp"
 #include "kernel/tensor/state.hpp"
 #include "tools/tg/commands.hpp"
+#include "tools/tg/mnist_distributed.hpp"
 #include "tools/tg/mnist_model.hpp"
 #include "tools/tg/mnist_parallel.hpp"
 
@@ -156,7 +158,15 @@ int cmd_train(const std::vector<std::string>& args) {
       "devices", po::value<std::string>(),
       "data-parallel over several devices, e.g. CPU:0,CPU:1 or CUDA:0,CUDA:1: one model replica per "
       "device, the batch (--bs, global) split evenly across them, gradients all-reduced, one Adam per "
-      "device; BatchNorm statistics stay per device (as DDP's default); not with --jit or --device");
+      "device; BatchNorm statistics stay per device (as DDP's default); not with --jit or --device")(
+      "distributed",
+      "one rank of a data-parallel run across processes, started by mpirun (mpirun -np 2 tg train mnist "
+      "--distributed) or with torchrun's RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT: each rank trains on its "
+      "share of the global batch --bs on its device (--device CUDA means CUDA:<local rank>), gradients are "
+      "summed across the ranks, rank 0 prints, evaluates and saves (docs/distributed.md)")(
+      "check-replicas", po::value<int>()->default_value(10),
+      "with --distributed: check every N steps (and after the last) that every rank holds rank 0's "
+      "weights; 0 checks after the last step only");
   po::positional_options_description pos;
   pos.add("dataset", 1);
   po::variables_map vm;
@@ -206,6 +216,30 @@ int cmd_train(const std::vector<std::string>& args) {
       return 2;
     }
   }
+  // --distributed: join the ranks first; only rank 0 writes to stdout (errors still reach stderr)
+  const distributed::World* world = nullptr;
+  if (vm.count("distributed")) {
+    if (vm.count("jit") || vm.count("devices")) {
+      std::cerr
+          << "tg train: --distributed does not combine with --jit (collectives run eagerly) or --devices\n";
+      return 2;
+    }
+    world = &distributed::init();
+    if (bs % world->size != 0) {
+      std::cerr << "tg train: --bs " << bs << " does not split evenly over " << world->size << " ranks\n";
+      return 2;
+    }
+    if (vm["check-replicas"].as<int>() < 0) {
+      std::cerr << "tg train: --check-replicas must be >= 0\n";
+      return 2;
+    }
+    std::string asked =
+        vm["device"].as<std::string>().empty() ? default_device() : vm["device"].as<std::string>();
+    if (asked.find(':') == std::string::npos && asked != "CPU")
+      asked += ":" + std::to_string(world->local_rank);
+    set_default_device(asked);
+    if (world->rank != 0) std::cout.setstate(std::ios::failbit);
+  }
   // Modules create their parameters, and batches go, to the default device; setting it opens the
   // device, so one that cannot be used fails here with the plugin's reason.
   std::vector<std::string> parallel; // --devices
@@ -223,7 +257,8 @@ int cmd_train(const std::vector<std::string>& args) {
     }
     set_default_device(parallel[0]);
   }
-  if (const std::string& asked = vm["device"].as<std::string>(); !asked.empty()) set_default_device(asked);
+  if (const std::string& asked = vm["device"].as<std::string>(); !asked.empty() && !world)
+    set_default_device(asked);
   const std::string device = default_device();
   open_device(device);
 
@@ -242,6 +277,9 @@ int cmd_train(const std::vector<std::string>& args) {
   if (test_images > 0) test.count = std::min(test.count, test_images);
   std::cout << "data: " << dir.string() << " (" << train.count << " train, " << test.count
             << " test images)\n";
+  if (world)
+    std::cout << "ranks: " << world->size << " (" << world->launcher << "), each on its " << device << ", "
+              << bs / world->size << " rows of each batch\n";
   std::cout << "device: " << (parallel.empty() ? device : vm["devices"].as<std::string>()) << ", batch " << bs
             << ", Adam lr " << lr << (schedule == "cosine" ? " (cosine to 0)" : "") << ", " << steps
             << " steps, seed " << seed << "\n";
@@ -250,6 +288,9 @@ int cmd_train(const std::vector<std::string>& args) {
   optim::Adam opt(trainable, lr);
   std::unique_ptr<DataParallelMnist> data_parallel;
   if (!parallel.empty()) data_parallel = std::make_unique<DataParallelMnist>(model, parallel, lr);
+  std::unique_ptr<DistributedMnist> ranks;
+  if (world) ranks = std::make_unique<DistributedMnist>(model, opt, device);
+  const int check_every = vm["check-replicas"].as<int>();
 
   std::optional<optim::CosineAnnealingLR> cosine;
   if (schedule == "cosine" && steps > 0) cosine.emplace(opt, steps);
@@ -266,7 +307,14 @@ int cmd_train(const std::vector<std::string>& args) {
     try {
       std::vector<int64_t> rows(static_cast<size_t>(bs));
       for (auto& r : rows) r = pick(rng);
-      if (data_parallel) { // each device's share of the rows goes straight to it
+      if (ranks) { // this rank's share of the global batch (every rank draws the same rows)
+        const size_t share = rows.size() / size_t(world->size), first = size_t(world->rank) * share;
+        std::vector<int64_t> part(rows.begin() + long(first), rows.begin() + long(first + share));
+        auto [x, y] = batch(train, part, device);
+        loss_value = ranks->step(x, y, bs);
+        if (check_every > 0 && (step % check_every == 0 || step == steps))
+          ranks->check_replicas("after step " + std::to_string(step));
+      } else if (data_parallel) { // each device's share of the rows goes straight to it
         std::vector<Tensor> xs, ys;
         const size_t share = rows.size() / parallel.size();
         for (size_t d = 0; d < parallel.size(); ++d) {
@@ -313,6 +361,9 @@ int cmd_train(const std::vector<std::string>& args) {
                 << m.peak_live_bytes << " B); step " << m.unplanned_step_bytes() << " B -> "
                 << m.planned_step_bytes() << " B\n";
   }
+  if (ranks && steps > 0 && check_every == 0) ranks->check_replicas("after step " + std::to_string(steps));
+  if (ranks && world->rank != 0) return 0; // rank 0 evaluates and saves
+  if (ranks) std::cout << "replicas: every rank holds rank 0's weights\n";
   double accuracy = test_accuracy(model, test, device);
   std::cout << "test accuracy: " << std::fixed << std::setprecision(2) << accuracy * 100.0 << "%\n";
   if (vm.count("save")) {

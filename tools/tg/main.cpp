@@ -1,4 +1,5 @@
 // tg: the tinygrad.cpp command line. `tg <command> --help` describes each command.
+#include "kernel/distributed/world.hpp"
 #include "tools/tg/commands.hpp"
 
 #include "kernel/runtime/errors.hpp"
@@ -86,6 +87,9 @@ int main(int argc, char** argv) {
     std::cerr << "tg " << args[0] << ": " << e.what() << " (see tg " << args[0] << " --help)\n";
     return 2;
   } catch (const std::exception& e) {
+    // one rank of several that cannot go on ends them all, so none waits for it
+    if (const tg::distributed::World* w = tg::distributed::world(); w && w->size > 1)
+      tg::distributed::abort("tg " + args[0] + ": " + e.what());
     std::cerr << "tg " << args[0] << ": " << e.what() << "\n";
     return 1;
   }

@@ -28,6 +28,8 @@
  *       (globals, a driver context, a thread pool) is the plugin's to lock.
  *       launch_batch (1.1) counts as one call on its device.
  *       buffer_address and buffer_import (1.3) count as calls on the buffer's device too.
+ *       comm_init, comm_destroy and a collective on a comm (1.6) count as calls on the comm's
+ *       device; comm_unique_id takes none.
  *     - peer_copy and collective (1.2) take several devices of the plugin: the host holds the
  *       call lock of every device they name (taken in one fixed order, so two such calls never
  *       deadlock), so they count as one call on each of those devices.
@@ -52,7 +54,7 @@ extern "C" {
 #endif
 
 #define TG_ABI_VERSION_MAJOR 1
-#define TG_ABI_VERSION_MINOR 5
+#define TG_ABI_VERSION_MINOR 6
 
 /* The entry symbol, spelled out so the host can look it up by name. */
 #define TG_PLUGIN_QUERY_SYMBOL "tg_plugin_query_v1"
@@ -260,6 +262,7 @@ typedef struct tg_device tg_device;
 typedef struct tg_buffer tg_buffer;
 typedef struct tg_program tg_program;
 typedef struct tg_compile_result tg_compile_result;
+typedef struct tg_comm tg_comm; /* since 1.6: this process's rank of a communicator */
 
 /* Feature flags in tg_device_properties.features. */
 #define TG_FEATURE_LOCAL_MEMORY (UINT64_C(1) << 0) /* DEFINE_LOCAL supported */
@@ -435,7 +438,38 @@ typedef struct tg_collective_args {
   tg_device* const* devices;    /* device_count devices */
   const tg_buffer_arg* inputs;  /* device_count entries */
   const tg_buffer_arg* outputs; /* device_count entries */
+  /* Since 1.6. NULL: the group above (devices of this process). Not NULL: a collective across
+   * processes over the ranks of `comm` (comm_init); then device_count is 1, devices[0] is the
+   * comm's device, inputs[0]/outputs[0] this rank's buffers, root a rank of the comm, and an
+   * ALL_GATHER output holds size * count elements (in place: the input is the rank-th part).
+   * Every rank makes the same calls in the same order; the call returns (or, with
+   * TG_FEATURE_ASYNC, is queued) once this rank's part is done. A rank that does not join within
+   * the comm's timeout -> DEADLINE_EXCEEDED. A plugin hands out comms only when it reads this
+   * field, so an older plugin never receives one. */
+  tg_comm* comm;
 } tg_collective_args;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Ranks in several processes (since 1.6)                                                       */
+/* ------------------------------------------------------------------------------------------ */
+/*
+ * One process per device, each a rank of a communicator, on one host or several (a launcher
+ * such as mpirun starts them). Rank 0 makes an id (comm_unique_id), the host sends its bytes to
+ * every rank by its own means (MPI, a TCP rendezvous), and every rank calls comm_init with them.
+ * A plugin's id says how its ranks meet (NCCL's id holds rank 0's address; an MPI plugin's id
+ * names MPI_COMM_WORLD, which the process must have initialized before comm_init).
+ */
+#define TG_COMM_ID_BYTES 128
+
+typedef struct tg_comm_init_args {
+  size_t struct_size;
+  tg_device* device;            /* this rank's device, opened by the caller */
+  int32_t rank;                 /* 0 <= rank < size */
+  int32_t size;                 /* >= 1 ranks in all */
+  uint64_t timeout_ms;          /* init or a collective that waits longer for the other ranks fails with
+                                   DEADLINE_EXCEEDED; 0 = wait without limit */
+  uint8_t id[TG_COMM_ID_BYTES]; /* rank 0's comm_unique_id, the same bytes on every rank */
+} tg_comm_init_args;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Memory shared with other libraries (since 1.3)                                              */
@@ -624,6 +658,17 @@ typedef struct tg_plugin_api {
   /* Fills *out up to min(out->struct_size, the plugin's size) with unit `index`; index out of
    * range -> TG_ERROR_NOT_FOUND. MMA's arg0 names a unit by this index. */
   tg_error* (*device_matrix_unit)(tg_device* device, int32_t index, tg_matrix_unit* out);
+
+  /* --- 1.6 --- */
+  /* Optional, all three or none: communicators across processes (see tg_comm_init_args).
+   * comm_unique_id takes no device and is thread-safe; rank 0 calls it once per communicator.
+   * comm_init counts as a call on args->device and returns once every rank has joined (or the
+   * timeout passed: DEADLINE_EXCEEDED); a launcher or library the plugin needs is missing ->
+   * UNAVAILABLE or FAILED_PRECONDITION, saying what. comm_destroy comes before device_close of
+   * the comm's device, after every collective on the comm has returned. */
+  tg_error* (*comm_unique_id)(uint8_t* out_id, size_t id_size); /* id_size == TG_COMM_ID_BYTES */
+  tg_error* (*comm_init)(const tg_comm_init_args* args, tg_comm** out_comm);
+  void (*comm_destroy)(tg_comm* comm);
 } tg_plugin_api;
 
 /* The entry point. Returns the plugin's static function table, or NULL when the plugin cannot
@@ -657,12 +702,13 @@ TG_ABI_STATIC_ASSERT(sizeof(tg_scalar_arg) == 16, "tg_scalar_arg layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_launch_args) == 72, "tg_launch_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_launch_batch_args) == 40, "tg_launch_batch_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_peer_copy_args) == 48, "tg_peer_copy_args layout");
-TG_ABI_STATIC_ASSERT(sizeof(tg_collective_args) == 64, "tg_collective_args layout");
+TG_ABI_STATIC_ASSERT(sizeof(tg_collective_args) == 72, "tg_collective_args layout");
+TG_ABI_STATIC_ASSERT(sizeof(tg_comm_init_args) == 160, "tg_comm_init_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_buffer_import_args) == 40, "tg_buffer_import_args layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_matrix_layout) == 72, "tg_matrix_layout layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_matrix_atom) == 72, "tg_matrix_atom layout");
 TG_ABI_STATIC_ASSERT(sizeof(tg_matrix_unit) == 432, "tg_matrix_unit layout");
-TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 30 * sizeof(void*), "tg_plugin_api: append only");
+TG_ABI_STATIC_ASSERT(sizeof(tg_plugin_api) == 40 + 33 * sizeof(void*), "tg_plugin_api: append only");
 #endif
 
 #ifdef __cplusplus

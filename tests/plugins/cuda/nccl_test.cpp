@@ -1,7 +1,8 @@
 // The CUDA plugin's NCCL layer (plugins/cuda/nccl.cpp) against a fake libnccl
 // (fake_nccl.c, which logs every call): loading and what is said when the library or a symbol is
-// missing, the tg -> NCCL mapping of dtypes and ops (and what NCCL cannot serve), and the calls
-// issued for a group (one ncclGroupStart/End around every rank, rank-ordered comms and streams).
+// missing, the tg -> NCCL mapping of dtypes and ops (and what NCCL cannot serve), the calls
+// issued for a group (one ncclGroupStart/End around every rank, rank-ordered comms and streams),
+// and those of a communicator across processes (the id, ncclCommInitRank, one rank's call).
 #include "plugins/cuda/nccl.hpp"
 
 #include <tg/sdk/plugin.hpp>
@@ -10,6 +11,8 @@
 
 #include <dlfcn.h>
 
+#include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,22 @@ std::string fake_log() {
 sdk::Collective collective(sdk::CollectiveOp op, tg_dtype dtype, sdk::ReduceOp reduce, uint64_t count,
                            int32_t root = 0) {
   return {op, reduce, dtype, root, count, {}};
+}
+
+sdk::RankCollective rank_collective(sdk::CollectiveOp op, tg_dtype dtype, sdk::ReduceOp reduce,
+                                    uint64_t count, int32_t root = 0) {
+  return {op, reduce, dtype, root, count, nullptr, 0, nullptr, 0};
+}
+
+std::string error_text(const std::function<void()>& f, tg_error_code expect) {
+  try {
+    f();
+  } catch (const sdk::PluginError& e) {
+    BOOST_TEST(e.code() == expect);
+    return e.what();
+  }
+  BOOST_FAIL("no error");
+  return "";
 }
 
 } // namespace
@@ -125,4 +144,101 @@ BOOST_AUTO_TEST_CASE(a_failed_call_throws_and_still_closes_the_group) {
                "NCCL collective (rank 0) failed: NCCL error 4 (invalid argument (fake))");
   }
   BOOST_TEST(fake_log() == "start;allreduce(0,0,13,7,0,100,0);end;");
+}
+
+BOOST_AUTO_TEST_CASE(the_unique_id_is_ncclGetUniqueId_s_bytes) {
+  const nccl::Library& lib = nccl::library();
+  BOOST_REQUIRE(lib.ok());
+  fake_log();
+  const std::array<std::byte, TG_COMM_ID_BYTES> id = nccl::unique_id(lib);
+  for (size_t i = 0; i < id.size(); ++i) BOOST_TEST(int(id[i]) == int(i ^ 0x5a), "byte " << i);
+  BOOST_TEST(fake_log() == "uniqueid;");
+}
+
+BOOST_AUTO_TEST_CASE(init_rank_passes_the_id_by_value_with_rank_and_size) {
+  const nccl::Library& lib = nccl::library();
+  BOOST_REQUIRE(lib.ok());
+  std::array<std::byte, TG_COMM_ID_BYTES> id{};
+  for (size_t i = 0; i < id.size(); ++i) id[i] = std::byte(i + 1);
+  fake_log();
+  const nccl::Comm comm = nccl::init_rank(lib, id, 2, 4);
+  BOOST_TEST(reinterpret_cast<size_t>(comm) == 0x202u);
+  BOOST_TEST(fake_log() == "initrank(2,4,0102..7f80);");
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_init_rank_says_which_rank_and_why) {
+  const nccl::Library& lib = nccl::library();
+  BOOST_REQUIRE(lib.ok());
+  const std::array<std::byte, TG_COMM_ID_BYTES> id{};
+  const std::string text = error_text([&] { nccl::init_rank(lib, id, 3, 13); }, TG_ERROR_INTERNAL);
+  BOOST_TEST(text == "ncclCommInitRank (rank 3 of 13) failed: NCCL error 4 (invalid argument (fake))");
+  fake_log();
+}
+
+BOOST_AUTO_TEST_CASE(without_the_library_comms_are_unavailable) {
+  const nccl::Library missing = nccl::Library::open("/nonexistent/libnccl.so.2");
+  const std::array<std::byte, TG_COMM_ID_BYTES> id{};
+  for (const std::string& text :
+       {error_text([&] { nccl::unique_id(missing); }, TG_ERROR_UNAVAILABLE),
+        error_text([&] { nccl::init_rank(missing, id, 0, 2); }, TG_ERROR_UNAVAILABLE)}) {
+    BOOST_TEST(text.find("collectives across processes on CUDA need NCCL: NCCL not found: "
+                         "/nonexistent/libnccl.so.2") == 0,
+               text);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_collective_maps_like_a_group_s) {
+  using sdk::CollectiveOp;
+  using sdk::ReduceOp;
+  auto sum = nccl::map(rank_collective(CollectiveOp::all_reduce, TG_DTYPE_BFLOAT16, ReduceOp::sum, 6));
+  BOOST_REQUIRE(sum);
+  BOOST_TEST((sum->kind == nccl::Kind::all_reduce && sum->datatype == 9 && sum->op == 0 && sum->count == 6u));
+  BOOST_TEST(!nccl::map(rank_collective(CollectiveOp::all_reduce, TG_DTYPE_INT16, ReduceOp::max, 6)));
+  BOOST_TEST(!nccl::map(rank_collective(CollectiveOp::all_reduce, TG_DTYPE_BOOL, ReduceOp::sum, 6)));
+  auto gather = nccl::map(rank_collective(CollectiveOp::all_gather, TG_DTYPE_FLOAT32, ReduceOp::sum, 3));
+  BOOST_REQUIRE(gather);
+  BOOST_TEST((gather->kind == nccl::Kind::all_gather && gather->datatype == 1 && gather->count == 12u));
+  auto bcast = nccl::map(rank_collective(CollectiveOp::broadcast, TG_DTYPE_INT16, ReduceOp::sum, 5, 3));
+  BOOST_REQUIRE(bcast);
+  BOOST_TEST((bcast->kind == nccl::Kind::broadcast && bcast->count == 10u && bcast->root == 3));
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_call_is_one_nccl_call_without_a_group) {
+  const nccl::Library& lib = nccl::library();
+  BOOST_REQUIRE(lib.ok());
+  fake_log();
+  const auto comm = reinterpret_cast<nccl::Comm>(0x201);
+  const nccl::Rank rank{reinterpret_cast<const void*>(0xa0), reinterpret_cast<void*>(0xb0),
+                        reinterpret_cast<void*>(0x51)};
+  auto call =
+      nccl::map(rank_collective(sdk::CollectiveOp::all_reduce, TG_DTYPE_FLOAT32, sdk::ReduceOp::max, 5));
+  BOOST_REQUIRE(call);
+  nccl::run_rank(lib, *call, comm, rank);
+  BOOST_TEST(fake_log() == "allreduce(a0,b0,5,7,2,201,51);");
+  nccl::run_rank(lib, {nccl::Kind::all_gather, 1, 0, 16, 0}, comm, rank);
+  BOOST_TEST(fake_log() == "allgather(a0,b0,16,1,0,201,51);");
+  nccl::run_rank(lib, {nccl::Kind::broadcast, 1, 0, 8, 1}, comm, rank);
+  BOOST_TEST(fake_log() == "broadcast(a0,b0,8,1,1,201,51);");
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_rank_call_throws_nccl_s_text) {
+  const nccl::Library& lib = nccl::library();
+  BOOST_REQUIRE(lib.ok());
+  fake_log();
+  const nccl::Rank rank{nullptr, nullptr, nullptr};
+  const std::string text = error_text(
+      [&] {
+        nccl::run_rank(lib, {nccl::Kind::all_reduce, 7, 0, 13, 0}, reinterpret_cast<nccl::Comm>(0x200), rank);
+      },
+      TG_ERROR_INTERNAL);
+  BOOST_TEST(text == "ncclAllReduce failed: NCCL error 4 (invalid argument (fake))");
+  BOOST_TEST(fake_log() == "allreduce(0,0,13,7,0,200,0);");
+}
+
+BOOST_AUTO_TEST_CASE(async_errors_come_from_ncclCommGetAsyncError) {
+  const nccl::Library& lib = nccl::library();
+  BOOST_REQUIRE(lib.ok());
+  BOOST_TEST(nccl::async_error(lib, reinterpret_cast<nccl::Comm>(0x200)) == 0);
+  BOOST_TEST(nccl::async_error(lib, reinterpret_cast<nccl::Comm>(0x666)) == 6);
+  BOOST_TEST(lib.describe(6) == "NCCL error 6 (error (fake))");
 }

@@ -20,6 +20,9 @@
 //  - the 1.3 entries (buffer_address, buffer_import): an import's address aligned and not NULL
 //    (unless the size is 0), and its release callback run exactly once, after the buffer is
 //    destroyed, never when the import fails;
+//  - the 1.6 communicators across processes: comm_init's device, rank and size checked, a
+//    collective on a comm checked like a group's (one member: this rank) with root < size and
+//    an all-gather output of size * count elements;
 //  - the 1.4 matrix units: each declared unit checked when the device opens (matrix_unit_error),
 //    copied out with the struct_size rules.
 // Threading follows abi.h: the host serializes calls per device; Plugin::device_count/open_device
@@ -158,6 +161,39 @@ struct Collective {
   std::span<const CollectiveMember> members; // rank order
 };
 
+// ABI 1.6 comm_init, validated: 0 <= rank < size, the device is this plugin's.
+struct CommInit {
+  Device& device;
+  int32_t rank;
+  int32_t size;
+  uint64_t timeout_ms; // 0: wait without limit
+  std::span<const std::byte, TG_COMM_ID_BYTES> id;
+};
+
+// A collective across processes (tg_collective_args with a comm), validated: this rank's input
+// and output on the comm's device, ranges inside, offsets element-aligned, count > 0, an output
+// overlapping its input only in place (for all_gather: the rank-th part), root < size.
+struct RankCollective {
+  CollectiveOp op;
+  ReduceOp reduce; // all_reduce only
+  tg_dtype dtype;  // not VOID
+  int32_t root;    // broadcast only: a rank of the comm
+  uint64_t count;  // elements of the input; an all_gather output holds size * count
+  Buffer* input;
+  uint64_t input_offset;
+  Buffer* output;
+  uint64_t output_offset;
+};
+
+// This process's rank of a communicator (Plugin::comm_init). Destroyed before its device closes.
+class Comm {
+public:
+  virtual ~Comm() = default;
+  // Waiting longer than the init's timeout_ms for the other ranks: throw
+  // PluginError(TG_ERROR_DEADLINE_EXCEEDED) saying which call and rank waited.
+  virtual void collective(const RankCollective& collective) = 0;
+};
+
 struct CompileRequest {
   const KernelIR& ir; // parsed and validated
   std::string target; // "" = the plugin's default target
@@ -216,6 +252,14 @@ public:
   // True puts buffer_import into the table (served by Device::import_buffer); false (the default)
   // leaves it NULL and the host copies other libraries' memory into buffers of its own.
   virtual bool provides_buffer_import() const { return false; }
+  // ABI 1.6. True puts comm_unique_id, comm_init and comm_destroy into the table; false (the
+  // default) leaves them NULL and this plugin's devices have no collectives across processes.
+  virtual bool provides_comm() const { return false; }
+  // Rank 0's id for a new communicator (thread-safe, no device).
+  virtual std::array<std::byte, TG_COMM_ID_BYTES> comm_unique_id();
+  // Joins the communicator; returns once every rank has (or throws DEADLINE_EXCEEDED after
+  // init.timeout_ms). Never returns NULL.
+  virtual std::unique_ptr<Comm> comm_init(const CommInit& init);
 };
 
 // The plugin object behind a buffer handle, for white-box tests that load the plugin in process.
@@ -256,6 +300,9 @@ tg_error* buffer_address(PluginState&, tg_buffer*, uint64_t*);
 tg_error* buffer_import(PluginState&, tg_device*, const tg_buffer_import_args*, tg_buffer**);
 tg_error* device_matrix_unit_count(PluginState&, tg_device*, int32_t*);
 tg_error* device_matrix_unit(PluginState&, tg_device*, int32_t, tg_matrix_unit*);
+tg_error* comm_unique_id(PluginState&, uint8_t*, size_t);
+tg_error* comm_init(PluginState&, const tg_comm_init_args*, tg_comm**);
+void comm_destroy(PluginState&, tg_comm*);
 
 // The plugin's state, created once per plugin class P.
 template <class P> PluginState& state() {
@@ -301,6 +348,9 @@ struct Entries {
   decltype(tg_plugin_api::buffer_import) buffer_import;   // the same
   decltype(tg_plugin_api::device_matrix_unit_count) device_matrix_unit_count;
   decltype(tg_plugin_api::device_matrix_unit) device_matrix_unit;
+  decltype(tg_plugin_api::comm_unique_id) comm_unique_id; // set only if the plugin provides comms
+  decltype(tg_plugin_api::comm_init) comm_init;           // the same
+  decltype(tg_plugin_api::comm_destroy) comm_destroy;     // the same
 };
 tg_plugin_api make_api(const PluginState& state, const Entries& entries);
 
@@ -340,7 +390,10 @@ template <class P> const tg_plugin_api* plugin_api(const tg_host_info* host) noe
                                                            &Bind<P, &buffer_address>::fn,
                                                            &Bind<P, &buffer_import>::fn,
                                                            &Bind<P, &device_matrix_unit_count>::fn,
-                                                           &Bind<P, &device_matrix_unit>::fn});
+                                                           &Bind<P, &device_matrix_unit>::fn,
+                                                           &Bind<P, &comm_unique_id>::fn,
+                                                           &Bind<P, &comm_init>::fn,
+                                                           &Bind<P, &comm_destroy>::fn});
     return &api;
   } catch (...) {
     return nullptr;

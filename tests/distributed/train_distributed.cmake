@@ -1,0 +1,103 @@
+# cmake -DTG=<tg> -DMPIRUN=<mpiexec> -DDIR=<scratch> -P train_distributed.cmake
+# `mpirun -np 2 tg train mnist --distributed` against the same seed in one process:
+#  - with --devices CPU:0,CPU:1 (two replicas in one process, the same arithmetic: each half
+#    batch's loss, BatchNorm per replica, gradients summed) the losses agree within 1e-3 relative;
+#  - with one device (BatchNorm over the whole batch instead of each half) within 3% at the first
+#    step, and both runs learn (last loss below the first);
+#  - the ranks hold identical weights (checked every 2 steps), rank 0 alone evaluates and saves,
+#    and the checkpoint loads in one process and in two with the same test accuracy.
+set(common mnist --steps 6 --bs 64 --seed 7 --test-images 300 --lr-schedule constant)
+file(MAKE_DIRECTORY ${DIR})
+set(ckpt ${DIR}/distributed.safetensors)
+file(REMOVE ${ckpt})
+set(mpi ${MPIRUN} -np 2 --oversubscribe --bind-to none)
+
+function(run out_var)
+  execute_process(COMMAND ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 300)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
+function(losses out_var text)
+  string(REGEX MATCHALL "loss [0-9.]+" found "${text}")
+  list(TRANSFORM found REPLACE "loss " "")
+  set(${out_var} ${found} PARENT_SCOPE)
+endfunction()
+
+# a printed loss (4 decimals) in units of 1e-4
+function(fixed4 out_var value)
+  if(NOT value MATCHES "^([0-9]+)\\.([0-9][0-9][0-9][0-9])$")
+    message(FATAL_ERROR "a loss with 4 decimals expected, got '${value}'")
+  endif()
+  math(EXPR v "${CMAKE_MATCH_1} * 10000 + 1${CMAKE_MATCH_2} - 10000")
+  set(${out_var} ${v} PARENT_SCOPE)
+endfunction()
+
+# |a - b| <= permille/1000 * b + 1e-4 (the printing's rounding)
+function(check_close what a b permille)
+  fixed4(fa ${a})
+  fixed4(fb ${b})
+  math(EXPR diff "${fa} - ${fb}")
+  if(diff LESS 0)
+    math(EXPR diff "-${diff}")
+  endif()
+  math(EXPR lhs "${diff} * 1000")
+  math(EXPR rhs "${fb} * ${permille} + 1000")
+  if(lhs GREATER rhs)
+    message(FATAL_ERROR "${what}: ${a} vs ${b} differ by more than ${permille}/1000")
+  endif()
+endfunction()
+
+run(dist_out ${CMAKE_COMMAND} -E env TG_DISTRIBUTED_TIMEOUT=120 ${mpi} ${TG} train ${common} --distributed
+    --check-replicas 2 --save ${ckpt})
+run(pair_out ${CMAKE_COMMAND} -E env TG_CPU_DEVICES=2 ${TG} train ${common} --devices CPU:0,CPU:1)
+run(one_out ${TG} train ${common})
+message("distributed:\n${dist_out}\nin-process pair:\n${pair_out}\none device:\n${one_out}")
+
+losses(dist "${dist_out}")
+losses(pair "${pair_out}")
+losses(one "${one_out}")
+foreach(l dist pair one)
+  list(LENGTH ${l} n)
+  if(NOT n EQUAL 6)
+    message(FATAL_ERROR "expected 6 losses from the ${l} run, got ${n}")
+  endif()
+endforeach()
+foreach(i RANGE 5)
+  list(GET dist ${i} d)
+  list(GET pair ${i} p)
+  check_close("step ${i}: distributed vs --devices" ${d} ${p} 1)
+endforeach()
+list(GET dist 0 d0)
+list(GET one 0 o0)
+check_close("step 1: distributed vs one device" ${d0} ${o0} 30)
+list(GET dist 5 d5)
+fixed4(first ${d0})
+fixed4(last ${d5})
+if(NOT last LESS first)
+  message(FATAL_ERROR "the distributed run did not learn: ${d0} -> ${d5}")
+endif()
+
+if(NOT dist_out MATCHES "ranks: 2 \\(mpi\\)" OR NOT dist_out MATCHES "replicas: every rank holds rank 0's weights")
+  message(FATAL_ERROR "missing the ranks line or the replica check")
+endif()
+string(REGEX MATCHALL "test accuracy" evals "${dist_out}")
+string(REGEX MATCHALL "saved " saves "${dist_out}")
+list(LENGTH evals n_evals)
+list(LENGTH saves n_saves)
+if(NOT n_evals EQUAL 1 OR NOT n_saves EQUAL 1 OR NOT EXISTS ${ckpt})
+  message(FATAL_ERROR "rank 0 alone evaluates and saves: ${n_evals} evaluations, ${n_saves} saves")
+endif()
+string(REGEX MATCH "test accuracy: ([0-9.]+)%" _ "${dist_out}")
+set(accuracy ${CMAKE_MATCH_1})
+
+# the checkpoint in any world size: one process, and two ranks
+run(load_one ${TG} train mnist --load ${ckpt} --steps 0 --test-images 300)
+run(load_two ${mpi} ${TG} train mnist --distributed --load ${ckpt} --steps 0 --test-images 300)
+foreach(v load_one load_two)
+  if(NOT ${v} MATCHES "test accuracy: ${accuracy}%")
+    message(FATAL_ERROR "${v}: the loaded checkpoint does not give rank 0's ${accuracy}%:\n${${v}}")
+  endif()
+endforeach()
