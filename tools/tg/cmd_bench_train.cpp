@@ -1,11 +1,13 @@
 // `tg bench train`: median training-step time of beautiful_mnist (batch 512 by default) against
 // PyTorch (CPU, or CUDA for a CUDA device) running the same model and recipe in the same invocation,
 // and tinygrad (its step under TinyJit) where an interpreter imports it. A benchmark, not a test.
+#include "kernel/distributed/world.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/optim.hpp"
 #include "tools/tg/bench_util.hpp"
 #include "tools/tg/commands.hpp"
+#include "tools/tg/mnist_distributed.hpp"
 #include "tools/tg/mnist_model.hpp"
 #include "tools/tg/mnist_parallel.hpp"
 
@@ -187,6 +189,64 @@ int bench_train_parallel(int bs, int steps, const std::vector<std::string>& devi
   return 0;
 }
 
+// `tg bench train --distributed` on every rank (mpirun -np N): rank 0 first times the plain step
+// on its device alone while the others wait, then every rank runs the data-parallel step on its
+// share of the global batch (its own device: CUDA:<local rank> for CUDA), then rank 0 runs
+// PyTorch on one GPU and DDP under torchrun on as many (CUDA only).
+int bench_train_distributed(int bs, int steps, std::string device, bool peer, const std::string& python) {
+  const distributed::World& w = distributed::init();
+  if (bs % w.size != 0) {
+    std::cerr << "tg bench train: --bs " << bs << " does not split evenly over " << w.size << " ranks\n";
+    return 2;
+  }
+  if (device.empty()) device = default_device();
+  if (device.find(':') == std::string::npos && device != "CPU") device += ":" + std::to_string(w.local_rank);
+  set_default_device(device);
+  double plain = 0;
+  if (w.rank == 0) plain = one_device_step_ms(bs, steps, device);
+  distributed::barrier();
+  Tensor::manual_seed(0);
+  MnistNet model;
+  std::vector<Tensor> trainable = model.parameters();
+  for (auto& b : model.buffers()) trainable.push_back(b);
+  optim::Adam opt(trainable, 1e-3);
+  DistributedMnist ranks(model, opt, device);
+  const int64_t share = bs / w.size;
+  Tensor x = Tensor::rand({share, 1, 28, 28}, dtypes::float32, device).realize();
+  Tensor y = Tensor::randint({share}, 0, 10, dtypes::int32, device).realize();
+  std::vector<double> times;
+  for (int step = 0; step < steps + 1; ++step) { // one warm-up step
+    auto t0 = std::chrono::steady_clock::now();
+    (void)ranks.step(x, y, bs); // returns the all-reduced loss: every rank has finished the step
+    if (step > 0)
+      times.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  ranks.check_replicas("after the timed steps");
+  distributed::barrier();
+  if (w.rank != 0) return 0;
+  std::sort(times.begin(), times.end());
+  const double all = times[times.size() / 2];
+  std::cout << std::fixed << std::setprecision(1) << "tg bench train: beautiful_mnist across " << w.size
+            << " processes (" << w.launcher << "), global batch " << bs << ", median of " << steps
+            << " steps (after 1 warm-up)\n"
+            << "  tinygrad.cpp " << device << " alone (plain step): " << plain << " ms/step\n"
+            << "  tinygrad.cpp " << w.size << " ranks: " << all << " ms/step (rank 0), speedup "
+            << std::setprecision(2) << plain / all << "x over the plain step\n"
+            << std::setprecision(1);
+  if (!peer || device.rfind("CUDA", 0) != 0) return 0;
+  PeerStep single = torch_step(bs, steps, "cuda", python);
+  PeerStep ddp = torch_ddp_step(bs, steps, w.size, python);
+  if (!single.error.empty() || !ddp.error.empty()) {
+    std::cout << "  PyTorch: " << (single.error.empty() ? ddp.error : single.error) << "\n";
+    return 0;
+  }
+  std::cout << "  PyTorch 1 GPU: " << single.step_ms << " ms/step\n"
+            << "  PyTorch DDP " << w.size << " GPUs (torchrun, NCCL): " << ddp.step_ms << " ms/step, speedup "
+            << std::setprecision(2) << single.step_ms / ddp.step_ms << "x\n";
+  return 0;
+}
+
 } // namespace
 
 int bench_train(const std::vector<std::string>& args) {
@@ -219,7 +279,11 @@ int bench_train(const std::vector<std::string>& args) {
       "the device of the step (default: $TG_DEVICE or CPU); PyTorch runs on the GPU for CUDA devices")(
       "devices", po::value<std::string>(),
       "data-parallel over these devices (e.g. CUDA:0,CUDA:1; --bs is the global batch): the first device "
-      "alone vs all of them, and PyTorch DDP (torchrun, NCCL) on as many GPUs for CUDA devices");
+      "alone vs all of them, and PyTorch DDP (torchrun, NCCL) on as many GPUs for CUDA devices")(
+      "distributed",
+      "one rank of a run across processes (mpirun -np N tg bench train --distributed [--device CUDA]): rank "
+      "0's device alone vs every rank (each on CUDA:<local rank> for CUDA), and PyTorch DDP (torchrun, NCCL) "
+      "on as many GPUs");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   if (vm.count("help")) {
@@ -250,6 +314,14 @@ int bench_train(const std::vector<std::string>& args) {
   if (!tinygrad_python.empty() && !command_exists(tinygrad_python)) { // before the steps
     std::cerr << "tg bench train: --peer-tinygrad-python " << tinygrad_python << ": no such interpreter\n";
     return 2;
+  }
+  if (vm.count("distributed")) {
+    if (vm.count("devices") || rounds > 1 || vm.count("jit")) {
+      std::cerr << "tg bench train: --distributed does not combine with --devices, --rounds or --jit\n";
+      return 2;
+    }
+    return bench_train_distributed(bs, steps, vm.count("device") ? vm["device"].as<std::string>() : "",
+                                   !vm.count("no-peer"), vm["peer-python"].as<std::string>());
   }
   if (vm.count("devices"))
     return bench_train_parallel(bs, steps, parse_device_list(vm["devices"].as<std::string>()),
