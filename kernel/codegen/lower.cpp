@@ -145,28 +145,30 @@ bool depends_on(const UOpRef& root, const UOpRef& node) {
   return std::find(order.begin(), order.end(), node) != order.end();
 }
 
+// `c ? x : 0` (WHERE with a zero) or `cast(c) * x` with c a bool: (c, x), else nothing.
+std::optional<std::pair<UOpRef, UOpRef>> selection(const UOpRef& v) {
+  if (v->dtype().count != 1) return std::nullopt;
+  if (v->op() == Ops::WHERE && v->src(2)->op() == Ops::CONST &&
+      std::visit([](auto c) { return c == decltype(c){}; }, v->src(2)->const_value()))
+    return std::pair{v->src(0), v->src(1)};
+  if (v->op() == Ops::MUL)
+    for (int i = 0; i < 2; ++i) {
+      const UOpRef& s = v->src(size_t(i));
+      if (s->op() == Ops::CAST && s->src(0)->dtype().is_bool())
+        return std::pair{s->src(0), v->src(size_t(1 - i))};
+    }
+  return std::nullopt;
+}
+
 // A one-hot sum: the sum over range r (of n steps) of `e == r ? x(r) : 0`, or of
 // `cast(e == r) * x(r)`, with e not depending on r (Embedding, gather, one_hot(...) @ w), is
 // x(e) where 0 <= e < n and 0 elsewhere: one load where the loop read n. Returns the folded value
 // and r, or nothing when v is not of that form. (Where x(r) is inf or NaN for an r other than e,
 // the product form would have been NaN; the fold gives x(e), as an index would.)
 std::optional<std::pair<UOpRef, UOpRef>> fold_one_hot(const UOpRef& v, const std::vector<UOpRef>& ranges) {
-  if (v->dtype().count != 1) return std::nullopt;
-  UOpRef cond, x;
-  if (v->op() == Ops::WHERE && v->src(2)->op() == Ops::CONST &&
-      std::visit([](auto c) { return c == decltype(c){}; }, v->src(2)->const_value())) {
-    cond = v->src(0);
-    x = v->src(1);
-  } else if (v->op() == Ops::MUL) {
-    for (int i = 0; i < 2 && !cond; ++i) {
-      const UOpRef& s = v->src(size_t(i));
-      if (s->op() == Ops::CAST && s->src(0)->dtype().is_bool()) {
-        cond = s->src(0);
-        x = v->src(size_t(1 - i));
-      }
-    }
-  }
-  if (!cond) return std::nullopt;
+  auto sel = selection(v);
+  if (!sel) return std::nullopt;
+  const auto& [cond, x] = *sel;
   auto eq = equality(cond);
   if (!eq) return std::nullopt;
   for (int side = 0; side < 2; ++side) {
@@ -186,6 +188,33 @@ std::optional<std::pair<UOpRef, UOpRef>> fold_one_hot(const UOpRef& v, const std
     return std::pair{where(inside, folded, const_like(folded, int64_t{0})), r};
   }
   return std::nullopt;
+}
+
+// A summed `c ? x : 0` (or `cast(c) * x`) whose c is an equality that no fold removed: a
+// selection true on few steps (an embedding's gradient, one_hot(i)^T @ g, picks the steps whose
+// index is this output's row). x's loads that move with the loop become gated by c, so a step c
+// rejects reads no memory (the kernel was bound by reading all of x for every output). Where x
+// is inf or NaN on a rejected step the product form gave NaN; this gives 0, as a scatter would.
+std::optional<UOpRef> gate_selected_loads(const UOpRef& v, const std::vector<UOpRef>& loops) {
+  auto sel = selection(v);
+  if (!sel || !equality(sel->first) || !v->dtype().is_float()) return std::nullopt;
+  const auto& [cond, x] = *sel;
+  bool gated = false;
+  NodeMap done;
+  for (const auto& n : toposort(x)) {
+    UOpRef m = with_mapped_sources(n, done);
+    if (n->op() == Ops::LOAD &&
+        std::any_of(loops.begin(), loops.end(), [&](const UOpRef& r) { return depends_on(n, r); })) {
+      UOpRef gate = m->src().size() == 3 ? m->src(1) & cond : cond;
+      UOpRef zero = m->src().size() == 3 ? m->src(2) : const_like(m, int64_t{0});
+      m = UOp::make(Ops::LOAD, m->dtype(), {m->src(0), gate, zero});
+      gated = true;
+    }
+    done.emplace(n.get(), m);
+  }
+  if (!gated) return std::nullopt;
+  UOpRef out = *done.find(x.get());
+  return where(cond, out, const_like(out, int64_t{0}));
 }
 
 // Contiguous strides of a shape.
@@ -524,6 +553,8 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
       partials.push_back(v);
       continue;
     }
+    if (op == Ops::ADD)
+      if (auto g = gate_selected_loads(v, loops)) v = *g;
     if (UOpRef folded = padded ? nullptr : reduce_invariant(op, v, loops)) {
       partials.push_back(folded);
       continue;

@@ -2,9 +2,13 @@
 // TCP sockets to rank 0. Internal to kernel/distributed.
 #pragma once
 
-#include "kernel/distributed/world.hpp"
+#include "kernel/distributed/errors.hpp"
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
+#include <span>
+#include <string>
 
 namespace tg::distributed::detail {
 
@@ -17,10 +21,19 @@ public:
   [[noreturn]] virtual void abort(int code) = 0;
 };
 
-// MPI_Init_thread and MPI_COMM_WORLD; fills world's rank, size and local rank.
-std::unique_ptr<Rendezvous> mpi_rendezvous(World& world);
-// Connects every rank to rank 0 at MASTER_ADDR:MASTER_PORT; world's rank and size are set.
-std::unique_ptr<Rendezvous> tcp_rendezvous(const World& world, const std::string& address, int port);
+// Who this process is among the ranks.
+struct Ranks {
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+};
+
+// MPI_Init_thread and MPI_COMM_WORLD; fills `ranks` from MPI.
+std::unique_ptr<Rendezvous> mpi_rendezvous(Ranks& ranks, std::chrono::milliseconds timeout);
+// Connects every rank to rank 0 at address:port (ranks.rank and ranks.size already known).
+std::unique_ptr<Rendezvous> tcp_rendezvous(const Ranks& ranks, std::chrono::milliseconds timeout,
+                                           const std::string& address, int port);
 // Whether a MPI launcher started this process (its environment variables).
 bool launched_by_mpi();
 

@@ -24,7 +24,8 @@ void check(int code, const std::string& what) {
 
 class MpiRendezvous final : public Rendezvous {
 public:
-  explicit MpiRendezvous(const World& w) : rank_(w.rank), size_(w.size), timeout_(w.timeout) {}
+  MpiRendezvous(const Ranks& r, std::chrono::milliseconds timeout)
+      : rank_(r.rank), size_(r.size), timeout_(timeout) {}
 
   void barrier() override {
     MPI_Request request = MPI_REQUEST_NULL;
@@ -80,7 +81,7 @@ bool launched_by_mpi() {
   return false;
 }
 
-std::unique_ptr<Rendezvous> mpi_rendezvous(World& w) {
+std::unique_ptr<Rendezvous> mpi_rendezvous(Ranks& w, std::chrono::milliseconds timeout) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -99,7 +100,7 @@ std::unique_ptr<Rendezvous> mpi_rendezvous(World& w) {
   check(MPI_Comm_rank(local, &w.local_rank), "MPI_Comm_rank");
   check(MPI_Comm_size(local, &w.local_size), "MPI_Comm_size");
   MPI_Comm_free(&local);
-  return std::make_unique<MpiRendezvous>(w);
+  return std::make_unique<MpiRendezvous>(w, timeout);
 }
 
 } // namespace tg::distributed::detail

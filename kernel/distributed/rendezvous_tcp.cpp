@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 namespace tg::distributed::detail {
 namespace {
@@ -42,8 +43,8 @@ private:
 
 class TcpRendezvous final : public Rendezvous {
 public:
-  TcpRendezvous(const World& w, const std::string& address, int port)
-      : rank_(w.rank), size_(w.size), timeout_(w.timeout) {
+  TcpRendezvous(const Ranks& r, std::chrono::milliseconds timeout, const std::string& address, int port)
+      : rank_(r.rank), size_(r.size), timeout_(timeout) {
     const std::string where = address + ":" + std::to_string(port);
     if (rank_ == 0)
       listen_and_accept(port, where);
@@ -203,8 +204,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Rendezvous> tcp_rendezvous(const World& world, const std::string& address, int port) {
-  return std::make_unique<TcpRendezvous>(world, address, port);
+std::unique_ptr<Rendezvous> tcp_rendezvous(const Ranks& ranks, std::chrono::milliseconds timeout,
+                                           const std::string& address, int port) {
+  return std::make_unique<TcpRendezvous>(ranks, timeout, address, port);
 }
 
 } // namespace tg::distributed::detail

@@ -71,7 +71,12 @@ const World& init() {
   w.timeout = timeout_from_env();
   if (detail::launched_by_mpi()) {
     w.launcher = "mpi";
-    s.rendezvous = detail::mpi_rendezvous(w);
+    detail::Ranks r;
+    s.rendezvous = detail::mpi_rendezvous(r, w.timeout);
+    w.rank = r.rank;
+    w.size = r.size;
+    w.local_rank = r.local_rank;
+    w.local_size = r.local_size;
   } else if (env("WORLD_SIZE") != nullptr) {
     w.launcher = "env";
     w.size = env_int("WORLD_SIZE", 1, 1, 1 << 20);
@@ -82,7 +87,9 @@ const World& init() {
     w.local_size = env_int("LOCAL_WORLD_SIZE", w.size, 1, w.size);
     const char* address = env("MASTER_ADDR");
     const int port = env_int("MASTER_PORT", 29500, 1, 65535);
-    if (w.size > 1) s.rendezvous = detail::tcp_rendezvous(w, address ? address : "127.0.0.1", port);
+    if (w.size > 1)
+      s.rendezvous = detail::tcp_rendezvous({w.rank, w.size, w.local_rank, w.local_size}, w.timeout,
+                                            address ? address : "127.0.0.1", port);
   }
   s.world = w;
   s.ready = true;

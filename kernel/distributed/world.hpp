@@ -10,7 +10,7 @@
 // bounds every wait for the other ranks; 0 waits without limit.
 #pragma once
 
-#include "kernel/ir/errors.hpp"
+#include "kernel/distributed/errors.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -19,12 +19,6 @@
 #include <vector>
 
 namespace tg::distributed {
-
-// A rank, the launcher or the rendezvous failed (a message says which rank waited for what).
-class DistributedError : public Error {
-public:
-  using Error::Error;
-};
 
 struct World {
   int rank = 0;
