@@ -145,9 +145,15 @@ bool depends_on(const UOpRef& root, const UOpRef& node) {
   return std::find(order.begin(), order.end(), node) != order.end();
 }
 
-// `c ? x : 0` (WHERE with a zero) or `cast(c) * x` with c a bool: (c, x), else nothing.
+// `c ? x : 0` (WHERE with a zero) or `cast(c) * x` with c a bool: (c, x), else nothing. A cast
+// of either (a bfloat16 product summed in float32) is (c, cast(x)).
 std::optional<std::pair<UOpRef, UOpRef>> selection(const UOpRef& v) {
   if (v->dtype().count != 1) return std::nullopt;
+  if (v->op() == Ops::CAST && v->dtype().is_float() && v->src(0)->dtype().is_float()) {
+    auto inner = selection(v->src(0));
+    if (!inner) return std::nullopt;
+    return std::pair{inner->first, cast(inner->second, v->dtype())};
+  }
   if (v->op() == Ops::WHERE && v->src(2)->op() == Ops::CONST &&
       std::visit([](auto c) { return c == decltype(c){}; }, v->src(2)->const_value()))
     return std::pair{v->src(0), v->src(1)};

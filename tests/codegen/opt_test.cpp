@@ -518,6 +518,27 @@ BOOST_AUTO_TEST_CASE(one_hot_products_gate_their_loads) {
   }
 }
 
+// The bfloat16 form (a bfloat16 product summed in float32: a cast around the selection) is gated
+// the same way.
+BOOST_AUTO_TEST_CASE(bfloat16_one_hot_products_gate_their_loads) {
+  Tensor idx = input({40}, dtypes::int32), g = input({40, 16}, dtypes::bfloat16);
+  Tensor classes = Tensor::arange(0, 24, 1, dtypes::int32, "CPU");
+  Tensor grad = idx.unsqueeze(-1).eq(classes).cast(dtypes::bfloat16).transpose(0, 1).matmul(g);
+  auto items = compute_items(grad.cast(dtypes::float32));
+  BOOST_TEST_REQUIRE(items.size() == 1u);
+  for (const auto& [device, options] : {std::pair{"cpu", cpu()}, std::pair{"gpu", gpu()}}) {
+    LoweredKernel k = lower_kernel(items[0], options);
+    int loads = 0, gated = 0;
+    for (const auto& u : toposort(k.sink))
+      if (u->op() == Ops::LOAD && u->dtype().scalar == Scalar::BFloat16) {
+        ++loads;
+        gated += u->src().size() == 3;
+      }
+    BOOST_TEST((loads > 0 && gated == loads),
+               device << ": " << gated << " of " << loads << " loads of g gated");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(random_lists_match_noopt) {
   std::mt19937 rng(7);
   const std::vector<OptOp> ops = {OptOp::UPCAST,   OptOp::UNROLL, OptOp::LOCAL, OptOp::GROUP,
