@@ -110,15 +110,10 @@ std::vector<tg_buffer_arg> abi_args(std::span<const GroupBuffer> group) {
   return args;
 }
 
-// The ABI 1.2 collective over `inputs` -> `outputs` (one group); false when there is none or the
-// plugin declined.
-bool plugin_collective(int32_t op, int32_t reduce, std::span<const GroupBuffer> inputs,
-                       std::span<const GroupBuffer> outputs, DType dtype, uint64_t count, int root = 0) {
-  const Plugin* plugin = common_plugin(inputs, &tg_plugin_api::collective);
-  if (plugin == nullptr || common_plugin(outputs, &tg_plugin_api::collective) != plugin) return false;
-  std::vector<tg_device*> devices;
-  for (const GroupBuffer& b : inputs) devices.push_back(b.buffer->device()->raw());
-  std::vector<tg_buffer_arg> in = abi_args(inputs), out = abi_args(outputs);
+// The ABI arguments of one collective over `devices` (inputs and outputs one per device).
+tg_collective_args collective_args(int32_t op, int32_t reduce, DType dtype, int root, uint64_t count,
+                                   std::span<tg_device* const> devices, const tg_buffer_arg* inputs,
+                                   const tg_buffer_arg* outputs, tg_comm* comm = nullptr) {
   tg_collective_args args{};
   args.struct_size = sizeof args;
   args.op = op;
@@ -128,8 +123,22 @@ bool plugin_collective(int32_t op, int32_t reduce, std::span<const GroupBuffer> 
   args.count = count;
   args.device_count = uint32_t(devices.size());
   args.devices = devices.data();
-  args.inputs = in.data();
-  args.outputs = out.data();
+  args.inputs = inputs;
+  args.outputs = outputs;
+  args.comm = comm;
+  return args;
+}
+
+// The ABI 1.2 collective over `inputs` -> `outputs` (one group); false when there is none or the
+// plugin declined.
+bool plugin_collective(int32_t op, int32_t reduce, std::span<const GroupBuffer> inputs,
+                       std::span<const GroupBuffer> outputs, DType dtype, uint64_t count, int root = 0) {
+  const Plugin* plugin = common_plugin(inputs, &tg_plugin_api::collective);
+  if (plugin == nullptr || common_plugin(outputs, &tg_plugin_api::collective) != plugin) return false;
+  std::vector<tg_device*> devices;
+  for (const GroupBuffer& b : inputs) devices.push_back(b.buffer->device()->raw());
+  std::vector<tg_buffer_arg> in = abi_args(inputs), out = abi_args(outputs);
+  tg_collective_args args = collective_args(op, reduce, dtype, root, count, devices, in.data(), out.data());
   auto fn = plugin->api().collective;
   return plugin_call(*plugin, inputs, "collective", [&] { return fn(&args); });
 }
@@ -234,18 +243,8 @@ void Communicator::run(const char* call, int32_t op, int32_t reduce, const Group
   if (count == 0) return;
   tg_device* dev = device_->raw();
   tg_buffer_arg input{in.buffer->raw(), in.offset}, output{out.buffer->raw(), out.offset};
-  tg_collective_args args{};
-  args.struct_size = sizeof args;
-  args.op = op;
-  args.reduce = reduce;
-  args.dtype = to_abi(dtype);
-  args.root = root;
-  args.count = count;
-  args.device_count = 1;
-  args.devices = &dev;
-  args.inputs = &input;
-  args.outputs = &output;
-  args.comm = comm_;
+  tg_collective_args args =
+      collective_args(op, reduce, dtype, root, count, std::span(&dev, 1), &input, &output, comm_);
   auto fn = device_->plugin().fn(&tg_plugin_api::collective, "collective");
   device_->plugin().check(device_->serialized([&] { return fn(&args); }), std::string(call) + " (rank " +
                                                                               std::to_string(rank_) + " of " +

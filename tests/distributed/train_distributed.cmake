@@ -20,20 +20,7 @@ function(run out_var)
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()
 
-function(losses out_var text)
-  string(REGEX MATCHALL "loss [0-9.]+" found "${text}")
-  list(TRANSFORM found REPLACE "loss " "")
-  set(${out_var} ${found} PARENT_SCOPE)
-endfunction()
-
-# a printed loss (4 decimals) in units of 1e-4
-function(fixed4 out_var value)
-  if(NOT value MATCHES "^([0-9]+)\\.([0-9][0-9][0-9][0-9])$")
-    message(FATAL_ERROR "a loss with 4 decimals expected, got '${value}'")
-  endif()
-  math(EXPR v "${CMAKE_MATCH_1} * 10000 + 1${CMAKE_MATCH_2} - 10000")
-  set(${out_var} ${v} PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../cmake/loss_lines.cmake) # losses(), fixed4()
 
 # |a - b| <= permille/1000 * b + 1e-4 (the printing's rounding)
 function(check_close what a b permille)

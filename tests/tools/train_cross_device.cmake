@@ -7,20 +7,7 @@
 # A device that is missing or UNAVAILABLE prints "skipped: ..." (SKIP_REGULAR_EXPRESSION), never a pass.
 set(common mnist --steps ${STEPS} --bs ${BS} --seed ${SEED} --test-images 100)
 
-function(losses out_var text)
-  string(REGEX MATCHALL "loss [0-9.]+" found "${text}")
-  list(TRANSFORM found REPLACE "loss " "")
-  set(${out_var} ${found} PARENT_SCOPE)
-endfunction()
-
-# A loss printed with 4 decimals as an integer in units of 1e-4 (math() has integers only).
-function(fixed4 out_var value)
-  if(NOT value MATCHES "^([0-9]+)\\.([0-9][0-9][0-9][0-9])$")
-    message(FATAL_ERROR "a loss with 4 decimals expected, got '${value}'")
-  endif()
-  math(EXPR v "${CMAKE_MATCH_1} * 10000 + 1${CMAKE_MATCH_2} - 10000")
-  set(${out_var} ${v} PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../cmake/loss_lines.cmake) # losses(), fixed4()
 
 execute_process(COMMAND ${TG} train ${common} --device ${DEVICE}
   OUTPUT_VARIABLE dev_out ERROR_VARIABLE dev_err RESULT_VARIABLE rc)
