@@ -155,9 +155,19 @@ struct Scheduler {
     return false;
   }
 
-  // True when u's value is broadcast (a growing EXPAND, after movement ops) into a reduce of the
-  // same kernel: every reduce iteration would recompute it, so storing it once is far cheaper.
+  // A cast between float dtypes (a bfloat16 matmul operand under autocast). Casts from bool or
+  // integers stay fused: a one-hot mask is cheaper to recompute than to store, and codegen folds it.
+  static bool float_cast(const UOp* u) {
+    return u->op() == Ops::CAST && u->dtype().is_float() && u->src(0)->dtype().is_float();
+  }
+
+  // True when u's value is broadcast (a growing EXPAND, after movement ops and float casts) into a
+  // reduce of the same kernel: every reduce iteration would recompute it, so storing it once is far
+  // cheaper. Stored after the cast, a matmul reads its operand in the dtype the matrix units take
+  // (under bfloat16 autocast, GPT-2's matmuls otherwise recompute LayerNorm and GELU per product,
+  // off the matrix units).
   bool expanded_into_reduce(const UOp* u) {
+    const bool float_value = u->dtype().is_float();
     std::vector<std::pair<const UOp*, bool>> stack{{u, false}};
     std::unordered_set<const UOp*> seen;
     while (!stack.empty()) {
@@ -165,7 +175,9 @@ struct Scheduler {
       stack.pop_back();
       for (const UOp* user : users[n]) {
         if (!seen.insert(user).second) continue;
-        if (!is_movement(user->op()) && !expanded) continue; // only views lead to the expand
+        // only views lead to the expand, and float casts of a float value (an autocast operand)
+        const bool view = is_movement(user->op()) || (float_value && float_cast(user));
+        if (!view && !expanded) continue;
         bool now = expanded || (user->op() == Ops::EXPAND && expands(refs.at(user), shapes));
         if (now && user->op() == Ops::REDUCE_AXIS) return true; // computed in this kernel
         if (!realize.count(user)) stack.push_back({user, now});
@@ -215,7 +227,8 @@ struct Scheduler {
       if (realize.count(u.get())) continue;
       if (u->op() == Ops::REDUCE_AXIS && must_realize_reduce(u.get()))
         realize.insert(u.get());
-      else if (is_alu(u->op()) && loads.count(u.get()) && expanded_into_reduce(u.get()))
+      else if ((is_alu(u->op()) || float_cast(u.get())) && loads.count(u.get()) &&
+               expanded_into_reduce(u.get()))
         realize.insert(u.get());
       else if (is_alu(u->op()) && wide_and_shared(u.get()))
         realize.insert(u.get());
