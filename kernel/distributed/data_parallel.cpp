@@ -58,13 +58,12 @@ void all_reduce_gradients(const std::vector<Tensor>& params, const ProcessGroup&
   for (Tensor& g : grads) targets.push_back(&g);
   Tensor::realize_all(targets);
   // buckets in order, each of one dtype and about bucket_bytes
+  auto bytes_of = [](const Tensor& g) { return size_t(g.numel()) * size_t(g.dtype().itemsize()); };
   for (size_t first = 0; first < grads.size();) {
-    size_t last = first, bytes = 0;
-    while (last < grads.size() && grads[last].dtype() == grads[first].dtype() &&
-           (last == first ||
-            bytes + size_t(grads[last].numel()) * size_t(grads[last].dtype().itemsize()) <= bucket_bytes)) {
-      bytes += size_t(grads[last].numel()) * size_t(grads[last].dtype().itemsize());
-      ++last;
+    size_t last = first + 1, bytes = bytes_of(grads[first]);
+    for (; last < grads.size() && grads[last].dtype() == grads[first].dtype(); ++last) {
+      if (bytes + bytes_of(grads[last]) > bucket_bytes) break;
+      bytes += bytes_of(grads[last]);
     }
     std::vector<Tensor> bucket(grads.begin() + long(first), grads.begin() + long(last));
     reduce_bucket(bucket, group);

@@ -4,6 +4,8 @@
 #include "kernel/runtime/errors.hpp"
 #include "kernel/tensor/multi_collective.hpp"
 
+#include <algorithm>
+
 namespace tg::distributed {
 namespace {
 
@@ -18,12 +20,23 @@ void check_device(const Tensor& t, const std::string& device, const char* call) 
 ProcessGroup::ProcessGroup(const std::string& device) : device_(parse_device_name(device).canonical()) {
   const World& w = init();
   std::shared_ptr<Device> dev = open_device(device_).device;
-  if (!dev->plugin().has(&tg_plugin_api::comm_init))
-    throw DistributedError(device + ": the " + dev->plugin().name() +
-                           " plugin has no collectives across processes (ABI 1.6 comm_init)");
-  std::array<std::byte, TG_COMM_ID_BYTES> id{};
-  if (w.rank == 0) id = Communicator::unique_id(*dev);
-  broadcast_bytes(id, 0);
+  // rank 0's id and, last, whether it made one: the broadcast happens either way, so when rank 0
+  // cannot make the id every rank fails at once instead of waiting out the timeout
+  std::array<std::byte, TG_COMM_ID_BYTES + 1> message{};
+  std::string failed;
+  if (w.rank == 0) try {
+      const auto id = Communicator::unique_id(*dev);
+      std::copy(id.begin(), id.end(), message.begin());
+      message.back() = std::byte{1};
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+  broadcast_bytes(message, 0);
+  if (!failed.empty() || message.back() != std::byte{1})
+    throw DistributedError("rank " + std::to_string(w.rank) + " of " + std::to_string(w.size) +
+                           " cannot join a process group on " + device + ": " +
+                           (failed.empty() ? "rank 0 could not make the communicator's id" : failed));
+  std::span<const std::byte, TG_COMM_ID_BYTES> id(message.data(), TG_COMM_ID_BYTES);
   try {
     comm_ = std::make_unique<Communicator>(dev, w.rank, w.size, id, w.timeout);
   } catch (const DeviceError& e) {

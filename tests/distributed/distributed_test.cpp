@@ -229,6 +229,20 @@ BOOST_AUTO_TEST_CASE(process_group_on_tensors) {
   BOOST_CHECK_THROW(group.all_reduce(Tensor::ones({2}, float32, "CPU:1")), dist::DistributedError);
 }
 
+// A plugin without communicators (OpenCL, PoCL here): every rank fails at once, rank 0 with the
+// plugin's reason and the others told that rank 0 made no id, instead of waiting for the timeout.
+BOOST_AUTO_TEST_CASE(a_plugin_without_communicators_fails_on_every_rank) {
+  const int r = world().rank;
+  BOOST_CHECK_EXCEPTION(
+      dist::ProcessGroup("OPENCL"), dist::DistributedError, [&](const dist::DistributedError& e) {
+        const std::string m = e.what();
+        return m.find("cannot join a process group on OPENCL") != std::string::npos &&
+               m.find(r == 0 ? "comm_unique_id" : "rank 0 could not make the communicator's id") !=
+                   std::string::npos;
+      });
+  dist::barrier(); // still in step
+}
+
 // A two-layer net; rank r trains on rows [4r, 4r + 4) of an 8-row batch, each loss scaled by
 // its share (1/2). The summed gradients must equal the whole batch's gradient, computed here
 // on each rank alone.
