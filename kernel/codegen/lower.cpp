@@ -665,11 +665,12 @@ std::string join_dims(const std::string& prefix, const Dims& d) {
 LoweredKernel Lowerer::run() {
   LoweredKernel k;
   const UOpRef& value_root = item_.ast->src(0)->src(1);
-  const Dims& S = item_.shape;
-  const size_t ndim = S.size();
   const int64_t max_groups = std::clamp<int64_t>(options_.max_groups, 1, INT32_MAX); // SPECIAL is int32
   IndexNarrower narrow;
   const KernelInfo info = analyze();
+  // the kernel's axes (analyze); its row-major flat index is the item's, which the store uses
+  const Dims& S = out_shape_;
+  const size_t ndim = S.size();
   const bool has_reduce = first_reduce_ != nullptr;
   k.applied = options_.opts       ? *options_.opts
               : options_.optimize ? heuristic_opts(info, options_)
@@ -745,7 +746,7 @@ LoweredKernel Lowerer::run() {
       cur_lane_ = (lane + v) / tc_lanes;
       tc_digit_ = int((lane + v) % tc_lanes);
       for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx, cur_lane_, valid));
-      UOpRef v_out = value(value_root, Frame{idx, S, {}});
+      UOpRef v_out = value(value_root, Frame{idx, S, root_mops_});
       UOpRef ptr = UOp::make(Ops::INDEX, out->dtype(), {out, flatten(idx, S)});
       if (group_axis_ >= 0) valid = valid & eq(local_ids_[size_t(group_axis_)], idx_const(0));
       if (vector_lanes == 1) {

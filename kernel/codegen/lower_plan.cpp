@@ -103,14 +103,41 @@ int64_t Lowerer::one_hot_dim(const Dims& in_shape) {
   return -1;
 }
 
+namespace {
+
+// The reduce's kept dims, when they split the output's dims (each output dim of size > 1 the
+// product of a run of them, in order), else `out`. A reduce computed in a finer shape than the
+// kernel stores (a convolution over (N, cout/32, 32, oh, ow) panels seen as (N, cout, oh, ow) by
+// a fused BatchNorm) keeps its axes: the heuristic sees which inputs are contiguous along them,
+// and the index math needs no division to recover them.
+Dims refined_shape(const Dims& out, const Dims& reduce_shape, const std::vector<int64_t>& reduce_axes) {
+  Dims kept;
+  for (size_t d = 0; d < reduce_shape.size(); ++d)
+    if (reduce_shape[d] != 1 &&
+        std::find(reduce_axes.begin(), reduce_axes.end(), int64_t(d)) == reduce_axes.end())
+      kept.push_back(reduce_shape[d]);
+  Dims refined;
+  size_t k = 0;
+  for (int64_t s : out) {
+    if (s == 1) {
+      refined.push_back(1);
+      continue;
+    }
+    int64_t p = 1;
+    while (p < s && k < kept.size()) {
+      p *= kept[k];
+      refined.push_back(kept[k++]);
+    }
+    if (p != s) return out;
+  }
+  return k == kept.size() ? refined : out;
+}
+
+} // namespace
+
 KernelInfo Lowerer::analyze() {
   const UOpRef& value_root = item_.ast->src(0)->src(1);
-  out_shape_ = item_.shape;
-  const Dims& S = out_shape_;
   KernelInfo info;
-  info.output_dims = S.size();
-  info.itemsize = value_root->dtype().itemsize();
-  for (auto d : S) info.axes.push_back(AxisInfo{d});
   const std::vector<UOpRef> order = toposort(value_root);
   check_depth(order);
   for (const auto& n : order) {
@@ -120,6 +147,20 @@ KernelInfo Lowerer::analyze() {
     }
     info.transcendental += n->op() == Ops::EXP2 || n->op() == Ops::LOG2 || n->op() == Ops::SIN;
   }
+  out_shape_ = item_.shape;
+  if (info.reduce_count == 1) {
+    const Dims refined =
+        refined_shape(item_.shape, shapes_(first_reduce_), first_reduce_->arg_if<ReduceArg>()->axes);
+    if (refined != item_.shape) {
+      out_shape_ = refined;
+      root_mops_ = {
+          UOp::make(Ops::RESHAPE, value_root->dtype(), {value_root}, Arg{std::vector<int64_t>(refined)})};
+    }
+  }
+  const Dims& S = out_shape_;
+  info.output_dims = S.size();
+  info.itemsize = value_root->dtype().itemsize();
+  for (auto d : S) info.axes.push_back(AxisInfo{d});
   if (first_reduce_) {
     info.reduce_op = first_reduce_->arg_if<ReduceArg>()->op;
     const Dims& in_shape = shapes_(first_reduce_->src(0));
@@ -173,7 +214,7 @@ KernelInfo Lowerer::analyze() {
         if (reduce_dims_[j] == d) info.one_hot = int(first + j);
   } else { // elementwise: the inputs' strides along the output dims themselves
     std::vector<Dims> strides;
-    leaf_strides(value_root, {}, S, strides);
+    leaf_strides(value_root, root_mops_, S, strides);
     for (size_t d = 0; d < S.size(); ++d)
       for (const auto& st : strides) {
         info.axes[d].reuse += st[d] == 0;

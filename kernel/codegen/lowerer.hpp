@@ -158,7 +158,8 @@ private:
   int reduce_depth_ = 0;
 
   // the plan: one AxisPlan per axis (output dims, then the first reduce's reduced dims)
-  Dims out_shape_;
+  Dims out_shape_;                // the kernel's output axes: the item's shape, or its split (refined_shape)
+  std::vector<UOpRef> root_mops_; // the output value seen in out_shape_: a RESHAPE, or none
   UOpRef first_reduce_;
   std::vector<int64_t> reduce_dims_; // the first reduce's reduced input dims of size > 1
   std::vector<AxisPlan> plan_;

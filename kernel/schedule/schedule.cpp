@@ -16,6 +16,8 @@ namespace {
 // the device compilers walk a kernel's expression recursively, so this bounds their stack (the
 // lowerer refuses kernels over 2000 deep: codegen/lower.cpp); ordinary kernels stay far below.
 constexpr int kMaxFusedDepth = 1000;
+// A value recomputed inside a reduce at least this many times per element is stored instead.
+constexpr int64_t kRecomputedReads = 4;
 
 // An elementwise value that reads at least this many stored values (buffers, reduces) and is fused
 // into more than one kernel is stored once instead (Scheduler::wide_and_shared).
@@ -179,7 +181,12 @@ struct Scheduler {
         const bool view = is_movement(user->op()) || (float_value && float_cast(user));
         if (!view && !expanded) continue;
         bool now = expanded || (user->op() == Ops::EXPAND && expands(refs.at(user), shapes));
-        if (now && user->op() == Ops::REDUCE_AXIS) return true; // computed in this kernel
+        // computed in this kernel, once per reduce input it feeds: stored when that is several
+        // times per value (a matmul operand: n times). A pool's window reads each value about
+        // (kernel / stride)^2 times (2.25 for 3x3 stride 2): recomputing beats a store and a load.
+        if (now && user->op() == Ops::REDUCE_AXIS &&
+            dims_prod(shapes(refs.at(user)->src(0))) >= kRecomputedReads * dims_prod(shapes(refs.at(u))))
+          return true;
         if (!realize.count(user)) stack.push_back({user, now});
       }
     }

@@ -137,6 +137,10 @@ Tensor Tensor::pool(const Dims& kernel, const Dims& stride, const Dims& dilation
 
 namespace {
 
+// conv2d's weight panels on CPU-style devices: the widest register tile (heuristic.cpp
+// cpu_conv_tile), from the channel count where the rows of a channel-minor weight lie far apart.
+constexpr int64_t kConvPanel = 32, kMinPanelChannels = 128;
+
 // conv2d's value, with no custom gradient (checked by Tensor::conv2d).
 Tensor conv2d_value(const Tensor& input, const Tensor& weight, int64_t stride, int64_t padding,
                     int64_t dilation, int64_t groups) {
@@ -150,6 +154,18 @@ Tensor conv2d_value(const Tensor& input, const Tensor& weight, int64_t stride, i
   // The weight is read stored output-channel-minor, so a tile of output channels loads one
   // contiguous vector instead of a strided gather (codegen's vector lanes; a small copy, made
   // once per weight value: Tensor::layout).
+  if (g == 1 && cout >= kMinPanelChannels && cout % kConvPanel == 0 && weight.dtype() == dtypes::float32 &&
+      packs_on(weight.device())) {
+    // On a CPU the tile reads kConvPanel channels per reduce step; stored (cout, ...) channel-minor
+    // those rows are cout apart (2 KiB at 512 channels), so one tile's weight spans the whole
+    // weight's pages (TLB misses, no prefetch across pages). Stored as (cout/P, cin, kh, kw, P),
+    // each tile's weight is one contiguous run (ResNet-18's 7x7 layers: 83 -> see docs/onnx.md).
+    int64_t panels = cout / kConvPanel;
+    Tensor wp = weight.layout({0, 2, 3, 4, 1}, {panels, kConvPanel, cin, kh, kw});
+    Tensor prod =
+        win.reshape({N, 1, 1, cin, oh, ow, kh, kw}) * wp.reshape({1, panels, kConvPanel, cin, 1, 1, kh, kw});
+    return prod.sum({3, 6, 7}).reshape({N, cout, oh, ow});
+  }
   Tensor wt = weight.layout({1, 2, 3, 0});
   Tensor ww = wt.reshape({1, g, rcout, cin, 1, 1, kh, kw});
   return (xw * ww).sum({3, 6, 7}).reshape({N, cout, oh, ow});

@@ -10,15 +10,16 @@ namespace {
 
 constexpr int64_t kPanel = 16; // the register tile's width: two 8-lane vectors
 
-bool cpu_style(const std::string& device) {
+} // namespace
+
+bool packs_on(const std::string& device) {
+  if (config().noopt || !config().pack) return false;
   OpenDevice dev = open_device(device);
   return !kernel_options(*dev.device, true).parallel_groups();
 }
 
-} // namespace
-
 std::optional<Tensor> packed_matmul(const Tensor& a, const Tensor& b) {
-  if (config().noopt || !config().pack || a.ndim() < 2 || b.ndim() != 2) return std::nullopt;
+  if (a.ndim() < 2 || b.ndim() != 2) return std::nullopt;
   if (a.dtype() != dtypes::float32 || b.dtype() != dtypes::float32 || a.device() != b.device())
     return std::nullopt;
   const Dims& as = a.shape();
@@ -28,7 +29,7 @@ std::optional<Tensor> packed_matmul(const Tensor& a, const Tensor& b) {
   int64_t rows = 1; // m times a's batch dims
   for (size_t i = 0; i + 1 < as.size(); ++i) rows *= as[i];
   if (rows * n * k < (int64_t(1) << 24)) return std::nullopt;
-  if (!cpu_style(a.device())) return std::nullopt;
+  if (!packs_on(a.device())) return std::nullopt;
   return packed_product(a, b);
 }
 

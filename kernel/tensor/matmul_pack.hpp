@@ -18,6 +18,10 @@ namespace tg {
 // least 2^24 multiply-adds), and neither NOOPT=1 nor TG_PACK=0 is set; else nullopt.
 std::optional<Tensor> packed_matmul(const Tensor& a, const Tensor& b);
 
+// Whether `device` runs work groups as CPU tasks (the devices for which packing pays), unless
+// NOOPT=1 or TG_PACK=0.
+bool packs_on(const std::string& device);
+
 // The packed graph itself, on any device and size: a (..., m, k) @ b (k, n), n a multiple of 16
 // (TensorError otherwise). packed_matmul's choice aside, for tests.
 Tensor packed_product(const Tensor& a, const Tensor& b);

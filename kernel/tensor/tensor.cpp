@@ -128,10 +128,11 @@ Tensor Tensor::to(const std::string& device_name) const {
 Tensor Tensor::contiguous() const {
   return with(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), this->shape());
 }
-Tensor Tensor::layout(const Axes& order) const {
-  Tensor stored = permute(order).contiguous();
+Tensor Tensor::layout(const Axes& order, const Dims& split) const {
+  const Tensor seen = split.empty() ? *this : reshape(split);
+  Tensor stored = seen.permute(order).contiguous();
   Axes back(order.size());
-  for (size_t i = 0; i < order.size(); ++i) back[size_t(axis(order[i]))] = int64_t(i);
+  for (size_t i = 0; i < order.size(); ++i) back[size_t(seen.axis(order[i]))] = int64_t(i);
   // Kept only over a stored value: over an expression the copy would also keep that expression's
   // whole graph alive. The expression, not what stored.uop() becomes once the copy is stored: the
   // realized-value cache keeps a result while its expression lives.

@@ -168,7 +168,8 @@ public:
   // contiguous along the last axis of `order`. A tensor whose value is stored keeps its latest
   // such copy, so while the value is unchanged the same layout is copied once (conv2d's weights in
   // a model that runs again); the copy's memory stays held until the value changes (assign).
-  Tensor layout(const Axes& order) const;
+  // With `split`, the axes are first split into that shape (a reshape), and the result has it.
+  Tensor layout(const Axes& order, const Dims& split = {}) const;
   Tensor detach() const;
   Tensor cast(DType dtype) const;    // throws TensorError for void, vector or pointer dtypes
   Tensor bitcast(DType dtype) const; // same item size only; same dtype checks as cast

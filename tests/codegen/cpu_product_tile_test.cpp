@@ -252,6 +252,15 @@ BOOST_AUTO_TEST_CASE(conv_tiles_match_noopt) {
          return conv_gradient({1, 16, 9, 9}, {16, 16, 3, 3}, true);
        },
        "", "[UPCAST(1,16), UPCAST(3,9)]"},
+      // 128 channels: the weight in 32-channel panels (composite.cpp), the convolution in its own
+      // (N, 4, 32, y, x) axes though a bias and ReLU fused after it see (N, 128, y, x); with 16
+      // registers a row of 7 does not fit, and the 4 panels take the rows
+      {"forward over weight panels, bias and ReLU fused",
+       [] {
+         Tensor y = input({1, 8, 7, 7}).conv2d(input({128, 8, 3, 3}), std::nullopt, 1, 1);
+         return (y + input({1, 128, 1, 1})).relu();
+       },
+       "[UPCAST(2,16), UPCAST(1,4)]", "[UPCAST(2,32), UPCAST(4,7)]"},
       // 20 channels: no whole 16-lane vectors
       {"forward 20 channels",
        [] {

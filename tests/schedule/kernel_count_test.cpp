@@ -1,5 +1,6 @@
 // Fusion: how many kernels realize() runs, compared with tinygrad's counts for the same code
 // (tinygrad 0.14.0, measured with GlobalCounters.kernel_count on realized inputs).
+#include "kernel/engine/launch_counter.hpp"
 #include "kernel/runtime/devices.hpp"
 #include "kernel/schedule/schedule.hpp"
 #include "kernel/tensor/tensor.hpp"
@@ -190,6 +191,16 @@ BOOST_AUTO_TEST_CASE(reduce_under_a_pad_is_stored_unpadded) {
     BOOST_TEST(dims_prod(item.shape) == 1 * 4 * 8 * 8); // the conv's (1, 4, 8, 8), not padded (10, 10)
   }
   BOOST_TEST(found);
+  // The ReLU is recomputed in the pool's windows (each value is read about 2.25 times): with the
+  // weight's copy made (Tensor::layout), two kernels, the convolution and the pool, with no
+  // padded copy of the ReLU's result between them.
+  x.conv2d(w).realize();
+  {
+    LaunchCounter counter;
+    Tensor again = x.conv2d(w).relu().max_pool(PoolOptions{{3, 3}, {2, 2}, {}, {{1, 1}, {1, 1}}, false});
+    again.realize();
+    BOOST_TEST(counter.kernels() == 2u);
+  }
   // and the values: max over each padded 3x3 window of relu(conv), against the unfused chain
   Tensor ref = x.conv2d(w).relu().contiguous();
   ref.realize();
