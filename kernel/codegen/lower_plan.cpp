@@ -173,6 +173,17 @@ KernelInfo Lowerer::analyze() {
       for (const auto& st : strides) c += st[size_t(dim)] == value;
       return c;
     };
+    // Reuse counts the loads inside the reduce loop: one that no reduce dim moves (a pool's bias,
+    // read outside its window) is loaded once per output whatever the lanes are.
+    auto reused = [&](int64_t dim) {
+      int64_t c = 0;
+      for (const auto& st : strides) {
+        bool varies = false;
+        for (auto a : axes) varies |= in_shape[size_t(a)] > 1 && st[size_t(a)] != 0;
+        c += varies && st[size_t(dim)] == 0;
+      }
+      return c;
+    };
     // Output dims map to the reduce's kept input dims in order of their non-1 sizes (the usual
     // case: the output is the reduce seen through elementwise ops and squeezes).
     std::vector<int64_t> out_dims, in_dims;
@@ -188,7 +199,7 @@ KernelInfo Lowerer::analyze() {
     if (!mapped) axis_dim_.clear();
     for (size_t i = 0; mapped && i < out_dims.size(); ++i) {
       AxisInfo& a = info.axes[size_t(out_dims[i])];
-      a.reuse = stride_count(in_dims[i], 0);
+      a.reuse = reused(in_dims[i]);
       a.contiguous = stride_count(in_dims[i], 1) > 0;
     }
     for (int64_t d = 0; d < int64_t(in_shape.size()); ++d)

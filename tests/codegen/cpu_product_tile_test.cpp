@@ -311,3 +311,19 @@ BOOST_AUTO_TEST_CASE(packed_product_needs_whole_panels) {
   BOOST_CHECK_THROW(packed_product(input({8, 8}), input({8, 24})), TensorError);
   BOOST_CHECK_THROW(packed_product(input({8, 8}), input({9, 32})), TensorError);
 }
+
+// A 3x3 stride-2 max pool over relu(x + bias) (ResNet's stem): the bias is read outside the window,
+// so it gives the lanes no reuse, and strided window reads would be gathers: no upcast, each work
+// group loops over a run of outputs instead. The result equals NOOPT's.
+BOOST_AUTO_TEST_CASE(pool_loops_over_outputs) {
+  Tensor y = (input({1, 16, 20, 20}) + input({1, 16, 1, 1}))
+                 .relu()
+                 .max_pool(PoolOptions{{3, 3}, {2, 2}, {}, {{1, 1}, {1, 1}}, false});
+  auto items = compute_items(y);
+  BOOST_TEST_REQUIRE(items.size() == 1u);
+  auto [plain, none] = run(items, false);
+  auto [got, list] = run(items, true);
+  BOOST_TEST(!has(list, "UPCAST"), list);
+  BOOST_TEST(has(list, "LOOP(3,10)"), list);
+  check_same(got, plain, "pool " + list);
+}
