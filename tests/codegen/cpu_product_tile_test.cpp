@@ -261,6 +261,12 @@ BOOST_AUTO_TEST_CASE(conv_tiles_match_noopt) {
          return (y + input({1, 128, 1, 1})).relu();
        },
        "[UPCAST(2,16), UPCAST(1,4)]", "[UPCAST(2,32), UPCAST(4,7)]"},
+      // 64 channels, 32 registers: 8 rows of 16 channels, then a second 16 (16 accumulators)
+      {"forward 64 channels",
+       [] {
+         return input({1, 8, 6, 16}).conv2d(input({64, 8, 3, 3}), std::nullopt, 1, 1);
+       },
+       "", "[UPCAST(1,16), UPCAST(3,8), UPCAST(1,2)]"},
       // 20 channels: no whole 16-lane vectors
       {"forward 20 channels",
        [] {
