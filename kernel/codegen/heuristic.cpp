@@ -613,6 +613,24 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       return opts;
     }
   }
+  // The same, summed down columns (a bias gradient: 3072 column sums over 8192 rows, contiguous
+  // along the outputs, strided along the reduce): 16 neighbouring columns per warp row (64 bytes
+  // read at once) and 16 threads sharing each column's rows, so the grid has output_count / 16
+  // work groups; one thread per column left GPT-2's 3072 columns 12 work groups of 256 threads.
+  if (has_reduce && k.reduce_count == 1 && !too_long && k.output_count() < 256 * int64_t(d.compute_units) &&
+      k.output_dims > 0 && threads >= 256 && !k.product) {
+    const int out = int(k.output_dims) - 1;
+    int axis = int(k.output_dims);
+    for (int a = axis; a < int(k.axes.size()); ++a)
+      if (k.axes[size_t(a)].size > k.axes[size_t(axis)].size) axis = a;
+    const AxisInfo &cols = k.axes[size_t(out)], &rows = k.axes[size_t(axis)];
+    if (cols.contiguous && !k.axes.back().contiguous && cols.size % 16 == 0 && rows.size % 16 == 0 &&
+        rows.size >= 1024 && uint64_t(256 * k.itemsize) <= d.local_memory_bytes) {
+      opts.push_back({OptOp::LOCAL, out, 16});
+      opts.push_back({OptOp::GROUP, axis, 16});
+      return opts;
+    }
+  }
   // many outputs: a small upcast tile where inputs are reused (matmul), then threads over outputs
   if (has_reduce) {
     int upcasts = 0;

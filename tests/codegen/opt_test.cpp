@@ -375,6 +375,24 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_short_sums_of_few_outputs) {
   check_same(bias, bias_got, bias_plain, "heuristic " + bias_got.opts.back());
 }
 
+// Column sums with more outputs than the GROUP rule for few outputs takes and fewer than 256
+// threads per unit (a bias gradient: 2064 columns summed over 1024 rows): 16 neighbouring columns
+// per row of threads, 16 threads sharing each column; the result equals the unoptimized kernel's.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_column_sums) {
+  LowerOptions wide = gpu();
+  wide.compute_units = 16;
+  auto items = compute_items(input({1024, 2064}).sum({0}));
+  LoweredKernel c = lower_kernel(items.back(), wide);
+  BOOST_TEST(to_string(c.applied) == "[LOCAL(0,16), GROUP(1,16)]", c.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, wide, [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+  // rows summed along their contiguous length are not column sums
+  auto rows = compute_items(input({2064, 4096}).sum({1}));
+  BOOST_TEST(lower_kernel(rows.back(), wide).opts.find("LOCAL(0,16), GROUP") == std::string::npos,
+             lower_kernel(rows.back(), wide).opts);
+}
+
 // On a CPU-style device a contiguous output axis of 56 (a 1x1 convolution's columns) takes 8
 // lanes, whole vectors, ahead of its largest divisor 14, and leads the tile, so its lanes become
 // vector loads and FMAs; the result equals the unoptimized kernel's.
