@@ -163,6 +163,17 @@ struct Scheduler {
     return u->op() == Ops::CAST && u->dtype().is_float() && u->src(0)->dtype().is_float();
   }
 
+  // The reduce whose result float cast u reads through movement ops (a matmul's output cast as
+  // attention heads), else nullptr. That reduce is stored instead of the cast: stored after the
+  // cast, the matmul would be computed in the heads' permuted shape, whose axes no longer map
+  // onto its own (no matrix units: GPT-2's q/k/v projections ran at 0.5 TFLOPS on an H100).
+  const UOp* cast_of_reduce(const UOp* u) const {
+    if (!float_cast(u)) return nullptr;
+    const UOp* src = u->src(0).get();
+    while (is_movement(src->op())) src = src->src(0).get();
+    return src->op() == Ops::REDUCE_AXIS ? src : nullptr;
+  }
+
   // True when u's value is broadcast (a growing EXPAND, after movement ops and float casts) into a
   // reduce of the same kernel: every reduce iteration would recompute it, so storing it once is far
   // cheaper. Stored after the cast, a matmul reads its operand in the dtype the matrix units take
@@ -236,7 +247,7 @@ struct Scheduler {
         realize.insert(u.get());
       else if ((is_alu(u->op()) || float_cast(u.get())) && loads.count(u.get()) &&
                expanded_into_reduce(u.get()))
-        realize.insert(u.get());
+        realize.insert(cast_of_reduce(u.get()) ? cast_of_reduce(u.get()) : u.get());
       else if (is_alu(u->op()) && wide_and_shared(u.get()))
         realize.insert(u.get());
     }

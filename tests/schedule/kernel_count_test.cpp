@@ -207,3 +207,44 @@ BOOST_AUTO_TEST_CASE(reduce_under_a_pad_is_stored_unpadded) {
   Tensor want = ref.max_pool(PoolOptions{{3, 3}, {2, 2}, {}, {{1, 1}, {1, 1}}, false});
   BOOST_TEST(y.to_vector<float>() == want.to_vector<float>(), boost::test_tools::per_element());
 }
+
+// Autocast: a value cast to bfloat16 and broadcast into a matmul is stored after the cast, so the
+// matmul reads bfloat16 and does not recompute it per product (a LayerNorm's output: an ALU chain);
+// where the cast reads a reduce's result through views (a projection's output cast as attention
+// heads), the reduce is stored at its own shape instead, so its kernel keeps its own axes.
+BOOST_AUTO_TEST_CASE(autocast_operands_are_stored_after_the_cast_unless_they_are_a_reduce) {
+  Tensor x = input({16, 8}, 0.25f), w = input({8, 32}, 0.5f), v = input({32, 4}, 0.125f);
+  auto stored = [](const Tensor& t) {
+    std::vector<std::pair<Dims, DType>> out;
+    for (const auto& item : t.schedule())
+      if (item.ast->src(0)->op() == Ops::STORE)
+        out.emplace_back(item.shape, item.ast->src(0)->src(1)->dtype());
+    return out;
+  };
+  Tensor h = (x * 2.0f + 1.0f).cast(dtypes::bfloat16).matmul(w.cast(dtypes::bfloat16));
+  bool cast_stored = false;
+  for (const auto& [shape, dt] : stored(h)) cast_stored |= shape == Dims{16, 8} && dt == dtypes::bfloat16;
+  BOOST_TEST(cast_stored);
+  // (16, 32) seen as 2 heads of (16, 16), cast, then each head times v's rows
+  Tensor heads = x.matmul(w).reshape({16, 2, 16}).permute({1, 0, 2}).cast(dtypes::bfloat16);
+  Tensor y = heads.matmul(v.reshape({2, 16, 4}).cast(dtypes::bfloat16));
+  bool projection_at_its_shape = false, permuted = false;
+  for (const auto& [shape, dt] : stored(y)) {
+    Dims sizes; // without its 1s: a reduce keeps its reduced dims as 1
+    for (auto d : shape)
+      if (d != 1) sizes.push_back(d);
+    projection_at_its_shape |= sizes == Dims{16, 32} && dt == dtypes::float32;
+    permuted |= shape == Dims{2, 16, 16};
+  }
+  BOOST_TEST(projection_at_its_shape);
+  BOOST_TEST(!permuted);
+  Tensor want = x.matmul(w)
+                    .contiguous()
+                    .reshape({16, 2, 16})
+                    .permute({1, 0, 2})
+                    .cast(dtypes::bfloat16)
+                    .contiguous()
+                    .matmul(v.reshape({2, 16, 4}).cast(dtypes::bfloat16));
+  BOOST_TEST(y.cast(dtypes::float32).to_vector<float>() == want.cast(dtypes::float32).to_vector<float>(),
+             boost::test_tools::per_element());
+}
