@@ -142,8 +142,9 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     return opts;
   }
   if (auto tile = cpu_product_tile(k, d); !tile.empty()) return tile;
-  if (k.axes.size() > k.output_dims + 1)
-    if (auto tile = cpu_conv_tile(k, d); !tile.empty()) return tile;
+  // (also a product over one reduce axis whose rows the 4-row tile does not divide: a 1x1
+  // convolution over a 7- or 14-wide map)
+  if (auto tile = cpu_conv_tile(k, d); !tile.empty()) return tile;
   // Upcast dims along which some input does not vary (their loads are reused by every lane: matmul
   // A along j, B along i); a dim along which an input is contiguous gets the wide factor, so its
   // lanes load consecutive elements (and become vectors).

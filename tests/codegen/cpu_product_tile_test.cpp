@@ -261,6 +261,13 @@ BOOST_AUTO_TEST_CASE(conv_tiles_match_noopt) {
          return (y + input({1, 128, 1, 1})).relu();
        },
        "[UPCAST(2,16), UPCAST(1,4)]", "[UPCAST(2,32), UPCAST(4,7)]"},
+      // a 1x1 convolution over a 7x7 map: one reduce axis, but rows of 7 that the product tile's 4
+      // rows do not divide; the convolution tile takes 32 channels x 7 (its panels: 128 channels)
+      {"1x1 over a 7x7 map",
+       [] {
+         return input({1, 16, 7, 7}).conv2d(input({128, 16, 1, 1}));
+       },
+       "", "[UPCAST(2,32), UPCAST(4,7)]"},
       // 64 channels, 32 registers: 8 rows of 16 channels, then a second 16 (16 accumulators)
       {"forward 64 channels",
        [] {
