@@ -86,9 +86,26 @@ std::vector<Opt> cpu_conv_tile(const KernelInfo& k, const DeviceLimits& d) {
     // 32 registers and at most 8 accumulators: a second group of 16 channels doubles them, each
     // input broadcast then serving two vectors (ResNet-18's 64-channel layers and stem: BEAM's
     // choice, 0.7-0.8x the time on Sapphire Rapids)
+    int64_t groups = k.output_count() / (width * u * v);
     if (registers >= 32 && width == 16 && acc <= 8 && n.size % 32 == 0 && vectors == 1 &&
-        k.output_count() / (2 * width * u * v) >= int64_t(d.compute_units))
+        groups / 2 >= int64_t(d.compute_units)) {
       opts.push_back({OptOp::UPCAST, mm.n, 2});
+      groups /= 2;
+    }
+    // Each work group loops over the rest of its row of tiles, then over up to 4 rows, while 8
+    // groups per core remain: one group reads its weight tile from L1/L2 for all of them (BEAM's
+    // choice for ResNet-18's 3x3 layers).
+    const int64_t target = int64_t(d.compute_units) * 8, rest = m.size / u;
+    if (rest >= 2 && groups / rest >= target) {
+      opts.push_back({OptOp::LOOP, mm.m, rest});
+      groups /= rest;
+      if (v == 1 && mm.m2 >= 0) {
+        const int64_t rows = k.axes[size_t(mm.m2)].size;
+        int64_t l = largest_divisor(rows, 4);
+        while (l > 1 && groups / l < target) l = largest_divisor(rows, l - 1);
+        if (l > 1) opts.push_back({OptOp::LOOP, mm.m2, l});
+      }
+    }
     return opts;
   }
   return {}; // too few rows for the pipes (AVX2, a 3x3 weight gradient): the general choice
