@@ -17,6 +17,9 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 namespace tg {
@@ -105,6 +108,23 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
   }
   options.matrix_units = matrix_unit_choices(device.matrix_units(), device.properties(), tc_shape, wg_shape);
   return options;
+}
+
+bool parallel_work_groups(const std::string& device) {
+  OpenDevice dev = open_device(device);
+  // keyed by the open device (a weak reference: a device closed and opened again is asked again)
+  static std::mutex mutex;
+  static std::map<const Device*, std::pair<std::weak_ptr<Device>, bool>> known;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = known.find(dev.device.get()); it != known.end() && !it->second.first.expired())
+      return it->second.second;
+  }
+  const bool parallel = kernel_options(*dev.device, true).parallel_groups();
+  std::lock_guard lock(mutex);
+  std::erase_if(known, [](const auto& entry) { return entry.second.first.expired(); });
+  known[dev.device.get()] = {dev.device, parallel};
+  return parallel;
 }
 
 namespace {

@@ -15,6 +15,11 @@ namespace tg {
 // heuristic honours (max_loop_iterations, work_group_execution); a malformed one throws Error.
 LowerOptions kernel_options(const Device& device, bool optimize);
 
+// kernel_options(device).parallel_groups() for the named device (opened if need be), computed once
+// per open device: graph-building code asks it per operation (conv2d's weight panels, matmul
+// packing, reduce splits), and each ask would otherwise query the plugin's attributes and units.
+bool parallel_work_groups(const std::string& device);
+
 // Lowers and compiles one schedule item for the device of its output (cached in the engine's
 // kernel cache by the item's structure, so the same computation on other buffers reuses it).
 // The program keeps the plugin's rendered source when `want_source`, at DEBUG>=3 or under VIZ.

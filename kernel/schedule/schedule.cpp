@@ -163,14 +163,15 @@ struct Scheduler {
     return u->op() == Ops::CAST && u->dtype().is_float() && u->src(0)->dtype().is_float();
   }
 
-  // The reduce whose result float cast u reads through movement ops (a matmul's output cast as
-  // attention heads), else nullptr. That reduce is stored instead of the cast: stored after the
+  // The reduce whose result float cast u reads through movement ops and float casts (a matmul's
+  // output cast as attention heads; in the backward, a bfloat16 gradient cast back to float),
+  // else nullptr. That reduce is stored instead of the cast: stored after the
   // cast, the matmul would be computed in the heads' permuted shape, whose axes no longer map
   // onto its own (no matrix units: GPT-2's q/k/v projections ran at 0.5 TFLOPS on an H100).
   const UOp* cast_of_reduce(const UOp* u) const {
     if (!float_cast(u)) return nullptr;
     const UOp* src = u->src(0).get();
-    while (is_movement(src->op())) src = src->src(0).get();
+    while (is_movement(src->op()) || float_cast(src)) src = src->src(0).get();
     return src->op() == Ops::REDUCE_AXIS ? src : nullptr;
   }
 

@@ -14,8 +14,7 @@ constexpr int64_t kPanel = 16; // the register tile's width: two 8-lane vectors
 
 bool packs_on(const std::string& device) {
   if (config().noopt || !config().pack) return false;
-  OpenDevice dev = open_device(device);
-  return !kernel_options(*dev.device, true).parallel_groups();
+  return !parallel_work_groups(device);
 }
 
 std::optional<Tensor> packed_matmul(const Tensor& a, const Tensor& b) {

@@ -16,10 +16,7 @@ namespace {
 
 // Devices whose work groups run in parallel (GPUs). On the CPU the split's partial kernel (2048
 // outputs of 8 x 400) ran slower than the one reduce (a DEBUG=2 training step, Debian machine).
-bool gpu_style(const std::string& device) {
-  OpenDevice dev = open_device(device);
-  return kernel_options(*dev.device, true).parallel_groups();
-}
+bool gpu_style(const std::string& device) { return parallel_work_groups(device); }
 
 bool reduced_in(const std::vector<int64_t>& axes, int64_t d) {
   return std::find(axes.begin(), axes.end(), d) != axes.end();

@@ -238,6 +238,20 @@ BOOST_AUTO_TEST_CASE(autocast_operands_are_stored_after_the_cast_unless_they_are
   }
   BOOST_TEST(projection_at_its_shape);
   BOOST_TEST(!permuted);
+  // the backward's form: a bfloat16 product cast back to float, seen as heads
+  Tensor grads =
+      x.matmul(w).cast(dtypes::bfloat16).reshape({16, 2, 16}).permute({1, 0, 2}).cast(dtypes::float32);
+  Tensor z = grads.matmul(v.reshape({2, 16, 4}));
+  bool back_at_its_shape = false, back_permuted = false;
+  for (const auto& [shape, dt] : stored(z)) {
+    Dims sizes;
+    for (auto d : shape)
+      if (d != 1) sizes.push_back(d);
+    back_at_its_shape |= sizes == Dims{16, 32};
+    back_permuted |= shape == Dims{2, 16, 16};
+  }
+  BOOST_TEST(back_at_its_shape);
+  BOOST_TEST(!back_permuted);
   Tensor want = x.matmul(w)
                     .contiguous()
                     .reshape({16, 2, 16})
