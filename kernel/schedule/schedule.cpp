@@ -247,9 +247,10 @@ struct Scheduler {
       if (u->op() == Ops::REDUCE_AXIS && must_realize_reduce(u.get()))
         realize.insert(u.get());
       else if ((is_alu(u->op()) || float_cast(u.get())) && loads.count(u.get()) &&
-               expanded_into_reduce(u.get()))
-        realize.insert(cast_of_reduce(u.get()) ? cast_of_reduce(u.get()) : u.get());
-      else if (is_alu(u->op()) && wide_and_shared(u.get()))
+               expanded_into_reduce(u.get())) {
+        const UOp* reduce = cast_of_reduce(u.get());
+        realize.insert(reduce ? reduce : u.get());
+      } else if (is_alu(u->op()) && wide_and_shared(u.get()))
         realize.insert(u.get());
     }
   }

@@ -162,8 +162,7 @@ Tensor conv2d_value(const Tensor& input, const Tensor& weight, int64_t stride, i
     // each tile's weight is one contiguous run (ResNet-18's 512-channel layers: 2x faster).
     int64_t panels = cout / kConvPanel;
     Tensor wp = weight.layout({0, 2, 3, 4, 1}, {panels, kConvPanel, cin, kh, kw});
-    Tensor prod =
-        win.reshape({N, 1, 1, cin, oh, ow, kh, kw}) * wp.reshape({1, panels, kConvPanel, cin, 1, 1, kh, kw});
+    Tensor prod = xw * wp.reshape({1, panels, kConvPanel, cin, 1, 1, kh, kw});
     return prod.sum({3, 6, 7}).reshape({N, cout, oh, ow});
   }
   Tensor wt = weight.layout({1, 2, 3, 0});

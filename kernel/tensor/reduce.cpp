@@ -14,10 +14,6 @@ namespace tg {
 
 namespace {
 
-// Devices whose work groups run in parallel (GPUs). On the CPU the split's partial kernel (2048
-// outputs of 8 x 400) ran slower than the one reduce (a DEBUG=2 training step, Debian machine).
-bool gpu_style(const std::string& device) { return parallel_work_groups(device); }
-
 bool reduced_in(const std::vector<int64_t>& axes, int64_t d) {
   return std::find(axes.begin(), axes.end(), d) != axes.end();
 }
@@ -93,7 +89,9 @@ std::optional<Tensor> Tensor::merge_into_inner_reduce(Ops op, const Axes& axes,
 // partial kernel's innermost reduce axis is one long contiguous row, which the GPU heuristic
 // groups (neighbouring threads read neighbouring words). A split that keeps H and W apart leaves
 // the partial kernel without a usable GROUP axis and runs 10-70x slower (docs/cuda.md,
-// "Reductions on the GPU"). GPUs only (gpu_style).
+// "Reductions on the GPU"). GPUs only (devices whose work groups run in parallel): on the CPU the
+// split's partial kernel (2048 outputs of 8 x 400) ran slower than the one reduce (a DEBUG=2
+// training step, Debian machine).
 std::optional<Tensor> Tensor::split_multi_axis_reduce(Ops op, const Axes& axes,
                                                       const Dims& final_shape) const {
   const Dims& shape = this->shape();
@@ -121,7 +119,7 @@ std::optional<Tensor> Tensor::split_multi_axis_reduce(Ops op, const Axes& axes,
       split = s;
       break;
     }
-  if (split == 0 || !gpu_style(device())) return std::nullopt;
+  if (split == 0 || !parallel_work_groups(device())) return std::nullopt;
   Dims sliced = merged;
   sliced[size_t(a)] = n / split;
   sliced.insert(sliced.begin() + a, split);
