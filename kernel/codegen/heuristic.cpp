@@ -4,6 +4,7 @@
 #include <tg/sdk/matrix_unit.hpp>
 
 #include <algorithm>
+#include <optional>
 
 namespace tg {
 
@@ -26,6 +27,29 @@ int64_t largest_divisor(int64_t n, int64_t cap) {
   for (int64_t d = std::min(n, cap); d >= 2; --d)
     if (n % d == 0) return d;
   return 1;
+}
+
+// A selection sum (KernelInfo::selection; an embedding's gradient: 50304 x 768 outputs, each a
+// sum over 8192 tokens of the token's gradient row where the token is the output's row) costs
+// each thread the condition's read and compare per step, whatever it computes; the reads and adds
+// under IF(c) run on the few steps c selects. So a thread takes up to `most` outputs along an axis
+// c does not vary along (they share its compare and its IF), the contiguous one first, while
+// `least_items` threads remain. Nothing where no axis qualifies.
+std::optional<Opt> selection_upcast(const KernelInfo& k, int64_t most, int64_t least_items) {
+  if (!k.selection) return std::nullopt;
+  int best = -1;
+  for (int a = 0; a < int(k.output_dims); ++a) {
+    const AxisInfo& x = k.axes[size_t(a)];
+    if (x.selects || x.size < 2) continue;
+    if (best < 0 || x.contiguous > k.axes[size_t(best)].contiguous ||
+        (x.contiguous == k.axes[size_t(best)].contiguous && x.size > k.axes[size_t(best)].size))
+      best = a;
+  }
+  if (best < 0) return std::nullopt;
+  int64_t u = largest_divisor(k.axes[size_t(best)].size, most);
+  while (u > 1 && k.output_count() / u < least_items) u = largest_divisor(k.axes[size_t(best)].size, u - 1);
+  if (u < 2) return std::nullopt;
+  return Opt{OptOp::UPCAST, best, u};
 }
 
 // A sum of products over one reduce axis whose b operand is contiguous along n (a matmul, or one
@@ -116,6 +140,7 @@ std::vector<Opt> cpu_conv_tile(const KernelInfo& k, const DeviceLimits& d) {
 // computes a tile of outputs as lanes sharing one reduce loop.
 std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   std::vector<Opt> opts;
+  if (auto up = selection_upcast(k, 32, int64_t(d.compute_units) * 8)) return {*up};
   const auto ndim = int64_t(k.output_dims);
   if (k.axes.size() == k.output_dims) {
     if (ndim == 0) return opts;
@@ -526,7 +551,7 @@ std::vector<Opt> staged_weight_gradient_opts(const KernelInfo& k, const DeviceLi
 // GPU-style devices: LOCAL threads over the outputs; a reduce whose outputs are too few to fill the
 // device shares each reduction among the threads of a work group (GROUP) through local memory.
 std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
-  if (d.tensor_cores() && k.matmul)
+  if (d.tensor_cores() && k.matmul && !k.selection)
     if (auto tc = tc_opts(k, d); !tc.empty()) return tc;
   if (d.staging && k.product && k.reduce_count == 1) {
     if (auto st = staged_opts(k, d); !st.empty()) return st;
@@ -536,6 +561,12 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   std::vector<Opt> opts;
   const int64_t threads = std::min<int64_t>(256, d.max_local_threads);
   std::vector<int64_t> done(k.axes.size(), 1);
+  if (auto up = selection_upcast(k, 32, threads * int64_t(d.compute_units))) {
+    opts.push_back(*up);
+    done[size_t(up->axis)] *= up->amount;
+    fill_locals(k, d, threads, done, opts);
+    return opts;
+  }
   const bool has_reduce = k.axes.size() > k.output_dims;
   const int64_t loop_limit =
       d.max_loop_iterations ? int64_t(std::min<uint64_t>(d.max_loop_iterations, uint64_t(1) << 62)) : 0;
@@ -713,7 +744,7 @@ std::vector<Opt> heuristic_opts(const KernelInfo& kernel, const DeviceLimits& de
     folded.product.reset();
     return heuristic_opts(folded, device);
   }
-  if (!device.parallel_groups() && device.tensor_cores() &&
+  if (!device.parallel_groups() && device.tensor_cores() && !kernel.selection &&
       kernel.matmul) // a matrix unit on a CPU-style device
     if (auto tc = tc_opts(kernel, device); !tc.empty()) return tc;
   return device.parallel_groups() ? gpu_opts(kernel, device) : cpu_opts(kernel, device);

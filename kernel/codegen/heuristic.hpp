@@ -80,7 +80,8 @@ struct AxisInfo {
   int64_t reuse = 0;       // inputs whose index ignores this axis (their loads serve every lane)
   bool contiguous = false; // some input is contiguous along it (stride 1)
   bool continues_inner =
-      false; // a reduce axis whose stride is the next reduce axis's size (that one contiguous)
+      false;            // a reduce axis whose stride is the next reduce axis's size (that one contiguous)
+  bool selects = false; // a selection sum's (KernelInfo::selection) equality varies along it
 };
 
 // A reduce the TC opt can run on a matrix unit: the sum over k of a[m, k] * b[k, n] (a and b
@@ -107,6 +108,10 @@ struct KernelInfo {
   // A reduce axis of a one-hot sum (sum over j of `e == j ? x[j] : 0`, Embedding's and gather's
   // form), which lowering folds into one load of x[e]; -1 for none. The heuristic leaves it whole.
   int one_hot = -1;
+  // A float sum of `c ? x : 0` whose c is an equality no fold removes (an embedding's gradient,
+  // one_hot(i)^T @ g): lowering gates x's reads by c and each step's add runs under IF(c)
+  // (linearize.cpp), so a step costs c's reads and compare; AxisInfo::selects marks where c moves.
+  bool selection = false;
   int64_t output_count() const;
   int64_t reduce_count_elems() const; // product of the reduced axes
 };

@@ -6,6 +6,7 @@
 #include <tg/sdk/kernel_ir.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
@@ -39,6 +40,8 @@ private:
 
   void compute_ranges();
   void compute_nesting();
+  void find_guarded_sums(const std::unordered_map<const UOp*, std::vector<const UOp*>>& users);
+  void emit_guarded(const UOp* range);
   const UOp* deepest(const RangeSet& set) const;
   const UOp* block_of(const UOp* u) const;
   const UOp* parent(const UOp* range) const { return parent_.at(range); }
@@ -88,8 +91,21 @@ private:
     return a ? uint32_t(*a) : 0;
   }
   std::unordered_set<const UOp*> fused_mul_; // float MULs (WMMAs) folded into their REDUCE's MULACC (WMMA)
-  uint64_t trips_outside_ = 1;               // product of the enclosing loops' trip counts
-  std::optional<uint64_t> iterations_ = 0;   // LinearKernel::loop_iterations
+  // Float sums of `c ? x : 0` whose x reads memory under the gate c (lowering's gated selection:
+  // an embedding's gradient), accumulated under IF(c) at the end of their innermost loop: per step
+  // only c is computed; x's loads and the adds run on the steps c selects. Without the IF every
+  // lane of every step pays a select and an add (the selected steps are a few in thousands).
+  struct Guarded {
+    const UOp* cond = nullptr;       // scalar BOOL
+    std::vector<const UOp*> reduces; // their REDUCEs, in closing order
+    std::vector<const UOp*> body;    // nodes emitted only inside the IF, in toposort order
+  };
+  std::unordered_map<const UOp*, std::vector<Guarded>> guarded_; // innermost RANGE -> its IF groups
+  std::unordered_set<const UOp*> deferred_;                      // body nodes and the WHEREs they replace
+  std::unordered_set<const UOp*> guarded_reduces_;
+  const UOp* open_cond_ = nullptr; // the condition of the IF being emitted: its gated loads need no gate
+  uint64_t trips_outside_ = 1;     // product of the enclosing loops' trip counts
+  std::optional<uint64_t> iterations_ = 0; // LinearKernel::loop_iterations
 };
 
 void Linearizer::compute_ranges() {
@@ -261,7 +277,9 @@ void Linearizer::emit_loop(const UOp* range) {
   }
   emit_block(range);
   trips_outside_ = outside;
+  emit_guarded(range);
   for (const UOp* r : reduces_closing_[range]) {
+    if (guarded_reduces_.count(r)) continue;
     Ops op = r->arg_if<ReduceArg>()->op;
     auto acc = refs_.at(r);
     if (fused_mul_.count(r->src(0).get())) {
@@ -286,6 +304,108 @@ void Linearizer::emit_loop(const UOp* range) {
     builder_.assign(acc, combined);
   }
   builder_.end_range(refs_.at(range));
+}
+
+void Linearizer::find_guarded_sums(const std::unordered_map<const UOp*, std::vector<const UOp*>>& users) {
+  auto users_of = [&](const UOp* u) -> const std::vector<const UOp*>& {
+    static const std::vector<const UOp*> none;
+    auto it = users.find(u);
+    return it == users.end() ? none : it->second;
+  };
+  auto is_zero = [](const UOp* c) {
+    if (c->op() == Ops::VECTORIZE && c->src().size() > 0 &&
+        std::all_of(c->src().begin(), c->src().end(), [&](const UOpRef& s) { return s == c->src(0); }))
+      c = c->src(0).get();
+    if (!c->is_const()) return false;
+    const ConstValue v = c->const_value();
+    const double* d = std::get_if<double>(&v);
+    return d && *d == 0 && !std::signbit(*d);
+  };
+  // candidates, grouped by innermost loop and condition
+  for (const auto& u : order_) {
+    const UOp* r = u.get();
+    if (r->op() != Ops::REDUCE || r->src().size() < 2 || r->arg_if<ReduceArg>()->op != Ops::ADD ||
+        !r->dtype().is_float())
+      continue;
+    const UOp* w = r->src(0).get();
+    if (w->op() != Ops::WHERE || users_of(w).size() != 1 || !is_zero(w->src(2).get())) continue;
+    const UOp* cond = w->src(0).get();
+    if (cond->dtype().count > 1) { // lanes of one condition
+      if (cond->op() != Ops::VECTORIZE) continue;
+      const UOp* lane = cond->src(0).get();
+      if (!std::all_of(cond->src().begin(), cond->src().end(),
+                       [&](const UOpRef& s) { return s.get() == lane; }))
+        continue;
+      cond = lane;
+    }
+    auto& groups = guarded_[r->src().back().get()];
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Guarded& x) { return x.cond == cond; });
+    if (g == groups.end()) g = groups.insert(groups.end(), Guarded{cond, {}, {}});
+    g->reduces.push_back(r);
+  }
+  for (auto& [range, groups] : guarded_) {
+    for (Guarded& g : groups) {
+      // nodes of the innermost loop that only the x's need: not c nor what c needs, every user
+      // inside the IF
+      std::unordered_set<const UOp*> wheres, needed_by_cond, body;
+      for (const auto& n : toposort(g.reduces[0]->src(0)->src(0))) needed_by_cond.insert(n.get());
+      std::vector<const UOp*> stack;
+      for (const UOp* r : g.reduces) {
+        wheres.insert(r->src(0).get());
+        stack.push_back(r->src(0)->src(1).get());
+      }
+      while (!stack.empty()) {
+        const UOp* n = stack.back();
+        stack.pop_back();
+        if (body.count(n) || needed_by_cond.count(n) || deferred_.count(n) || fused_mul_.count(n) ||
+            n->op() == Ops::RANGE || n->op() == Ops::REDUCE || block_of(n) != range)
+          continue;
+        body.insert(n);
+        for (const auto& s : n->src()) stack.push_back(s.get());
+      }
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (auto it = body.begin(); it != body.end();) {
+          const auto& us = users_of(*it);
+          if (std::all_of(us.begin(), us.end(),
+                          [&](const UOp* x) { return wheres.count(x) || body.count(x); })) {
+            ++it;
+          } else {
+            it = body.erase(it);
+            changed = true;
+          }
+        }
+      }
+      const UOp* cond = g.cond;
+      if (std::none_of(body.begin(), body.end(), [&](const UOp* n) {
+            return n->op() == Ops::LOAD && n->src().size() == 3 && n->src(1).get() == cond;
+          }))
+        continue; // nothing to skip but a select: left to the plain sum
+      g.body.assign(body.begin(), body.end());
+      std::sort(g.body.begin(), g.body.end(),
+                [&](const UOp* a, const UOp* b) { return position_.at(a) < position_.at(b); });
+      deferred_.insert(body.begin(), body.end());
+      deferred_.insert(wheres.begin(), wheres.end());
+      guarded_reduces_.insert(g.reduces.begin(), g.reduces.end());
+    }
+    std::erase_if(groups, [&](const Guarded& g) { return !guarded_reduces_.count(g.reduces[0]); });
+  }
+}
+
+void Linearizer::emit_guarded(const UOp* range) {
+  auto it = guarded_.find(range);
+  if (it == guarded_.end()) return;
+  for (const Guarded& g : it->second) {
+    const auto branch = builder_.if_(refs_.at(g.cond));
+    open_cond_ = g.cond;
+    for (const UOp* n : g.body) emit_node(n);
+    open_cond_ = nullptr;
+    for (const UOp* r : g.reduces) {
+      const auto acc = refs_.at(r);
+      builder_.assign(acc, builder_.alu(TG_OP_ADD, acc, ref(r->src(0)->src(1))));
+    }
+    builder_.end_if(branch);
+  }
 }
 
 void Linearizer::emit_block(const UOp* block) {
@@ -354,8 +474,9 @@ void Linearizer::emit_node(const UOp* u) {
     out = b.index(src(0), src(1));
     break;
   case Ops::LOAD:
-    out = u->src().size() == 3 ? b.load_gated(src(0), src(1), src(2))
-                               : b.load(src(0), u->dtype().count, access_alignment(u));
+    out = u->src().size() == 3 && u->src(1).get() != open_cond_
+              ? b.load_gated(src(0), src(1), src(2))
+              : b.load(src(0), u->dtype().count, access_alignment(u));
     break;
   case Ops::STORE:
     if (u->src().size() == 3)
@@ -435,8 +556,12 @@ LinearKernel Linearizer::run() {
       uint32_t& a = global_align_[u->src(0)->src(0).get()];
       a = std::max(a, access_alignment(u.get()));
     }
+  std::unordered_map<const UOp*, std::vector<const UOp*>> user_lists;
+  for (const auto& u : order_)
+    for (const auto& s : u->src()) user_lists[s.get()].push_back(u.get());
+  find_guarded_sums(user_lists);
   for (const auto& u : order_) {
-    if (fused_mul_.count(u.get())) continue;
+    if (fused_mul_.count(u.get()) || deferred_.count(u.get())) continue;
     if (u->op() == Ops::RANGE)
       items_[parent(u.get())].push_back(Item{nullptr, u.get()});
     else

@@ -47,9 +47,8 @@ UOpRef strip_views(UOpRef u, std::vector<UOpRef>& mops, bool casts = false) {
 
 } // namespace
 
-int64_t Lowerer::one_hot_dim(const Dims& in_shape) {
-  const auto& axes = first_reduce_->arg_if<ReduceArg>()->axes;
-  if (first_reduce_->arg_if<ReduceArg>()->op != Ops::ADD) return -1;
+std::optional<Lowerer::Equality> Lowerer::selected_equality() {
+  if (first_reduce_->arg_if<ReduceArg>()->op != Ops::ADD) return std::nullopt;
   std::vector<UOpRef> mops, cond_mops;
   const UOpRef v = strip_views(first_reduce_->src(0), mops);
   UOpRef cond;
@@ -66,14 +65,23 @@ int64_t Lowerer::one_hot_dim(const Dims& in_shape) {
       }
     }
   }
-  if (!cond || (cond->op() != Ops::CMPEQ && cond->op() != Ops::CMPNE)) return -1;
+  if (!cond || (cond->op() != Ops::CMPEQ && cond->op() != Ops::CMPNE)) return std::nullopt;
   if (cond->op() == Ops::CMPNE) { // Tensor::eq: CMPNE(CMPNE(a, b), true)
     std::vector<UOpRef> m;
     const UOpRef t = strip_views(cond->src(1), m);
-    if (t->op() != Ops::CONST || !t->dtype().is_bool() || !std::get<bool>(t->const_value())) return -1;
+    if (t->op() != Ops::CONST || !t->dtype().is_bool() || !std::get<bool>(t->const_value()))
+      return std::nullopt;
     cond = strip_views(cond->src(0), cond_mops);
-    if (cond->op() != Ops::CMPNE) return -1;
+    if (cond->op() != Ops::CMPNE) return std::nullopt;
   }
+  return Equality{cond, cond_mops};
+}
+
+int64_t Lowerer::one_hot_dim(const Dims& in_shape) {
+  const auto& axes = first_reduce_->arg_if<ReduceArg>()->axes;
+  const auto eq = selected_equality();
+  if (!eq) return -1;
+  const auto& [cond, cond_mops] = *eq;
   for (size_t side = 0; side < 2; ++side) {
     std::vector<UOpRef> iota_mops = cond_mops, other_mops = cond_mops;
     const UOpRef iota = strip_views(cond->src(side), iota_mops, true);
@@ -101,6 +109,59 @@ int64_t Lowerer::one_hot_dim(const Dims& in_shape) {
       return dim;
   }
   return -1;
+}
+
+std::vector<bool> Lowerer::selection_dims(const Dims& in_shape) {
+  const auto eq = selected_equality();
+  if (!eq || !first_reduce_->dtype().is_float()) return {};
+  const auto& [cond, cond_mops] = *eq;
+  std::vector<bool> varies(in_shape.size(), false);
+  for (size_t side = 0; side < 2; ++side) {
+    std::vector<UOpRef> mops = cond_mops;
+    const UOpRef x = strip_views(cond->src(side), mops, true);
+    std::vector<Dims> strides;
+    if (x->op() == Ops::RANGE) { // an iota: its view's strides
+      const ShapeTracker st = tracker({x->src(1)->arg_int()}, mops);
+      Dims d;
+      for (const auto& e : st.views().back().strides) d.push_back(e.is_int() ? e.value() : -1);
+      if (st.views().size() == 1 && d.size() == in_shape.size())
+        strides.push_back(d);
+      else
+        strides.push_back(Dims(in_shape.size(), -1));
+    } else {
+      strides_seen_.clear();
+      leaf_strides(cond->src(side), cond_mops, in_shape, strides);
+      strides_seen_.clear();
+    }
+    for (const auto& st : strides)
+      for (size_t d = 0; d < in_shape.size(); ++d) varies[d] = varies[d] || st[d] != 0;
+  }
+  return varies;
+}
+
+std::vector<int64_t> Lowerer::permuted_dims(const UOpRef& root, const std::vector<int64_t>& out_dims,
+                                            const std::vector<int64_t>& kept) {
+  if (!root_mops_.empty() || out_dims.size() != kept.size()) return {};
+  std::vector<UOpRef> mops;
+  if (strip_views(root, mops, true) != first_reduce_) return {};
+  const Dims& reduced = shapes_(first_reduce_);
+  const ShapeTracker st = tracker(reduced, mops);
+  if (st.views().size() != 1 || st.views().back().mask) return {};
+  const View& view = st.views().back();
+  Dims contiguous(reduced.size(), 1);
+  for (size_t d = reduced.size(); d-- > 1;) contiguous[d - 1] = contiguous[d] * reduced[d];
+  std::vector<int64_t> out;
+  for (int64_t o : out_dims) {
+    const auto& stride = view.strides[size_t(o)];
+    const auto& size = view.shape[size_t(o)];
+    auto it = std::find_if(kept.begin(), kept.end(), [&](int64_t d) {
+      return stride.is_int() && size.is_int() && stride.value() == contiguous[size_t(d)] &&
+             size.value() == reduced[size_t(d)];
+    });
+    if (it == kept.end() || std::find(out.begin(), out.end(), *it) != out.end()) return {};
+    out.push_back(*it);
+  }
+  return out;
 }
 
 namespace {
@@ -223,6 +284,27 @@ KernelInfo Lowerer::analyze() {
     if (const int64_t d = one_hot_dim(in_shape); d >= 0)
       for (size_t j = 0; j < reduce_dims_.size(); ++j)
         if (reduce_dims_[j] == d) info.one_hot = int(first + j);
+    if (const std::vector<bool> sel = selection_dims(in_shape);
+        info.one_hot < 0 && info.reduce_count == 1 && !sel.empty()) {
+      // A selection sum stored transposed (an embedding's gradient summed as (768, 50304) into a
+      // (50304, 768) weight): its axes are described through the permutation. Other kernels keep
+      // the in-order mapping their choices were measured with (and STAGE and TC rely on).
+      std::vector<int64_t> kept = in_dims;
+      if (!mapped) kept = permuted_dims(value_root, out_dims, in_dims);
+      if (!kept.empty()) {
+        info.selection = true;
+        for (size_t i = 0; i < out_dims.size(); ++i) {
+          AxisInfo& a = info.axes[size_t(out_dims[i])];
+          a.selects = sel[size_t(kept[i])];
+          if (!mapped) {
+            a.reuse = reused(kept[i]);
+            a.contiguous = stride_count(kept[i], 1) > 0;
+          }
+        }
+        for (size_t j = 0; j < reduce_dims_.size(); ++j)
+          info.axes[first + j].selects = sel[size_t(reduce_dims_[j])];
+      }
+    }
   } else { // elementwise: the inputs' strides along the output dims themselves
     std::vector<Dims> strides;
     leaf_strides(value_root, root_mops_, S, strides);

@@ -141,8 +141,22 @@ private:
   void leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, const Dims& base,
                     std::vector<Dims>& out);
   Dims buffer_strides(const UOpRef& buffer, const std::vector<UOpRef>& mops, const Dims& base) const;
+  // The equality the first reduce's sum selects by (`c ? x : 0` or `cast(c) * x`; Tensor::eq's
+  // CMPNE(CMPNE(a, b), true) as its inner CMPNE), with the movement ops above it.
+  struct Equality {
+    UOpRef cond;
+    std::vector<UOpRef> mops;
+  };
+  std::optional<Equality> selected_equality();
   // The first reduce's input dim that is a one-hot sum's (fold_one_hot in lower.cpp), or -1.
   int64_t one_hot_dim(const Dims& in_shape);
+  // Per input dim of the first reduce, whether its selection's equality varies along it; empty
+  // when the reduce is no float selection sum.
+  std::vector<bool> selection_dims(const Dims& in_shape);
+  // The reduce's kept input dims in the order of the output dims `out_dims` (of size > 1) where the
+  // kernel stores the reduce through a plain permutation; empty otherwise.
+  std::vector<int64_t> permuted_dims(const UOpRef& root, const std::vector<int64_t>& out_dims,
+                                     const std::vector<int64_t>& kept);
 
   const ScheduleItem& item_;
   LowerOptions options_;

@@ -10,6 +10,15 @@ namespace {
 
 constexpr int64_t kPanel = 16; // the register tile's width: two 8-lane vectors
 
+// A 0/1 matrix made from a comparison (one_hot(i), seen through movement ops): the product with
+// it is a selection that lowering gates (an embedding's gradient reads the rows of b its indices
+// pick, a few per output), not a dense product whose tiles reread b.
+bool is_selection(const Tensor& t) {
+  UOpRef u = t.uop();
+  while (is_movement(u->op())) u = u->src(0);
+  return u->op() == Ops::CAST && u->src(0)->dtype().is_bool();
+}
+
 } // namespace
 
 bool packs_on(const std::string& device) {
@@ -27,7 +36,7 @@ std::optional<Tensor> packed_matmul(const Tensor& a, const Tensor& b) {
   if (k != b.shape()[0] || m < 64 || k < 64 || n % kPanel != 0 || n < 4 * kPanel) return std::nullopt;
   int64_t rows = 1; // m times a's batch dims
   for (size_t i = 0; i + 1 < as.size(); ++i) rows *= as[i];
-  if (rows * n * k < (int64_t(1) << 24)) return std::nullopt;
+  if (rows * n * k < (int64_t(1) << 24) || is_selection(a) || is_selection(b)) return std::nullopt;
   if (!packs_on(a.device())) return std::nullopt;
   return packed_product(a, b);
 }

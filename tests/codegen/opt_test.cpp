@@ -487,51 +487,63 @@ BOOST_AUTO_TEST_CASE(one_hot_sums_fold_into_loads) {
 
 // An embedding's gradient, one_hot(i)^T @ g: every output row sums the rows of g whose index is
 // that row. The selection cannot fold into a load (it picks steps of the loop, not one element),
-// so g's loads are gated by it: a step whose index is another row reads nothing.
+// so g's loads are gated by it: a step whose index is another row reads nothing. The heuristic
+// gives each thread several outputs along the embedding axis (the selection does not vary along
+// it), and the kernel adds under one IF per step. Also summed transposed, (g^T @ one_hot)^T, as
+// autograd does for a weight: the kernel stores the reduce through a permutation.
 BOOST_AUTO_TEST_CASE(one_hot_products_gate_their_loads) {
-  const int64_t vocab = 24, embed = 16, tokens = 40;
+  const int64_t vocab = 128, embed = 64, tokens = 40;
   Tensor idx = input({tokens}, dtypes::int32), g = input({tokens, embed});
   Tensor classes = Tensor::arange(0, double(vocab), 1, dtypes::int32, "CPU");
-  Tensor grad = idx.unsqueeze(-1).eq(classes).cast(dtypes::float32).transpose(0, 1).matmul(g);
-  auto items = compute_items(grad);
-  BOOST_TEST_REQUIRE(items.size() == 1u);
-  const ScheduleItem& item = items[0];
-  for (const auto& [device, options] : {std::pair{"cpu", cpu()}, std::pair{"gpu", gpu()}}) {
-    BOOST_TEST_CONTEXT(device) {
-      LoweredKernel k = lower_kernel(item, options);
-      int float_loads = 0, gated = 0;
-      for (const auto& u : toposort(k.sink))
-        if (u->op() == Ops::LOAD && u->dtype().scalar == Scalar::Float32) {
-          ++float_loads;
-          gated += u->src().size() == 3;
+  Tensor onehot = idx.unsqueeze(-1).eq(classes).cast(dtypes::float32);
+  for (const auto& [form, grad] :
+       {std::pair{"one_hot^T @ g", onehot.transpose(0, 1).matmul(g)},
+        std::pair{"(g^T @ one_hot)^T", g.transpose(0, 1).matmul(onehot).transpose(0, 1)}}) {
+    auto items = compute_items(grad);
+    BOOST_TEST_REQUIRE(items.size() == 1u);
+    const ScheduleItem& item = items[0];
+    for (const auto& [device, options] : {std::pair{"cpu", cpu()}, std::pair{"gpu", gpu()}}) {
+      BOOST_TEST_CONTEXT(form << " on " << device) {
+        LoweredKernel k = lower_kernel(item, options);
+        int float_loads = 0, gated = 0;
+        for (const auto& u : toposort(k.sink))
+          if (u->op() == Ops::LOAD && u->dtype().scalar == Scalar::Float32) {
+            ++float_loads;
+            gated += u->src().size() == 3;
+          }
+        BOOST_TEST(float_loads > 0);
+        BOOST_TEST(gated == float_loads, "every load of g is gated (" << k.opts << ")");
+        BOOST_TEST_REQUIRE(!k.applied.empty());
+        const Opt& first = k.applied.front();
+        BOOST_TEST((first.op == OptOp::UPCAST && first.axis == 1 && first.amount >= 8), k.opts);
+        const std::string ir = linearize(k.sink, k.name).text;
+        BOOST_TEST(ir.find(" = IF ") != std::string::npos, "the adds run under IF:\n" << ir);
+        Ran got = run(items, options, [](const ScheduleItem&, size_t) { return std::nullopt; });
+        const UOp *out = item.buffers[0].get(), *ids = nullptr, *rows = nullptr;
+        for (const auto& b : item.buffers)
+          if (b.get() != out) (b->dtype() == dtypes::int32 ? ids : rows) = b.get();
+        BOOST_TEST_REQUIRE((ids && rows));
+        auto at = [&](const UOp* b, int64_t i, auto v) {
+          std::memcpy(&v, got.memory.at(b).data() + 4 * i, 4);
+          return v;
+        };
+        std::vector<double> want(size_t(vocab * embed), 0.0); // the scatter, by hand
+        int64_t used = 0;
+        for (int64_t t = 0; t < tokens; ++t) {
+          const int32_t e = at(ids, t, int32_t{});
+          if (e < 0 || e >= vocab) continue;
+          ++used;
+          for (int64_t c = 0; c < embed; ++c)
+            want[size_t(e * embed + c)] += double(at(rows, t * embed + c, 0.0f));
         }
-      BOOST_TEST(float_loads > 0);
-      BOOST_TEST(gated == float_loads, "every load of g is gated (" << k.opts << ")");
-      Ran got = run(items, options, [](const ScheduleItem&, size_t) { return std::nullopt; });
-      const UOp *out = item.buffers[0].get(), *ids = nullptr, *rows = nullptr;
-      for (const auto& b : item.buffers)
-        if (b.get() != out) (b->dtype() == dtypes::int32 ? ids : rows) = b.get();
-      BOOST_TEST_REQUIRE((ids && rows));
-      auto at = [&](const UOp* b, int64_t i, auto v) {
-        std::memcpy(&v, got.memory.at(b).data() + 4 * i, 4);
-        return v;
-      };
-      std::vector<double> want(size_t(vocab * embed), 0.0); // the scatter, by hand
-      int64_t used = 0;
-      for (int64_t t = 0; t < tokens; ++t) {
-        const int32_t e = at(ids, t, int32_t{});
-        if (e < 0 || e >= vocab) continue;
-        ++used;
-        for (int64_t c = 0; c < embed; ++c)
-          want[size_t(e * embed + c)] += double(at(rows, t * embed + c, 0.0f));
+        BOOST_TEST(used > 0);
+        int bad = 0;
+        for (int64_t i = 0; i < vocab * embed; ++i)
+          if (std::abs(double(at(out, i, 0.0f)) - want[size_t(i)]) > 1e-4 * (1 + std::abs(want[size_t(i)])) &&
+              bad++ < 3)
+            BOOST_ERROR("row " << i / embed << " column " << i % embed << ": got " << at(out, i, 0.0f)
+                               << ", want " << want[size_t(i)]);
       }
-      BOOST_TEST(used > 0);
-      int bad = 0;
-      for (int64_t i = 0; i < vocab * embed; ++i)
-        if (std::abs(double(at(out, i, 0.0f)) - want[size_t(i)]) > 1e-4 * (1 + std::abs(want[size_t(i)])) &&
-            bad++ < 3)
-          BOOST_ERROR("row " << i / embed << " column " << i % embed << ": got " << at(out, i, 0.0f)
-                             << ", want " << want[size_t(i)]);
     }
   }
 }
