@@ -110,21 +110,41 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
   return options;
 }
 
-bool parallel_work_groups(const std::string& device) {
+namespace {
+
+// What graph-building code asks of a device, computed once per open device.
+struct DeviceTraits {
+  bool parallel = false;
+  std::vector<tg_dtype> unit_dtypes; // the A (= B) operand dtypes of its matrix units
+};
+
+DeviceTraits device_traits(const std::string& device) {
   OpenDevice dev = open_device(device);
   // keyed by the open device (a weak reference: a device closed and opened again is asked again)
   static std::mutex mutex;
-  static std::map<const Device*, std::pair<std::weak_ptr<Device>, bool>> known;
+  static std::map<const Device*, std::pair<std::weak_ptr<Device>, DeviceTraits>> known;
   {
     std::lock_guard lock(mutex);
     if (auto it = known.find(dev.device.get()); it != known.end() && !it->second.first.expired())
       return it->second.second;
   }
-  const bool parallel = kernel_options(*dev.device, true).parallel_groups();
+  const LowerOptions options = kernel_options(*dev.device, true);
+  DeviceTraits traits{options.parallel_groups(), {}};
+  for (const auto& u : options.matrix_units)
+    if (u.unit.a_dtype == u.unit.b_dtype) traits.unit_dtypes.push_back(u.unit.a_dtype);
   std::lock_guard lock(mutex);
   std::erase_if(known, [](const auto& entry) { return entry.second.first.expired(); });
-  known[dev.device.get()] = {dev.device, parallel};
-  return parallel;
+  known[dev.device.get()] = {dev.device, traits};
+  return traits;
+}
+
+} // namespace
+
+bool parallel_work_groups(const std::string& device) { return device_traits(device).parallel; }
+
+bool has_matrix_units(const std::string& device, DType dtype) {
+  const auto units = device_traits(device).unit_dtypes;
+  return std::find(units.begin(), units.end(), to_abi(dtype)) != units.end();
 }
 
 namespace {

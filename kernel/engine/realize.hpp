@@ -20,6 +20,10 @@ LowerOptions kernel_options(const Device& device, bool optimize);
 // packing, reduce splits), and each ask would otherwise query the plugin's attributes and units.
 bool parallel_work_groups(const std::string& device);
 
+// Whether the named device declares a matrix unit whose A and B operands are `dtype` (cached the
+// same way): graph-building code chooses operand layouts the units read with 16-byte copies.
+bool has_matrix_units(const std::string& device, DType dtype);
+
 // Lowers and compiles one schedule item for the device of its output (cached in the engine's
 // kernel cache by the item's structure, so the same computation on other buffers reuses it).
 // The program keeps the plugin's rendered source when `want_source`, at DEBUG>=3 or under VIZ.

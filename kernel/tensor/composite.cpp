@@ -2,6 +2,7 @@
 // pooling gather windows with movement ops only (no im2col copy), then reduce.
 #include "kernel/tensor/tensor.hpp"
 
+#include "kernel/engine/realize.hpp"
 #include "kernel/tensor/matmul_pack.hpp"
 
 #include <algorithm>
@@ -9,6 +10,48 @@
 #include <string>
 
 namespace tg {
+
+namespace {
+
+// a (..., n, 1, k) * b^T (..., 1, m, k) summed over k: the product as primitives.
+Tensor product_value(const Tensor& a, const Tensor& b) {
+  return (a.unsqueeze(-2) * b.transpose(-1, -2).unsqueeze(-3)).sum({-1});
+}
+
+// Where the matrix units read the weight-style gradient a^T @ g: a (rows, k) read transposed is
+// m-major, which a unit copies element by element through registers; stored transposed first
+// (one copy of a, against a product n times its size) it is read in 16-byte rows along the sum.
+// Only for 16-bit operands on a device with units for them, b 2-D (a's leading dims flattened
+// into the sum) or b's batch dims a's own, and n >= 128 (the copy is then under 1% of the work).
+bool transposes_for_units(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.dtype().itemsize() != 2 || !a.dtype().is_float() || a.ndim() < 2 ||
+      b.ndim() < 2 || b.shape().back() < 128)
+    return false;
+  if (b.ndim() != 2 &&
+      (a.ndim() != b.ndim() || !std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin())))
+    return false;
+  return has_matrix_units(a.device(), a.dtype());
+}
+
+} // namespace
+
+Tensor matmul_with_transposed_gradient(const Tensor& a_, const Tensor& b_) {
+  // the nodes in tensors of their own: the gradients hold this closure (conv2d's reason)
+  Tensor a = a_.with(a_.uop(), a_.shape()), b = b_.with(b_.uop(), b_.shape());
+  return Tensor::with_custom_gradient(
+      product_value(a, b),
+      [a, b](const Tensor& g) {
+        // dA = g @ b^T: b^T read along its rows is the unit's usual layout (k-contiguous)
+        Tensor da = product_value(g, b.transpose(-1, -2));
+        // dB = a^T @ g, summed over a's leading dims as one product over all rows where b is 2-D
+        const int64_t k = a.shape().back(), n = b.shape().back();
+        Tensor db = b.ndim() == 2 ? product_value(a.reshape({a.numel() / k, k}).transpose(0, 1).contiguous(),
+                                                  g.reshape({g.numel() / n, n}))
+                                  : product_value(a.transpose(-1, -2).contiguous(), g);
+        return std::vector<std::pair<Tensor, Tensor>>{{a, da.cast(a.dtype())}, {b, db.cast(b.dtype())}};
+      },
+      "matmul_transposed");
+}
 
 Tensor Tensor::matmul(const Tensor& other) const {
   if (ndim() == 0 || other.ndim() == 0)
@@ -22,10 +65,9 @@ Tensor Tensor::matmul(const Tensor& other) const {
                       ": inner dims " + std::to_string(k) + " and " + std::to_string(kb) + " differ");
   if (other.ndim() == 2 && ndim() >= 2)
     if (auto packed = packed_matmul(a, b)) return *packed;
-  // a: (..., n, 1, k) * b^T: (..., 1, m, k) -> sum over k
-  Tensor lhs = a.unsqueeze(-2);
-  Tensor rhs = b.transpose(-1, -2).unsqueeze(-3);
-  Tensor out = (lhs * rhs).sum({-1});
+  Tensor out = ndim() >= 2 && other.ndim() >= 2 && transposes_for_units(a, b)
+                   ? matmul_with_transposed_gradient(a, b)
+                   : product_value(a, b);
   if (ndim() == 1) out = out.squeeze(-2);
   if (other.ndim() == 1) out = out.squeeze(-1);
   return out;

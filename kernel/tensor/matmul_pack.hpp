@@ -26,4 +26,10 @@ bool packs_on(const std::string& device);
 // (TensorError otherwise). packed_matmul's choice aside, for tests.
 Tensor packed_product(const Tensor& a, const Tensor& b);
 
+// a (..., m, k) @ b (k, n) or (..., k, n) with b's batch dims a's own, whose gradient for b
+// reads a stored transposed: a^T @ g with a^T contiguous (k-contiguous for the matrix units).
+// Tensor::matmul takes it for 16-bit operands on a device with matrix units for them (and
+// n >= 128); for tests on any device.
+Tensor matmul_with_transposed_gradient(const Tensor& a, const Tensor& b);
+
 } // namespace tg
