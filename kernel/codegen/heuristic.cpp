@@ -561,7 +561,7 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   std::vector<Opt> opts;
   const int64_t threads = std::min<int64_t>(256, d.max_local_threads);
   std::vector<int64_t> done(k.axes.size(), 1);
-  if (auto up = selection_upcast(k, 32, threads * int64_t(d.compute_units))) {
+  if (auto up = selection_upcast(k, 64, threads * int64_t(d.compute_units))) {
     opts.push_back(*up);
     done[size_t(up->axis)] *= up->amount;
     fill_locals(k, d, threads, done, opts);

@@ -129,6 +129,29 @@ std::optional<Tensor> Tensor::split_multi_axis_reduce(Ops op, const Axes& axes,
   return partial.reduce(op, {a}, true).reshape(final_shape);
 }
 
+// Column sums on a GPU (a bias gradient: 768 columns of (8, 1024, 768) summed over the 8192
+// rows): the reduced dims lead and the columns are contiguous, so the heuristic gives 16 columns
+// per work group (heuristic.cpp, column sums) and the whole reduce 48 work groups on 132 SMs.
+// Two kernels instead: the rows in S slices (S x columns >= 16384 partial sums, each slice >= 64
+// rows), then the slices' sum. Devices whose work groups run in parallel only.
+std::optional<Tensor> Tensor::split_column_sums(Ops op, const Axes& axes, const Dims& final_shape) const {
+  const Dims& shape = this->shape();
+  int64_t lead = 0; // the reduced dims must be the leading ones (size-1 dims aside)
+  while (lead < ndim() && (reduced_in(axes, lead) || shape[size_t(lead)] == 1)) ++lead;
+  for (int64_t d = lead; d < ndim(); ++d)
+    if (reduced_in(axes, d) && shape[size_t(d)] != 1) return std::nullopt;
+  int64_t rows = 1, columns = 1;
+  for (int64_t d = 0; d < ndim(); ++d) (d < lead ? rows : columns) *= shape[size_t(d)];
+  int64_t split = 0;
+  for (int64_t s = 2; s <= 256 && split == 0; s *= 2)
+    if (rows % s == 0 && rows / s >= 64 && s * columns >= 16384) split = s;
+  if (split == 0 || !parallel_work_groups(device())) return std::nullopt;
+  Dims sliced(shape.begin() + lead, shape.end());
+  sliced.insert(sliced.begin(), {split, rows / split});
+  Tensor partial = reshape(sliced).reduce(op, {1}, false).contiguous();
+  return partial.reduce(op, {0}, false).reshape(final_shape);
+}
+
 Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
   Axes axes = axes_or_all(axes_in);
   Dims kept = this->shape(), dropped;
@@ -176,6 +199,8 @@ Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
     }
     if (!config().noopt && real_axes.size() >= 2 && count >= 32768 && outputs < 64)
       if (auto split = split_multi_axis_reduce(op, real_axes, keepdim ? kept : dropped)) return *split;
+    if (!config().noopt && count >= 8192 && outputs >= 64 && outputs < 4096)
+      if (auto split = split_column_sums(op, real_axes, keepdim ? kept : dropped)) return *split;
     if (auto merged = merge_into_inner_reduce(op, real_axes, keepdim ? kept : dropped)) return *merged;
     out = with(UOp::make(Ops::REDUCE_AXIS, dtype(), {uop()}, ReduceArg{op, real_axes}), kept);
   }

@@ -364,6 +364,7 @@ public:
   Tensor reduce(Ops op, const Axes& axes, bool keepdim) const;
   std::optional<Tensor> merge_into_inner_reduce(Ops op, const Axes& axes, const Dims& final_shape) const;
   std::optional<Tensor> split_multi_axis_reduce(Ops op, const Axes& axes, const Dims& final_shape) const;
+  std::optional<Tensor> split_column_sums(Ops op, const Axes& axes, const Dims& final_shape) const;
   Tensor pool(const Dims& kernel, const Dims& stride, const Dims& dilation) const;
 
   // ---- autograd (kernel/tensor/autograd.cpp) ----

@@ -181,6 +181,26 @@ BOOST_AUTO_TEST_CASE(multi_axis_reductions_split_on_gpus) {
     }
 }
 
+// Column sums (the reduced dims lead, a bias gradient's shape): on GPU-style devices two kernels
+// (partial sums over slices of the rows, then theirs), one kernel elsewhere; the reference's
+// values either way, every input layout, sum and max.
+BOOST_AUTO_TEST_CASE(column_sums_split_on_gpus) {
+  const bool gpu = tg::kernel_options(*tg::open_device(tg::default_device()).device, true).parallel_groups();
+  Rng rng(11);
+  struct Case {
+    Dims shape;
+    std::vector<int64_t> axes;
+  };
+  for (const Case& c : {Case{{8, 1024, 256}, {0, 1}}, Case{{1, 8192, 128}, {1}}})
+    for (Layout l : {Layout::Contiguous, Layout::Permuted, Layout::Flipped}) {
+      Input x = make_input(rng, c.shape, dtypes::float32, l, -1, 1);
+      const std::string what = ctx("", c.shape, dtypes::float32, l) + " " + axes_str(c.axes);
+      BOOST_TEST(x.t.sum(c.axes).schedule().size() == (gpu ? 2u : 1u), what);
+      check_close(x.t.sum(c.axes), ref::sum(x.r, c.axes), Tol{1e-4, 1e-3}, "sum " + what);
+      check_close(x.t.max(c.axes, true), ref::max(x.r, c.axes, true), kExact, "max keepdim " + what);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(argmax_argmin) {
   Rng rng(13);
   for (DType dt : {dtypes::float32, dtypes::int32, dtypes::uint8, dtypes::bool_, dtypes::int8})
