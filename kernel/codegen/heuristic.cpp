@@ -354,7 +354,8 @@ std::vector<Opt> local_unit_opts(const KernelInfo& k, const DeviceLimits& d) {
     // work groups over every output axis (a batch of matmuls counts too); with a transcendental
     // epilogue (GELU's derivative on a gradient) at most 128 wide: a 256-wide unit's 128
     // accumulators per thread leave its temporaries no registers
-    if (bn < 128 || (k.transcendental > 0 && bn > 128) || ms % bm != 0 || ns % bn != 0 || k.output_count() / (bm * bn) < int64_t(d.compute_units))
+    if (bn < 128 || (k.transcendental > 0 && bn > 128) || ms % bm != 0 || ns % bn != 0 ||
+        k.output_count() / (bm * bn) < int64_t(d.compute_units))
       continue;
     const uint64_t isz = sdk::dtype_size(u.a_dtype);
     const int64_t steps =
