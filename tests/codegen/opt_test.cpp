@@ -393,6 +393,19 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_groups_column_sums) {
              lower_kernel(rows.back(), wide).opts);
 }
 
+// Few outputs of a long row whose largest power-of-two divisor is under 64 (1104 = 16 x 69):
+// the row is padded to a multiple of 256 and grouped by 256 threads, not by 16; the result
+// equals the unoptimized kernel's.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_pads_rows_with_small_power_of_two_factors) {
+  Tensor x = input({64, 1104});
+  auto items = compute_items((x * x).sum({1}));
+  LoweredKernel k = lower_kernel(items.back(), gpu());
+  BOOST_TEST(k.opts.find("PADTO(1,256), GROUP(1,256)") != std::string::npos, k.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+}
+
 // On a CPU-style device a contiguous output axis of 56 (a 1x1 convolution's columns) takes 8
 // lanes, whole vectors, ahead of its largest divisor 14, and leads the tile, so its lanes become
 // vector loads and FMAs; the result equals the unoptimized kernel's.
