@@ -618,7 +618,7 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       if (n % (threads * u) != 0) opts.push_back({OptOp::PADTO, axis, threads * u});
       g = threads;
     }
-    // A long axis whose largest power-of-two divisor is under 64 (a gradient norm's partial sums
+    // A long axis whose largest power-of-two divisor is under 64 (2048 partial sums
     // of 18864 = 16 x 1179 values) is padded to the full group: 16 threads per output left 2048
     // outputs 128 work groups.
     if (g < 64 && pad == 0 && !too_long && n >= 4 * threads) {

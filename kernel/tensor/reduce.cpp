@@ -182,15 +182,10 @@ Tensor Tensor::reduce(Ops op, const Axes& axes_in, bool keepdim) const {
     }
     // A long reduction with few outputs runs on one core; split it into two kernels (partial
     // results, then their reduction), as tinygrad's split_reduceop does.
-    // On a GPU up to 2048 slices of >= 4096 values: 256 work groups leave a 132-SM GPU's memory
-    // latency exposed (the 38.6M squares of GPT-2's embedding gradient, for its norm: 1.6 ms).
-    // At most 2048, so the partial kernel keeps the heuristic's GROUP rule for few outputs (4096
-    // partials of squares, a sum of products, got one thread per output: 3.3 ms).
     if (!config().noopt && real_axes.size() == 1 && count >= 32768 && outputs < 64) {
       int64_t a = real_axes[0], n = this->shape()[size_t(a)], split = 0;
-      const bool wide = n >= (int64_t(1) << 22) && parallel_work_groups(device());
-      for (int64_t s : {2048, 1024, 512, 256, 128, 64, 32, 16})
-        if (n % s == 0 && n / s >= (s > 256 ? 4096 : 256) && (s <= 256 || wide)) {
+      for (int64_t s : {256, 128, 64, 32, 16})
+        if (n % s == 0 && n / s >= 256) {
           split = s;
           break;
         }

@@ -144,8 +144,8 @@ BOOST_AUTO_TEST_CASE(long_reductions_split) {
   check_close(t.argmax(1), ref::argmax(a, 1), kExact, "split argmax");
   NdArray ones({65536 * 2}, 1.0);
   BOOST_TEST(to_tensor(ones, dtypes::int32).sum().item<int32_t>() == 131072);
-  // 2^22 values (a GPU cuts them into 1024 slices of 4096, two kernels either way): sums of
-  // ones are exact in float32, and one 3 among them is the max
+  // 2^22 values (256 slices of 16384, two kernels): sums of ones are exact in float32, and one 3
+  // among them is the max
   Tensor many = Tensor::ones({4, 1 << 20}).reshape({1 << 22});
   Tensor with_max =
       (many + (Tensor::arange(0, 1 << 22).eq(Tensor::scalar(777777.0)).cast(dtypes::float32) * 2)).realize();
