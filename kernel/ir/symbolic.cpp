@@ -248,6 +248,20 @@ std::vector<Rule> simple_rules() {
   r.push_back({UPat::op(Ops::CAST, "u").src({var("x")}),
                [](const Captures& c) { return c["x"]->dtype() == c["u"]->dtype() ? c["x"] : nullptr; },
                "cast to same"});
+  // a float widened and narrowed back is itself: every float16 and bfloat16 is a float32, every
+  // float32 a float64 (an autocast operand read from a bfloat16 buffer through a float32 gradient
+  // becomes a plain load, which a matrix unit's staged copy moves without registers)
+  r.push_back({UPat::op(Ops::CAST, "u").src({UPat::op(Ops::CAST, "m").src({var("x")})}),
+               [](const Captures& c) -> UOpRef {
+                 const DType x = c["x"]->dtype(), m = c["m"]->dtype();
+                 if (c["u"]->dtype() != x || x.count != m.count || !x.is_float() || !m.is_float())
+                   return nullptr;
+                 const bool half = x.scalar == Scalar::Float16 || x.scalar == Scalar::BFloat16;
+                 const bool holds = (half && (m.scalar == Scalar::Float32 || m.scalar == Scalar::Float64)) ||
+                                    (x.scalar == Scalar::Float32 && m.scalar == Scalar::Float64);
+                 return holds ? c["x"] : nullptr;
+               },
+               "cast round trip"});
   // identities valid for ints (and bool): floats have NaN/inf and signed zeros
   auto I = [](UPat p) { return p.where([](const UOpRef& u) { return bounded(u) || int_scalar(u); }); };
   r.push_back({I(var("x") * zero().named("z")), [](const Captures& c) { return c["z"]; }, "x*0"});

@@ -29,6 +29,12 @@ BOOST_AUTO_TEST_CASE(identities) {
   BOOST_TEST(simp(f * 0.0) == "(f*0.0)"); // NaN * 0 is NaN: not folded for floats
   BOOST_TEST(simp(ne(x, x)) == "False");
   BOOST_TEST(simplify(ne(f, f))->op() == tg::Ops::CMPNE); // NaN != NaN: the NaN test stays
+  // widened and narrowed back: the value itself; narrowed and widened back rounds, so it stays
+  auto h = UOp::variable("h", 0, 1, dtypes::bfloat16);
+  BOOST_TEST(simplify(cast(cast(h, dtypes::float32), dtypes::bfloat16)).get() == h.get());
+  BOOST_TEST(simplify(cast(cast(f, dtypes::float64), dtypes::float32)).get() == f.get());
+  BOOST_TEST(simplify(cast(cast(f, dtypes::bfloat16), dtypes::float32))->op() == tg::Ops::CAST);
+  BOOST_TEST(simplify(cast(cast(h, dtypes::float16), dtypes::bfloat16))->op() == tg::Ops::CAST);
 }
 
 BOOST_AUTO_TEST_CASE(constant_folding_every_dtype) {
