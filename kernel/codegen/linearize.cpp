@@ -306,6 +306,19 @@ void Linearizer::emit_loop(const UOp* range) {
   builder_.end_range(refs_.at(range));
 }
 
+namespace {
+
+// The one lane of a VECTORIZE whose lanes are all the same node (a broadcast), else u itself.
+const UOp* broadcast_lane(const UOp* u) {
+  if (u->op() != Ops::VECTORIZE || u->src().empty()) return u;
+  const UOpRef& lane = u->src(0);
+  return std::all_of(u->src().begin(), u->src().end(), [&](const UOpRef& s) { return s == lane; })
+             ? lane.get()
+             : u;
+}
+
+} // namespace
+
 void Linearizer::find_guarded_sums(const std::unordered_map<const UOp*, std::vector<const UOp*>>& users) {
   auto users_of = [&](const UOp* u) -> const std::vector<const UOp*>& {
     static const std::vector<const UOp*> none;
@@ -313,9 +326,7 @@ void Linearizer::find_guarded_sums(const std::unordered_map<const UOp*, std::vec
     return it == users.end() ? none : it->second;
   };
   auto is_zero = [](const UOp* c) {
-    if (c->op() == Ops::VECTORIZE && c->src().size() > 0 &&
-        std::all_of(c->src().begin(), c->src().end(), [&](const UOpRef& s) { return s == c->src(0); }))
-      c = c->src(0).get();
+    c = broadcast_lane(c);
     if (!c->is_const()) return false;
     const ConstValue v = c->const_value();
     const double* d = std::get_if<double>(&v);
@@ -329,15 +340,8 @@ void Linearizer::find_guarded_sums(const std::unordered_map<const UOp*, std::vec
       continue;
     const UOp* w = r->src(0).get();
     if (w->op() != Ops::WHERE || users_of(w).size() != 1 || !is_zero(w->src(2).get())) continue;
-    const UOp* cond = w->src(0).get();
-    if (cond->dtype().count > 1) { // lanes of one condition
-      if (cond->op() != Ops::VECTORIZE) continue;
-      const UOp* lane = cond->src(0).get();
-      if (!std::all_of(cond->src().begin(), cond->src().end(),
-                       [&](const UOpRef& s) { return s.get() == lane; }))
-        continue;
-      cond = lane;
-    }
+    const UOp* cond = broadcast_lane(w->src(0).get()); // lanes of one condition: that condition
+    if (cond->dtype().count > 1) continue;
     auto& groups = guarded_[r->src().back().get()];
     auto g = std::find_if(groups.begin(), groups.end(), [&](const Guarded& x) { return x.cond == cond; });
     if (g == groups.end()) g = groups.insert(groups.end(), Guarded{cond, {}, {}});

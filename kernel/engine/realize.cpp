@@ -115,7 +115,7 @@ namespace {
 // What graph-building code asks of a device, computed once per open device.
 struct DeviceTraits {
   bool parallel = false;
-  std::vector<tg_dtype> unit_dtypes; // the A (= B) operand dtypes of its matrix units
+  uint32_t unit_dtypes = 0; // bit d: a matrix unit whose A and B are tg_dtype d
 };
 
 DeviceTraits device_traits(const std::string& device) {
@@ -129,9 +129,9 @@ DeviceTraits device_traits(const std::string& device) {
       return it->second.second;
   }
   const LowerOptions options = kernel_options(*dev.device, true);
-  DeviceTraits traits{options.parallel_groups(), {}};
+  DeviceTraits traits{options.parallel_groups(), 0};
   for (const auto& u : options.matrix_units)
-    if (u.unit.a_dtype == u.unit.b_dtype) traits.unit_dtypes.push_back(u.unit.a_dtype);
+    if (u.unit.a_dtype == u.unit.b_dtype && u.unit.a_dtype < 32) traits.unit_dtypes |= 1u << u.unit.a_dtype;
   std::lock_guard lock(mutex);
   std::erase_if(known, [](const auto& entry) { return entry.second.first.expired(); });
   known[dev.device.get()] = {dev.device, traits};
@@ -143,8 +143,8 @@ DeviceTraits device_traits(const std::string& device) {
 bool parallel_work_groups(const std::string& device) { return device_traits(device).parallel; }
 
 bool has_matrix_units(const std::string& device, DType dtype) {
-  const auto units = device_traits(device).unit_dtypes;
-  return std::find(units.begin(), units.end(), to_abi(dtype)) != units.end();
+  const tg_dtype d = to_abi(dtype);
+  return d < 32 && (device_traits(device).unit_dtypes >> d & 1u) != 0;
 }
 
 namespace {

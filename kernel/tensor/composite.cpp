@@ -24,8 +24,7 @@ Tensor product_value(const Tensor& a, const Tensor& b) {
 // Only for 16-bit operands on a device with units for them, b 2-D (a's leading dims flattened
 // into the sum) or b's batch dims a's own, and n >= 128 (the copy is then under 1% of the work).
 bool transposes_for_units(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || a.dtype().itemsize() != 2 || !a.dtype().is_float() || a.ndim() < 2 ||
-      b.ndim() < 2 || b.shape().back() < 128)
+  if (a.dtype() != b.dtype() || a.dtype().itemsize() != 2 || !a.dtype().is_float() || b.shape().back() < 128)
     return false;
   if (b.ndim() != 2 &&
       (a.ndim() != b.ndim() || !std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin())))
