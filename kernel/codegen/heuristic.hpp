@@ -66,6 +66,10 @@ struct DeviceLimits {
   // async_local_copies; CUDA sm_80+: cp.async): a double-buffered plain STAGE's 16-byte copies
   // then lead the step instead of trailing it (lower_stage.cpp, stage_copies).
   bool async_local_copies = false;
+  // The device reads a vector of consecutive elements under a gate per lane (its attribute
+  // lane_gates = "load", IR 1.4; the CPU's masked loads): lanes whose gates differ (a padded
+  // convolution's edge lanes) still load as one vector.
+  bool lane_gates = false;
   // Work groups of many threads sharing local memory: the GPU-style choices. Otherwise one
   // thread per work group and work groups as CPU tasks.
   bool parallel_groups() const {
@@ -77,8 +81,9 @@ struct DeviceLimits {
 struct AxisInfo {
   int64_t size = 1;
   bool reduce = false;
-  int64_t reuse = 0;       // inputs whose index ignores this axis (their loads serve every lane)
-  bool contiguous = false; // some input is contiguous along it (stride 1)
+  int64_t reuse = 0;         // inputs whose index ignores this axis (their loads serve every lane)
+  bool contiguous = false;   // some input is contiguous along it (stride 1)
+  bool every_second = false; // some input reads every second element along it (stride 2)
   bool continues_inner =
       false;            // a reduce axis whose stride is the next reduce axis's size (that one contiguous)
   bool selects = false; // a selection sum's (KernelInfo::selection) equality varies along it

@@ -368,6 +368,10 @@ UOpRef Lowerer::load(const UOpRef& buffer, const Frame& f) {
   UOpRef zero =
       UOp::constant(buffer->dtype(), buffer->dtype().is_float() ? ConstValue{0.0} : ConstValue{int64_t{0}});
   if (buffer->dtype().is_bool()) zero = UOp::constant(buffer->dtype(), false);
+  // An index inside the buffer wherever it is evaluated (a per-channel parameter under a padded
+  // view) needs no gate to stay in bounds: load it always and select. Lanes then share one load.
+  if (index->vmin() >= 0 && index->vmax() < int64_t(buffer_arg(buffer).size()))
+    return where(valid, UOp::make(Ops::LOAD, buffer->dtype(), {ptr}), zero);
   return UOp::make(Ops::LOAD, buffer->dtype(), {ptr, valid, zero});
 }
 
@@ -595,7 +599,7 @@ std::vector<UOpRef> Lowerer::vector_partials(std::vector<UOpRef> partials) const
   if (v == 0 || partials[0]->dtype().count != 1 || group_axis_ >= 0) return partials;
   for (const auto& p : partials)
     if (p->op() != Ops::REDUCE) return partials;
-  LaneVectorizer vectorizer;
+  LaneVectorizer vectorizer(options_.lane_gates);
   std::vector<UOpRef> out;
   for (int64_t c = 0; c < n; c += v) {
     UOpRef vec = vectorizer.bundle({partials.begin() + c, partials.begin() + c + v});
@@ -724,18 +728,20 @@ LoweredKernel Lowerer::run() {
   bool gated = group_axis_ >= 0;
   for (size_t d = 0; d < ndim; ++d) gated |= plan_[d].padded > plan_[d].size;
   const int64_t width = options_.vector_bytes / std::max(1, value_root->dtype().itemsize());
-  // (not under STAGE: its lanes read local memory at strided offsets, and threads interleave the outputs)
+  // (not under STAGE: its lanes read local memory at strided offsets, and threads interleave the
+  // outputs). A device with lane_gates also loads lanes 2 elements apart as one vector.
+  const AxisInfo& lead = info.axes[upcasts_.empty() ? 0 : upcasts_.front().axis];
   if (!upcasts_.empty() && !gated && !tc_ && staged_.empty() && width >= 2 &&
-      info.axes[upcasts_.front().axis].contiguous)
+      (lead.contiguous || (options_.lane_gates && lead.every_second)))
     for (int64_t v = std::min(upcasts_.front().size, 2 * width); v >= 4; --v)
-      if (v % 4 == 0 && upcasts_.front().size % v == 0) {
+      if ((v % 4 == 0 || v == upcasts_.front().size) && upcasts_.front().size % v == 0) {
         vector_lanes = v;
         break;
       }
 
   std::vector<UOpRef> stores;
   const UOpRef& out = globals_[0];
-  LaneVectorizer vectorizer;
+  LaneVectorizer vectorizer(options_.lane_gates);
   const int64_t tc_lanes =
       !tc_ ? 1 : int64_t(sdk::matrix_lanes(options_.matrix_units.at(size_t(tc_unit_)).unit.c));
   for (int64_t lane = 0; lane < total_lanes * tc_lanes; lane += vector_lanes) {

@@ -262,6 +262,7 @@ KernelInfo Lowerer::analyze() {
       AxisInfo& a = info.axes[size_t(out_dims[i])];
       a.reuse = reused(in_dims[i]);
       a.contiguous = stride_count(in_dims[i], 1) > 0;
+      a.every_second = stride_count(in_dims[i], 2) > 0;
     }
     for (int64_t d = 0; d < int64_t(in_shape.size()); ++d)
       if (reduced(d) && in_shape[size_t(d)] != 1) { // an empty axis too: its loop runs no step
@@ -312,6 +313,7 @@ KernelInfo Lowerer::analyze() {
       for (const auto& st : strides) {
         info.axes[d].reuse += st[d] == 0;
         info.axes[d].contiguous |= st[d] == 1;
+        info.axes[d].every_second |= st[d] == 2;
       }
   }
   for (const auto& a : info.axes) {

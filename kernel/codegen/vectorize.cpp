@@ -2,6 +2,10 @@
 
 #include "kernel/ir/symbolic.hpp"
 
+#include <algorithm>
+#include <functional>
+#include <optional>
+
 namespace tg {
 
 namespace {
@@ -20,6 +24,42 @@ bool consecutive(const std::vector<UOpRef>& ptrs) {
     if (diff->op() != Ops::CONST || std::get<int64_t>(diff->const_value()) != int64_t(k)) return false;
   }
   return true;
+}
+
+// A lane `c ? x : a` whose x loads an element without a gate (lowering loads an index that is in
+// bounds everywhere so) reads like the gated load of x: the form its neighbours' loads take.
+UOpRef as_gated_load(const UOpRef& l) {
+  if (l->op() != Ops::WHERE || l->src(1)->op() != Ops::LOAD || l->src(1)->src().size() != 1) return l;
+  return UOp::make(Ops::LOAD, l->dtype(), {l->src(1)->src(0), l->src(0), l->src(2)});
+}
+
+// The conjuncts of a bool (its AND chain's leaves), each once.
+void conjuncts(const UOpRef& g, std::vector<UOpRef>& out) {
+  if (g->op() == Ops::AND && g->dtype() == dtypes::bool_) {
+    conjuncts(g->src(0), out);
+    conjuncts(g->src(1), out);
+  } else if (std::find(out.begin(), out.end(), g) == out.end()) {
+    out.push_back(g);
+  }
+}
+
+// The conjuncts that every gate has (a null gate has none).
+std::vector<UOpRef> shared_conjuncts(const std::vector<std::vector<UOpRef>>& terms) {
+  std::vector<UOpRef> common;
+  for (const auto& t : terms[0]) {
+    bool everywhere = true;
+    for (size_t k = 1; k < terms.size(); ++k)
+      everywhere &= std::find(terms[k].begin(), terms[k].end(), t) != terms[k].end();
+    if (everywhere) common.push_back(t);
+  }
+  return common;
+}
+
+std::vector<std::vector<UOpRef>> conjuncts_of(const std::vector<UOpRef>& gates) {
+  std::vector<std::vector<UOpRef>> terms(gates.size());
+  for (size_t k = 0; k < gates.size(); ++k)
+    if (gates[k]) conjuncts(gates[k], terms[k]);
+  return terms;
 }
 
 } // namespace
@@ -48,14 +88,23 @@ UOpRef LaneVectorizer::bundle(const std::vector<UOpRef>& lanes) {
   }
   UOpRef out;
   const Ops op = first->op();
+  bool all_loads = first->dtype().count == 1, some_load = false;
+  std::vector<UOpRef> as_loads;
+  for (const auto& l : lanes) {
+    as_loads.push_back(as_gated_load(l));
+    all_loads &= as_loads.back()->op() == Ops::LOAD && l->dtype() == first->dtype();
+    some_load |= l->op() == Ops::LOAD;
+  }
   if (same) {
     out = broadcast(first, n);
+  } else if (all_loads && some_load) {
+    out = loads(as_loads); // gated and ungated lanes may share a vector
+  } else if (first->dtype() == dtypes::bool_ && !alike && !shared_conjuncts(conjuncts_of(lanes)).empty()) {
+    out = lane_gate(lanes);
+  } else if (std::vector<UOpRef> selected = selected_everywhere(lanes); !selected.empty()) {
+    out = bundle(selected);
   } else if (!alike || first->dtype().count != 1) {
     out = pack(lanes);
-  } else if (op == Ops::LOAD && first->src().size() == 1) {
-    std::vector<UOpRef> ptrs;
-    for (const auto& l : lanes) ptrs.push_back(l->src(0));
-    out = consecutive(ptrs) ? UOp::make(Ops::LOAD, first->dtype().vec(uint16_t(n)), {ptrs[0]}) : pack(lanes);
   } else if (op == Ops::REDUCE) {
     // one accumulator per lane, all over the same loops: a vector accumulator
     bool same_loops = true;
@@ -83,6 +132,147 @@ UOpRef LaneVectorizer::bundle(const std::vector<UOpRef>& lanes) {
   }
   memo_.emplace(std::move(key), out);
   return out;
+}
+
+// Lanes load one element each. Each maximal run of lanes that read consecutive elements under the
+// same gate (or none) becomes one vector load: a convolution's padded rows gate only their edge
+// lanes (x - 1 >= 0 on the first, x + 1 < W on the last), so the lanes between them still load as
+// one vector under the row's gate. On a device that gates lanes one by one (lane_gates), lanes
+// k elements apart (k <= kMaxStride: a stride-2 convolution's) load as one wider vector of the
+// elements from the first lane's to the last's under a gate per element, and take every k-th.
+UOpRef LaneVectorizer::loads(const std::vector<UOpRef>& lanes) {
+  constexpr int64_t kMaxStride = 2;
+  const size_t n = lanes.size();
+  auto gate = [&](size_t k) { return lanes[k]->src().size() == 3 ? lanes[k]->src(1) : UOpRef(); };
+  // elements from lane a's element to lane b's, when that is a constant
+  auto distance = [&](size_t a, size_t b) -> std::optional<int64_t> {
+    const UOpRef &pa = lanes[a]->src(0), &pb = lanes[b]->src(0);
+    if (pa->op() != Ops::INDEX || pb->op() != Ops::INDEX || pa->src(0) != pb->src(0)) return std::nullopt;
+    if (pa->src(1)->dtype() != pb->src(1)->dtype()) return std::nullopt;
+    UOpRef diff = simplify(pb->src(1) - pa->src(1));
+    if (diff->op() != Ops::CONST) return std::nullopt;
+    return std::get<int64_t>(diff->const_value());
+  };
+  auto load_run = [&](size_t start, size_t count) {
+    std::vector<UOpRef> src{lanes[start]->src(0)};
+    if (gate(start)) {
+      std::vector<UOpRef> alts;
+      for (size_t k = start; k < start + count; ++k) alts.push_back(lanes[k]->src(2));
+      src.push_back(lanes[start]->src(1));
+      src.push_back(bundle(alts));
+    }
+    return UOp::make(Ops::LOAD, lanes[0]->dtype().vec(uint16_t(count)), std::move(src));
+  };
+  std::vector<std::pair<size_t, size_t>> runs; // (first lane, lanes)
+  for (size_t k = 0; k < n; ++k) {
+    if (!runs.empty() && gate(k) == gate(runs.back().first) &&
+        distance(runs.back().first, k) == int64_t(k - runs.back().first))
+      ++runs.back().second;
+    else
+      runs.emplace_back(k, 1);
+  }
+  if (runs.size() == 1) return load_run(0, n);
+  if (lane_gates_) {
+    const std::optional<int64_t> stride = distance(0, 1);
+    bool strided = stride && *stride >= 1 && *stride <= kMaxStride;
+    for (size_t k = 2; k < n && strided; ++k) strided = distance(0, k) == *stride * int64_t(k);
+    if (strided) return strided_load(lanes, size_t(*stride));
+  }
+  if (runs.size() == n) return pack(lanes);
+  std::vector<UOpRef> out;
+  for (auto [start, count] : runs) {
+    if (count == 1) {
+      out.push_back(lanes[start]);
+      continue;
+    }
+    UOpRef vector = load_run(start, count);
+    for (size_t k = 0; k < count; ++k)
+      out.push_back(UOp::make(Ops::GEP, vector->dtype().base(), {vector}, Arg{int64_t(k)}));
+  }
+  return pack(out);
+}
+
+// Lane k reads the element stride * k after lane 0's: one load of every element in between, the
+// one between lanes k and k + 1 under both their gates (both in bounds: so is it), then every
+// stride-th lane of it.
+UOpRef LaneVectorizer::strided_load(const std::vector<UOpRef>& lanes, size_t stride) {
+  const size_t n = lanes.size(), wide = stride * (n - 1) + 1;
+  auto gate = [&](size_t k) { return lanes[k]->src().size() == 3 ? lanes[k]->src(1) : UOpRef(); };
+  auto both = [](const UOpRef& a, const UOpRef& b) {
+    if (!a || a == b) return b;
+    if (!b) return a;
+    return UOp::make(Ops::AND, dtypes::bool_, {a, b});
+  };
+  const UOpRef zero = UOp::constant(lanes[0]->dtype(), ConstValue{int64_t{0}});
+  std::vector<UOpRef> gates(wide), alts(wide, zero);
+  for (size_t j = 0; j < wide; ++j) {
+    const size_t k = j / stride;
+    gates[j] = j % stride == 0 ? gate(k) : both(gate(k), gate(k + 1));
+    if (j % stride == 0 && gate(k)) alts[j] = lanes[k]->src(2);
+  }
+  const DType dt = lanes[0]->dtype().vec(uint16_t(wide));
+  UOpRef ptr = lanes[0]->src(0), vector;
+  if (std::all_of(gates.begin(), gates.end(), [&](const UOpRef& g) { return g == gates[0]; }))
+    vector =
+        gates[0] ? UOp::make(Ops::LOAD, dt, {ptr, gates[0], bundle(alts)}) : UOp::make(Ops::LOAD, dt, {ptr});
+  else
+    vector = UOp::make(Ops::LOAD, dt, {ptr, lane_gate(gates), bundle(alts)});
+  if (stride == 1) return vector;
+  std::vector<UOpRef> out;
+  for (size_t k = 0; k < n; ++k)
+    out.push_back(UOp::make(Ops::GEP, dt.base(), {vector}, Arg{int64_t(k * stride)}));
+  return pack(out);
+}
+
+// Lanes where some are `c ? x : z` (z a constant) and the others are like those x: a padded
+// view's edge lanes select, the lanes inside it compute x alone. The others become `true ? x : z`
+// so all bundle as one select. Empty when the lanes are not of that form.
+std::vector<UOpRef> LaneVectorizer::selected_everywhere(const std::vector<UOpRef>& lanes) {
+  const UOp* select = nullptr;
+  for (const auto& l : lanes)
+    if (l->op() == Ops::WHERE && l->src(2)->op() == Ops::CONST) select = l.get();
+  if (select == nullptr) return {};
+  const UOpRef& x = select->src(1);
+  std::vector<UOpRef> out;
+  bool changed = false;
+  for (const auto& l : lanes) {
+    if (l->op() == Ops::WHERE && l->src(2) == select->src(2)) {
+      out.push_back(l);
+      continue;
+    }
+    if (l->op() != x->op() || l->dtype() != x->dtype() || l->src().size() != x->src().size() ||
+        l->arg() != x->arg())
+      return {};
+    out.push_back(UOp::make(Ops::WHERE, l->dtype(),
+                            {UOp::constant(dtypes::bool_, ConstValue{true}), l, select->src(2)}));
+    changed = true;
+  }
+  if (!changed) return {};
+  return out;
+}
+
+// Gates per lane (null: the lane is not gated) as one bool vector: the conjuncts every lane's gate
+// shares (a convolution's row bounds) broadcast, AND the rest per lane (the column bounds of the
+// edge lanes; true elsewhere), so the shared part stays one scalar compare.
+UOpRef LaneVectorizer::lane_gate(const std::vector<UOpRef>& gates) {
+  const size_t n = gates.size();
+  const std::vector<std::vector<UOpRef>> terms = conjuncts_of(gates);
+  const std::vector<UOpRef> common = shared_conjuncts(terms);
+  auto all_of = [](const std::vector<UOpRef>& ts) {
+    UOpRef g = ts.empty() ? UOp::constant(dtypes::bool_, ConstValue{true}) : ts[0];
+    for (size_t k = 1; k < ts.size(); ++k) g = UOp::make(Ops::AND, dtypes::bool_, {g, ts[k]});
+    return g;
+  };
+  std::vector<UOpRef> rest;
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<UOpRef> own;
+    for (const auto& t : terms[k])
+      if (std::find(common.begin(), common.end(), t) == common.end()) own.push_back(t);
+    rest.push_back(all_of(own));
+  }
+  UOpRef per_lane = bundle(rest);
+  if (common.empty()) return per_lane;
+  return UOp::make(Ops::AND, dtypes::bool_.vec(uint16_t(n)), {broadcast(all_of(common), n), per_lane});
 }
 
 std::vector<UOpRef> LaneVectorizer::store(const std::vector<UOpRef>& ptrs, const UOpRef& vector) {

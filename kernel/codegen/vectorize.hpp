@@ -15,6 +15,8 @@ namespace tg {
 
 class LaneVectorizer {
 public:
+  // lane_gates: the device reads a vector under a gate per lane (its attribute lane_gates, IR 1.4).
+  explicit LaneVectorizer(bool lane_gates = false) : lane_gates_(lane_gates) {}
   // One vector value (dtype.vec(lanes.size())) whose lane k equals lanes[k].
   UOpRef bundle(const std::vector<UOpRef>& lanes);
   // Stores lane k of `vector` at ptrs[k] (INDEX nodes): one vector store when the pointers are
@@ -24,6 +26,11 @@ public:
 private:
   UOpRef broadcast(const UOpRef& scalar, size_t n);
   UOpRef pack(const std::vector<UOpRef>& lanes);
+  UOpRef loads(const std::vector<UOpRef>& lanes);
+  std::vector<UOpRef> selected_everywhere(const std::vector<UOpRef>& lanes);
+  UOpRef strided_load(const std::vector<UOpRef>& lanes, size_t stride);
+  UOpRef lane_gate(const std::vector<UOpRef>& gates);
+  bool lane_gates_ = false;
   std::map<std::vector<const UOp*>, UOpRef> memo_;
   std::vector<UOpRef> keep_alive_; // memo keys are raw pointers
 };

@@ -97,6 +97,9 @@ LowerOptions kernel_options(const Device& device, bool optimize) {
       if (value != "16")
         throw Error(where + ": attribute async_local_copies is \"" + value + "\", not 16 (bytes)");
       options.async_local_copies = options.local_memory_bytes > 0;
+    } else if (key == "lane_gates") {
+      if (value != "load") throw Error(where + ": attribute lane_gates is \"" + value + "\", not load");
+      options.lane_gates = true;
     } else if (key == "work_group_execution") {
       if (value != "serial" && value != "parallel")
         throw Error(where + ": attribute work_group_execution is \"" + value + "\", not serial or parallel");

@@ -87,6 +87,7 @@ std::vector<sdk::Attribute> Device::attributes() const {
       {"threads", std::to_string(pool_->size())},
       {"plugin_version", TG_CPU_PLUGIN_VERSION},
       {"codegen", "LLVM IR -> ORC LLJIT (in process)"},
+      {"lane_gates", "load"}, // masked vector loads (IR 1.4)
   };
 }
 

@@ -59,7 +59,8 @@ private:
   }
   Lane* result(WorkItem& item, size_t i) { return &item.lanes[slot_[i]]; }
   // The memory an INDEX points into and the element range [index, index + count) it touches.
-  std::byte* address(const WorkItem& item, size_t i, uint32_t index_ins, unsigned count);
+  // The address of `count` elements from the INDEX's element plus `lane`, checked against its memory.
+  std::byte* address(const WorkItem& item, size_t i, uint32_t index_ins, unsigned count, unsigned lane = 0);
   [[noreturn]] void fail(const WorkItem& item, size_t i, const std::string& why) const;
   // kWgmmaDeferReads / TG_MMA_DEFER_READS: the tiles a deferred WGMMA or MMA read stay pending
   // until the work group's first BARRIER after its items start a later run or leave the innermost
@@ -208,11 +209,16 @@ void Interpreter::fail(const WorkItem& item, size_t i, const std::string& why) c
                          int64_t(i));
 }
 
-std::byte* Interpreter::address(const WorkItem& item, size_t i, uint32_t index_ins, unsigned count) {
+std::byte* Interpreter::address(const WorkItem& item, size_t i, uint32_t index_ins, unsigned count,
+                                unsigned lane) {
   const Instruction& index = ir_.instructions[index_ins];
   const Memory& mem = memory_[index.src[0]];
   const Instruction& idx_src = ir_.instructions[index.src[1]];
   Lane v = operand(item, index.src[1], 0);
+  if (is_signed(idx_src.dtype))
+    v.i += int64_t(lane);
+  else
+    v.u += lane;
   const size_t elem = dtype_size(mem.dtype);
   const size_t elements = mem.bytes / elem;
   const bool negative = is_signed(idx_src.dtype) && v.i < 0;
@@ -301,6 +307,13 @@ void Interpreter::execute(WorkItem& item, size_t i) {
     break;
   case TG_OP_LOAD: {
     Lane* r = result(item, i);
+    if (ins.src.size() == 3 && ir_.instructions[ins.src[1]].vcount > 1) { // gated per lane (IR 1.4)
+      for (unsigned k = 0; k < vc; ++k)
+        r[k] = operand(item, ins.src[1], k).u == 0
+                   ? operand(item, ins.src[2], k)
+                   : load_element(ins.dtype, address(item, i, ins.src[0], 1, k));
+      break;
+    }
     if (ins.src.size() == 3 && operand(item, ins.src[1], 0).u == 0) {
       for (unsigned k = 0; k < vc; ++k) r[k] = operand(item, ins.src[2], k); // reads no memory
       break;

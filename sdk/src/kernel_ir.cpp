@@ -122,6 +122,14 @@ bool uses_mma(const KernelIR& ir) {
   return false;
 }
 
+bool uses_lane_gates(const KernelIR& ir) {
+  for (const auto& ins : ir.instructions)
+    if (ins.op == TG_OP_LOAD && ins.src.size() == 3 && ins.src[1] < ir.instructions.size() &&
+        ir.instructions[ins.src[1]].vcount > 1)
+      return true;
+  return false;
+}
+
 void check_mma(const KernelIR& ir, std::span<const tg_matrix_unit> units) {
   for (size_t i = 0; i < ir.instructions.size(); ++i) {
     const Instruction& ins = ir.instructions[i];
@@ -362,7 +370,8 @@ void validate_kernel_ir(KernelIR& ir) {
     case TG_OP_LOAD:
       if (src_op(0) != TG_OP_INDEX) fail("source 0 must be an INDEX");
       if (n == 2) fail("a gated load needs both a gate and an alternative value");
-      if (n == 3 && (src_dtype(1) != TG_DTYPE_BOOL || src_vcount(1) != 1)) fail("gate must be a scalar bool");
+      if (n == 3 && (src_dtype(1) != TG_DTYPE_BOOL || (src_vcount(1) != 1 && src_vcount(1) != ins.vcount)))
+        fail("gate must be a scalar bool or a bool per lane");
       if (n == 3 && (src_dtype(2) != ins.dtype || src_vcount(2) != ins.vcount))
         fail("alternative value type differs from the load's");
       if (ins.dtype != ins_list[ins.src[0]].dtype) fail("loads the buffer's element dtype");
@@ -494,12 +503,13 @@ KernelIR parse_kernel_ir(std::span<const std::byte> bytes) {
   ByteReader r(bytes);
   int64_t at = -1; // the instruction being read, for the error
   KernelIR ir;
+  uint16_t minor = 0;
   try {
     auto magic = r.bytes(4, "magic");
     if (std::memcmp(magic.data(), TG_IR_MAGIC, 4) != 0)
       throw IRError("not kernel IR: bad magic (expected \"TGIR\")", -1);
     auto major = r.get<uint16_t>("version");
-    auto minor = r.get<uint16_t>("version");
+    minor = r.get<uint16_t>("version");
     if (major != TG_IR_VERSION_MAJOR)
       throw IRError("kernel IR version " + std::to_string(major) + "." + std::to_string(minor) +
                         " is not readable by this reader (IR major " + std::to_string(TG_IR_VERSION_MAJOR) +
@@ -553,6 +563,15 @@ KernelIR parse_kernel_ir(std::span<const std::byte> bytes) {
   if (r.remaining() != 0)
     throw IRError(std::to_string(r.remaining()) + " trailing bytes after the last instruction", -1);
   validate_kernel_ir(ir);
+  if (minor < TG_IR_VERSION_MINOR_LANE_GATES)
+    for (size_t i = 0; i < ir.instructions.size(); ++i) {
+      const Instruction& ins = ir.instructions[i];
+      if (ins.op == TG_OP_LOAD && ins.src.size() == 3 && ir.instructions[ins.src[1]].vcount > 1)
+        throw IRError("instruction " + std::to_string(i) +
+                          ": a LOAD gated per lane needs kernel IR 1.4, the header says 1." +
+                          std::to_string(minor),
+                      int64_t(i));
+    }
   return ir;
 }
 
@@ -565,10 +584,11 @@ std::vector<std::byte> serialize_kernel_ir(const KernelIR& ir) {
   ByteWriter w;
   for (int k = 0; k < 4; ++k) w.put<uint8_t>(uint8_t(TG_IR_MAGIC[k]));
   w.put<uint16_t>(TG_IR_VERSION_MAJOR);
-  w.put<uint16_t>(uses_mma(ir)     ? TG_IR_VERSION_MINOR_MMA
-                  : uses_wgmma(ir) ? TG_IR_VERSION_MINOR_WGMMA
-                  : uses_wmma(ir)  ? TG_IR_VERSION_MINOR_WMMA
-                                   : TG_IR_VERSION_MINOR);
+  w.put<uint16_t>(uses_lane_gates(ir) ? TG_IR_VERSION_MINOR_LANE_GATES
+                  : uses_mma(ir)      ? TG_IR_VERSION_MINOR_MMA
+                  : uses_wgmma(ir)    ? TG_IR_VERSION_MINOR_WGMMA
+                  : uses_wmma(ir)     ? TG_IR_VERSION_MINOR_WMMA
+                                      : TG_IR_VERSION_MINOR);
   w.put<uint32_t>(uint32_t(ir.instructions.size()));
   w.put<uint32_t>(uint32_t(ir.name.size()));
   for (char c : ir.name) w.put<uint8_t>(uint8_t(c));

@@ -747,3 +747,30 @@ BOOST_AUTO_TEST_CASE(loop_limit_is_kept_or_refused) {
   BOOST_TEST(run(rows, limited, [](const ScheduleItem&, size_t) { return std::nullopt; }).opts.at(0) ==
              run(rows, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; }).opts.at(0));
 }
+
+// A padded depthwise convolution along contiguous output columns: only the edge lanes' loads
+// carry the column bounds. On a device that gates lanes one by one (lane_gates) each row's lanes
+// become one vector load with a gate per lane; elsewhere the lanes between the edges still load
+// as one vector under the row's gate. Both compute what the unoptimized kernel computes.
+BOOST_AUTO_TEST_CASE(padded_convolution_lanes_load_as_vectors) {
+  Tensor x = input({1, 8, 20, 32}), w = input({8, 1, 3, 3});
+  auto items = compute_items(x.conv2d(w, std::nullopt, 1, 1, 1, 8));
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  for (bool lane_gates : {false, true}) {
+    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
+      LowerOptions o = cpu();
+      o.lane_gates = lane_gates;
+      LoweredKernel k = lower_kernel(items.back(), o);
+      int per_lane = 0, vector_gated = 0;
+      for (const auto& u : toposort(k.sink)) {
+        if (u->op() != Ops::LOAD || u->src().size() != 3 || u->dtype().count == 1) continue;
+        (u->src(1)->dtype().count > 1 ? per_lane : vector_gated) += 1;
+      }
+      BOOST_TEST((lane_gates ? per_lane > 0 : per_lane == 0),
+                 k.opts << ": " << per_lane << " loads gated per lane");
+      BOOST_TEST((lane_gates || vector_gated > 0), k.opts << ": no vector load under a row's gate");
+      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(items, got, plain, "heuristic " + got.opts.back());
+    }
+  }
+}

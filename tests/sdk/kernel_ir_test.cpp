@@ -284,3 +284,35 @@ BOOST_AUTO_TEST_CASE(buffer_alignment_round_trips_and_is_checked) {
     refused(k, "alignment 32 exceeds its buffer's 16 bytes");
   }
 }
+
+// IR 1.4: a LOAD gated per lane (a bool vector gate of the load's lanes) is written as 1.4; a
+// header that says less is refused naming the instruction; a gate of another width is invalid.
+BOOST_AUTO_TEST_CASE(lane_gates_need_ir_1_4) {
+  auto lane_gated = [](uint16_t gate_lanes) {
+    KernelBuilder b("lanes");
+    auto out = b.global(0, TG_DTYPE_FLOAT32), a = b.global(1, TG_DTYPE_FLOAT32);
+    std::vector<KernelBuilder::Ref> gates, alts;
+    for (int32_t k = 0; k < gate_lanes; ++k) gates.push_back(b.cmplt(b.i32(k), b.i32(2)));
+    for (int32_t k = 0; k < 4; ++k) alts.push_back(b.f32(0.0f));
+    auto v = b.load_gated(b.index(a, b.i32(0)), b.vectorize(gates), b.vectorize(alts));
+    b.store(b.index(out, b.i32(0)), v);
+    return b;
+  };
+  auto builder = lane_gated(4);
+  BOOST_TEST(uses_lane_gates(builder.ir()));
+  BOOST_TEST(!uses_lane_gates(sample_kernel().ir()));
+  auto bytes = builder.serialize();
+  BOOST_TEST(std::to_integer<int>(bytes[6]) == TG_IR_VERSION_MINOR_LANE_GATES); // little-endian u16
+  BOOST_TEST(parse_kernel_ir(bytes).instructions.size() == builder.ir().instructions.size());
+  bytes[6] = std::byte{TG_IR_VERSION_MINOR_MMA};
+  BOOST_TEST(error_of(bytes).find("a LOAD gated per lane needs kernel IR 1.4, the header says 1.3") !=
+                 std::string::npos,
+             error_of(bytes));
+  std::string wrong;
+  try {
+    lane_gated(2).serialize(); // validates first
+  } catch (const IRError& e) {
+    wrong = e.what();
+  }
+  BOOST_TEST(wrong.find("gate must be a scalar bool or a bool per lane") != std::string::npos, wrong);
+}

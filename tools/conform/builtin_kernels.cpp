@@ -282,6 +282,27 @@ KernelCase vector4() {
               {{TG_DTYPE_FLOAT32, 404}, {TG_DTYPE_FLOAT32, 101}, {TG_DTYPE_FLOAT32, 404}});
 }
 
+// IR 1.4, a load gated per lane: out[8g + k] = a[8g + k - 1] where that element exists, else -1.
+// Lane 0 of group 0 and the last lanes of the last group point outside a: their gates are false
+// and they read no memory. Runs where the device's lane_gates attribute is "load".
+KernelCase lane_gated_load() {
+  const int32_t groups = 13, n = groups * 8 - 3;
+  KernelBuilder k("lane_gated_load");
+  Ref out = k.global(0, TG_DTYPE_FLOAT32), a = k.global(1, TG_DTYPE_FLOAT32);
+  Ref base = k.mul(k.group_id(0), k.i32(8));
+  Ref first = k.add(base, k.i32(-1));
+  std::vector<Ref> gates, alts;
+  for (int32_t lane = 0; lane < 8; ++lane) {
+    Ref idx = k.add(first, k.i32(lane));
+    gates.push_back(k.alu(TG_OP_AND, k.cmplt(k.i32(-1), idx), k.cmplt(idx, k.i32(n))));
+    alts.push_back(k.f32(-1.0f));
+  }
+  Ref v = k.load_gated(k.index(a, first), k.vectorize(gates), k.vectorize(alts));
+  k.store(k.index(out, base), v);
+  return make(k, {uint32_t(groups), 1, 1}, {1, 1, 1},
+              {{TG_DTYPE_FLOAT32, groups * 8}, {TG_DTYPE_FLOAT32, n}});
+}
+
 // A vector accumulator: out4[g] = sum over r of a4[r, g], DEFINE_ACC and ASSIGN of 4 lanes.
 KernelCase vector_accumulator() {
   const int32_t rows = 19, groups = 23;
@@ -465,6 +486,7 @@ std::vector<KernelCase> builtin_kernels() {
   kernels.push_back(scalars_mixed(true));
   kernels.push_back(int64_index());
   kernels.push_back(nested_ifs());
+  kernels.push_back(lane_gated_load());
   // IR 1.2 WGMMA: 2 warpgroups, 3 k steps; B k-major, and n-major (kWgmmaBNMajor, "_bn"); both
   // tiles 128-byte swizzled (kWgmmaSwizzle128, "_swz": 128 k, two atom columns, 8 k steps)
   for (bool swz : {false, true})

@@ -47,6 +47,20 @@ std::string unsupported(const KernelCase& k, const tg::sdk::KernelIR& ir, const 
   return {};
 }
 
+// The device's attribute `key`, or empty when it has none (or no attribute functions).
+std::string attribute(const Context& ctx, const std::string& key) {
+  if (!TG_CONFORM_HAS(device_attribute_count) || !TG_CONFORM_HAS(device_attribute)) return {};
+  Device device(ctx.device_index);
+  int32_t count = 0;
+  check(api().device_attribute_count(device.get(), &count), "device_attribute_count");
+  for (int32_t i = 0; i < count; ++i) {
+    const char *k = nullptr, *value = nullptr;
+    check(api().device_attribute(device.get(), i, &k, &value), "device_attribute");
+    if (k && value && key == k) return value;
+  }
+  return {};
+}
+
 // IR 1.2 WGMMA runs only where the device names its shape with "@wg" in the tensor_cores
 // attribute (docs/abi.md 5.7); empty when it does, or the program has none.
 std::string unnamed_wgmma_shape(const Context& ctx, const tg::sdk::KernelIR& ir) {
@@ -56,27 +70,23 @@ std::string unnamed_wgmma_shape(const Context& ctx, const tg::sdk::KernelIR& ir)
       want = "m64n" + std::to_string(tg::sdk::wgmma_shape(tg::sdk::wgmma_shape_code(ins.arg0))->n) +
              "k16:f16,bf16->f32@wg";
   if (want.empty()) return {};
-  const std::string why = "the device does not name " + want + " in its tensor_cores attribute";
-  if (!(ctx.properties.features & TG_FEATURE_TENSOR_CORES) || !TG_CONFORM_HAS(device_attribute_count) ||
-      !TG_CONFORM_HAS(device_attribute))
-    return why;
-  Device device(ctx.device_index);
-  int32_t count = 0;
-  check(api().device_attribute_count(device.get(), &count), "device_attribute_count");
-  for (int32_t i = 0; i < count; ++i) {
-    const char *key = nullptr, *value = nullptr;
-    check(api().device_attribute(device.get(), i, &key, &value), "device_attribute");
-    if (key && value && std::string(key) == "tensor_cores" &&
-        std::string(value).find(want) != std::string::npos)
-      return {};
-  }
-  return why;
+  if ((ctx.properties.features & TG_FEATURE_TENSOR_CORES) &&
+      attribute(ctx, "tensor_cores").find(want) != std::string::npos)
+    return {};
+  return "the device does not name " + want + " in its tensor_cores attribute";
+}
+
+// IR 1.4 loads gated per lane run only where the device's lane_gates attribute is "load".
+std::string undeclared_lane_gates(const Context& ctx, const tg::sdk::KernelIR& ir) {
+  if (!tg::sdk::uses_lane_gates(ir) || attribute(ctx, "lane_gates") == "load") return {};
+  return "the device does not declare lane_gates=load (IR 1.4 loads gated per lane)";
 }
 
 void run_kernel(const Context& ctx, const KernelCase& k) {
   tg::sdk::KernelIR ir = tg::sdk::parse_kernel_ir(k.ir);
   if (std::string why = unsupported(k, ir, ctx.properties); !why.empty()) throw CaseSkipped(why);
   if (std::string why = unnamed_wgmma_shape(ctx, ir); !why.empty()) throw CaseSkipped(why);
+  if (std::string why = undeclared_lane_gates(ctx, ir); !why.empty()) throw CaseSkipped(why);
   if (!TG_CONFORM_HAS(compile) || !TG_CONFORM_HAS(program_load) || !TG_CONFORM_HAS(launch))
     throw CaseSkipped("the plugin lacks compile, program_load or launch");
   expect(k.buffers.size() == ir.buffer_count, "kernel description and IR disagree on the buffer count");

@@ -134,6 +134,10 @@ typedef int32_t tg_dtype;
 /* IR 1.3 appends TG_OP_MMA (a matrix unit the device declares, ABI 1.4). A program that uses it
  * says 1.3; one that does not is written as before. */
 #define TG_IR_VERSION_MINOR_MMA 3
+/* IR 1.4: a gated LOAD's gate may be a bool vector of the load's lanes (lane k reads memory only
+ * where gate lane k is true). A program with such a load says 1.4; the host emits one only for a
+ * device whose attribute lane_gates is "load". */
+#define TG_IR_VERSION_MINOR_LANE_GATES 4
 
 /* Instruction flags. */
 #define TG_IR_FLAG_POINTER 0x01u /* the value is a pointer to dtype elements */

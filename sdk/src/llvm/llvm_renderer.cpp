@@ -348,10 +348,17 @@ void Renderer::emit(uint32_t i) {
       V p = vc > 1 ? b_.CreateBitCast(ptr, mt->getPointerTo()) : ptr;
       return mem_to_reg(b_.CreateAlignedLoad(mt, p, llvm::Align(dtype_size(dt))), dt);
     };
-    if (ins.src.size() == 1)
+    if (ins.src.size() == 1) {
       vals_[i] = load();
-    else
+    } else if (src_ins(1).vcount > 1) { // gated per lane (IR 1.4): a masked load reads no masked lane
+      llvm::Type* mt = mem_type(dt, vc);
+      V mask = get(ins.src[1]);
+      V p = b_.CreateBitCast(ptr, mt->getPointerTo());
+      V loaded = mem_to_reg(b_.CreateMaskedLoad(mt, p, llvm::Align(dtype_size(dt)), mask), dt);
+      vals_[i] = b_.CreateSelect(mask, loaded, get(ins.src[2], vc));
+    } else {
       vals_[i] = gated(scalar_gate(ins.src[1], "LOAD"), get(ins.src[2], vc), load);
+    }
     return;
   }
   case TG_OP_STORE: {

@@ -583,7 +583,8 @@ void CStyle::emit(uint32_t i) {
         define(i, k, value_type(ins.dtype), e);
       } else { // a false gate reads no memory
         define(i, k, value_type(ins.dtype), lane(ins.src[2], k));
-        line("if (" + lane(ins.src[1], 0) + ") " + lane_name(i, k) + " = " + e + ";");
+        const unsigned g = ir_.instructions[ins.src[1]].vcount > 1 ? k : 0; // gated per lane (IR 1.4)
+        line("if (" + lane(ins.src[1], g) + ") " + lane_name(i, k) + " = " + e + ";");
       }
     }
     return;

@@ -63,6 +63,9 @@ bool uses_wmma(const KernelIR& ir);
 bool uses_wgmma(const KernelIR& ir);
 // Whether a program uses the IR 1.3 op MMA: it is then written, and must be read, as IR 1.3.
 bool uses_mma(const KernelIR& ir);
+// Whether a program has a LOAD gated per lane (a bool vector gate, IR 1.4): it is then written, and
+// must be read, as IR 1.4.
+bool uses_lane_gates(const KernelIR& ir);
 // Checks every MMA against the units the compile target declares (tg_matrix_unit, ABI 1.4): a
 // known index, A, B and C with the unit's dtypes and lane counts (a local-memory unit's A and B:
 // INDEXes into local memory of its dtypes, and strides that its atoms allow). Throws IRError naming the
