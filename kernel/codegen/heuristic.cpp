@@ -246,6 +246,21 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
         break;
       }
   }
+  // no reuse, an input read every second element along the last output axis (a stride-2 pool's
+  // window) on a device that loads such lanes as one wider vector (lane_gates): 16 or 8 lanes
+  int last = int(ndim) - 1;
+  while (last > 0 && k.axes[size_t(last)].size == 1) --last;
+  int64_t pool_lanes = 1;
+  if (upcasts == 0 && d.lane_gates && last >= 0 && k.axes[size_t(last)].every_second) {
+    const int64_t n = k.axes[size_t(last)].size;
+    for (int64_t u : {16, 8})
+      if (n % u == 0 && k.output_count() / u >= int64_t(d.compute_units)) {
+        opts.push_back({OptOp::UPCAST, last, u});
+        ++upcasts;
+        pool_lanes = u;
+        break;
+      }
+  }
   // no reuse to exploit: give a contiguous reduction parallel partial sums instead, which the
   // lowering makes vector accumulators: all of a short axis (a 20x20 map reduced per channel gets
   // 20 lanes), 16 or 8 of a long one; a short axis that continues into the one outside it (6x6)
@@ -266,11 +281,11 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   // Nothing to tile and a short reduce (a pool's window over strided reads, which lanes would
   // gather): each work group loops over a run of outputs, up to ~1024 of them, so its index math
   // is paid once per run (BEAM's choice for ResNet's 3x3 stride-2 max pool: 2x faster).
-  if (opts.empty() && ndim > 0 && k.reduce_count_elems() <= 64) {
+  if ((opts.empty() || pool_lanes > 1) && ndim > 0 && k.reduce_count_elems() <= 64) {
     const int64_t target_groups = int64_t(d.compute_units) * 32;
-    int64_t per_group = 1, groups = k.output_count();
+    int64_t per_group = pool_lanes, groups = k.output_count() / pool_lanes;
     for (int a = int(ndim) - 1; a >= 0; --a) {
-      const int64_t n = k.axes[size_t(a)].size;
+      const int64_t n = k.axes[size_t(a)].size / (a == last ? pool_lanes : 1);
       if (n < 2) continue;
       int64_t l = largest_divisor(n, std::max<int64_t>(1, 1024 / per_group));
       while (l > 1 && groups / l < target_groups) l = largest_divisor(n, l - 1);
