@@ -40,6 +40,8 @@ public:
   std::vector<int64_t> ints(size_t i) const;
   std::vector<double> doubles(size_t i) const;
   int64_t int_scalar(size_t i) const;
+  // Whether input i's values are on the host already (reading them costs no device read).
+  bool known(size_t i) const { return i < hosts_.size() && hosts_[i] != nullptr; }
   double double_scalar(size_t i) const;
   size_t num_outputs() const { return node_.outputs.size(); }
   bool wants_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }

@@ -2,9 +2,71 @@
 
 #include "kernel/onnx/ops.hpp"
 
+#include <set>
 #include <unordered_map>
 
 namespace tg::onnx {
+
+namespace {
+
+// Ops whose outputs are a function of their inputs' values (and attributes) alone: with every
+// input known on the host (a Shape's output, a Constant, an initializer), small outputs are
+// folded to host values, so the shape arithmetic a PyTorch export emits before a Reshape or a
+// Slice (Shape -> Gather -> Add -> Div -> Mul) needs no kernel and no read back per run.
+const std::set<std::string>& foldable_ops() {
+  static const std::set<std::string> ops{
+      "Abs",      "Add",   "And",     "Cast",      "Ceil",      "Concat",     "ConstantOfShape",
+      "Div",      "Equal", "Expand",  "Flatten",   "Floor",     "Gather",     "Greater",
+      "Identity", "Less",  "Max",     "Min",       "Mod",       "Mul",        "Neg",
+      "Not",      "Or",    "Range",   "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum",
+      "Reshape",  "Slice", "Squeeze", "Sub",       "Tile",      "Transpose",  "Unsqueeze",
+      "Where"};
+  return ops;
+}
+constexpr int64_t kMaxFolded = 4096; // elements: larger values stay on the device
+
+void append_value(std::string& key, const HostTensor& h) {
+  key += h.dtype.name() + dims_str(h.shape);
+  key.append(reinterpret_cast<const char*>(h.data.data()), h.data.size());
+}
+
+// The fold key of a node (its address: attributes and opset are fixed) and its known inputs, or
+// empty when it does not fold.
+std::string fold_key(const Node& node, const std::vector<Value>& in,
+                     const std::vector<std::shared_ptr<const HostTensor>>& hosts) {
+  if (!node.domain.empty()) return {};
+  std::string key(reinterpret_cast<const char*>(&node), sizeof(&node));
+  if (node.op_type == "Shape" || node.op_type == "Size") {
+    if (in.empty() || !in[0].is_tensor()) return {};
+    return key + dims_str(in[0].tensor().shape());
+  }
+  if (!foldable_ops().count(node.op_type)) return {};
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i].is_none()) {
+      key += "|none";
+      continue;
+    }
+    if (!hosts[i] || hosts[i]->numel() > kMaxFolded) return {};
+    key += "|";
+    append_value(key, *hosts[i]);
+  }
+  return key;
+}
+
+} // namespace
+
+std::shared_ptr<const HostTensor> Runner::folded(const std::string& key, const Tensor& computed) {
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = folds_.find(key); it != folds_.end()) return it->second;
+  }
+  auto h = std::make_shared<HostTensor>();
+  h->dtype = computed.dtype();
+  h->shape = computed.shape();
+  h->data = computed.to_bytes();
+  std::lock_guard lock(mutex_);
+  return folds_.emplace(key, std::move(h)).first->second;
+}
 
 // The values a graph has computed so far; lookups fall through to the enclosing graph's scope.
 struct Runner::Scope {
@@ -80,6 +142,7 @@ std::vector<Value> Runner::run_graph(const Graph& g, const std::vector<Value>& i
       in.push_back(std::move(v));
       hosts.push_back(std::move(h));
     }
+    const std::string fold = fold_key(node, in, hosts);
     OpContext ctx(
         node, std::move(in), std::move(hosts), opset, device_,
         [this, &scope](const Graph& sub, const std::vector<Value>& sub_inputs) {
@@ -112,6 +175,17 @@ std::vector<Value> Runner::run_graph(const Graph& g, const std::vector<Value>& i
     if (node.op_type == "Constant" && node.domain.empty() && node.attributes.count("value") &&
         node.attributes.at("value").t)
       scope.hosts[node.outputs[0]] = node.attributes.at("value").t;
+    if (!fold.empty())
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        const std::string& name = node.outputs[i];
+        auto v = scope.values.find(name);
+        if (name.empty() || v == scope.values.end() || !v->second.is_tensor() ||
+            v->second.tensor().numel() > kMaxFolded)
+          continue;
+        auto h = folded(fold + "#" + std::to_string(i), v->second.tensor());
+        scope.hosts[name] = h;
+        v->second = Value(uploaded(h));
+      }
   }
   std::vector<Value> outputs;
   for (const auto& o : g.outputs) {

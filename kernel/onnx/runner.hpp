@@ -25,11 +25,15 @@ private:
   struct Scope;
   std::vector<Value> run_graph(const Graph& g, const std::vector<Value>& inputs, const Scope* outer);
   Tensor uploaded(const std::shared_ptr<const HostTensor>& host); // initializers: copied once per model
+  // The host value of output `i` of a node whose inputs the host knows (`key`: the node, its
+  // inputs' values or, for Shape and Size, shapes): read back from `computed` once per model.
+  std::shared_ptr<const HostTensor> folded(const std::string& key, const Tensor& computed);
 
   std::shared_ptr<const Graph> graph_;
   std::string device_;
   std::mutex mutex_;
   std::map<const HostTensor*, Tensor> uploads_;
+  std::map<std::string, std::shared_ptr<const HostTensor>> folds_;
 };
 
 } // namespace tg::onnx

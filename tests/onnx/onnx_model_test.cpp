@@ -1,5 +1,6 @@
 // tg::onnx::Model on models built here with ONNX's protobuf classes: values, dynamic dims, fusion,
 // TinyJit, and every kind of bad input (each a typed error that names what and where).
+#include "kernel/engine/launch_counter.hpp"
 #include "kernel/onnx/onnx.hpp"
 #include "kernel/tensor/jit.hpp"
 
@@ -144,6 +145,46 @@ BOOST_AUTO_TEST_CASE(runs_under_tinyjit) {
     // row 0: s * w[0] + b = [s + .5, -s - .5]; row 1: s * w[1] + b = [2s + .5, .5s - .5]
     std::vector<float> want{s + 0.5f, 0, 2 * s + 0.5f, std::max(0.5f * s - 0.5f, 0.f)};
     BOOST_TEST(jit({x})[0].to_vector<float>() == want, boost::test_tools::per_element());
+  }
+}
+
+// Shape arithmetic as a PyTorch export emits it (Shape -> Gather -> Div -> Mul into a Slice's
+// bounds) folds to host values: after the first run, a run launches only the kernel of the
+// slice itself, no kernel and no read back for the bounds; the values stay right when a named
+// dim changes.
+BOOST_AUTO_TEST_CASE(shape_arithmetic_folds_on_the_host) {
+  auto m = model_with();
+  auto& g = *m.mutable_graph();
+  add_input(g, "x", ::onnx::TensorProto::FLOAT, {int64_t(2), std::string("W")});
+  auto ints = [&](const std::string& name, int64_t v) {
+    auto* t = g.add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::INT64);
+    t->add_dims(1);
+    t->add_int64_data(v);
+  };
+  ints("one", 1);
+  ints("three", 3);
+  ints("two", 2);
+  add_node(g, "Shape", {"x"}, {"shape"});
+  add_node(g, "Gather", {"shape", "one"}, {"w"}); // [W]
+  add_node(g, "Div", {"w", "three"}, {"start"});  // [W / 3]
+  add_node(g, "Mul", {"start", "two"}, {"end"});  // [2W / 3]
+  add_node(g, "Slice", {"x", "start", "end", "one"}, {"y"});
+  add_output(g, "y");
+  Model model = Model::from_bytes(bytes_of(m));
+  for (int64_t width : {6, 9}) {
+    std::vector<float> xs;
+    for (int64_t i = 0; i < 2 * width; ++i) xs.push_back(float(i));
+    Tensor x = Tensor::from_vector<float>(xs, {2, width});
+    std::vector<float> want;
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t c = width / 3; c < 2 * width / 3; ++c) want.push_back(float(r * width + c));
+    BOOST_TEST(model.run({{"x", x}}).at("y").to_vector<float>() == want, boost::test_tools::per_element());
+    tg::LaunchCounter counter;
+    Tensor y = model.run({{"x", x}}).at("y");
+    BOOST_TEST(y.to_vector<float>() == want, boost::test_tools::per_element());
+    BOOST_TEST(counter.kernels() <= 1u, "width " << width << ": " << counter.kernels() << " kernels");
   }
 }
 
