@@ -6,10 +6,18 @@ namespace tg::onnx {
 
 OpContext::OpContext(const Node& node, std::vector<Value> inputs,
                      std::vector<std::shared_ptr<const HostTensor>> hosts, int64_t opset, std::string device,
-                     RunGraph run_graph, Lookup lookup)
+                     RunGraph run_graph, Lookup lookup, Derive derive)
     : node_(node), inputs_(std::move(inputs)), hosts_(std::move(hosts)), opset_(opset),
-      device_(std::move(device)), run_graph_(std::move(run_graph)), lookup_(std::move(lookup)) {
+      device_(std::move(device)), run_graph_(std::move(run_graph)), lookup_(std::move(lookup)),
+      derive_(std::move(derive)) {
   hosts_.resize(inputs_.size());
+}
+
+Tensor OpContext::derived(size_t i, const std::string& what,
+                          const std::function<Tensor(const Tensor&)>& fn) const {
+  Tensor t = fn(tensor(i));
+  if (!known(i) || !derive_) return t;
+  return derive_(hosts_[i], what, t);
 }
 
 void OpContext::fail(const std::string& what) const {

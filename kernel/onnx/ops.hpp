@@ -22,9 +22,13 @@ class OpContext {
 public:
   using RunGraph = std::function<std::vector<Value>(const Graph&, const std::vector<Value>&)>;
   using Lookup = std::function<std::optional<Value>(const std::string&)>;
+  // The device copy of a value computed from a host-known input alone, kept for the model's life:
+  // (that input's host value, what the computation is, the computed tensor) -> the kept copy.
+  using Derive =
+      std::function<Tensor(const std::shared_ptr<const HostTensor>&, const std::string&, const Tensor&)>;
   // hosts[i]: input i's values when the host already has them (initializers, Constant outputs)
   OpContext(const Node& node, std::vector<Value> inputs, std::vector<std::shared_ptr<const HostTensor>> hosts,
-            int64_t opset, std::string device, RunGraph run_graph, Lookup lookup = {});
+            int64_t opset, std::string device, RunGraph run_graph, Lookup lookup = {}, Derive derive = {});
 
   const Node& node() const { return node_; }
   int64_t opset() const { return opset_; } // the model's version of the node's domain
@@ -42,6 +46,9 @@ public:
   int64_t int_scalar(size_t i) const;
   // Whether input i's values are on the host already (reading them costs no device read).
   bool known(size_t i) const { return i < hosts_.size() && hosts_[i] != nullptr; }
+  // fn(input i); where input i is known on the host (an initializer), computed in the first run
+  // only and kept (`what` names fn: one kept copy per input and what).
+  Tensor derived(size_t i, const std::string& what, const std::function<Tensor(const Tensor&)>& fn) const;
   double double_scalar(size_t i) const;
   size_t num_outputs() const { return node_.outputs.size(); }
   bool wants_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
@@ -74,6 +81,7 @@ private:
   std::string device_;
   RunGraph run_graph_;
   Lookup lookup_;
+  Derive derive_;
 };
 
 // Tensor helpers the op files share.

@@ -25,8 +25,9 @@ private:
   struct Scope;
   std::vector<Value> run_graph(const Graph& g, const std::vector<Value>& inputs, const Scope* outer);
   Tensor uploaded(const std::shared_ptr<const HostTensor>& host); // initializers: copied once per model
-  // The host value of output `i` of a node whose inputs the host knows (`key`: the node, its
-  // inputs' values or, for Shape and Size, shapes): read back from `computed` once per model.
+  // The host value `key` names (a folded node's output: the node and its inputs' values or, for
+  // Shape and Size, shapes; or a value derived from an initializer): read back from `computed`
+  // the first time, then kept for the model's life.
   std::shared_ptr<const HostTensor> folded(const std::string& key, const Tensor& computed);
 
   std::shared_ptr<const Graph> graph_;

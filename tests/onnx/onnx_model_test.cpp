@@ -188,6 +188,36 @@ BOOST_AUTO_TEST_CASE(shape_arithmetic_folds_on_the_host) {
   }
 }
 
+// Gemm with transB = 1 and B an initializer (a Linear layer's weight): B^T is made in the first
+// run and kept, so a later run launches the product's kernel alone. Values vs hand-computed.
+BOOST_AUTO_TEST_CASE(gemm_keeps_a_constant_transposed_b) {
+  auto m = model_with();
+  auto& g = *m.mutable_graph();
+  add_input(g, "x", ::onnx::TensorProto::FLOAT, {int64_t(2), int64_t(3)});
+  auto* w = g.add_initializer(); // (out 2, in 3)
+  w->set_name("w");
+  w->set_data_type(::onnx::TensorProto::FLOAT);
+  w->add_dims(2);
+  w->add_dims(3);
+  for (float v : {1.f, 2.f, 3.f, -1.f, 0.f, 1.f}) w->add_float_data(v);
+  add_node(g, "Gemm", {"x", "w"}, {"y"})->add_attribute()->CopyFrom([] {
+    ::onnx::AttributeProto a;
+    a.set_name("transB");
+    a.set_type(::onnx::AttributeProto::INT);
+    a.set_i(1);
+    return a;
+  }());
+  add_output(g, "y");
+  Model model = Model::from_bytes(bytes_of(m));
+  // x = [[1, 0, 2], [0, 1, -1]]: x @ w^T = [[1 + 6, -1 + 2], [2 - 3, -1]] = [[7, 1], [-1, -1]]
+  Tensor x = Tensor::from_vector<float>({1, 0, 2, 0, 1, -1}, {2, 3});
+  const std::vector<float> want{7, 1, -1, -1};
+  BOOST_TEST(model.run({{"x", x}}).at("y").to_vector<float>() == want, boost::test_tools::per_element());
+  tg::LaunchCounter counter;
+  BOOST_TEST(model.run({{"x", x}}).at("y").to_vector<float>() == want, boost::test_tools::per_element());
+  BOOST_TEST(counter.kernels() == 1u, counter.kernels() << " kernels");
+}
+
 BOOST_AUTO_TEST_CASE(input_checks) {
   Model model = Model::from_bytes(bytes_of(linear_relu()));
   check_throws<OnnxError>(
