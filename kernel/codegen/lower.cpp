@@ -730,9 +730,11 @@ LoweredKernel Lowerer::run() {
   const int64_t width = options_.vector_bytes / std::max(1, value_root->dtype().itemsize());
   // (not under STAGE: its lanes read local memory at strided offsets, and threads interleave the
   // outputs). A device with lane_gates also loads lanes 2 elements apart as one vector.
-  const AxisInfo& lead = info.axes[upcasts_.empty() ? 0 : upcasts_.front().axis];
+  auto vector_axis = [&](const AxisInfo& lead) {
+    return lead.contiguous || (options_.lane_gates && lead.every_second);
+  };
   if (!upcasts_.empty() && !gated && !tc_ && staged_.empty() && width >= 2 &&
-      (lead.contiguous || (options_.lane_gates && lead.every_second)))
+      vector_axis(info.axes[upcasts_.front().axis]))
     for (int64_t v = std::min(upcasts_.front().size, 2 * width); v >= 4; --v)
       if ((v % 4 == 0 || v == upcasts_.front().size) && upcasts_.front().size % v == 0) {
         vector_lanes = v;
