@@ -153,16 +153,15 @@ private:
            "__syncthreads();";
   }
   // cp.async.cg (sm_80 and newer; 16 bytes, through L2 only) for the tiles of WGMMA programs whose
-  // copies into local memory are all 16-byte rows (B n-major; or B k-major read from a B stored
-  // along k, as a gradient's W), which then skip registers; other tensor-core programs keep their
-  // register copies (byte for byte).
+  // B is n-major (the warpgroup matmul's 16-byte rows of A and B), which then skip registers; other
+  // tensor-core programs keep their register copies (byte for byte).
   // Programs without tensor cores (the staged f32 convolutions and matmuls) move every such copy
   // by tg_copy16 (cp.async.cg on sm_80 and newer, a register copy before): a double-buffered
   // tile's copies then lead the step (lower_stage.cpp, stage_copies) without holding the next
   // tile in registers across it.
   std::string async_copy(const std::string& local, const std::string& global) const override {
     if (!tensor_core_program()) return "tg_copy16(" + local + ", " + global + ");";
-    bool rows = all_local_stores_are_rows(); // every tile a set of 16-byte rows: A, and B n-major
+    bool rows = false; // every tile a set of 16-byte rows: A, and B n-major
     for (const auto& ins : ir_.instructions) rows |= ins.op == TG_OP_WGMMA && wgmma_b_n_major(ins.arg0);
     if (!rows) return "";
     return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: "
@@ -327,19 +326,6 @@ private:
     return "__bfloat162float(__ushort_as_bfloat16((unsigned short)(" + u + ")))";
   }
 
-  // A WGMMA program whose every STORE into local memory writes a 16-byte LOAD: its tiles are all
-  // 16-byte rows (no transposed register copy).
-  bool all_local_stores_are_rows() const {
-    const auto& list = ir_.instructions;
-    bool wgmma = false;
-    for (const auto& ins : list) {
-      wgmma |= ins.op == TG_OP_WGMMA;
-      if (ins.op != TG_OP_STORE || !list[ins.src[0]].is_local()) continue;
-      const Instruction& v = list[ins.src[1]];
-      if (v.op != TG_OP_LOAD || int64_t(v.vcount) * int64_t(dtype_size(v.dtype)) != 16) return false;
-    }
-    return wgmma;
-  }
   bool tensor_core_program() const {
     for (const auto& ins : ir_.instructions)
       if (ins.op == TG_OP_WMMA || ins.op == TG_OP_WGMMA || ins.op == TG_OP_MMA) return true;
