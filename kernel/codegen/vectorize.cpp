@@ -10,21 +10,26 @@ namespace tg {
 
 namespace {
 
+// Elements from a's to b's (INDEX nodes into one buffer), when the index difference simplifies
+// to a constant; else nullopt (a gather). Lanes narrowed to different index widths (near 2^31)
+// are not compared.
+std::optional<int64_t> distance(const UOpRef& a, const UOpRef& b) {
+  if (a->op() != Ops::INDEX || b->op() != Ops::INDEX || a->src(0) != b->src(0)) return std::nullopt;
+  if (a->src(1)->dtype() != b->src(1)->dtype()) return std::nullopt;
+  UOpRef diff = simplify(b->src(1) - a->src(1));
+  if (diff->op() != Ops::CONST) return std::nullopt;
+  return std::get<int64_t>(diff->const_value());
+}
+
 // True when ptrs (INDEX nodes) address consecutive elements of one buffer, in order.
 bool consecutive(const std::vector<UOpRef>& ptrs) {
-  if (ptrs.empty() || ptrs[0]->op() != Ops::INDEX) return false;
-  const UOpRef& base = ptrs[0];
-  for (size_t k = 1; k < ptrs.size(); ++k) {
-    const UOpRef& p = ptrs[k];
-    if (p->op() != Ops::INDEX || p->src(0) != base->src(0)) return false;
-    // lanes narrowed to different index widths (near 2^31) are not compared: stored per lane
-    if (p->src(1)->dtype() != base->src(1)->dtype()) return false;
-    // exact: the index difference must simplify to the constant k (else treat as a gather)
-    UOpRef diff = simplify(p->src(1) - base->src(1));
-    if (diff->op() != Ops::CONST || std::get<int64_t>(diff->const_value()) != int64_t(k)) return false;
-  }
-  return true;
+  for (size_t k = 1; k < ptrs.size(); ++k)
+    if (distance(ptrs[0], ptrs[k]) != int64_t(k)) return false;
+  return !ptrs.empty() && ptrs[0]->op() == Ops::INDEX;
 }
+
+// A load lane's gate, or null when it has none.
+UOpRef gate_of(const UOpRef& load) { return load->src().size() == 3 ? load->src(1) : UOpRef(); }
 
 // A lane `c ? x : a` whose x loads an element without a gate (lowering loads an index that is in
 // bounds everywhere so) reads like the gated load of x: the form its neighbours' loads take.
@@ -88,13 +93,16 @@ UOpRef LaneVectorizer::bundle(const std::vector<UOpRef>& lanes) {
   }
   UOpRef out;
   const Ops op = first->op();
+  // loads, some of them maybe `c ? load : a` (as_gated_load)
   bool all_loads = first->dtype().count == 1, some_load = false;
-  std::vector<UOpRef> as_loads;
   for (const auto& l : lanes) {
-    as_loads.push_back(as_gated_load(l));
-    all_loads &= as_loads.back()->op() == Ops::LOAD && l->dtype() == first->dtype();
+    all_loads &= l->dtype() == first->dtype() &&
+                 (l->op() == Ops::LOAD || (l->op() == Ops::WHERE && l->src(1)->op() == Ops::LOAD));
     some_load |= l->op() == Ops::LOAD;
   }
+  std::vector<UOpRef> as_loads;
+  if (all_loads && some_load)
+    for (const auto& l : lanes) as_loads.push_back(as_gated_load(l));
   if (same) {
     out = broadcast(first, n);
   } else if (all_loads && some_load) {
@@ -143,16 +151,8 @@ UOpRef LaneVectorizer::bundle(const std::vector<UOpRef>& lanes) {
 UOpRef LaneVectorizer::loads(const std::vector<UOpRef>& lanes) {
   constexpr int64_t kMaxStride = 2;
   const size_t n = lanes.size();
-  auto gate = [&](size_t k) { return lanes[k]->src().size() == 3 ? lanes[k]->src(1) : UOpRef(); };
-  // elements from lane a's element to lane b's, when that is a constant
-  auto distance = [&](size_t a, size_t b) -> std::optional<int64_t> {
-    const UOpRef &pa = lanes[a]->src(0), &pb = lanes[b]->src(0);
-    if (pa->op() != Ops::INDEX || pb->op() != Ops::INDEX || pa->src(0) != pb->src(0)) return std::nullopt;
-    if (pa->src(1)->dtype() != pb->src(1)->dtype()) return std::nullopt;
-    UOpRef diff = simplify(pb->src(1) - pa->src(1));
-    if (diff->op() != Ops::CONST) return std::nullopt;
-    return std::get<int64_t>(diff->const_value());
-  };
+  auto gate = [&](size_t k) { return gate_of(lanes[k]); };
+  auto lanes_apart = [&](size_t a, size_t b) { return distance(lanes[a]->src(0), lanes[b]->src(0)); };
   auto load_run = [&](size_t start, size_t count) {
     std::vector<UOpRef> src{lanes[start]->src(0)};
     if (gate(start)) {
@@ -166,16 +166,16 @@ UOpRef LaneVectorizer::loads(const std::vector<UOpRef>& lanes) {
   std::vector<std::pair<size_t, size_t>> runs; // (first lane, lanes)
   for (size_t k = 0; k < n; ++k) {
     if (!runs.empty() && gate(k) == gate(runs.back().first) &&
-        distance(runs.back().first, k) == int64_t(k - runs.back().first))
+        lanes_apart(runs.back().first, k) == int64_t(k - runs.back().first))
       ++runs.back().second;
     else
       runs.emplace_back(k, 1);
   }
   if (runs.size() == 1) return load_run(0, n);
   if (lane_gates_) {
-    const std::optional<int64_t> stride = distance(0, 1);
+    const std::optional<int64_t> stride = lanes_apart(0, 1);
     bool strided = stride && *stride >= 1 && *stride <= kMaxStride;
-    for (size_t k = 2; k < n && strided; ++k) strided = distance(0, k) == *stride * int64_t(k);
+    for (size_t k = 2; k < n && strided; ++k) strided = lanes_apart(0, k) == *stride * int64_t(k);
     if (strided) return strided_load(lanes, size_t(*stride));
   }
   if (runs.size() == n) return pack(lanes);
@@ -197,7 +197,7 @@ UOpRef LaneVectorizer::loads(const std::vector<UOpRef>& lanes) {
 // stride-th lane of it.
 UOpRef LaneVectorizer::strided_load(const std::vector<UOpRef>& lanes, size_t stride) {
   const size_t n = lanes.size(), wide = stride * (n - 1) + 1;
-  auto gate = [&](size_t k) { return lanes[k]->src().size() == 3 ? lanes[k]->src(1) : UOpRef(); };
+  auto gate = [&](size_t k) { return gate_of(lanes[k]); };
   auto both = [](const UOpRef& a, const UOpRef& b) {
     if (!a || a == b) return b;
     if (!b) return a;
