@@ -756,7 +756,35 @@ std::vector<int> fitting_units(const KernelInfo& kernel, const DeviceLimits& dev
   return out;
 }
 
+namespace {
+
+// A kernel with nested reduces (a fused softmax: per output row, loops over the keys whose steps
+// run the scores' products) computes its nested reduces once per thread and output row: the
+// row's last axis (the value's features) is upcast whole, so each loop runs once per row and not
+// once per feature; a GPU groups rows into work-groups along the axis before.
+std::vector<Opt> nested_opts(const KernelInfo& k, const DeviceLimits& d) {
+  std::vector<Opt> opts;
+  std::vector<int> axes; // output axes of size > 1, innermost last
+  for (size_t a = 0; a < k.output_dims; ++a)
+    if (k.axes[a].size > 1) axes.push_back(int(a));
+  if (axes.empty()) return opts;
+  const int last = axes.back();
+  if (k.axes[size_t(last)].size <= 128) opts.push_back({OptOp::UPCAST, last, k.axes[size_t(last)].size});
+  if (d.parallel_groups() && axes.size() >= 2) {
+    const int rows = axes[axes.size() - 2];
+    for (int64_t l : {64, 32, 16, 8})
+      if (k.axes[size_t(rows)].size % l == 0 && uint32_t(l) <= d.max_local_threads) {
+        opts.push_back({OptOp::LOCAL, rows, l});
+        break;
+      }
+  }
+  return opts;
+}
+
+} // namespace
+
 std::vector<Opt> heuristic_opts(const KernelInfo& kernel, const DeviceLimits& device) {
+  if (kernel.nested_reduces) return nested_opts(kernel, device);
   if (kernel.one_hot >= 0) { // lowering folds that axis into a load: plan as if it were length 1
     KernelInfo folded = kernel;
     folded.axes[size_t(kernel.one_hot)].size = 1;

@@ -104,7 +104,8 @@ struct MatmulAxes {
 struct KernelInfo {
   std::vector<AxisInfo> axes; // output dims, then the first reduce's reduced dims of size > 1
   size_t output_dims = 0;
-  int reduce_count = 0; // REDUCE_AXIS nodes in the kernel
+  int reduce_count = 0;        // REDUCE_AXIS nodes in the kernel
+  bool nested_reduces = false; // a reduce inside another's input (a fused softmax: plain loops)
   Ops reduce_op = Ops::ADD;
   int itemsize = 4;                  // of the output
   int transcendental = 0;            // EXP2, LOG2 and SIN nodes (library calls on some devices)

@@ -64,6 +64,31 @@ private:
     return builder_.mma(a, b, c, m->arg_int());
   }
   // Whether m is a matrix op that chains through local-memory tiles (WGMMA, a local-memory MMA).
+  // Where a REDUCE's loops begin among its sources: a rescaled sum (REDUCE(MULACC, value, scale,
+  // loops...), online_softmax.hpp) carries its scale first.
+  static size_t first_loop(const UOp* r) {
+    const auto* a = r->arg_if<ReduceArg>();
+    return a && a->op == Ops::MULACC ? 2 : 1;
+  }
+  // One step of REDUCE r: its accumulator's value `acc` combined with this step's `val`.
+  sdk::KernelBuilder::Ref combined(const UOp* r, sdk::KernelBuilder::Ref acc, sdk::KernelBuilder::Ref val) {
+    const Ops op = r->arg_if<ReduceArg>()->op;
+    if (op == Ops::MULACC) { // acc * scale + val; a vector sum shares one scalar scale
+      sdk::KernelBuilder::Ref scale = ref(r->src(1));
+      if (r->dtype().count > 1 && r->src(1)->dtype().count == 1)
+        scale = builder_.vectorize(std::vector<sdk::KernelBuilder::Ref>(r->dtype().count, scale));
+      return builder_.alu(TG_OP_MULACC, acc, scale, val);
+    }
+    if (op == Ops::MAX && r->dtype().is_float()) {
+      // A float max propagates NaN (maximum_propagating_nan): the ABI leaves MAX of a NaN open.
+      auto take = builder_.alu(TG_OP_OR, builder_.cmplt(acc, val), builder_.alu(TG_OP_CMPNE, val, val));
+      return builder_.alu(TG_OP_WHERE, take, val, acc);
+    }
+    tg_op combine = op == Ops::MAX   ? (r->dtype().is_bool() ? TG_OP_OR : TG_OP_MAX)
+                    : op == Ops::MUL ? (r->dtype().is_bool() ? TG_OP_AND : TG_OP_MUL)
+                                     : (r->dtype().is_bool() ? TG_OP_OR : TG_OP_ADD);
+    return builder_.alu(combine, acc, val);
+  }
   static bool chained_op(const UOp* m) {
     return m->op() == Ops::WGMMA || (m->op() == Ops::MMA && m->arg_if<std::vector<int64_t>>() != nullptr);
   }
@@ -141,7 +166,7 @@ void Linearizer::compute_nesting() {
   std::unordered_set<const UOp*> owned;
   for (const auto& u : order_)
     if (u->op() == Ops::REDUCE)
-      for (size_t k = 1; k < u->src().size(); ++k) owned.insert(u->src(k).get());
+      for (size_t k = first_loop(u.get()); k < u->src().size(); ++k) owned.insert(u->src(k).get());
   // Loops no REDUCE owns (the per-work-group loops of stores) are outermost, by creation id.
   std::vector<const UOp*> outer;
   for (const UOp* r : free_ranges)
@@ -154,11 +179,14 @@ void Linearizer::compute_nesting() {
     depth_[r] = prev ? depth_[prev] + 1 : 1;
     prev = r;
   }
-  for (const auto& u : order_) { // toposort: a REDUCE's context is known before it is seen
-    if (u->op() != Ops::REDUCE || u->src().size() < 2) continue;
+  // Users before sources: a nested REDUCE (a fused softmax's scores, inside the loop over keys)
+  // depends on the loop of the REDUCE that reads it, whose place is then known.
+  for (auto pos = order_.rbegin(); pos != order_.rend(); ++pos) {
+    const UOpRef& u = *pos;
+    if (u->op() != Ops::REDUCE || u->src().size() <= first_loop(u.get())) continue;
     const UOp* ctx = deepest(ranges_.at(u.get()));
     const UOp* up = ctx;
-    for (size_t k = 1; k < u->src().size(); ++k) {
+    for (size_t k = first_loop(u.get()); k < u->src().size(); ++k) {
       const UOp* r = u->src(k).get();
       auto it = parent_.find(r);
       if (it != parent_.end() && it->second != up)
@@ -167,7 +195,7 @@ void Linearizer::compute_nesting() {
       depth_[r] = up ? depth_.at(up) + 1 : 1;
       up = r;
     }
-    reduces_opening_[u->src(1).get()].push_back(u.get());
+    reduces_opening_[u->src(first_loop(u.get())).get()].push_back(u.get());
     reduces_closing_[u->src().back().get()].push_back(u.get());
   }
 }
@@ -198,6 +226,8 @@ std::vector<Linearizer::Item> Linearizer::sorted_items(const UOp* block) {
   auto add_deps = [&](size_t i, const UOp* node) {
     std::vector<const UOp*> srcs;
     for (const auto& s : node->src()) {
+      // RUNNING reads its REDUCE's accumulator inside the loop, not the REDUCE's final value
+      if (node->op() == Ops::RUNNING && s == node->src(0)) continue;
       if (fused_mul_.count(s.get())) { // emitted inside its MULACC: depend on its operands
         srcs.push_back(s->src(0).get());
         srcs.push_back(s->src(1).get());
@@ -261,8 +291,12 @@ void Linearizer::emit_loop(const UOp* range) {
                                               : ConstValue{dt.int_min()})
             : UOp::constant(dt, dt.is_float() ? ConstValue{identity} : ConstValue{int64_t(identity)});
     if (dt.is_bool()) init = UOp::constant(dt, op == Ops::MUL);
+    // emitted here, in the loop that encloses this one: a nested reduce's loop may open inside
+    // another loop, so the constant is not kept for later uses elsewhere
+    const bool known = refs_.count(init.get()) != 0;
     emit_node(init.get());
     refs_[r] = builder_.acc(refs_.at(init.get()));
+    if (!known) refs_.erase(init.get());
   }
   refs_[range] = builder_.range(ref(range->src(0)), ref(range->src(1)));
   const uint64_t outside = trips_outside_;
@@ -280,7 +314,6 @@ void Linearizer::emit_loop(const UOp* range) {
   emit_guarded(range);
   for (const UOp* r : reduces_closing_[range]) {
     if (guarded_reduces_.count(r)) continue;
-    Ops op = r->arg_if<ReduceArg>()->op;
     auto acc = refs_.at(r);
     if (fused_mul_.count(r->src(0).get())) {
       const UOpRef& m = r->src(0);
@@ -290,18 +323,7 @@ void Linearizer::emit_loop(const UOp* range) {
                                : builder_.alu(TG_OP_MULACC, ref(m->src(0)), ref(m->src(1)), acc));
       continue;
     }
-    auto val = ref(r->src(0));
-    if (op == Ops::MAX && r->dtype().is_float()) {
-      // A float max propagates NaN (maximum_propagating_nan): the ABI leaves MAX of a NaN open.
-      auto take = builder_.alu(TG_OP_OR, builder_.cmplt(acc, val), builder_.alu(TG_OP_CMPNE, val, val));
-      builder_.assign(acc, builder_.alu(TG_OP_WHERE, take, val, acc));
-      continue;
-    }
-    tg_op combine = op == Ops::MAX   ? (r->dtype().is_bool() ? TG_OP_OR : TG_OP_MAX)
-                    : op == Ops::MUL ? (r->dtype().is_bool() ? TG_OP_AND : TG_OP_MUL)
-                                     : (r->dtype().is_bool() ? TG_OP_OR : TG_OP_ADD);
-    auto combined = builder_.alu(combine, acc, val);
-    builder_.assign(acc, combined);
+    builder_.assign(acc, combined(r, acc, ref(r->src(0))));
   }
   builder_.end_range(refs_.at(range));
 }
@@ -492,6 +514,12 @@ void Linearizer::emit_node(const UOp* u) {
   case Ops::REDUCE:
     if (!refs_.count(u)) throw IRError("linearize: REDUCE read before its loop");
     return;
+  case Ops::RUNNING: { // the accumulator of a REDUCE inside its loop (its ASSIGN ends the step)
+    const UOp* r = u->src(0).get();
+    if (!refs_.count(r)) throw IRError("linearize: RUNNING outside its REDUCE's loop");
+    out = u->arg_int() == 0 ? refs_.at(r) : combined(r, refs_.at(r), src(2));
+    break;
+  }
   case Ops::CAST:
     out = b.cast(src(0), dt);
     break;

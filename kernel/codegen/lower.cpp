@@ -2,6 +2,7 @@
 
 #include "kernel/codegen/index_width.hpp"
 #include "kernel/codegen/lowerer.hpp"
+#include "kernel/codegen/online_softmax.hpp"
 #include "kernel/codegen/vectorize.hpp"
 #include "kernel/ir/evaluate.hpp"
 #include "kernel/ir/node_table.hpp"
@@ -284,11 +285,12 @@ ShapeTracker Lowerer::tracker(const Dims& start, const std::vector<UOpRef>& ops)
   return st;
 }
 
-UOpRef Lowerer::range_for(const UOp* reduce_node, size_t axis, int64_t size) {
-  auto key = std::make_pair(reduce_node, axis);
+UOpRef Lowerer::range_for(const UOp* reduce_node, size_t axis, int64_t size, const UOp* within) {
+  auto key = std::make_tuple(reduce_node, axis, within);
   if (auto it = ranges_.find(key); it != ranges_.end()) return it->second;
   UOpRef r = UOp::range(size, next_range_id_++, kIndex);
   ranges_.emplace(key, r);
+  reduce_ranges_.insert(r.get());
   return r;
 }
 
@@ -508,15 +510,33 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
   std::vector<UOpRef> in_idx = reduce_input_index(r, f, f.idx, &valid), ranges;
   int64_t count = 1, iters = 1;
   bool padded = false;
+  // A reduce evaluated inside another's loop (a fused softmax's scores, per key) runs its own
+  // loop in each loop that evaluates it: one RANGE per enclosing reduce loop.
+  const UOp* within = nullptr;
+  if (!planned)
+    for (const auto& i : in_idx) // the index the reduce's input sees: a broadcast max sees no key
+      for (const auto& n : toposort(i))
+        if (n->op() == Ops::RANGE && n->src(1)->is_const() && reduce_ranges_.count(n.get()) &&
+            (!within || n->arg_int() > within->arg_int()))
+          within = n.get();
+  // A nested reduce over one axis (a fused softmax's scores: q . k per key) runs in vector lanes
+  // of that axis, its partial sums in vector accumulators (vector_partials), not as one scalar
+  // chain per key.
+  int64_t split = 1;
+  if (within && axes.size() == 1 && r->dtype().count == 1 && op == Ops::ADD) {
+    const int64_t n = in_shape[size_t(axes[0])],
+                  w = options_.vector_bytes / std::max(1, r->dtype().itemsize());
+    if (w >= 4 && n > w && n % w == 0) split = w;
+  }
   for (auto a : axes) {
     const int64_t n = in_shape[size_t(a)];
     count *= n;
     in_idx[size_t(a)] = idx_const(0);
     if (n == 1 || planned) continue;
-    UOpRef rng = range_for(r.get(), size_t(a), n);
+    UOpRef rng = range_for(r.get(), size_t(a), n / split, within);
     ranges.push_back(rng);
     in_idx[size_t(a)] = rng;
-    iters *= n;
+    iters *= n / split;
   }
   std::vector<UOpRef> rest_range(reduce_dims_.size());
   const size_t ndim = out_shape_.size();
@@ -531,12 +551,13 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
     }
   reduce_size_ = std::max(reduce_size_, count);
   reduce_iters_ = std::max(reduce_iters_, iters);
-  int64_t unroll_lanes = 1;
+  int64_t unroll_lanes = split;
   if (planned)
     for (const auto& u : unrolls_) unroll_lanes *= u.size;
   std::vector<UOpRef> partials;
   for (int64_t lane = 0; lane < unroll_lanes; ++lane) {
     std::vector<UOpRef> idx = in_idx;
+    if (split > 1) idx[size_t(axes[0])] = idx[size_t(axes[0])] * idx_const(split) + idx_const(lane);
     UOpRef in_range = UOp::constant(dtypes::bool_, true);
     if (planned) {
       for (size_t j = 0; j < reduce_dims_.size(); ++j) {
@@ -574,7 +595,7 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
     partials.push_back(UOp::make(Ops::REDUCE, v->dtype(), std::move(src), ReduceArg{op, {}}));
     ++alu_inside_; // the accumulate (a MULACC counts as multiply + add, as tinygrad counts)
   }
-  if (planned && partials.size() >= 4) partials = vector_partials(std::move(partials));
+  if ((planned || split > 1) && partials.size() >= 4) partials = vector_partials(std::move(partials));
   UOpRef result = partials[0];
   for (size_t k = 1; k < partials.size(); ++k)
     result = op == Ops::MAX   ? maximum_propagating_nan(result, partials[k])
@@ -744,6 +765,7 @@ LoweredKernel Lowerer::run() {
   std::vector<UOpRef> stores;
   const UOpRef& out = globals_[0];
   LaneVectorizer vectorizer(options_.lane_gates);
+  OnlineSoftmax online; // one per kernel: the lanes share the rewritten max and sums
   const int64_t tc_lanes =
       !tc_ ? 1 : int64_t(sdk::matrix_lanes(options_.matrix_units.at(size_t(tc_unit_)).unit.c));
   for (int64_t lane = 0; lane < total_lanes * tc_lanes; lane += vector_lanes) {
@@ -755,6 +777,7 @@ LoweredKernel Lowerer::run() {
       tc_digit_ = int((lane + v) % tc_lanes);
       for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx, cur_lane_, valid));
       UOpRef v_out = value(value_root, Frame{idx, S, root_mops_});
+      if (info.nested_reduces) v_out = online(v_out);
       UOpRef ptr = UOp::make(Ops::INDEX, out->dtype(), {out, flatten(idx, S)});
       if (group_axis_ >= 0) valid = valid & eq(local_ids_[size_t(group_axis_)], idx_const(0));
       if (vector_lanes == 1) {

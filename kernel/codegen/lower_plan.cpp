@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tg::lower_detail {
 namespace {
@@ -201,9 +202,17 @@ KernelInfo Lowerer::analyze() {
   KernelInfo info;
   const std::vector<UOpRef> order = toposort(value_root);
   check_depth(order);
+  // Reduces inside another reduce's input (a fused softmax's scores, max and sum: schedule.cpp)
+  // run as plain loops within it; the plan is the outer one's.
+  std::unordered_set<const UOp*> nested;
+  for (const auto& n : order)
+    if (n->op() == Ops::REDUCE_AXIS && !nested.count(n.get()))
+      for (const auto& m : toposort(n->src(0)))
+        if (m->op() == Ops::REDUCE_AXIS) nested.insert(m.get());
+  info.nested_reduces = !nested.empty();
   for (const auto& n : order) {
     if (n->op() == Ops::REDUCE_AXIS) {
-      if (!first_reduce_) first_reduce_ = n;
+      if (!first_reduce_ && !nested.count(n.get())) first_reduce_ = n;
       ++info.reduce_count;
     }
     info.transcendental += n->op() == Ops::EXP2 || n->op() == Ops::LOG2 || n->op() == Ops::SIN;

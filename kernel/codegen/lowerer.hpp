@@ -17,7 +17,9 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace tg::lower_detail {
@@ -135,7 +137,8 @@ private:
   std::vector<UOpRef> vector_partials(std::vector<UOpRef> partials) const;
   UOpRef group_stage(Ops op, const UOpRef& partial);
   ShapeTracker tracker(const Dims& start, const std::vector<UOpRef>& below_to_base) const;
-  UOpRef range_for(const UOp* reduce_node, size_t axis, int64_t size);
+  // `within`: the loop whose iterations each run this reduce anew (a nested reduce), or null.
+  UOpRef range_for(const UOp* reduce_node, size_t axis, int64_t size, const UOp* within = nullptr);
   // Strides (in elements) of every buffer read under u, per dim of u's index space; a dim whose
   // stride is unknown (several stacked views, symbolic) is reported as -1.
   void leaf_strides(const UOpRef& u, const std::vector<UOpRef>& mops, const Dims& base,
@@ -163,7 +166,8 @@ private:
   ShapeMap shapes_;
   std::unordered_map<const UOp*, int64_t> global_index_;
   std::vector<UOpRef> globals_;
-  std::map<std::pair<const UOp*, size_t>, UOpRef> ranges_;
+  std::map<std::tuple<const UOp*, size_t, const UOp*>, UOpRef> ranges_;
+  std::unordered_set<const UOp*> reduce_ranges_; // the RANGEs range_for made
   int64_t next_range_id_ = 1;
   std::map<std::vector<const void*>, UOpRef> memo_;
   std::vector<UOpRef> keep_alive_;

@@ -460,8 +460,10 @@ bool run_prepared_as_batch(std::span<const PreparedLaunch> launches) {
   return true;
 }
 
-Schedule realize_schedule(const std::vector<UOpRef>& targets, const ScheduleOptions& options) {
+Schedule realize_schedule(const std::vector<UOpRef>& targets, const ScheduleOptions& asked) {
   Engine& eng = engine();
+  ScheduleOptions options = asked;
+  options.fuse_softmax |= config().fuse_attention;
   if (!config().schedule_cache || config().debug >= 3 || eng.observer()) {
     Schedule s = create_schedule(targets, options);
     run_schedule(s);

@@ -17,7 +17,7 @@ constexpr size_t kMaxEntries = 4096; // a bound for programs whose structures ne
 struct ScheduleCache::Entry {
   StructureKey key;
   std::string device; // ScheduleOptions::device: where kernels reading no buffer run
-  bool noopt = false, stage = true;
+  bool noopt = false, stage = true, fuse_softmax = false;
   int beam = 0;
   struct Output {
     std::string device;
@@ -41,8 +41,8 @@ struct ScheduleCache::Entry {
   mutable std::atomic<uint64_t> replays{0};
 
   bool matches(const Structure& g, const ScheduleOptions& options, const Config& c) const {
-    return device == options.device && noopt == c.noopt && beam == c.beam && stage == c.stage &&
-           key.matches(g);
+    return device == options.device && fuse_softmax == options.fuse_softmax && noopt == c.noopt &&
+           beam == c.beam && stage == c.stage && key.matches(g);
   }
 };
 
@@ -59,6 +59,7 @@ make_entry(const Structure& g, const Schedule& s, std::span<const std::shared_pt
   auto e = std::make_shared<Entry>();
   e->key = std::move(*key);
   e->device = options.device;
+  e->fuse_softmax = options.fuse_softmax;
   e->noopt = settings.noopt;
   e->beam = settings.beam;
   e->stage = settings.stage;

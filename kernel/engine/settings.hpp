@@ -10,7 +10,8 @@
 // TG_EAGER_BATCH=1 (a schedule-cache replay launches its kernels as one launch_batch instead of
 // one by one: kernel/engine/realize.hpp, run_prepared_as_batch; off by default, see there),
 // TG_GRADIENT_CACHE=0 (gradient() runs its rules every time: kernel/tensor/gradient_cache.hpp;
-// =2 also runs them on every hit and checks that the cached graph is the same).
+// =2 also runs them on every hit and checks that the cached graph is the same),
+// FUSE_ATTENTION=1 (ScheduleOptions::fuse_softmax: attention's softmax(q k^T) v as one kernel).
 #pragma once
 
 #include <string>
@@ -23,12 +24,13 @@ struct Config {
   int beam = 0;               // 0: the heuristic's optimizations
   double beam_timeout_s = 20; // per kernel
   bool disk_cache = true;
-  bool stage = true;          // TG_STAGE=0: the heuristic stages no operands in local memory (codegen STAGE)
-  bool schedule_cache = true; // TG_SCHEDULE_CACHE=0: no replay of schedules by structure
-  bool pack = true;           // TG_PACK=0: CPU matmuls read b in place (kernel/tensor/matmul_pack.hpp)
-  int realize_early = -1;     // TG_REALIZE_EARLY: 1 always, 0 never, -1 on async devices
-  bool eager_batch = false;   // TG_EAGER_BATCH=1: replayed schedules launch as one launch_batch
-  int gradient_cache = 1;     // TG_GRADIENT_CACHE: 0 off, 1 on, 2 on and checked on every hit
+  bool stage = true;           // TG_STAGE=0: the heuristic stages no operands in local memory (codegen STAGE)
+  bool schedule_cache = true;  // TG_SCHEDULE_CACHE=0: no replay of schedules by structure
+  bool pack = true;            // TG_PACK=0: CPU matmuls read b in place (kernel/tensor/matmul_pack.hpp)
+  int realize_early = -1;      // TG_REALIZE_EARLY: 1 always, 0 never, -1 on async devices
+  bool eager_batch = false;    // TG_EAGER_BATCH=1: replayed schedules launch as one launch_batch
+  int gradient_cache = 1;      // TG_GRADIENT_CACHE: 0 off, 1 on, 2 on and checked on every hit
+  bool fuse_attention = false; // FUSE_ATTENTION=1: a softmax only a reduce reads is computed in its kernel
   std::string cache_dir;
 };
 

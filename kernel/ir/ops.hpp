@@ -92,6 +92,9 @@ inline constexpr tg_op kNoAbiOp = 0;
   /* REDUCE is the lowered form over RANGE sources */                                                        \
   X(REDUCE_AXIS, Reduce, 1, 0, kNoAbiOp)                                                                     \
   X(REDUCE, Reduce, kAnyArity, 0, kNoAbiOp)                                                                  \
+  /* RUNNING(REDUCE, its RANGE [, its value]): the accumulator inside the loop, before (arg 0) or */         \
+  /* after (arg 1) this step's update (codegen/online_softmax.hpp) */                                        \
+  X(RUNNING, Reduce, kAnyArity, 0, kNoAbiOp)                                                                 \
   /* movement (zero-copy on ShapeTracker) */                                                                 \
   X(RESHAPE, Movement, 1, 0, kNoAbiOp)                                                                       \
   X(PERMUTE, Movement, 1, 0, kNoAbiOp)                                                                       \

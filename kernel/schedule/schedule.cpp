@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <unordered_set>
 
 namespace tg {
@@ -54,6 +55,7 @@ struct Scheduler {
   std::unordered_set<const UOp*> loads; // nodes whose value reads a BUFFER
   // per node: up to kWideInputs of the stored values (buffers, reduces, copies) its value reads
   std::unordered_map<const UOp*, std::vector<const UOp*>> inputs;
+  std::unordered_set<const UOp*> fused_softmax; // nodes fuse_softmax_groups took into a reduce's kernel
 
   void analyze(const std::vector<UOpRef>& roots) {
     order = toposort(UOp::sink(roots));
@@ -110,7 +112,7 @@ struct Scheduler {
       });
       const auto main_space = space(largest);
       for (const UOp* r : reduces)
-        if (r != root && space(r) != main_space) realize.insert(r);
+        if (r != root && space(r) != main_space && !fused_softmax.count(r)) realize.insert(r);
     }
   }
 
@@ -230,6 +232,84 @@ struct Scheduler {
     return false;
   }
 
+  // A softmax feeding a reduce (attention: softmax(q k^T) v) is one kernel under
+  // ScheduleOptions::fuse_softmax. decide() stores the scores, their max and sum and the weights
+  // (each is broadcast or reduced again); here each reduce o that reads such a group through its
+  // stored nodes takes the group back into its own kernel when the group holds a MAX reduce and an
+  // exponential and nothing outside o's kernel reads a member (a training step's backward reads
+  // them: they stay stored). The kernel then runs the max, the sum and the scores' products as
+  // loops per output row (codegen: nested reduces, and the online softmax that merges them).
+  void fuse_softmax_groups() {
+    std::vector<const UOp*> roots;
+    for (const auto& u : order)
+      if (realize.count(u.get()) && u->op() != Ops::COPY && !is_buffer(u)) roots.push_back(u.get());
+    for (const UOp* o : roots) {
+      // o's cone: what o's kernel computes once the group is not stored. Members must lie under a
+      // reduce of o's kernel: an elementwise kernel (the softmax itself as a target) would compute
+      // the row's max and sum once per element.
+      std::unordered_set<const UOp*> cone{o};
+      std::vector<std::pair<const UOp*, bool>> stack{
+          {o, o->op() == Ops::REDUCE_AXIS}}; // (node, under a reduce)
+      std::set<std::pair<const UOp*, bool>> seen;
+      std::vector<const UOp*> group;
+      bool has_max = false, has_exp = false, ok = true;
+      while (!stack.empty() && ok) {
+        const auto [u, under] = stack.back();
+        stack.pop_back();
+        for (const auto& s : u->src()) {
+          const UOp* n = s.get();
+          if (is_buffer(s) || n->op() == Ops::CONST || n->op() == Ops::DEFINE_VAR) continue;
+          const bool member = realize.count(n) && std::find(group.begin(), group.end(), n) != group.end();
+          if (member && !under) ok = false; // every path to a member passes a reduce
+          if (!seen.emplace(n, under).second) continue;
+          if (realize.count(n) && !member) {
+            const Ops op = n->op();
+            if (op == Ops::COPY || op == Ops::CONTIGUOUS || targets.count(n)) continue; // stays a load
+            if (op != Ops::REDUCE_AXIS && !is_alu(op) && op != Ops::CAST) continue;
+            if (op != Ops::REDUCE_AXIS && !reads_reduce(n)) continue; // an operand stored for its own sake
+            if (!under) ok = false;
+            group.push_back(n);
+          }
+          has_max |= n->op() == Ops::REDUCE_AXIS && n->arg_if<ReduceArg>()->op == Ops::MAX;
+          // the outer reduce (the first one below o) runs along the last axis of its input, as
+          // softmax(.) v does; a gradient's sum over the softmax's rows does not
+          if (n->op() == Ops::REDUCE_AXIS && !realize.count(n) && !under) {
+            const auto& axes = n->arg_if<ReduceArg>()->axes;
+            if (axes.size() != 1 || size_t(axes[0]) + 1 != shapes(s).size()) ok = false;
+          }
+          if (n->op() == Ops::PAD) ok = false; // a padded view of the group: its axes no longer map
+          has_exp |= n->op() == Ops::EXP2;
+          cone.insert(n);
+          stack.emplace_back(n, under || (n->op() == Ops::REDUCE_AXIS && !realize.count(n)));
+        }
+      }
+      if (!ok || !has_max || !has_exp || group.empty()) continue;
+      // Nodes of the cone that read a member (the members too) must be read inside the cone only:
+      // another kernel would otherwise recompute the member. The rest (q, k, v, a causal mask
+      // shared by every layer) may be read anywhere.
+      std::unordered_set<const UOp*> above(group.begin(), group.end());
+      for (const auto& u : order) {
+        if (!cone.count(u.get()) || u.get() == o) continue;
+        for (const auto& s : u->src())
+          if (above.count(s.get())) above.insert(u.get());
+        if (above.count(u.get()))
+          for (const UOp* user : users[u.get()])
+            if (!cone.count(user)) ok = false;
+      }
+      if (!ok) continue;
+      for (const UOp* g : group) realize.erase(g);
+      for (const UOp* n : cone) // every reduce of the kernel but o runs nested in o's loops
+        if (n != o && n->op() == Ops::REDUCE_AXIS) fused_softmax.insert(n);
+    }
+  }
+
+  // True when u's value reads a REDUCE_AXIS of its own kernel or a stored one.
+  bool reads_reduce(const UOp* u) {
+    for (const UOp* x : inputs[u])
+      if (x->op() == Ops::REDUCE_AXIS) return true;
+    return false;
+  }
+
   void decide() {
     // Parents first, so a reduce's decision sees every boundary above it.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -277,6 +357,7 @@ Schedule create_schedule(const std::vector<UOpRef>& targets, const ScheduleOptio
   Scheduler s;
   s.analyze(targets);
   s.decide();
+  if (options.fuse_softmax) s.fuse_softmax_groups();
   s.split_unrelated_reduces();
   s.bound_depth();
 

@@ -22,6 +22,9 @@ struct ScheduleItem {
 
 struct ScheduleOptions {
   std::string device = "CPU"; // where kernels that read no buffer (constants, iota) run
+  // A softmax whose weights only a reduce reads (attention's softmax(q k^T) v) is computed inside
+  // that reduce's kernel: the scores, their max and sum are loops of that kernel, never stored.
+  bool fuse_softmax = false;
 };
 
 struct Schedule {

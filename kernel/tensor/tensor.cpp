@@ -2,6 +2,7 @@
 
 #include "kernel/tensor/release_after_launch.hpp"
 
+#include "kernel/engine/config.hpp"
 #include "kernel/engine/engine.hpp"
 #include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
@@ -99,6 +100,7 @@ std::vector<ScheduleItem> Tensor::schedule() const {
   if (is_buffer_view(u)) return {};
   ScheduleOptions options;
   options.device = this->device();
+  options.fuse_softmax = config().fuse_attention;
   return create_schedule({u}, options).items;
 }
 

@@ -1,0 +1,182 @@
+#include "kernel/codegen/online_softmax.hpp"
+
+#include <limits>
+#include <optional>
+#include <unordered_set>
+
+namespace tg {
+
+namespace {
+
+bool const_range(const UOpRef& r) {
+  return r->op() == Ops::RANGE && r->src(0)->is_const() && r->src(1)->is_const();
+}
+
+// One loop over one RANGE of constant bounds: REDUCE(op, value, range).
+bool one_loop(const UOpRef& r, Ops op) {
+  const auto* a = r->arg_if<ReduceArg>();
+  return r->op() == Ops::REDUCE && a && a->op == op && r->src().size() == 2 && const_range(r->src(1)) &&
+         r->dtype().is_float() && r->dtype().count == 1;
+}
+
+bool contains(const UOpRef& root, const UOp* target) {
+  std::vector<const UOp*> stack{root.get()};
+  std::unordered_set<const UOp*> seen{root.get()};
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (u == target) return true;
+    for (const auto& s : u->src())
+      if (seen.insert(s.get()).second) stack.push_back(s.get());
+  }
+  return false;
+}
+
+UOpRef substitute(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map) {
+  std::unordered_map<const UOp*, UOpRef> out;
+  for (const auto& n : toposort(root)) {
+    if (auto it = map.find(n.get()); it != map.end()) {
+      out.emplace(n.get(), it->second);
+      continue;
+    }
+    std::vector<UOpRef> src;
+    bool changed = false;
+    for (const auto& s : n->src()) {
+      const UOpRef& ns = out.at(s.get());
+      changed |= ns != s;
+      src.push_back(ns);
+    }
+    out.emplace(n.get(), changed ? replace_src(n, std::move(src)) : n);
+  }
+  return out.at(root.get());
+}
+
+void mul_factors(const UOpRef& u, std::vector<UOpRef>& out) {
+  if (u->op() == Ops::MUL && u->dtype().count == 1) {
+    mul_factors(u->src(0), out);
+    mul_factors(u->src(1), out);
+  } else {
+    out.push_back(u);
+  }
+}
+
+UOpRef product(const std::vector<UOpRef>& fs) {
+  UOpRef p = fs.at(0);
+  for (size_t i = 1; i < fs.size(); ++i) p = UOp::make(Ops::MUL, p->dtype(), {p, fs[i]});
+  return p;
+}
+
+// exp2((x - h) * c) with c > 0 constant and the max in h only.
+struct Shift {
+  UOpRef h, c;
+};
+std::optional<Shift> shift_of(const UOpRef& e, const UOp* max) {
+  if (e->op() != Ops::EXP2 || e->src(0)->op() != Ops::MUL) return std::nullopt;
+  const UOpRef& arg = e->src(0);
+  for (int i = 0; i < 2; ++i) {
+    const UOpRef &d = arg->src(size_t(i)), &c = arg->src(size_t(1 - i));
+    if (!c->is_const() || !c->dtype().is_float() || !(std::get<double>(c->const_value()) > 0)) continue;
+    UOpRef x, h;
+    if (d->op() == Ops::SUB) {
+      x = d->src(0);
+      h = d->src(1);
+    } else if (d->op() == Ops::ADD) {
+      for (int j = 0; j < 2 && !h; ++j)
+        if (d->src(size_t(j))->op() == Ops::NEG) {
+          h = d->src(size_t(j))->src(0);
+          x = d->src(size_t(1 - j));
+        }
+    }
+    if (h && contains(h, max) && !contains(x, max)) return Shift{h, c};
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+UOpRef OnlineSoftmax::operator()(const UOpRef& value) { return rewrite(value); }
+
+UOpRef OnlineSoftmax::rewrite(const UOpRef& u) {
+  if (auto it = done_.find(u.get()); it != done_.end()) return it->second;
+  UOpRef out;
+  if (u->op() == Ops::REDUCE) out = online(u);
+  if (!out) {
+    std::vector<UOpRef> src;
+    bool changed = false;
+    for (const auto& s : u->src()) {
+      src.push_back(rewrite(s));
+      changed |= src.back() != s;
+    }
+    out = changed ? replace_src(u, std::move(src)) : u;
+  }
+  done_.emplace(u.get(), out);
+  return out;
+}
+
+UOpRef OnlineSoftmax::online(const UOpRef& sum) {
+  if (!one_loop(sum, Ops::ADD)) return nullptr;
+  const UOpRef& loop = sum->src(1);
+  UOpRef max;
+  for (const auto& n : toposort(sum->src(0)))
+    if (one_loop(n, Ops::MAX) && n->dtype() == sum->dtype() && n->src(1) != loop &&
+        n->src(1)->src(0) == loop->src(0) && n->src(1)->src(1) == loop->src(1)) {
+      if (max && max != n) return nullptr; // two maxima: not a softmax
+      max = n;
+    }
+  if (!max) return nullptr;
+  std::vector<UOpRef> factors, inside, outside;
+  mul_factors(sum->src(0), factors);
+  for (const auto& f : factors) (contains(f, loop.get()) ? inside : outside).push_back(f);
+  if (inside.empty()) return nullptr;
+  UOpRef term = product(inside);
+  // the max only inside exponentials of one shift
+  std::optional<Shift> shift;
+  std::unordered_map<const UOp*, UOpRef> exps;
+  for (const auto& n : toposort(term)) {
+    if (n->op() != Ops::EXP2 || !contains(n, max.get())) continue;
+    auto s = shift_of(n, max.get());
+    if (!s || (shift && (s->h != shift->h || s->c != shift->c))) return nullptr;
+    shift = s;
+    exps.emplace(n.get(), UOp::constant(n->dtype(), 1.0));
+  }
+  if (!shift || contains(substitute(term, exps), max.get())) return nullptr;
+
+  const UOpRef& max_loop = max->src(1);
+  const UOpRef& t = max->src(0);
+  term = substitute(term, {{loop.get(), max_loop}});
+  // reduces nested in the term that repeat one nested in the max's value: the same one
+  std::unordered_map<const UOp*, UOpRef> same;
+  std::vector<UOpRef> in_max;
+  for (const auto& n : toposort(t))
+    if (n->op() == Ops::REDUCE && n->src().size() == 2 && const_range(n->src(1))) in_max.push_back(n);
+  for (const auto& n : toposort(term)) {
+    if (n->op() != Ops::REDUCE || n->src().size() != 2 || !const_range(n->src(1))) continue;
+    for (const auto& r : in_max)
+      if (r != n && r->src(1)->src(1) == n->src(1)->src(1) && r->src(1)->src(0) == n->src(1)->src(0) &&
+          substitute(n, {{n->src(1).get(), r->src(1)}}) == r) {
+        same.emplace(n.get(), r);
+        break;
+      }
+  }
+  if (!same.empty()) term = substitute(term, same);
+
+  const DType dt = max->dtype();
+  const UOpRef before = UOp::make(Ops::RUNNING, dt, {max, max_loop}, int64_t{0});
+  const UOpRef after = UOp::make(Ops::RUNNING, dt, {max, max_loop, t}, int64_t{1});
+  const UOpRef neg_inf = UOp::constant(dt, -std::numeric_limits<double>::infinity());
+  const UOpRef zero = UOp::constant(sum->dtype(), 0.0);
+  auto is_neg_inf = [&](const UOpRef& x) { return UOp::make(Ops::CMPEQ, dtypes::bool_, {x, neg_inf}); };
+  // a step while every key so far is -inf adds nothing: the final exp(-inf - h) is 0
+  term =
+      UOp::make(Ops::WHERE, sum->dtype(), {is_neg_inf(after), zero, substitute(term, {{max.get(), after}})});
+  const UOpRef h_before = substitute(shift->h, {{max.get(), before}});
+  const UOpRef h_after = substitute(shift->h, {{max.get(), after}});
+  UOpRef scale = UOp::make(
+      Ops::EXP2, dt, {UOp::make(Ops::MUL, dt, {UOp::make(Ops::SUB, dt, {h_before, h_after}), shift->c})});
+  scale = UOp::make(Ops::WHERE, dt, {is_neg_inf(before), zero, scale});
+  UOpRef out = UOp::make(Ops::REDUCE, sum->dtype(), {term, scale, max_loop}, ReduceArg{Ops::MULACC, {}});
+  for (const auto& f : outside) out = UOp::make(Ops::MUL, out->dtype(), {out, rewrite(f)});
+  return out;
+}
+
+} // namespace tg
