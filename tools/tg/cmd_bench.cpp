@@ -581,7 +581,9 @@ void bench_usage(std::ostream& os) {
         "  onnx   ResNet-18, MobileNetV2, a transformer through ONNX import, against onnxruntime and "
         "PyTorch\n"
         "  python one small op from Python (tinygrad_cpp), against C++ and tinygrad's Python\n"
-        "  gpt    the GPT's training step and KV-cache sampling (and validation loss), against PyTorch\n";
+        "  gpt    the GPT's training step and KV-cache sampling (and validation loss), against PyTorch\n"
+        "  attention  scaled_dot_product_attention forward (scores stored, and fused) and backward, against\n"
+        "         PyTorch's F.scaled_dot_product_attention\n";
 }
 
 } // namespace
@@ -653,6 +655,14 @@ int cmd_bench(const std::vector<std::string>& args) {
       return bench_gpt(rest);
     } catch (const po::error& e) {
       std::cerr << "tg bench gpt: " << e.what() << " (see tg bench gpt --help)\n";
+      return 2;
+    }
+  }
+  if (args[0] == "attention") {
+    try {
+      return bench_attention(rest);
+    } catch (const po::error& e) {
+      std::cerr << "tg bench attention: " << e.what() << " (see tg bench attention --help)\n";
       return 2;
     }
   }

@@ -29,6 +29,7 @@ int bench_collective(const std::vector<std::string>& args); // `tg bench collect
 int bench_onnx(const std::vector<std::string>& args);       // `tg bench onnx` (cmd_bench_onnx.cpp)
 int bench_python(const std::vector<std::string>& args);     // `tg bench python` (cmd_bench_python.cpp)
 int bench_gpt(const std::vector<std::string>& args);        // `tg bench gpt` (cmd_bench_gpt.cpp)
+int bench_attention(const std::vector<std::string>& args);  // `tg bench attention` (cmd_bench_attention.cpp)
 
 // When main() started (for `tg bench cold-child`).
 std::chrono::steady_clock::time_point main_start_time();
