@@ -765,7 +765,7 @@ LoweredKernel Lowerer::run() {
   std::vector<UOpRef> stores;
   const UOpRef& out = globals_[0];
   LaneVectorizer vectorizer(options_.lane_gates);
-  OnlineSoftmax online; // one per kernel: the lanes share the rewritten max and sums
+  OnlineSoftmax online(next_range_id_); // one per kernel: the lanes share the rewritten max and sums
   const int64_t tc_lanes =
       !tc_ ? 1 : int64_t(sdk::matrix_lanes(options_.matrix_units.at(size_t(tc_unit_)).unit.c));
   for (int64_t lane = 0; lane < total_lanes * tc_lanes; lane += vector_lanes) {

@@ -1,5 +1,7 @@
 #include "kernel/codegen/online_softmax.hpp"
 
+#include "kernel/ir/symbolic.hpp"
+
 #include <limits>
 #include <optional>
 #include <unordered_set>
@@ -92,7 +94,60 @@ std::optional<Shift> shift_of(const UOpRef& e, const UOp* max) {
   return std::nullopt;
 }
 
+// The first step b (not depending on `loop`) from which cond is false, or null: cond of the forms
+// loop < b, !(b' < loop) (b = b' + 1), an AND with such a conjunct, `cond ? true : false`.
+UOpRef end_of(const UOpRef& cond, const UOpRef& loop) {
+  const UOpRef c = cond;
+  auto free = [&](const UOpRef& b) { return !contains(b, loop.get()); };
+  // the loop's counter, or its value cast to an integer type that holds every step (an iota's
+  // int32), whose bound then returns in the loop's type
+  auto is_loop = [&](const UOpRef& x) {
+    if (x == loop) return true;
+    return x->op() == Ops::CAST && x->src(0) == loop && x->dtype().is_int() && x->dtype().count == 1 &&
+           loop->src(1)->is_const() && const_as_int(loop->src(1)->const_value()) <= x->dtype().int_max();
+  };
+  auto in_loop_type = [&](const UOpRef& b) {
+    return b->dtype() == loop->dtype() ? b : UOp::make(Ops::CAST, loop->dtype(), {b});
+  };
+  if (c->op() == Ops::WHERE && c->src(1)->is_const() && c->src(2)->is_const() &&
+      c->src(1)->const_value() == ConstValue{true} && c->src(2)->const_value() == ConstValue{false})
+    return end_of(c->src(0), loop);
+  if (c->op() == Ops::CMPLT && is_loop(c->src(0)) && free(c->src(1))) return in_loop_type(c->src(1));
+  // !(b' < loop): CMPNE(CMPLT(b', loop), true) or CMPEQ(CMPLT(b', loop), false)
+  if ((c->op() == Ops::CMPNE || c->op() == Ops::CMPEQ) && c->src(1)->is_const()) {
+    const bool negates = c->src(1)->const_value() == ConstValue{c->op() == Ops::CMPNE};
+    const UOpRef& lt = c->src(0);
+    if (negates && lt->op() == Ops::CMPLT && is_loop(lt->src(1)) && free(lt->src(0))) {
+      const UOpRef b = in_loop_type(lt->src(0));
+      return UOp::make(Ops::ADD, loop->dtype(), {b, UOp::constant(loop->dtype(), int64_t{1})});
+    }
+  }
+  if (c->op() == Ops::AND)
+    for (const auto& s : c->src())
+      if (UOpRef b = end_of(s, loop)) return b;
+  return nullptr;
+}
+
 } // namespace
+
+// The max with its loop stopped where its value becomes -inf for good, or max itself.
+UOpRef OnlineSoftmax::shortened(const UOpRef& max) {
+  const UOpRef& loop = max->src(1);
+  if (auto it = loops_.find(loop.get()); it != loops_.end())
+    return it->second ? substitute(max, {{loop.get(), it->second}}) : max;
+  const UOpRef& t = max->src(0);
+  UOpRef end;
+  if (t->op() == Ops::WHERE && t->src(2)->is_const() && t->dtype().is_float() &&
+      std::get<double>(t->src(2)->const_value()) == -std::numeric_limits<double>::infinity() &&
+      loop->src(0)->is_const() && const_as_int(loop->src(0)->const_value()) == 0)
+    if (UOpRef b = end_of(simplify(t->src(0)), loop); b && b->dtype() == loop->dtype()) {
+      const UOpRef& n = loop->src(1);
+      end = UOp::make(Ops::WHERE, loop->dtype(), {UOp::make(Ops::CMPLT, dtypes::bool_, {b, n}), b, n});
+    }
+  UOpRef replacement = end ? UOp::range(end, next_range_id_++, loop->dtype()) : nullptr;
+  loops_.emplace(loop.get(), replacement);
+  return replacement ? substitute(max, {{loop.get(), replacement}}) : max;
+}
 
 UOpRef OnlineSoftmax::operator()(const UOpRef& value) { return rewrite(value); }
 
@@ -175,6 +230,8 @@ UOpRef OnlineSoftmax::online(const UOpRef& sum) {
       Ops::EXP2, dt, {UOp::make(Ops::MUL, dt, {UOp::make(Ops::SUB, dt, {h_before, h_after}), shift->c})});
   scale = UOp::make(Ops::WHERE, dt, {is_neg_inf(before), zero, scale});
   UOpRef out = UOp::make(Ops::REDUCE, sum->dtype(), {term, scale, max_loop}, ReduceArg{Ops::MULACC, {}});
+  if (const UOpRef short_max = shortened(max); short_max != max) // the loop, the max and its RUNNINGs
+    out = substitute(out, {{max_loop.get(), short_max->src(1)}});
   for (const auto& f : outside) out = UOp::make(Ops::MUL, out->dtype(), {out, rewrite(f)});
   return out;
 }

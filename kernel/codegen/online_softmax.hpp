@@ -4,6 +4,7 @@
 
 #include "kernel/ir/uop.hpp"
 
+#include <cstdint>
 #include <unordered_map>
 
 namespace tg {
@@ -17,14 +18,22 @@ namespace tg {
 // grows. Factors of v that the loop does not change (softmax's 1/sum, itself such a sum) multiply
 // the result instead. Reduces nested in v that repeat ones nested in t (the scores, per key) are
 // computed once per step. A step before any finite max adds nothing (exp(-inf - h) is 0 there).
+// When the max's value is `c ? x : -inf` with c false from some step b on (a causal mask: key <=
+// query), the loop stops at b: those steps leave the max as it is and add exp(-inf) = 0 (a
+// non-finite value under such a mask is not read, as in FlashAttention).
 class OnlineSoftmax {
 public:
+  // next_range_id: where the lowerer's RANGE ids continue (a shortened loop is a new RANGE)
+  explicit OnlineSoftmax(int64_t& next_range_id) : next_range_id_(next_range_id) {}
   UOpRef operator()(const UOpRef& value);
 
 private:
   UOpRef rewrite(const UOpRef& u);
   UOpRef online(const UOpRef& sum);
+  UOpRef shortened(const UOpRef& max);
+  int64_t& next_range_id_;
   std::unordered_map<const UOp*, UOpRef> done_;
+  std::unordered_map<const UOp*, UOpRef> loops_; // a max's loop -> the loop that replaces it
 };
 
 } // namespace tg
