@@ -184,10 +184,12 @@ UOpRef OnlineSoftmax::online(const UOpRef& sum) {
   for (const auto& f : factors) (contains(f, loop.get()) ? inside : outside).push_back(f);
   if (inside.empty()) return nullptr;
   UOpRef term = product(inside);
-  // the max only inside exponentials of one shift
+  // the max only inside exponentials of one shift; no other reduce over it in the term (a
+  // softmax gradient's row sum: its final value is not known inside the merged loop)
   std::optional<Shift> shift;
   std::unordered_map<const UOp*, UOpRef> exps;
   for (const auto& n : toposort(term)) {
+    if (n->op() == Ops::REDUCE && n != max && contains(n, max.get())) return nullptr;
     if (n->op() != Ops::EXP2 || !contains(n, max.get())) continue;
     auto s = shift_of(n, max.get());
     if (!s || (shift && (s->h != shift->h || s->c != shift->c))) return nullptr;

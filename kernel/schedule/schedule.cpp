@@ -232,75 +232,135 @@ struct Scheduler {
     return false;
   }
 
+  // What o's kernel computes once stored nodes below it are not stored (fuse_softmax_groups).
+  struct Cone {
+    std::unordered_set<const UOp*> nodes;
+    std::vector<const UOp*> group, maxes; // the stored nodes taken in; the MAX reduces
+    const UOp* outer = nullptr;           // the kernel's own reduce
+    bool exp = false, ok = true;
+  };
+  // Members must lie under a reduce of o's kernel (an elementwise kernel, the softmax itself as a
+  // target, would compute the row's max and sum once per element); `allowed`, when given, limits
+  // the stored nodes taken in (the rest stay loads).
+  Cone cone_of(const UOp* o, const std::unordered_set<const UOp*>* allowed) {
+    Cone c;
+    c.nodes.insert(o);
+    c.outer = o->op() == Ops::REDUCE_AXIS ? o : nullptr;
+    std::vector<std::pair<const UOp*, bool>> stack{
+        {o, o->op() == Ops::REDUCE_AXIS}}; // (node, under a reduce)
+    std::set<std::pair<const UOp*, bool>> seen;
+    while (!stack.empty() && c.ok) {
+      const auto [u, under] = stack.back();
+      stack.pop_back();
+      for (const auto& s : u->src()) {
+        const UOp* n = s.get();
+        if (is_buffer(s) || n->op() == Ops::CONST || n->op() == Ops::DEFINE_VAR) continue;
+        const bool member = realize.count(n) && std::find(c.group.begin(), c.group.end(), n) != c.group.end();
+        if (member && !under) c.ok = false; // every path to a member passes a reduce
+        if (!seen.emplace(n, under).second) continue;
+        if (realize.count(n) && !member) {
+          const Ops op = n->op();
+          if (op == Ops::COPY || op == Ops::CONTIGUOUS || targets.count(n)) continue; // stays a load
+          if (op != Ops::REDUCE_AXIS && !is_alu(op) && op != Ops::CAST) continue;
+          if (op != Ops::REDUCE_AXIS && !reads_reduce(n)) continue; // an operand stored for its own sake
+          if (allowed && !allowed->count(n)) continue;
+          if (!under) c.ok = false;
+          c.group.push_back(n);
+        }
+        if (n->op() == Ops::REDUCE_AXIS && n->arg_if<ReduceArg>()->op == Ops::MAX &&
+            std::find(c.maxes.begin(), c.maxes.end(), n) == c.maxes.end())
+          c.maxes.push_back(n);
+        // the outer reduce (the first one below o) runs along the last axis of its input, as
+        // softmax(.) v does; a gradient's sum over the softmax's rows does not
+        if (n->op() == Ops::REDUCE_AXIS && !realize.count(n) && !under) {
+          c.outer = n;
+          const auto& axes = n->arg_if<ReduceArg>()->axes;
+          if (axes.size() != 1 || size_t(axes[0]) + 1 != shapes(s).size()) c.ok = false;
+        }
+        if (n->op() == Ops::PAD) c.ok = false; // a padded view of the group: its axes no longer map
+        c.exp |= n->op() == Ops::EXP2;
+        c.nodes.insert(n);
+        stack.emplace_back(n, under || (n->op() == Ops::REDUCE_AXIS && !realize.count(n)));
+      }
+    }
+    return c;
+  }
+
   // A softmax feeding a reduce (attention: softmax(q k^T) v) is one kernel under
   // ScheduleOptions::fuse_softmax. decide() stores the scores, their max and sum and the weights
-  // (each is broadcast or reduced again); here each reduce o that reads such a group through its
-  // stored nodes takes the group back into its own kernel when the group holds a MAX reduce and an
-  // exponential and nothing outside o's kernel reads a member (a training step's backward reads
-  // them: they stay stored). The kernel then runs the max, the sum and the scores' products as
-  // loops per output row (codegen: nested reduces, and the online softmax that merges them).
+  // (each is broadcast or reduced again); here each kernel root o takes such stored nodes back
+  // into its kernel: the max (one MAX reduce), what reads it (the sum, the weights) and the scores
+  // it reads (a reduce of at most kInnerReduce per element, reading no other such node: stored
+  // projections below stay loads). The kernel's reduce and every taken sum over the max's values
+  // run over the max's keys (they become one loop, the online softmax), and nothing outside o's
+  // kernel reads a taken node (a training step's backward reads them: they stay stored). The
+  // kernel then runs the max, the sum and the scores' products as loops per output row (codegen:
+  // nested reduces, and the online softmax that merges them).
   void fuse_softmax_groups() {
+    constexpr int64_t kInnerReduce = 256;
     std::vector<const UOp*> roots;
     for (const auto& u : order)
       if (realize.count(u.get()) && u->op() != Ops::COPY && !is_buffer(u)) roots.push_back(u.get());
     for (const UOp* o : roots) {
-      // o's cone: what o's kernel computes once the group is not stored. Members must lie under a
-      // reduce of o's kernel: an elementwise kernel (the softmax itself as a target) would compute
-      // the row's max and sum once per element.
-      std::unordered_set<const UOp*> cone{o};
-      std::vector<std::pair<const UOp*, bool>> stack{
-          {o, o->op() == Ops::REDUCE_AXIS}}; // (node, under a reduce)
-      std::set<std::pair<const UOp*, bool>> seen;
-      std::vector<const UOp*> group;
-      bool has_max = false, has_exp = false, ok = true;
-      while (!stack.empty() && ok) {
-        const auto [u, under] = stack.back();
-        stack.pop_back();
-        for (const auto& s : u->src()) {
-          const UOp* n = s.get();
-          if (is_buffer(s) || n->op() == Ops::CONST || n->op() == Ops::DEFINE_VAR) continue;
-          const bool member = realize.count(n) && std::find(group.begin(), group.end(), n) != group.end();
-          if (member && !under) ok = false; // every path to a member passes a reduce
-          if (!seen.emplace(n, under).second) continue;
-          if (realize.count(n) && !member) {
-            const Ops op = n->op();
-            if (op == Ops::COPY || op == Ops::CONTIGUOUS || targets.count(n)) continue; // stays a load
-            if (op != Ops::REDUCE_AXIS && !is_alu(op) && op != Ops::CAST) continue;
-            if (op != Ops::REDUCE_AXIS && !reads_reduce(n)) continue; // an operand stored for its own sake
-            if (!under) ok = false;
-            group.push_back(n);
-          }
-          has_max |= n->op() == Ops::REDUCE_AXIS && n->arg_if<ReduceArg>()->op == Ops::MAX;
-          // the outer reduce (the first one below o) runs along the last axis of its input, as
-          // softmax(.) v does; a gradient's sum over the softmax's rows does not
-          if (n->op() == Ops::REDUCE_AXIS && !realize.count(n) && !under) {
-            const auto& axes = n->arg_if<ReduceArg>()->axes;
-            if (axes.size() != 1 || size_t(axes[0]) + 1 != shapes(s).size()) ok = false;
-          }
-          if (n->op() == Ops::PAD) ok = false; // a padded view of the group: its axes no longer map
-          has_exp |= n->op() == Ops::EXP2;
-          cone.insert(n);
-          stack.emplace_back(n, under || (n->op() == Ops::REDUCE_AXIS && !realize.count(n)));
+      const Cone first = cone_of(o, nullptr);
+      if (!first.ok || first.maxes.size() != 1 || first.group.empty()) continue;
+      const UOp* max = first.maxes[0];
+      std::unordered_set<const UOp*> allowed;
+      for (const UOp* g : first.group) {
+        bool keep = g == max || reads(g, max);
+        if (!keep && g->op() == Ops::REDUCE_AXIS && reduce_size(g) <= kInnerReduce && reads(max, g)) {
+          keep = true;
+          for (const UOp* h : first.group)
+            if (h != g && reads(g, h)) keep = false;
         }
+        if (keep) allowed.insert(g);
       }
-      if (!ok || !has_max || !has_exp || group.empty()) continue;
+      const Cone c = cone_of(o, &allowed);
+      if (!c.ok || c.maxes.size() != 1 || c.maxes[0] != max || !c.outer || !c.exp || c.group.empty())
+        continue;
+      const int64_t keys = reduce_size(max);
+      bool ok = reduce_size(c.outer) == keys;
+      for (const UOp* g : c.group)
+        if (g->op() == Ops::REDUCE_AXIS && g != max && reads(g, max) && reduce_size(g) != keys) ok = false;
       // Nodes of the cone that read a member (the members too) must be read inside the cone only:
       // another kernel would otherwise recompute the member. The rest (q, k, v, a causal mask
       // shared by every layer) may be read anywhere.
-      std::unordered_set<const UOp*> above(group.begin(), group.end());
+      std::unordered_set<const UOp*> above(c.group.begin(), c.group.end());
       for (const auto& u : order) {
-        if (!cone.count(u.get()) || u.get() == o) continue;
-        for (const auto& s : u->src())
-          if (above.count(s.get())) above.insert(u.get());
+        if (!ok) break;
+        if (!c.nodes.count(u.get()) || u.get() == o) continue;
+        for (const auto& src : u->src())
+          if (above.count(src.get())) above.insert(u.get());
         if (above.count(u.get()))
           for (const UOp* user : users[u.get()])
-            if (!cone.count(user)) ok = false;
+            if (!c.nodes.count(user)) ok = false;
       }
       if (!ok) continue;
-      for (const UOp* g : group) realize.erase(g);
-      for (const UOp* n : cone) // every reduce of the kernel but o runs nested in o's loops
+      for (const UOp* g : c.group) realize.erase(g);
+      for (const UOp* n : c.nodes) // every reduce of the kernel but o runs nested in o's loops
         if (n != o && n->op() == Ops::REDUCE_AXIS) fused_softmax.insert(n);
     }
+  }
+
+  // Input elements per output element of REDUCE_AXIS r.
+  int64_t reduce_size(const UOp* r) {
+    const UOpRef& u = refs.at(r);
+    return dims_prod(shapes(u->src(0))) / std::max<int64_t>(1, dims_prod(shapes(u)));
+  }
+
+  // True when `target` lies below u.
+  static bool reads(const UOp* u, const UOp* target) {
+    std::vector<const UOp*> stack{u};
+    std::unordered_set<const UOp*> seen{u};
+    while (!stack.empty()) {
+      const UOp* n = stack.back();
+      stack.pop_back();
+      for (const auto& s : n->src()) {
+        if (s.get() == target) return true;
+        if (seen.insert(s.get()).second) stack.push_back(s.get());
+      }
+    }
+    return false;
   }
 
   // True when u's value reads a REDUCE_AXIS of its own kernel or a stored one.
