@@ -689,10 +689,10 @@ std::string join_dims(const std::string& prefix, const Dims& d) {
 
 LoweredKernel Lowerer::run() {
   LoweredKernel k;
-  const UOpRef& value_root = item_.ast->src(0)->src(1);
   const int64_t max_groups = std::clamp<int64_t>(options_.max_groups, 1, INT32_MAX); // SPECIAL is int32
   IndexNarrower narrow;
   const KernelInfo info = analyze();
+  const UOpRef& value_root = value_root_;
   // the kernel's axes (analyze); its row-major flat index is the item's, which the store uses
   const Dims& S = out_shape_;
   const size_t ndim = S.size();
@@ -778,7 +778,14 @@ LoweredKernel Lowerer::run() {
       for (size_t d = 0; d < ndim; ++d) idx.push_back(output_index(d, rest_idx, cur_lane_, valid));
       UOpRef v_out = value(value_root, Frame{idx, S, root_mops_});
       if (info.nested_reduces) v_out = online(v_out);
-      UOpRef ptr = UOp::make(Ops::INDEX, out->dtype(), {out, flatten(idx, S)});
+      UOpRef flat = flatten(idx, S);
+      if (!store_perm_.empty()) { // the value's row-major index, stored at the item's
+        const std::vector<UOpRef> at = unflatten(flat, shapes_(value_root));
+        std::vector<UOpRef> item_idx;
+        for (int64_t d : store_perm_) item_idx.push_back(at[size_t(d)]);
+        flat = flatten(item_idx, item_.shape);
+      }
+      UOpRef ptr = UOp::make(Ops::INDEX, out->dtype(), {out, flat});
       if (group_axis_ >= 0) valid = valid & eq(local_ids_[size_t(group_axis_)], idx_const(0));
       if (vector_lanes == 1) {
         stores.push_back(is_true(valid) ? UOp::make(Ops::STORE, dtypes::void_, {ptr, v_out})

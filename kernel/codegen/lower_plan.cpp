@@ -198,7 +198,9 @@ Dims refined_shape(const Dims& out, const Dims& reduce_shape, const std::vector<
 } // namespace
 
 KernelInfo Lowerer::analyze() {
-  const UOpRef& value_root = item_.ast->src(0)->src(1);
+  value_root_ = item_.ast->src(0)->src(1);
+  store_perm_.clear();
+  const UOpRef& value_root = value_root_;
   KernelInfo info;
   const std::vector<UOpRef> order = toposort(value_root);
   check_depth(order);
@@ -217,11 +219,37 @@ KernelInfo Lowerer::analyze() {
     }
     info.transcendental += n->op() == Ops::EXP2 || n->op() == Ops::LOG2 || n->op() == Ops::SIN;
   }
-  out_shape_ = item_.shape;
+  Dims root_shape = item_.shape;
+  if (info.reduce_count == 1 && value_root_->op() == Ops::PERMUTE && !selected_equality()) {
+    // A product stored transposed (an attention gradient's (..., n, m) view of its (..., m, n)
+    // sum) whose stored order does not follow the reduce's kept dims and whose own order does is
+    // planned in its own order and stored through the permutation: otherwise the heuristic maps
+    // no axis and the kernel runs one scalar loop per output. (A selection sum stored transposed,
+    // an embedding's gradient, is described through the permutation instead: below.)
+    const auto& axes = first_reduce_->arg_if<ReduceArg>()->axes;
+    const Dims& below = shapes_(value_root_->src(0));
+    auto follows = [&](const Dims& shape) {
+      Dims kept, out;
+      const Dims& in = shapes_(first_reduce_->src(0));
+      for (size_t d = 0; d < in.size(); ++d)
+        if (in[d] != 1 && std::find(axes.begin(), axes.end(), int64_t(d)) == axes.end())
+          kept.push_back(in[d]);
+      const Dims refined = refined_shape(shape, shapes_(first_reduce_), axes);
+      for (int64_t x : refined)
+        if (x != 1) out.push_back(x);
+      return out == kept;
+    };
+    if (!follows(item_.shape) && follows(below)) {
+      store_perm_ = *value_root_->arg_if<std::vector<int64_t>>();
+      value_root_ = value_root_->src(0);
+      root_shape = below;
+    }
+  }
+  out_shape_ = root_shape;
   if (info.reduce_count == 1) {
     const Dims refined =
-        refined_shape(item_.shape, shapes_(first_reduce_), first_reduce_->arg_if<ReduceArg>()->axes);
-    if (refined != item_.shape) {
+        refined_shape(root_shape, shapes_(first_reduce_), first_reduce_->arg_if<ReduceArg>()->axes);
+    if (refined != root_shape) {
       out_shape_ = refined;
       root_mops_ = {
           UOp::make(Ops::RESHAPE, value_root->dtype(), {value_root}, Arg{std::vector<int64_t>(refined)})};

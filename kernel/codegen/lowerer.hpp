@@ -178,6 +178,11 @@ private:
   // the plan: one AxisPlan per axis (output dims, then the first reduce's reduced dims)
   Dims out_shape_;                // the kernel's output axes: the item's shape, or its split (refined_shape)
   std::vector<UOpRef> root_mops_; // the output value seen in out_shape_: a RESHAPE, or none
+  // The value the kernel computes: the stored value, or the reduce under a root PERMUTE (a
+  // product stored transposed), which is then stored through store_perm_ (item dim d is the
+  // value's dim store_perm_[d]; empty: the identity).
+  UOpRef value_root_;
+  std::vector<int64_t> store_perm_;
   UOpRef first_reduce_;
   std::vector<int64_t> reduce_dims_; // the first reduce's reduced input dims of size > 1
   std::vector<AxisPlan> plan_;

@@ -561,6 +561,30 @@ BOOST_AUTO_TEST_CASE(one_hot_products_gate_their_loads) {
   }
 }
 
+// A product stored transposed, as autograd writes an attention's key gradient: the
+// kernel is planned in the product's own order (in the stored order the heuristic maps no axis: a
+// CPU got one LOOP and no vector lanes, GPT-sized ones no optimization at all) and stores through
+// the permutation; the values match the same kernel without optimizations.
+BOOST_AUTO_TEST_CASE(transposed_products_plan_in_their_own_order) {
+  // dK = dS^T q as autograd sums it: over the queries (a middle axis), (d, key) ordered, stored
+  // as (key, d)
+  Tensor ds = input({3, 48, 40}), q = input({3, 48, 32});
+  auto items =
+      compute_items((q.reshape({3, 48, 32, 1}) * ds.reshape({3, 48, 1, 40})).sum({1}).transpose(-1, -2));
+  BOOST_TEST_REQUIRE(items.size() == 1u);
+  BOOST_TEST(items[0].shape == Dims({3, 40, 32}));
+  for (const auto& [device, options] : {std::pair{"cpu", cpu()}, std::pair{"gpu", gpu()}}) {
+    BOOST_TEST_CONTEXT(device) {
+      LoweredKernel k = lower_kernel(items[0], options);
+      BOOST_TEST(k.name == "r_3_32_40_48", "axes in the product's order: " << k.name << " " << k.opts);
+      BOOST_TEST(!k.applied.empty(), k.opts);
+      Ran got = run(items, options, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      Ran want = run(items, options, [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      check_same(items, got, want, std::string(device) + " " + k.opts);
+    }
+  }
+}
+
 // The bfloat16 form (a bfloat16 product summed in float32: a cast around the selection) is gated
 // the same way.
 BOOST_AUTO_TEST_CASE(bfloat16_one_hot_products_gate_their_loads) {
