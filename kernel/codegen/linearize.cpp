@@ -63,7 +63,6 @@ private:
                                    : builder_.mma(a, b, c, v->at(0), v->at(1));
     return builder_.mma(a, b, c, m->arg_int());
   }
-  // Whether m is a matrix op that chains through local-memory tiles (WGMMA, a local-memory MMA).
   // Where a REDUCE's loops begin among its sources: a rescaled sum (REDUCE(MULACC, value, scale,
   // loops...), online_softmax.hpp) carries its scale first.
   static size_t first_loop(const UOp* r) {
@@ -89,6 +88,7 @@ private:
                                      : (r->dtype().is_bool() ? TG_OP_OR : TG_OP_ADD);
     return builder_.alu(combine, acc, val);
   }
+  // Whether m is a matrix op that chains through local-memory tiles (WGMMA, a local-memory MMA).
   static bool chained_op(const UOp* m) {
     return m->op() == Ops::WGMMA || (m->op() == Ops::MMA && m->arg_if<std::vector<int64_t>>() != nullptr);
   }
