@@ -503,8 +503,9 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
   const auto& axes = r->arg_if<ReduceArg>()->axes;
   Ops op = r->arg_if<ReduceArg>()->op;
   // Reduces over the same space as the first one follow its plan; others run plain loops.
-  const bool planned = r == first_reduce_ || (in_shape == shapes_(first_reduce_->src(0)) &&
-                                              axes == first_reduce_->arg_if<ReduceArg>()->axes);
+  const bool planned =
+      r == first_reduce_ || (!nested_.count(r.get()) && in_shape == shapes_(first_reduce_->src(0)) &&
+                             axes == first_reduce_->arg_if<ReduceArg>()->axes);
   if (tc_ && r == first_reduce_) return tc_reduce(r, f);
   if (!staged_.empty() && r == first_reduce_) return staged_reduce(r, f);
   std::vector<UOpRef> in_idx = reduce_input_index(r, f, f.idx, &valid), ranges;

@@ -206,7 +206,8 @@ KernelInfo Lowerer::analyze() {
   check_depth(order);
   // Reduces inside another reduce's input (a fused softmax's scores, max and sum: schedule.cpp)
   // run as plain loops within it; the plan is the outer one's.
-  std::unordered_set<const UOp*> nested;
+  std::unordered_set<const UOp*>& nested = nested_;
+  nested.clear();
   for (const auto& n : order)
     if (n->op() == Ops::REDUCE_AXIS && !nested.count(n.get()))
       for (const auto& m : toposort(n->src(0)))

@@ -183,6 +183,9 @@ private:
   // value's dim store_perm_[d]; empty: the identity).
   UOpRef value_root_;
   std::vector<int64_t> store_perm_;
+  // Reduces inside another reduce's input (analyze): loops of their own, never the plan's even
+  // where their space is the planned one's (attention with as many keys as features).
+  std::unordered_set<const UOp*> nested_;
   UOpRef first_reduce_;
   std::vector<int64_t> reduce_dims_; // the first reduce's reduced input dims of size > 1
   std::vector<AxisPlan> plan_;

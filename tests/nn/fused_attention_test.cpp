@@ -119,6 +119,29 @@ BOOST_AUTO_TEST_CASE(one_online_kernel_matches_naive_loops) {
     }
 }
 
+// bfloat16 scores with as many keys as features (the products' space is then the scores' space:
+// the nested scores must still run their own loops), causal and not: one kernel, values as the
+// stored path's within a bfloat16 step.
+BOOST_AUTO_TEST_CASE(bfloat16_as_many_keys_as_features) {
+  constexpr int64_t T = 32, E = 32;
+  Rng rng(8);
+  const auto qh = rng.vec(2 * T * E), kh = rng.vec(2 * T * E), vh = rng.vec(2 * T * E);
+  for (bool causal : {true, false}) BOOST_TEST_CONTEXT("causal " << causal) {
+      auto attend = [&](bool on) {
+        FuseAttention fuse(on);
+        Tensor q = f32(qh, {1, 2, T, E}).cast(dtypes::bfloat16).realize(),
+               k = f32(kh, {1, 2, T, E}).cast(dtypes::bfloat16).realize(),
+               v = f32(vh, {1, 2, T, E}).cast(dtypes::bfloat16).realize();
+        tg::AttentionOptions o;
+        o.is_causal = causal;
+        Tensor out = tg::scaled_dot_product_attention(q, k, v, o);
+        if (on) BOOST_TEST(out.schedule().size() == 1u, "one kernel");
+        return host(out);
+      };
+      check_close(attend(true), attend(false), 0, 1.6e-2, "fused vs stored");
+    }
+}
+
 // Without the setting the scores are stored: the check above can fail.
 BOOST_AUTO_TEST_CASE(unfused_stores_the_scores) {
   constexpr int64_t T = 24, E = 32;
