@@ -133,19 +133,6 @@ std::optional<std::pair<UOpRef, UOpRef>> equality(const UOpRef& c) {
   return std::nullopt;
 }
 
-// `root` with every use of `from` replaced by `to`.
-UOpRef substitute(const UOpRef& root, const UOpRef& from, const UOpRef& to) {
-  NodeMap done;
-  done.emplace(from.get(), to); // kept: NodeMap keeps a node's first value
-  for (const auto& n : toposort(root)) done.emplace(n.get(), with_mapped_sources(n, done));
-  return *done.find(root.get());
-}
-
-bool depends_on(const UOpRef& root, const UOpRef& node) {
-  const auto order = toposort(root);
-  return std::find(order.begin(), order.end(), node) != order.end();
-}
-
 // `c ? x : 0` (WHERE with a zero) or `cast(c) * x` with c a bool: (c, x), else nothing. A cast
 // of either (a bfloat16 product summed in float32) is (c, cast(x)).
 std::optional<std::pair<UOpRef, UOpRef>> selection(const UOpRef& v) {
@@ -186,12 +173,12 @@ std::optional<std::pair<UOpRef, UOpRef>> fold_one_hot(const UOpRef& v, const std
       if (r->op() != Ops::RANGE || (bits < 63 && r->src(1)->arg_int() > (int64_t{1} << bits))) continue;
     }
     if (r->op() != Ops::RANGE || std::find(ranges.begin(), ranges.end(), r) == ranges.end()) continue;
-    if (!e->dtype().is_int() || e->dtype().count != 1 || depends_on(e, r)) continue;
+    if (!e->dtype().is_int() || e->dtype().count != 1 || depends_on(e, r.get())) continue;
     const int64_t n = r->src(1)->arg_int();
     UOpRef at = e->dtype() == kIndex ? e : cast(e, kIndex);
     UOpRef inside = lt(idx_const(-1), at) & lt(at, idx_const(n));
     // out-of-range indices select nothing and read element 0, never memory outside x
-    UOpRef folded = substitute(x, r, where(inside, at, idx_const(0)));
+    UOpRef folded = substitute(x, r.get(), where(inside, at, idx_const(0)));
     return std::pair{where(inside, folded, const_like(folded, int64_t{0})), r};
   }
   return std::nullopt;
@@ -211,7 +198,7 @@ std::optional<UOpRef> gate_selected_loads(const UOpRef& v, const std::vector<UOp
   for (const auto& n : toposort(x)) {
     UOpRef m = with_mapped_sources(n, done);
     if (n->op() == Ops::LOAD &&
-        std::any_of(loops.begin(), loops.end(), [&](const UOpRef& r) { return depends_on(n, r); })) {
+        std::any_of(loops.begin(), loops.end(), [&](const UOpRef& r) { return depends_on(n, r.get()); })) {
       UOpRef gate = m->src().size() == 3 ? m->src(1) & cond : cond;
       UOpRef zero = m->src().size() == 3 ? m->src(2) : const_like(m, int64_t{0});
       m = UOp::make(Ops::LOAD, m->dtype(), {m->src(0), gate, zero});
@@ -514,7 +501,7 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
   // A reduce evaluated inside another's loop (a fused softmax's scores, per key) runs its own
   // loop in each loop that evaluates it: one RANGE per enclosing reduce loop.
   const UOp* within = nullptr;
-  if (!planned)
+  if (nested_.count(r.get()))
     for (const auto& i : in_idx) // the index the reduce's input sees: a broadcast max sees no key
       for (const auto& n : toposort(i))
         if (n->op() == Ops::RANGE && n->src(1)->is_const() && reduce_ranges_.count(n.get()) &&

@@ -355,21 +355,9 @@ namespace {
 
 // root with each of vars replaced by the node of the same position in `to`.
 UOpRef substitute_vars(const UOpRef& root, const std::vector<UOpRef>& vars, const std::vector<UOpRef>& to) {
-  std::unordered_map<const UOp*, UOpRef> done;
-  for (size_t i = 0; i < vars.size(); ++i) done[vars[i].get()] = to[i];
-  for (const UOpRef& u : toposort(root)) {
-    if (done.count(u.get())) continue;
-    std::vector<UOpRef> src = u->src();
-    bool changed = false;
-    for (UOpRef& x : src)
-      if (auto it = done.find(x.get()); it != done.end()) {
-        x = it->second;
-        changed = true;
-      }
-    if (changed) done[u.get()] = replace_src(u, std::move(src));
-  }
-  auto it = done.find(root.get());
-  return simplify(it == done.end() ? root : it->second);
+  std::vector<std::pair<const UOp*, UOpRef>> replacements;
+  for (size_t i = 0; i < vars.size(); ++i) replacements.emplace_back(vars[i].get(), to[i]);
+  return simplify(substitute(root, replacements));
 }
 
 } // namespace

@@ -21,38 +21,6 @@ bool one_loop(const UOpRef& r, Ops op) {
          r->dtype().is_float() && r->dtype().count == 1;
 }
 
-bool contains(const UOpRef& root, const UOp* target) {
-  std::vector<const UOp*> stack{root.get()};
-  std::unordered_set<const UOp*> seen{root.get()};
-  while (!stack.empty()) {
-    const UOp* u = stack.back();
-    stack.pop_back();
-    if (u == target) return true;
-    for (const auto& s : u->src())
-      if (seen.insert(s.get()).second) stack.push_back(s.get());
-  }
-  return false;
-}
-
-UOpRef substitute(const UOpRef& root, const std::unordered_map<const UOp*, UOpRef>& map) {
-  std::unordered_map<const UOp*, UOpRef> out;
-  for (const auto& n : toposort(root)) {
-    if (auto it = map.find(n.get()); it != map.end()) {
-      out.emplace(n.get(), it->second);
-      continue;
-    }
-    std::vector<UOpRef> src;
-    bool changed = false;
-    for (const auto& s : n->src()) {
-      const UOpRef& ns = out.at(s.get());
-      changed |= ns != s;
-      src.push_back(ns);
-    }
-    out.emplace(n.get(), changed ? replace_src(n, std::move(src)) : n);
-  }
-  return out.at(root.get());
-}
-
 void mul_factors(const UOpRef& u, std::vector<UOpRef>& out) {
   if (u->op() == Ops::MUL && u->dtype().count == 1) {
     mul_factors(u->src(0), out);
@@ -89,7 +57,7 @@ std::optional<Shift> shift_of(const UOpRef& e, const UOp* max) {
           x = d->src(size_t(1 - j));
         }
     }
-    if (h && contains(h, max) && !contains(x, max)) return Shift{h, c};
+    if (h && depends_on(h, max) && !depends_on(x, max)) return Shift{h, c};
   }
   return std::nullopt;
 }
@@ -98,7 +66,7 @@ std::optional<Shift> shift_of(const UOpRef& e, const UOp* max) {
 // loop < b, !(b' < loop) (b = b' + 1), an AND with such a conjunct, `cond ? true : false`.
 UOpRef end_of(const UOpRef& cond, const UOpRef& loop) {
   const UOpRef c = cond;
-  auto free = [&](const UOpRef& b) { return !contains(b, loop.get()); };
+  auto free = [&](const UOpRef& b) { return !depends_on(b, loop.get()); };
   // the loop's counter, or its value cast to an integer type that holds every step (an iota's
   // int32), whose bound then returns in the loop's type
   auto is_loop = [&](const UOpRef& x) {
@@ -181,28 +149,28 @@ UOpRef OnlineSoftmax::online(const UOpRef& sum) {
   if (!max) return nullptr;
   std::vector<UOpRef> factors, inside, outside;
   mul_factors(sum->src(0), factors);
-  for (const auto& f : factors) (contains(f, loop.get()) ? inside : outside).push_back(f);
+  for (const auto& f : factors) (depends_on(f, loop.get()) ? inside : outside).push_back(f);
   if (inside.empty()) return nullptr;
   UOpRef term = product(inside);
   // the max only inside exponentials of one shift; no other reduce over it in the term (a
   // softmax gradient's row sum: its final value is not known inside the merged loop)
   std::optional<Shift> shift;
-  std::unordered_map<const UOp*, UOpRef> exps;
+  std::vector<std::pair<const UOp*, UOpRef>> exps;
   for (const auto& n : toposort(term)) {
-    if (n->op() == Ops::REDUCE && n != max && contains(n, max.get())) return nullptr;
-    if (n->op() != Ops::EXP2 || !contains(n, max.get())) continue;
+    if (n->op() == Ops::REDUCE && n != max && depends_on(n, max.get())) return nullptr;
+    if (n->op() != Ops::EXP2 || !depends_on(n, max.get())) continue;
     auto s = shift_of(n, max.get());
     if (!s || (shift && (s->h != shift->h || s->c != shift->c))) return nullptr;
     shift = s;
-    exps.emplace(n.get(), UOp::constant(n->dtype(), 1.0));
+    exps.emplace_back(n.get(), UOp::constant(n->dtype(), 1.0));
   }
-  if (!shift || contains(substitute(term, exps), max.get())) return nullptr;
+  if (!shift || depends_on(substitute(term, exps), max.get())) return nullptr;
 
   const UOpRef& max_loop = max->src(1);
   const UOpRef& t = max->src(0);
   term = substitute(term, {{loop.get(), max_loop}});
   // reduces nested in the term that repeat one nested in the max's value: the same one
-  std::unordered_map<const UOp*, UOpRef> same;
+  std::vector<std::pair<const UOp*, UOpRef>> same;
   std::vector<UOpRef> in_max;
   for (const auto& n : toposort(t))
     if (n->op() == Ops::REDUCE && n->src().size() == 2 && const_range(n->src(1))) in_max.push_back(n);
@@ -211,7 +179,7 @@ UOpRef OnlineSoftmax::online(const UOpRef& sum) {
     for (const auto& r : in_max)
       if (r != n && r->src(1)->src(1) == n->src(1)->src(1) && r->src(1)->src(0) == n->src(1)->src(0) &&
           substitute(n, {{n->src(1).get(), r->src(1)}}) == r) {
-        same.emplace(n.get(), r);
+        same.emplace_back(n.get(), r);
         break;
       }
   }

@@ -581,6 +581,34 @@ UOpRef replace_src(const UOpRef& u, std::vector<UOpRef> new_src) {
   return UOp::make(u->op(), u->dtype(), std::move(new_src), u->arg());
 }
 
+UOpRef substitute(const UOpRef& root, const std::vector<std::pair<const UOp*, UOpRef>>& replacements) {
+  std::unordered_map<const UOp*, UOpRef> done(replacements.begin(), replacements.end());
+  for (const auto& n : toposort(root)) {
+    if (done.count(n.get())) continue;
+    std::vector<UOpRef> src;
+    src.reserve(n->src().size());
+    for (const auto& x : n->src()) {
+      auto it = done.find(x.get());
+      src.push_back(it == done.end() ? x : it->second);
+    }
+    done.emplace(n.get(), replace_src(n, std::move(src)));
+  }
+  return done.at(root.get());
+}
+
+bool depends_on(const UOpRef& root, const UOp* node) {
+  std::vector<const UOp*> stack{root.get()};
+  std::unordered_set<const UOp*> seen{root.get()};
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (u == node) return true;
+    for (const auto& s : u->src())
+      if (seen.insert(s.get()).second) stack.push_back(s.get());
+  }
+  return false;
+}
+
 namespace {
 std::string json_escape(const std::string& s) {
   std::string o;

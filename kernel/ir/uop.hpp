@@ -121,6 +121,14 @@ std::string to_dot(const UOpRef& root);
 std::string to_json(const UOpRef& root);
 // The same node with some sources replaced (interned as usual).
 UOpRef replace_src(const UOpRef& u, std::vector<UOpRef> new_src);
+// `root` with every use of each `from` node replaced by its `to` (a replaced node's own sources are
+// not visited for it).
+UOpRef substitute(const UOpRef& root, const std::vector<std::pair<const UOp*, UOpRef>>& replacements);
+inline UOpRef substitute(const UOpRef& root, const UOp* from, const UOpRef& to) {
+  return substitute(root, {{from, to}});
+}
+// True when `node` is reachable from `root` (root itself included).
+bool depends_on(const UOpRef& root, const UOp* node);
 // Every DEFINE_VAR reachable from root.
 std::vector<UOpRef> variables(const UOpRef& root);
 

@@ -307,11 +307,12 @@ struct Scheduler {
       const UOp* max = first.maxes[0];
       std::unordered_set<const UOp*> allowed;
       for (const UOp* g : first.group) {
-        bool keep = g == max || reads(g, max);
-        if (!keep && g->op() == Ops::REDUCE_AXIS && reduce_size(g) <= kInnerReduce && reads(max, g)) {
+        bool keep = g == max || depends_on(refs.at(g), max);
+        if (!keep && g->op() == Ops::REDUCE_AXIS && reduce_size(g) <= kInnerReduce &&
+            depends_on(refs.at(max), g)) {
           keep = true;
           for (const UOp* h : first.group)
-            if (h != g && reads(g, h)) keep = false;
+            if (h != g && depends_on(refs.at(g), h)) keep = false;
         }
         if (keep) allowed.insert(g);
       }
@@ -321,7 +322,8 @@ struct Scheduler {
       const int64_t keys = reduce_size(max);
       bool ok = reduce_size(c.outer) == keys;
       for (const UOp* g : c.group)
-        if (g->op() == Ops::REDUCE_AXIS && g != max && reads(g, max) && reduce_size(g) != keys) ok = false;
+        if (g->op() == Ops::REDUCE_AXIS && g != max && depends_on(refs.at(g), max) && reduce_size(g) != keys)
+          ok = false;
       // Nodes of the cone that read a member (the members too) must be read inside the cone only:
       // another kernel would otherwise recompute the member. The rest (q, k, v, a causal mask
       // shared by every layer) may be read anywhere.
@@ -346,21 +348,6 @@ struct Scheduler {
   int64_t reduce_size(const UOp* r) {
     const UOpRef& u = refs.at(r);
     return dims_prod(shapes(u->src(0))) / std::max<int64_t>(1, dims_prod(shapes(u)));
-  }
-
-  // True when `target` lies below u.
-  static bool reads(const UOp* u, const UOp* target) {
-    std::vector<const UOp*> stack{u};
-    std::unordered_set<const UOp*> seen{u};
-    while (!stack.empty()) {
-      const UOp* n = stack.back();
-      stack.pop_back();
-      for (const auto& s : n->src()) {
-        if (s.get() == target) return true;
-        if (seen.insert(s.get()).second) stack.push_back(s.get());
-      }
-    }
-    return false;
   }
 
   // True when u's value reads a REDUCE_AXIS of its own kernel or a stored one.
