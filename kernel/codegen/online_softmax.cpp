@@ -202,8 +202,8 @@ UOpRef OnlineSoftmax::online(const UOpRef& sum) {
   if (hd != sum->dtype()) scale = UOp::make(Ops::CAST, sum->dtype(), {scale});
   scale = UOp::make(Ops::WHERE, sum->dtype(), {is_neg_inf(before), zero, scale});
   UOpRef out = UOp::make(Ops::REDUCE, sum->dtype(), {term, scale, max_loop}, ReduceArg{Ops::MULACC, {}});
-  // the loop, the max and its RUNNINGs end early (scores in the sum's dtype only: a bfloat16
-  // max's shortened loop is not yet handled by index narrowing)
+  // the loop, the max and its RUNNINGs end early; only where the max and the sum share a dtype: with
+  // a bfloat16 max the shortened loop reaches the linearizer as two loop nests (not yet found why)
   if (max->dtype() == sum->dtype())
     if (const UOpRef short_max = shortened(max); short_max != max)
       out = substitute(out, {{max_loop.get(), short_max->src(1)}});
