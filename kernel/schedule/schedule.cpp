@@ -197,14 +197,54 @@ struct Scheduler {
         bool now = expanded || (user->op() == Ops::EXPAND && expands(refs.at(user), shapes));
         // computed in this kernel, once per reduce input it feeds: stored when that is several
         // times per value (a matmul operand: n times). A pool's window reads each value about
-        // (kernel / stride)^2 times (2.25 for 3x3 stride 2): recomputing beats a store and a load.
+        // (kernel / stride)^2 times (2.25 for 3x3 stride 2): recomputing beats a store and a load,
+        // unless u is the epilogue of a reduce stored anyway.
         if (now && user->op() == Ops::REDUCE_AXIS &&
-            dims_prod(shapes(refs.at(user)->src(0))) >= kRecomputedReads * dims_prod(shapes(refs.at(u))))
+            (dims_prod(shapes(refs.at(user)->src(0))) >= kRecomputedReads * dims_prod(shapes(refs.at(u))) ||
+             epilogue_of_reduce(u)))
           return true;
         if (!realize.count(user)) stack.push_back({user, now});
       }
     }
     return false;
+  }
+
+  // True when u is elementwise work on one reduce r of its size, reshaped at most (a
+  // convolution's bias and activation; NOOP marks its custom gradient), and everything that
+  // reads r leads to u. r is stored for the reduce u feeds anyway (must_realize_reduce), so
+  // storing u instead costs no more memory traffic and computes the epilogue once per element,
+  // not once per read (MobileNetV2's clamp, each NaN-aware max several instructions, ran 2.25
+  // times per element in a stride-2 depthwise convolution's window).
+  bool epilogue_of_reduce(const UOp* u) {
+    std::unordered_set<const UOp*> cone{u};
+    std::vector<const UOp*> stack{u};
+    const UOp* reduce = nullptr;
+    while (!stack.empty()) {
+      const UOp* n = stack.back();
+      stack.pop_back();
+      for (const auto& s : n->src()) {
+        const UOp* x = s.get();
+        if (realize.count(x) || is_buffer(refs.at(x)) || x->op() == Ops::CONST || !loads.count(x)) continue;
+        if (x->op() == Ops::REDUCE_AXIS) {
+          if (reduce && reduce != x) return false;
+          reduce = x;
+        } else if (!is_alu(x->op()) && x->op() != Ops::CAST && x->op() != Ops::RESHAPE &&
+                   x->op() != Ops::NOOP) {
+          if (!is_buffer_view(refs.at(x))) return false; // computed behind a view: not plain epilogue
+        } else if (cone.insert(x).second) {
+          stack.push_back(x);
+        }
+      }
+    }
+    if (reduce == nullptr || dims_prod(shapes(refs.at(reduce))) != dims_prod(shapes(refs.at(u))))
+      return false;
+    for (const UOp* user : users[reduce])
+      if (!cone.count(user)) return false;
+    for (const UOp* n : cone)
+      if (n != u)
+        for (const UOp* user : users[n])
+          if (!cone.count(user)) return false;
+    return true;
   }
 
   // An elementwise value that reads kWideInputs or more stored values and is fused into more than

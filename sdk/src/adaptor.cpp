@@ -1,4 +1,5 @@
 // The ABI entries of the adaptor (see tg/sdk/adaptor.hpp); launch validation is in launch.cpp.
+#include "build_id.hpp"
 #include "handles.hpp"
 
 #include <tg/sdk/matrix_unit.hpp>
@@ -333,7 +334,10 @@ void compile_result_destroy(PluginState&, tg_compile_result* result) { delete re
 tg_error* compile_cache_key(PluginState& s, const char* target, char* buf, size_t buf_size,
                             size_t* out_length) {
   return entry(s, "compile_cache_key", [&] {
-    std::string key = "tg_device_" + s.info.name + " " + s.info.version + ";envelope " +
+    // the plugin binary's build id: a rebuilt plugin (another renderer, the same version string)
+    // does not load what its predecessor compiled
+    static const std::string build = build_identity(reinterpret_cast<const void*>(&compile_cache_key));
+    std::string key = "tg_device_" + s.info.name + " " + s.info.version + ";build " + build + ";envelope " +
                       std::to_string(kBlobEnvelopeVersion) + ";" +
                       s.plugin->compiler().cache_key(target != nullptr ? target : "");
     if (out_length != nullptr) *out_length = key.size();

@@ -191,9 +191,9 @@ BOOST_AUTO_TEST_CASE(reduce_under_a_pad_is_stored_unpadded) {
     BOOST_TEST(dims_prod(item.shape) == 1 * 4 * 8 * 8); // the conv's (1, 4, 8, 8), not padded (10, 10)
   }
   BOOST_TEST(found);
-  // The ReLU is recomputed in the pool's windows (each value is read about 2.25 times): with the
-  // weight's copy made (Tensor::layout), two kernels, the convolution and the pool, with no
-  // padded copy of the ReLU's result between them.
+  // The ReLU is stored with the convolution it follows (the convolution is stored either way):
+  // with the weight's copy made (Tensor::layout), two kernels, the convolution and the pool, with
+  // no padded copy of the ReLU's result between them.
   x.conv2d(w).realize();
   {
     LaunchCounter counter;
@@ -205,6 +205,32 @@ BOOST_AUTO_TEST_CASE(reduce_under_a_pad_is_stored_unpadded) {
   Tensor ref = x.conv2d(w).relu().contiguous();
   ref.realize();
   Tensor want = ref.max_pool(PoolOptions{{3, 3}, {2, 2}, {}, {{1, 1}, {1, 1}}, false});
+  BOOST_TEST(y.to_vector<float>() == want.to_vector<float>(), boost::test_tools::per_element());
+}
+
+// A convolution's bias and activation feeding a window that reads each value only ~2.25 times (a
+// stride-2 depthwise convolution, MobileNetV2's) run in the convolution's kernel, once per value:
+// the convolution is stored for the window anyway. Its consumer reads the activated values.
+BOOST_AUTO_TEST_CASE(an_activation_is_stored_with_its_convolution_not_recomputed_per_window) {
+  Tensor x = input({1, 3, 12, 12}), w = input({8, 3, 1, 1}, 0.25f), b = input({8}, 0.5f);
+  Tensor dw = input({8, 1, 3, 3}, 0.125f);
+  auto net = [&] {
+    return x.conv2d(w, b).clip(0, 6).conv2d(dw, {}, /*stride=*/2, /*padding=*/1, 1, /*groups=*/8);
+  };
+  net().realize(); // makes the weights' layout copies (Tensor::layout)
+  Tensor y = net();
+  const auto items = y.schedule();
+  BOOST_TEST_REQUIRE(items.size() == 2u);
+  auto max_ops = [](const ScheduleItem& item) {
+    size_t n = 0;
+    for (const auto& u : toposort(item.ast)) n += u->op() == Ops::MAX;
+    return n;
+  };
+  BOOST_TEST(max_ops(items[0]) > 0u);  // the clamp, after the 1x1 convolution
+  BOOST_TEST(max_ops(items[1]) == 0u); // the depthwise convolution reads clamped values
+  Tensor clamped = x.conv2d(w, b).clip(0, 6).contiguous();
+  clamped.realize();
+  Tensor want = clamped.conv2d(dw, {}, 2, 1, 1, 8);
   BOOST_TEST(y.to_vector<float>() == want.to_vector<float>(), boost::test_tools::per_element());
 }
 

@@ -200,9 +200,20 @@ BOOST_FIXTURE_TEST_CASE(no_exception_escapes_and_codes_are_kept, Fixture) {
 }
 
 BOOST_AUTO_TEST_CASE(cache_key_protocol) {
-  const std::string key =
-      "tg_device_fake 1.2.3;envelope " + std::to_string(tg::sdk::kBlobEnvelopeVersion) + ";fake;fake-arch";
+  // The key names the plugin binary by the linker's build id (40 hex digits from Debian's
+  // toolchain), so a rebuilt plugin does not load its predecessor's cached binaries.
+  std::vector<char> first(512);
   size_t length = 0;
+  check(api().compile_cache_key(nullptr, first.data(), first.size(), &length));
+  const std::string got(first.data());
+  const std::string head = "tg_device_fake 1.2.3;build ";
+  BOOST_TEST_REQUIRE(got.starts_with(head));
+  const std::string id = got.substr(head.size(), got.find(';', head.size()) - head.size());
+  BOOST_TEST(id.size() == 40u);
+  BOOST_TEST(id.find_first_not_of("0123456789abcdef") == std::string::npos);
+  const std::string key =
+      head + id + ";envelope " + std::to_string(tg::sdk::kBlobEnvelopeVersion) + ";fake;fake-arch";
+  length = 0;
   Status none = take(api().compile_cache_key(nullptr, nullptr, 0, &length));
   BOOST_CHECK_EQUAL(none.code, TG_ERROR_INVALID_ARGUMENT);
   BOOST_CHECK_EQUAL(length, key.size());

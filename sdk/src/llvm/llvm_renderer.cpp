@@ -335,9 +335,26 @@ void Renderer::emit(uint32_t i) {
   }
   case TG_OP_INDEX: {
     if (src_ins(1).vcount != 1) unimplemented("INDEX with a vector of indices (gather) is not supported");
-    V idx = get(ins.src[1]);
-    idx = b_.CreateIntCast(idx, b_.getInt64Ty(), is_signed(src_ins(1).dtype));
-    vals_[i] = b_.CreateGEP(mem_scalar_type(src_ins(0).dtype), get(ins.src[0]), idx);
+    llvm::Type* elem = mem_scalar_type(src_ins(0).dtype);
+    const bool sg = is_signed(src_ins(1).dtype);
+    // x + c as two steps, base + x then + c: the loads of a window (x + 0, x + 1, x + 56, ...)
+    // share base + x and take c as an address displacement. One GEP of the 32-bit sum would be
+    // widened after the add (LLVM 14 does not split sext(add nsw)): an add and a sign extension
+    // per load, a third of a depthwise convolution's inner loop. The core's index narrowing
+    // (kernel/codegen/index_width.cpp) gives 32-bit indices only where no sum overflows.
+    const Instruction& ix = src_ins(1);
+    if (ix.op == TG_OP_ADD && ix.vcount == 1 && sg)
+      for (int k = 0; k < 2; ++k) {
+        const Instruction& c = ir_.instructions[ix.src[size_t(k)]];
+        const Instruction& x = ir_.instructions[ix.src[size_t(1 - k)]];
+        if (c.op != TG_OP_CONST || x.vcount != 1) continue;
+        V base = b_.CreateGEP(elem, get(ins.src[0]),
+                              b_.CreateIntCast(get(ix.src[size_t(1 - k)]), b_.getInt64Ty(), sg));
+        vals_[i] = b_.CreateGEP(elem, base, b_.getInt64(uint64_t(c.arg0)));
+        return;
+      }
+    V idx = b_.CreateIntCast(get(ins.src[1]), b_.getInt64Ty(), sg);
+    vals_[i] = b_.CreateGEP(elem, get(ins.src[0]), idx);
     return;
   }
   case TG_OP_LOAD: {
