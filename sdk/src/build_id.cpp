@@ -35,7 +35,7 @@ int find_note(dl_phdr_info* info, size_t, void* data) {
   for (int i = 0; i < info->dlpi_phnum && !holds; ++i)
     holds =
         info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_addr + info->dlpi_phdr[i].p_vaddr == search->base;
-  if (!holds && info->dlpi_addr != search->base) return 0;
+  if (!holds) return 0; // not the object at dladdr's base (where its first segment is loaded)
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE) continue;
