@@ -100,12 +100,24 @@ std::vector<Opt> cpu_conv_tile(const KernelInfo& k, const DeviceLimits& d) {
     // rows: the registers' share, and codegen's 256 lanes
     const int64_t most = std::min({int64_t(12), (registers - vectors - 4) / vectors, 256 / width});
     if (most < 1) continue;
-    const int64_t u = largest_divisor(m.size, most);
+    int64_t u = largest_divisor(m.size, most);
+    // A stride-2 window's columns share no inputs: u outputs read (u - 1) * 2 + kw of them per
+    // window row, each broadcast into a register of its own beside the u accumulators and the
+    // window row's kw weights; fewer columns where they would not fit the registers (ResNet-18's
+    // stride-2 3x3 layers, 32 channels x 7 columns: 35 registers, spilled in the inner loop), as
+    // long as 8 accumulators remain (7 columns: 7 or 1; the spilling tile is the faster)
+    if (m.every_second) {
+      const int64_t kw = k.axes.size() > k.output_dims + 1 ? k.axes.back().size : 1;
+      int64_t f = u;
+      while (f > 1 && (f + kw) * vectors + (f - 1) * 2 + kw > registers) f = largest_divisor(m.size, f - 1);
+      if (f * vectors >= 8) u = f;
+    }
     int64_t v = 1;
     if (u * vectors < 8 && mm.m2 >= 0) v = largest_divisor(k.axes[size_t(mm.m2)].size, most / u);
     const int64_t acc = u * v * vectors;
     if (acc < 8 || k.output_count() / (width * u * v) < int64_t(d.compute_units)) continue;
-    std::vector<Opt> opts{{OptOp::UPCAST, mm.n, width}, {OptOp::UPCAST, mm.m, u}};
+    std::vector<Opt> opts{{OptOp::UPCAST, mm.n, width}};
+    if (u > 1) opts.push_back({OptOp::UPCAST, mm.m, u}); // (a row of 7, 32-byte vectors: 1 x 2 rows)
     if (v > 1) opts.push_back({OptOp::UPCAST, mm.m2, v});
     // 32 registers and at most 8 accumulators: a second group of 16 channels doubles them, each
     // input broadcast then serving two vectors (ResNet-18's 64-channel layers and stem: BEAM's
@@ -253,11 +265,28 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
         break;
       }
   }
-  // no reuse, an input read every second element along the last output axis (a stride-2 pool's
-  // window) on a device that loads such lanes as one wider vector (lane_gates): 16 or 8 lanes
   int last = int(ndim) - 1;
   while (last > 0 && k.axes[size_t(last)].size == 1) --last;
   int64_t pool_lanes = 1;
+  int pool_axis = last;
+  // no reuse, a window read every second element along the last output axis (a stride-2 pool):
+  // 8 lanes along an output axis outside the window's (the channels), so every lane has the same
+  // window bounds: one check per window step and plain loads (ResNet-18's 3x3 stride-2 max pool:
+  // 0.40 -> 0.20 ms at batch 1, 15.5 -> 6.6 ms at batch 32, against lanes along the columns)
+  if (upcasts == 0 && last >= 0 && k.axes[size_t(last)].every_second) {
+    const int windowed = int(k.axes.size() - k.output_dims); // output axes the window moves along
+    for (int a = last - windowed; a >= 0 && pool_lanes == 1; --a) {
+      const AxisInfo& x = k.axes[size_t(a)];
+      if (x.size % 8 == 0 && k.output_count() / 8 >= int64_t(d.compute_units)) {
+        opts.push_back({OptOp::UPCAST, a, 8});
+        ++upcasts;
+        pool_lanes = 8;
+        pool_axis = a;
+      }
+    }
+  }
+  // else (no 8 channels) on a device that loads such lanes as one wider vector (lane_gates): 16 or
+  // 8 lanes along the columns
   if (upcasts == 0 && d.lane_gates && last >= 0 && k.axes[size_t(last)].every_second) {
     const int64_t n = k.axes[size_t(last)].size;
     for (int64_t u : {16, 8})
@@ -292,7 +321,7 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     const int64_t target_groups = int64_t(d.compute_units) * 32;
     int64_t per_group = pool_lanes, groups = k.output_count() / pool_lanes;
     for (int a = int(ndim) - 1; a >= 0; --a) {
-      const int64_t n = k.axes[size_t(a)].size / (a == last ? pool_lanes : 1);
+      const int64_t n = k.axes[size_t(a)].size / (a == pool_axis ? pool_lanes : 1);
       if (n < 2) continue;
       int64_t l = largest_divisor(n, std::max<int64_t>(1, 1024 / per_group));
       while (l > 1 && groups / l < target_groups) l = largest_divisor(n, l - 1);
@@ -508,23 +537,29 @@ std::vector<Opt> staged_conv_opts(const KernelInfo& k, const DeviceLimits& d) {
   const int n = out[0], c = out[1], r = out[2], w = out[3], ci = int(k.output_dims);
   const AxisInfo &co = k.axes[size_t(c)], &oh = k.axes[size_t(r)], &ow = k.axes[size_t(w)];
   const int64_t kh = k.axes[size_t(ci) + 1].size, kw = k.axes[size_t(ci) + 2].size;
-  const int64_t cols = ow.size / 2;               // threads along the columns
+  // threads along the columns, 2 columns each: all of them, or where a row has more than 32
+  // columns (56, 112) the largest part of 8 to 16 threads that divides it
+  int64_t cols = ow.size / 2;
+  for (int64_t t = 16; cols > 16 && t >= 8; --t)
+    if ((ow.size / 2) % t == 0) cols = t;
   const int64_t lco = co.size % 64 == 0 ? 16 : 8; // threads along the channels, 4 channels each
   if (!ow.contiguous || co.size % 32 != 0 || oh.size % 2 != 0 || ow.size % 2 != 0 || cols < 8 || cols > 16 ||
       k.axes[size_t(ci)].size % 4 != 0 || kh > 7 || kw > 7 || d.max_local_size[0] < uint32_t(lco) ||
       d.max_local_size[1] < uint32_t(cols) || d.max_local_threads < lco * cols)
     return {};
   const int64_t images = k.axes[size_t(n)].size;
-  if (images * (oh.size / 2) * (co.size / (4 * lco)) < int64_t(d.compute_units)) return {};
+  const int64_t col_groups = ow.size / (2 * cols);
+  if (images * (oh.size / 2) * col_groups * (co.size / (4 * lco)) < int64_t(d.compute_units)) return {};
   // Two images per work group: 8 threads along the channels, times 8 channels each where there are
-  // 64 per group. The tiles: both images' windows (2 x 4 channels x (kh + 1) rows x (ow + kw - 1)
-  // columns) and the weights of 4 input channels.
+  // 64 per group. The tiles: both images' windows (2 x 4 channels x (kh + 1) rows x (2 cols + kw -
+  // 1) columns) and the weights of 4 input channels.
   const int64_t group_co = 4 * lco;
   const int64_t floats =
-      2 * 4 * (kh + 1) * (ow.size + kw - 1) + 4 * kh * kw * group_co + 4; // + 16-byte rounding
-  const bool pair = images % 2 == 0 && d.max_local_size[2] >= 2 && d.max_local_threads >= 16 * cols &&
-                    uint64_t(floats) * uint64_t(k.itemsize) <= d.local_memory_bytes &&
-                    (images / 2) * (oh.size / 2) * (co.size / group_co) >= int64_t(d.compute_units);
+      2 * 4 * (kh + 1) * (2 * cols + kw - 1) + 4 * kh * kw * group_co + 4; // + 16-byte rounding
+  const bool pair =
+      images % 2 == 0 && d.max_local_size[2] >= 2 && d.max_local_threads >= 16 * cols &&
+      uint64_t(floats) * uint64_t(k.itemsize) <= d.local_memory_bytes &&
+      (images / 2) * (oh.size / 2) * col_groups * (co.size / group_co) >= int64_t(d.compute_units);
   std::vector<Opt> o{{OptOp::UPCAST, c, 4},
                      {OptOp::UPCAST, r, 2},
                      {OptOp::UPCAST, w, 2},

@@ -799,22 +799,31 @@ BOOST_AUTO_TEST_CASE(padded_convolution_lanes_load_as_vectors) {
   }
 }
 
-// A stride-2 max pool (3x3 window, padded) on a CPU-style device whose lanes load as one wider
-// vector (lane_gates): lanes along the output columns, each group looping over a run of rows;
-// without lane_gates the lanes would gather, so the pool only loops. Both compute what the
-// unoptimized kernel computes.
+// A stride-2 max pool (3x3 window, padded) on a CPU-style device: 8 channels in lanes, so every
+// lane has the same window bounds (one check per window step, no gathers), each group looping over
+// a run of columns and rows. With no 8 channels (4 here) and a device whose lanes load as one wider
+// vector (lane_gates): lanes along the output columns; without lane_gates the lanes would gather,
+// so the pool only loops. Each computes what the unoptimized kernel computes.
 BOOST_AUTO_TEST_CASE(cpu_heuristic_pools_stride_two_windows_in_lanes) {
-  auto items = compute_items(input({2, 16, 32, 32}).max_pool2d(3, 2, 1));
-  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  for (bool lane_gates : {false, true}) {
-    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
-      LowerOptions o = cpu();
-      o.lane_gates = lane_gates;
-      const LoweredKernel k = lower_kernel(items.back(), o);
-      BOOST_TEST((k.opts.find("UPCAST") != std::string::npos) == lane_gates, k.opts);
-      BOOST_TEST(k.opts.find("LOOP") != std::string::npos, k.opts);
-      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
-      check_same(items, got, plain, "heuristic " + got.opts.back());
+  for (int64_t channels : {16, 4}) {
+    auto items = compute_items(input({2, channels, 32, 32}).max_pool2d(3, 2, 1));
+    Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+    for (bool lane_gates : {false, true}) {
+      BOOST_TEST_CONTEXT(channels << " channels, lane_gates " << lane_gates) {
+        LowerOptions o = cpu();
+        o.lane_gates = lane_gates;
+        const LoweredKernel k = lower_kernel(items.back(), o);
+        if (channels == 16) {
+          BOOST_TEST(k.opts.rfind("[UPCAST(1,8), LOOP(3,", 0) == 0, k.opts);
+        } else if (lane_gates) {
+          BOOST_TEST(k.opts.rfind("[UPCAST(3,", 0) == 0, k.opts);
+        } else {
+          BOOST_TEST(k.opts.find("UPCAST") == std::string::npos, k.opts);
+          BOOST_TEST(k.opts.find("LOOP") != std::string::npos, k.opts);
+        }
+        Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+        check_same(items, got, plain, "heuristic " + got.opts.back());
+      }
     }
   }
 }

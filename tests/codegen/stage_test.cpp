@@ -143,6 +143,23 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_conv) {
   }
 }
 
+// Rows of more than 32 columns (ResNet's 56) are split among work groups: 40 columns as 2 groups
+// of 10 threads x 2 columns, each group's tile the footprint of its own 20 columns (22 with the
+// window), the edge groups reading the padding.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_conv_with_long_rows_in_column_groups) {
+  const std::vector<Opt> expected{{OptOp::UPCAST, 1, 4}, {OptOp::UPCAST, 2, 2}, {OptOp::UPCAST, 3, 2},
+                                  {OptOp::LOCAL, 1, 8},  {OptOp::LOCAL, 3, 10}, {OptOp::LOCAL, 0, 2},
+                                  {OptOp::UPCAST, 1, 2}, {OptOp::STAGE, 4, 4},  {OptOp::STAGE, 5, 3},
+                                  {OptOp::STAGE, 6, 3}};
+  auto conv = compute_items(input({2, 8, 4, 40}).conv2d(input({64, 8, 3, 3}), std::nullopt, 1, 1));
+  LoweredKernel c = lower_kernel(conv.back(), gpu());
+  BOOST_TEST(to_string(c.applied) == to_string(expected));
+  BOOST_TEST((c.local == std::array<uint32_t, 3>{8, 10, 2}));
+  Ran plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(conv, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(conv, got, plain, "heuristic " + got.opts.back());
+}
+
 // Plain staged tiles whose two sets need more than local_memory_bytes are double-buffered where
 // they fit the device's opt-in maximum (CUDA's dynamic shared memory past 48 KiB), single-buffered
 // otherwise: a conv's list with 8 input channels per tile (two sets of 22.5 KiB; gpu() has 32 KiB).
