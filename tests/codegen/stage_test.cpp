@@ -621,3 +621,32 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_a_weight_gradient) {
   check_same(items, run(items, aligned, [](const ScheduleItem&, size_t) { return std::nullopt; }), plain,
              "heuristic, 16-byte aligned buffers");
 }
+
+// A strided convolution over few input channels (ResNet's stem, small): the GPU's general choice
+// tiles 4x4 output pixels per thread, along which only the input varies, and 2 output channels,
+// so each window value loaded serves both. Equal to NOOPT.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_tiles_a_stem_convolution_over_two_channels) {
+  auto conv = compute_items(input({1, 3, 64, 64}).conv2d(input({64, 3, 7, 7}), std::nullopt, 2, 3));
+  LoweredKernel c = lower_kernel(conv.back(), gpu());
+  const std::string list = to_string(c.applied);
+  BOOST_TEST(list.find("[UPCAST(3,4), UPCAST(2,4),") == 0, list);
+  BOOST_TEST(list.find("UPCAST(1,2)]") != std::string::npos, list);
+  Ran plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(conv, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(conv, got, plain, "heuristic " + got.opts.back());
+}
+
+// A stride-1 convolution whose work group holds the whole 7x7 output map: 32 input channels at a
+// time staged in local memory (the group's channels and images share each channel's window).
+// Equal to NOOPT; TG_STAGE=0 leaves it unstaged.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_input_channels_of_a_7x7_map) {
+  auto conv = compute_items(input({8, 64, 7, 7}).conv2d(input({64, 64, 3, 3}), std::nullopt, 1, 1));
+  LoweredKernel c = lower_kernel(conv.back(), gpu());
+  BOOST_TEST(to_string(c.applied) == "[UPCAST(1,4), LOCAL(3,7), LOCAL(2,7), LOCAL(1,4), STAGE(4,32)]");
+  Ran plain = run(conv, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(conv, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(conv, got, plain, "heuristic " + got.opts.back());
+  LowerOptions off = gpu();
+  off.staging = false;
+  BOOST_TEST(to_string(lower_kernel(conv.back(), off).applied).find("STAGE") == std::string::npos);
+}
