@@ -792,11 +792,11 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
         k.axes[size_t(mm.n)].size % 2 == 0 && k.output_count() / 32 >= 256 * int64_t(d.compute_units))
       opts.push_back({OptOp::UPCAST, mm.n, 2});
   }
-  // A stride-1 convolution whose work group holds its whole output map (7x7: ResNet's last
-  // layers): the group's images and channels share each input channel's window, so 32 input
-  // channels at a time are staged in local memory (16 where 32 do not divide them) instead of
-  // read by every thread from L1/L2 (ResNet-18's 7x7 layers at batch 64 on an H100: 1.18 -> 0.80
-  // ms; BEAM's choice)
+  // A stride-1 convolution whose work group holds its whole output map of at most 64 pixels (7x7:
+  // ResNet's last layers): the group's images and channels share each input channel's window, so
+  // 32 input channels at a time are staged in local memory (16 where 32 do not divide them)
+  // instead of read by every thread from L1/L2 (ResNet-18's 7x7 layers at batch 64 on an H100:
+  // 1.18 -> 0.80 ms, BEAM's choice; its 14x14 layers staged so ran 0.97 -> 1.40 ms)
   if (has_reduce && d.staging && k.product && k.reduce_count == 1 && k.axes.size() == k.output_dims + 3) {
     const MatmulAxes mm = *k.product;
     auto whole_local = [&](int a) {
@@ -809,7 +809,8 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       return local && !upcast;
     };
     const int64_t ci = k.axes[k.output_dims].size;
-    if (whole_local(mm.m) && whole_local(mm.m2) && !k.axes[size_t(mm.m)].every_second && ci % 16 == 0)
+    if (whole_local(mm.m) && whole_local(mm.m2) && !k.axes[size_t(mm.m)].every_second && ci % 16 == 0 &&
+        k.axes[size_t(mm.m)].size * k.axes[size_t(mm.m2)].size <= 64)
       opts.push_back({OptOp::STAGE, int(k.output_dims), ci % 32 == 0 ? 32 : 16});
   }
   return opts;

@@ -638,7 +638,7 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_tiles_a_stem_convolution_over_two_channels) {
 
 // A stride-1 convolution whose work group holds the whole 7x7 output map: 32 input channels at a
 // time staged in local memory (the group's channels and images share each channel's window).
-// Equal to NOOPT; TG_STAGE=0 leaves it unstaged.
+// Equal to NOOPT; TG_STAGE=0 leaves it unstaged, and so does a 14x14 map (slower staged).
 BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_input_channels_of_a_7x7_map) {
   auto conv = compute_items(input({8, 64, 7, 7}).conv2d(input({64, 64, 3, 3}), std::nullopt, 1, 1));
   LoweredKernel c = lower_kernel(conv.back(), gpu());
@@ -649,4 +649,8 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_stages_input_channels_of_a_7x7_map) {
   LowerOptions off = gpu();
   off.staging = false;
   BOOST_TEST(to_string(lower_kernel(conv.back(), off).applied).find("STAGE") == std::string::npos);
+  auto wider = compute_items(input({8, 64, 14, 14}).conv2d(input({64, 64, 3, 3}), std::nullopt, 1, 1));
+  const std::string list = to_string(lower_kernel(wider.back(), gpu()).applied);
+  BOOST_TEST(list.find("LOCAL(3,14), LOCAL(2,14)") != std::string::npos, list);
+  BOOST_TEST(list.find("STAGE") == std::string::npos, list);
 }
