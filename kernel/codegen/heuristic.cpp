@@ -59,6 +59,33 @@ std::optional<Opt> selection_upcast(const KernelInfo& k, int64_t most, int64_t l
 // rows stream past. At least 8 work groups per core remain for the thread pool to balance. With
 // 64-byte vectors (AVX-512) 16 lanes are one register: 8 rows keep 8 accumulators in flight
 // (matmul 1024 / 2048 on Zen 5: 0.63x / 0.61x the process CPU time of 4 rows).
+// An elementwise kernel's small axes along which reads are valid only in part (the pieces of a
+// stack: Winograd's transforms, kernel/tensor/winograd.cpp), upcast whole while the lanes stay
+// <= 49: each lane's gates are then constants and fold, so a lane computes its own piece only,
+// from loads the lanes share (tinygrad's rule for stacked axes). The pieces' axes first, from the
+// innermost; then other gated axes (a padded window's), from the outermost.
+std::vector<Opt> masked_upcasts(const KernelInfo& k) {
+  std::vector<Opt> o;
+  int64_t lanes = 1;
+  if (k.axes.size() != k.output_dims) return o;
+  auto take = [&](int a) {
+    const AxisInfo& x = k.axes[size_t(a)];
+    if (x.size < 2 || x.size > 7 || lanes * x.size > 49) return;
+    for (const Opt& p : o)
+      if (p.axis == a) return;
+    o.push_back({OptOp::UPCAST, a, x.size});
+    lanes *= x.size;
+  };
+  for (int a = int(k.output_dims) - 1; a >= 0; --a)
+    if (k.axes[size_t(a)].masked) take(a);
+  if (o.empty()) return o;
+  for (int a = 0; a < int(k.output_dims); ++a)
+    if (k.axes[size_t(a)].gated) take(a);
+  // innermost first: the leading upcast becomes the vector lanes where an input is contiguous
+  std::sort(o.begin(), o.end(), [](const Opt& x, const Opt& y) { return x.axis > y.axis; });
+  return o;
+}
+
 std::vector<Opt> cpu_product_tile(const KernelInfo& k, const DeviceLimits& d) {
   if (!k.product || k.reduce_count != 1 || k.axes.size() != k.output_dims + 1) return {};
   const MatmulAxes mm = *k.product;
@@ -156,6 +183,16 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   const auto ndim = int64_t(k.output_dims);
   if (k.axes.size() == k.output_dims) {
     if (ndim == 0) return opts;
+    if (auto up = masked_upcasts(k); !up.empty()) {
+      // each work group then loops over the innermost axis left whole
+      int a = int(ndim) - 1;
+      auto upcast = [&](int axis) {
+        return std::any_of(up.begin(), up.end(), [&](const Opt& o) { return o.axis == axis; });
+      };
+      while (a >= 0 && (upcast(a) || k.axes[size_t(a)].size < 2)) --a;
+      if (a >= 0) up.push_back({OptOp::LOOP, a, k.axes[size_t(a)].size});
+      return up;
+    }
     // A CPU behind OpenCL (PoCL) vectorizes a transcendental function (exp2 of a softmax) only
     // across lanes, not along a work item's loop: 8 adjacent outputs per step. Plain arithmetic
     // stays scalar there (measured slower with lanes).
@@ -769,6 +806,11 @@ std::vector<Opt> gpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       done[size_t(a)] = done[size_t(a)] / 4 * 2;
     }
   }
+  if (!has_reduce)
+    for (const Opt& o : masked_upcasts(k)) {
+      opts.push_back(o);
+      done[size_t(o.axis)] *= o.amount;
+    }
   fill_locals(k, d, threads, done, opts);
   // A register tile over a sum along several axes whose innermost one is a contiguous row of >= 6
   // (a convolution's weight gradient: batch x rows x columns): that row unrolled by its largest

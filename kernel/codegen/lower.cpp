@@ -348,6 +348,43 @@ Dims Lowerer::buffer_strides(const UOpRef& u, const std::vector<UOpRef>& mops, c
   return strides;
 }
 
+std::pair<std::vector<bool>, std::vector<bool>>
+Lowerer::leaf_masks(const UOpRef& root, const std::vector<UOpRef>& root_mops, const Dims& base) const {
+  std::vector<bool> narrow(base.size(), false), gated(base.size(), false);
+  std::set<std::vector<const void*>> seen;
+  std::vector<std::pair<UOpRef, std::vector<UOpRef>>> stack{{root, root_mops}};
+  while (!stack.empty()) {
+    auto [u, mops] = std::move(stack.back());
+    stack.pop_back();
+    std::vector<const void*> key{u.get()};
+    for (const auto& m : mops) key.push_back(m.get());
+    if (!seen.insert(std::move(key)).second) continue;
+    if (u->op() == Ops::REDUCE_AXIS) continue;
+    if (is_movement(u->op())) mops.push_back(u);
+    if (u->op() != Ops::BUFFER) {
+      for (const auto& s : u->src()) stack.emplace_back(s, mops);
+      continue;
+    }
+    const ShapeTracker st = tracker({buffer_arg(u).size()}, mops);
+    bool any = false;
+    for (const View& v : st.views()) any |= v.mask.has_value();
+    if (!any || st.ndim() != base.size()) continue;
+    const View& top = st.views().back();
+    if (top.mask)
+      for (size_t k = 0; k < base.size(); ++k) {
+        const auto& [b, e] = (*top.mask)[k];
+        if (b.is_int() && e.is_int() && base[k] >= 2 && 2 * (e.value() - b.value()) <= base[k])
+          narrow[k] = true;
+      }
+    std::vector<UOpRef> vars;
+    for (size_t k = 0; k < st.ndim(); ++k)
+      vars.push_back(UOp::variable("midx" + std::to_string(k), 0, std::max<int64_t>(0, base[k] - 1), kIndex));
+    for (const UOpRef& n : toposort(st.to_index(vars).second))
+      for (size_t k = 0; k < vars.size(); ++k) gated[k] = gated[k] || n == vars[k];
+  }
+  return {narrow, gated};
+}
+
 UOpRef Lowerer::load(const UOpRef& buffer, const Frame& f) {
   ShapeTracker st = tracker({buffer_arg(buffer).size()}, f.mops);
   auto [index, valid] = st.to_index(f.idx);

@@ -347,6 +347,11 @@ KernelInfo Lowerer::analyze() {
   } else { // elementwise: the inputs' strides along the output dims themselves
     std::vector<Dims> strides;
     leaf_strides(value_root, root_mops_, S, strides);
+    const auto [narrow, gated] = leaf_masks(value_root, root_mops_, S);
+    for (size_t d = 0; d < S.size(); ++d) {
+      info.axes[d].masked = narrow[d];
+      info.axes[d].gated = gated[d];
+    }
     for (size_t d = 0; d < S.size(); ++d)
       for (const auto& st : strides) {
         info.axes[d].reuse += st[d] == 0;

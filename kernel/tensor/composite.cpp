@@ -4,6 +4,7 @@
 
 #include "kernel/engine/realize.hpp"
 #include "kernel/tensor/matmul_pack.hpp"
+#include "kernel/tensor/winograd.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -229,7 +230,9 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   if (bias && (bias->ndim() != 1 || bias->shape()[0] != cout))
     throw TensorError("conv2d: bias shape " + dims_str(bias->shape()) + " does not match " +
                       std::to_string(cout) + " output channels");
-  Tensor out = conv2d_value(*this, weight, stride, padding, dilation, groups);
+  Tensor out = winograd_applies(*this, weight, stride, padding, dilation, groups)
+                   ? winograd_conv2d(*this, weight.keep_copy(winograd_weight(weight)), padding)
+                   : conv2d_value(*this, weight, stride, padding, dilation, groups);
   if (stride == 1 && dilation == 1 && groups == 1 && dtype().is_float()) {
     // Differentiating the window view scatters through a 25x larger tensor; the classic
     // identities are convolutions again: dX = full conv of g with the flipped, transposed

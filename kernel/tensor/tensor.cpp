@@ -141,6 +141,10 @@ Tensor Tensor::layout(const Axes& order, const Dims& split) const {
   if (stored_buffer(uop())) s_->layout_copy = stored.s_->uop;
   return stored.permute(back);
 }
+Tensor Tensor::keep_copy(const Tensor& copy) const {
+  if (stored_buffer(uop())) s_->layout_copy = copy.s_->uop;
+  return copy;
+}
 Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), this->shape()); }
 
 void Tensor::check_element_dtype(std::string_view what, DType dt) {

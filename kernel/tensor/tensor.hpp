@@ -170,6 +170,9 @@ public:
   // a model that runs again); the copy's memory stays held until the value changes (assign).
   // With `split`, the axes are first split into that shape (a reshape), and the result has it.
   Tensor layout(const Axes& order, const Dims& split = {}) const;
+  // `copy`, a stored (contiguous) expression of this tensor's stored value, kept as layout() keeps
+  // its copy: while the value is unchanged, the same expression built again reads the stored result.
+  Tensor keep_copy(const Tensor& copy) const;
   Tensor detach() const;
   Tensor cast(DType dtype) const;    // throws TensorError for void, vector or pointer dtypes
   Tensor bitcast(DType dtype) const; // same item size only; same dtype checks as cast

@@ -827,3 +827,28 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_pools_stride_two_windows_in_lanes) {
     }
   }
 }
+
+// A stack of 6 sums of slices (one Winograd transform pass: kernel/tensor/winograd.cpp) upcasts the
+// stacked axis whole on both kinds of device, so each lane's pieces are constants that fold; a
+// padded axis (valid on most of it) is not one. Both equal the unoptimized kernel.
+BOOST_AUTO_TEST_CASE(heuristic_upcasts_stacked_axes) {
+  Tensor x = input({16, 6, 32});
+  std::vector<Tensor> rows;
+  for (int64_t r = 0; r < 6; ++r) {
+    auto slice = [&](int64_t i) { return x.shrink({{0, 16}, {i, i + 1}, {0, 32}}); };
+    rows.push_back(slice(r) * double(r + 1) - slice((r + 2) % 6));
+  }
+  auto stacked = compute_items(Tensor::cat(rows, 1).contiguous());
+  auto padded = compute_items(input({16, 5, 32}).pad({{0, 0}, {1, 1}, {0, 0}}).contiguous());
+  for (const auto& [device, o] : {std::pair{"cpu", cpu()}, std::pair{"gpu", gpu()}}) {
+    BOOST_TEST_CONTEXT(device) {
+      const LoweredKernel k = lower_kernel(stacked.back(), o);
+      BOOST_TEST(k.opts.find("UPCAST(1,6)") != std::string::npos, k.opts);
+      Ran plain = run(stacked, o, [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      Ran got = run(stacked, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(stacked, got, plain, "stacked heuristic " + got.opts.back());
+      const LoweredKernel p = lower_kernel(padded.back(), o);
+      BOOST_TEST(p.opts.find("UPCAST(1,") == std::string::npos, p.opts);
+    }
+  }
+}

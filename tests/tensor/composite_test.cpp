@@ -245,6 +245,58 @@ BOOST_AUTO_TEST_CASE(conv2d_weight_panels) {
   check_close(*wt.grad(), want_dw, Tol{1e-4, 1e-4}, "dW");
 }
 
+// Winograd's F(4x4, 3x3) (WINO=1: kernel/tensor/winograd.cpp) against the naive convolution:
+// output tiles that fit exactly and ones cut at the edges, with and without padding, with a bias,
+// and both gradients (conv2d's own identities); a convolution of fewer than 16 tiles stays direct;
+// and the transformed weight is computed once while the weight is unchanged.
+BOOST_AUTO_TEST_CASE(conv2d_winograd) {
+  struct Restore {
+    ~Restore() { tg::set_winograd(0); }
+  } restore;
+  struct Case {
+    Dims x;
+    int64_t cout, padding;
+  };
+  // F(4x4, 3x3) rounds in its transforms (entries up to 8 and 1/24): errors of ~1e-6 of the sum of
+  // the products' magnitudes (up to ~150 here), against ~1e-7 for the direct sum
+  constexpr Tol kWino{1e-4, 5e-4};
+  Rng rng(131);
+  for (const auto& [xs, cout, padding] : {Case{{2, 16, 10, 13}, 24, 1}, Case{{1, 16, 18, 18}, 16, 0}}) {
+    const std::string c = "x " + ref::str(xs) + ", padding " + std::to_string(padding);
+    NdArray x = rand_array(rng, xs), w = rand_array(rng, {cout, xs[1], 3, 3}), b = rand_array(rng, {cout});
+    NdArray want = ref::conv2d(x, w, &b, 1, padding, 1, 1), g = rand_array(rng, want.shape);
+    auto [want_dx, want_dw] = ref::conv2d_grads(x, w, g, 1, padding, 1, 1);
+    Tensor xt = to_tensor(x).requires_grad_(), wt = to_tensor(w).requires_grad_();
+    tg::set_winograd(0);
+    const size_t direct = xt.conv2d(wt, to_tensor(b), 1, padding).schedule().size();
+    tg::set_winograd(1);
+    Tensor y = xt.conv2d(wt, to_tensor(b), 1, padding);
+    BOOST_TEST(y.schedule().size() >= direct + 4, c << ": the transforms and the products are kernels");
+    (y * to_tensor(g)).sum().backward();
+    check_close(y, want, kWino, c);
+    check_close(*xt.grad(), want_dx, kWino, c + " dX");
+    check_close(*wt.grad(), want_dw, kWino, c + " dW");
+  }
+  Tensor small = to_tensor(rand_array(rng, {1, 16, 6, 6})), ws = to_tensor(rand_array(rng, {16, 16, 3, 3}));
+  tg::set_winograd(0);
+  const size_t direct = small.conv2d(ws, std::nullopt, 1, 1).schedule().size();
+  tg::set_winograd(1);
+  BOOST_TEST(small.conv2d(ws, std::nullopt, 1, 1).schedule().size() == direct, "4 tiles: direct");
+
+  Tensor w = to_tensor(rand_array(rng, {32, 16, 3, 3})).realize();
+  std::vector<size_t> launched;
+  for (int run = 0; run < 3; ++run) {
+    NdArray x = rand_array(rng, {1, 16, 16, 16});
+    tg::LaunchCounter counter;
+    Tensor y = to_tensor(x).conv2d(w, std::nullopt, 1, 1);
+    y.realize();
+    launched.push_back(counter.kernels());
+    check_close(y, ref::conv2d(x, to_array(w), nullptr, 1, 1, 1, 1), kWino, "run " + std::to_string(run));
+  }
+  BOOST_TEST(launched[1] + 1 == launched[0], "the second run reuses the transformed weight");
+  BOOST_TEST(launched[2] == launched[1]);
+}
+
 // Output channels in multiples of 16: the CPU heuristic's convolution register tile (heuristic.cpp
 // cpu_conv_tile: 16 or 32 channels times a row of outputs) in the forward pass and in both
 // gradients (the custom gradient's convolutions at stride 1, the window view's otherwise), with
