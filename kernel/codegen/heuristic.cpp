@@ -184,13 +184,25 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   if (k.axes.size() == k.output_dims) {
     if (ndim == 0) return opts;
     if (auto up = masked_upcasts(k); !up.empty()) {
-      // each work group then loops over the innermost axis left whole
-      int a = int(ndim) - 1;
+      // each work group then loops over the innermost axes left whole, up to ~4096 elements, while
+      // 32 groups per core remain (a group per row of 14 left 170k tasks of 84 elements)
       auto upcast = [&](int axis) {
         return std::any_of(up.begin(), up.end(), [&](const Opt& o) { return o.axis == axis; });
       };
-      while (a >= 0 && (upcast(a) || k.axes[size_t(a)].size < 2)) --a;
-      if (a >= 0) up.push_back({OptOp::LOOP, a, k.axes[size_t(a)].size});
+      int64_t per_group = 1;
+      for (const Opt& o : up) per_group *= o.amount;
+      int64_t groups = k.output_count() / per_group;
+      const int64_t target_groups = int64_t(d.compute_units) * 32;
+      bool first = true;
+      for (int a = int(ndim) - 1; a >= 0; --a) {
+        const int64_t n = k.axes[size_t(a)].size;
+        if (upcast(a) || n < 2) continue;
+        if (!first && (per_group * n > 4096 || groups / n < target_groups)) break;
+        up.push_back({OptOp::LOOP, a, n});
+        per_group *= n;
+        groups /= n;
+        first = false;
+      }
       return up;
     }
     // A CPU behind OpenCL (PoCL) vectorizes a transcendental function (exp2 of a softmax) only

@@ -2,6 +2,7 @@
 #include "kernel/tensor/winograd.hpp"
 
 #include "kernel/engine/config.hpp"
+#include "kernel/engine/realize.hpp"
 
 #include <optional>
 #include <utility>
@@ -58,9 +59,15 @@ int64_t tiles(const Tensor& x, int64_t padding) {
 
 bool winograd_applies(const Tensor& x, const Tensor& w, int64_t stride, int64_t padding, int64_t dilation,
                       int64_t groups) {
-  return config().winograd == 1 && stride == 1 && dilation == 1 && groups == 1 && w.ndim() == 4 &&
-         w.shape()[2] == 3 && w.shape()[3] == 3 && x.dtype() == dtypes::float32 &&
-         w.dtype() == dtypes::float32 && w.shape()[0] >= 16 && w.shape()[1] >= 16 && tiles(x, padding) >= 16;
+  const int mode = config().winograd;
+  if (mode == 0 || stride != 1 || dilation != 1 || groups != 1 || w.ndim() != 4 || w.shape()[2] != 3 ||
+      w.shape()[3] != 3 || x.dtype() != dtypes::float32 || w.dtype() != dtypes::float32 ||
+      w.shape()[0] < 16 || w.shape()[1] < 16 || tiles(x, padding) < 16)
+    return false;
+  // By default only where it was measured faster: inference (a weight being trained is read
+  // once per step, its transform would run every step) on devices that run work groups as CPU
+  // tasks, unless NOOPT=1.
+  return mode == 1 || (!w.requires_grad() && !config().noopt && !parallel_work_groups(x.device()));
 }
 
 Tensor winograd_weight(const Tensor& w) {
@@ -76,10 +83,10 @@ Tensor winograd_conv2d(const Tensor& x, const Tensor& u, int64_t padding) {
   Tensor xp =
       x.pad({{0, 0}, {0, 0}, {padding, padding + th * kOut - oh}, {padding, padding + tw * kOut - ow}});
   Tensor d = xp.pool({kTile, kTile}, {kOut, kOut}, {1, 1}); // (n, cin, th, tw, 6, 6)
-  // V = B^T d B per tile in two passes: (n, cin, th, tw, a, j), each tile's 36 values together,
-  // then (a, b, cin, n, th, tw) for the products
-  Tensor t = combine(d, 4, kBt).contiguous();
-  Tensor v = combine(t, 5, kBt).permute({4, 5, 1, 0, 2, 3}).contiguous().reshape({kTile * kTile, cin, tiles});
+  // V = B^T d B per tile in two passes: (a, n, cin, th, tw, j), each tile's row a of 6 values
+  // together, then (a, b, cin, n, th, tw) for the products
+  Tensor t = combine(d, 4, kBt).permute({4, 0, 1, 2, 3, 5}).contiguous();
+  Tensor v = combine(t, 5, kBt).permute({0, 5, 2, 1, 3, 4}).contiguous().reshape({kTile * kTile, cin, tiles});
   // M^T = V^T U per (a, b): (36, tiles, cout), the output channels innermost (vector lanes)
   Tensor m = v.transpose(1, 2).matmul(u.reshape({kTile * kTile, cin, cout}));
   // Y = A^T M A per tile in two passes: (i, b, n, th, tw, cout), then (n, cout, th, i, tw, j)

@@ -6,6 +6,7 @@
 
 #include "kernel/codegen/linearize.hpp"
 #include "kernel/codegen/lower.hpp"
+#include "kernel/engine/config.hpp"
 #include "kernel/schedule/buffer.hpp"
 #include "kernel/tensor/tensor.hpp"
 #include "opt_check.hpp"
@@ -22,6 +23,14 @@
 
 using namespace tg;
 using namespace tg::opt_check;
+
+// The convolutions here are the direct ones whose lists the tests describe: the placeholder
+// buffers are labelled CPU, where inference would otherwise take Winograd's transforms.
+struct DirectConvolutions {
+  DirectConvolutions() { set_winograd(0); }
+  ~DirectConvolutions() { set_winograd(-1); }
+};
+BOOST_TEST_GLOBAL_FIXTURE(DirectConvolutions);
 
 namespace {
 

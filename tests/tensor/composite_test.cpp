@@ -245,13 +245,14 @@ BOOST_AUTO_TEST_CASE(conv2d_weight_panels) {
   check_close(*wt.grad(), want_dw, Tol{1e-4, 1e-4}, "dW");
 }
 
-// Winograd's F(4x4, 3x3) (WINO=1: kernel/tensor/winograd.cpp) against the naive convolution:
-// output tiles that fit exactly and ones cut at the edges, with and without padding, with a bias,
-// and both gradients (conv2d's own identities); a convolution of fewer than 16 tiles stays direct;
-// and the transformed weight is computed once while the weight is unchanged.
+// Winograd's F(4x4, 3x3) (kernel/tensor/winograd.cpp) against the naive convolution: output tiles
+// that fit exactly and ones cut at the edges, with and without padding, with a bias, and both
+// gradients (conv2d's own identities); a convolution of fewer than 16 tiles stays direct; the
+// default takes it for inference on CPU-style devices only; and the transformed weight is
+// computed once while the weight is unchanged.
 BOOST_AUTO_TEST_CASE(conv2d_winograd) {
   struct Restore {
-    ~Restore() { tg::set_winograd(0); }
+    ~Restore() { tg::set_winograd(-1); }
   } restore;
   struct Case {
     Dims x;
@@ -282,6 +283,19 @@ BOOST_AUTO_TEST_CASE(conv2d_winograd) {
   const size_t direct = small.conv2d(ws, std::nullopt, 1, 1).schedule().size();
   tg::set_winograd(1);
   BOOST_TEST(small.conv2d(ws, std::nullopt, 1, 1).schedule().size() == direct, "4 tiles: direct");
+  // the default: inference on devices that run work groups as CPU tasks
+  {
+    Tensor x = to_tensor(rand_array(rng, {1, 16, 16, 16})), wi = to_tensor(rand_array(rng, {16, 16, 3, 3}));
+    tg::set_winograd(0);
+    const size_t plain = x.conv2d(wi, std::nullopt, 1, 1).schedule().size();
+    tg::set_winograd(-1);
+    const bool cpu_tasks = !tg::parallel_work_groups(x.device());
+    BOOST_TEST((x.conv2d(wi, std::nullopt, 1, 1).schedule().size() > plain) == cpu_tasks,
+               "default on " << x.device());
+    wi.requires_grad_();
+    BOOST_TEST(x.conv2d(wi, std::nullopt, 1, 1).schedule().size() == plain, "a trained weight: direct");
+    tg::set_winograd(1);
+  }
 
   Tensor w = to_tensor(rand_array(rng, {32, 16, 3, 3})).realize();
   std::vector<size_t> launched;
