@@ -281,26 +281,40 @@ UOpRef Lowerer::range_for(const UOp* reduce_node, size_t axis, int64_t size, con
   return r;
 }
 
-void Lowerer::leaf_strides(const UOpRef& root, const std::vector<UOpRef>& root_mops, const Dims& base,
-                           std::vector<Dims>& out) {
-  // Depth first with an explicit stack (sources pushed in reverse: the leaves come out in the
-  // order a recursive walk would give, which STAGE relies on), so a deep kernel cannot overflow.
+namespace {
+
+// Calls leaf(buffer, mops) for every BUFFER under root with the movement ops above it, depth first
+// with an explicit stack (sources pushed in reverse: the leaves come out in the order a recursive
+// walk would give, which STAGE relies on), so a deep kernel cannot overflow. A DAG (threefry
+// reuses its values in every round): each (node, view path) once, as `seen` records. A nested
+// reduce has its own index space: not entered.
+template <class Leaf>
+void visit_leaves(const UOpRef& root, const std::vector<UOpRef>& root_mops,
+                  std::set<std::vector<const void*>>& seen, Leaf&& leaf) {
   std::vector<std::pair<UOpRef, std::vector<UOpRef>>> stack{{root, root_mops}};
   while (!stack.empty()) {
     auto [u, mops] = std::move(stack.back());
     stack.pop_back();
-    // a DAG (threefry reuses its values in every round): visit each (node, view path) once
     std::vector<const void*> key{u.get()};
     for (const auto& m : mops) key.push_back(m.get());
-    if (!strides_seen_.insert(std::move(key)).second) continue;
+    if (!seen.insert(std::move(key)).second) continue;
     if (u->op() == Ops::BUFFER) {
-      out.push_back(buffer_strides(u, mops, base));
+      leaf(u, mops);
       continue;
     }
-    if (u->op() == Ops::REDUCE_AXIS) continue; // a nested reduce has its own index space
+    if (u->op() == Ops::REDUCE_AXIS) continue;
     if (is_movement(u->op())) mops.push_back(u);
     for (auto s = u->src().rbegin(); s != u->src().rend(); ++s) stack.emplace_back(*s, mops);
   }
+}
+
+} // namespace
+
+void Lowerer::leaf_strides(const UOpRef& root, const std::vector<UOpRef>& root_mops, const Dims& base,
+                           std::vector<Dims>& out) {
+  visit_leaves(root, root_mops, strides_seen_, [&](const UOpRef& buffer, const std::vector<UOpRef>& mops) {
+    out.push_back(buffer_strides(buffer, mops, base));
+  });
 }
 
 // Strides of one buffer read through mops, per dim of base (see leaf_strides).
@@ -352,23 +366,11 @@ std::pair<std::vector<bool>, std::vector<bool>>
 Lowerer::leaf_masks(const UOpRef& root, const std::vector<UOpRef>& root_mops, const Dims& base) const {
   std::vector<bool> narrow(base.size(), false), gated(base.size(), false);
   std::set<std::vector<const void*>> seen;
-  std::vector<std::pair<UOpRef, std::vector<UOpRef>>> stack{{root, root_mops}};
-  while (!stack.empty()) {
-    auto [u, mops] = std::move(stack.back());
-    stack.pop_back();
-    std::vector<const void*> key{u.get()};
-    for (const auto& m : mops) key.push_back(m.get());
-    if (!seen.insert(std::move(key)).second) continue;
-    if (u->op() == Ops::REDUCE_AXIS) continue;
-    if (is_movement(u->op())) mops.push_back(u);
-    if (u->op() != Ops::BUFFER) {
-      for (const auto& s : u->src()) stack.emplace_back(s, mops);
-      continue;
-    }
-    const ShapeTracker st = tracker({buffer_arg(u).size()}, mops);
+  visit_leaves(root, root_mops, seen, [&](const UOpRef& buffer, const std::vector<UOpRef>& mops) {
+    const ShapeTracker st = tracker({buffer_arg(buffer).size()}, mops);
     bool any = false;
     for (const View& v : st.views()) any |= v.mask.has_value();
-    if (!any || st.ndim() != base.size()) continue;
+    if (!any || st.ndim() != base.size()) return;
     const View& top = st.views().back();
     if (top.mask)
       for (size_t k = 0; k < base.size(); ++k) {
@@ -381,7 +383,7 @@ Lowerer::leaf_masks(const UOpRef& root, const std::vector<UOpRef>& root_mops, co
       vars.push_back(UOp::variable("midx" + std::to_string(k), 0, std::max<int64_t>(0, base[k] - 1), kIndex));
     for (const UOpRef& n : toposort(st.to_index(vars).second))
       for (size_t k = 0; k < vars.size(); ++k) gated[k] = gated[k] || n == vars[k];
-  }
+  });
   return {narrow, gated};
 }
 

@@ -13,7 +13,7 @@
 // =2 also runs them on every hit and checks that the cached graph is the same),
 // FUSE_ATTENTION=1 (ScheduleOptions::fuse_softmax: attention's softmax(q k^T) v as one kernel),
 // WINO=0/1 (3x3 stride-1 convolutions through Winograd's F(4x4, 3x3): kernel/tensor/winograd.hpp;
-// default: inference on CPU-style devices).
+// default: inference on CPU-style devices and on GPUs from 128 input channels).
 #pragma once
 
 #include <string>
@@ -33,7 +33,7 @@ struct Config {
   bool eager_batch = false;    // TG_EAGER_BATCH=1: replayed schedules launch as one launch_batch
   int gradient_cache = 1;      // TG_GRADIENT_CACHE: 0 off, 1 on, 2 on and checked on every hit
   bool fuse_attention = false; // FUSE_ATTENTION=1: a softmax only a reduce reads is computed in its kernel
-  int winograd = -1;           // WINO: 1 always where it applies, 0 never, -1 inference on CPU-style devices
+  int winograd = -1;           // WINO: 1 always where it applies, 0 never, -1 inference (winograd.hpp)
   std::string cache_dir;
 };
 

@@ -15,8 +15,8 @@ namespace tg {
 // 3x3 kernel, stride 1, dilation 1, one group, at least 16 input and output channels and at least
 // 16 output tiles over the batch (narrower products do not pay for the transforms, and fewer tiles
 // read a transformed weight 4x the weight's size for little work); then WINO=1 always, WINO=0
-// never, and by default when the weight does not require a gradient on a device that runs work
-// groups as CPU tasks (NOOPT=1 aside).
+// never, and by default when the weight does not require a gradient (NOOPT=1 aside) on a device
+// that runs work groups as CPU tasks, or on a GPU-style device with at least 128 input channels.
 bool winograd_applies(const Tensor& x, const Tensor& w, int64_t stride, int64_t padding, int64_t dilation,
                       int64_t groups);
 

@@ -291,7 +291,7 @@ BOOST_AUTO_TEST_CASE(conv2d_winograd) {
     tg::set_winograd(-1);
     const bool cpu_tasks = !tg::parallel_work_groups(x.device());
     BOOST_TEST((x.conv2d(wi, std::nullopt, 1, 1).schedule().size() > plain) == cpu_tasks,
-               "default on " << x.device());
+               "default on " << x.device() << " for 16 input channels");
     wi.requires_grad_();
     BOOST_TEST(x.conv2d(wi, std::nullopt, 1, 1).schedule().size() == plain, "a trained weight: direct");
     tg::set_winograd(1);
