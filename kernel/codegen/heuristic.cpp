@@ -1,5 +1,7 @@
 #include "kernel/codegen/heuristic.hpp"
 
+#include "kernel/codegen/heuristic_parts.hpp"
+
 #include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/matrix_unit.hpp>
 
@@ -20,7 +22,7 @@ int64_t KernelInfo::reduce_count_elems() const {
   return n;
 }
 
-namespace {
+namespace heuristic_detail {
 
 // The largest divisor of n that is at most cap.
 int64_t largest_divisor(int64_t n, int64_t cap) {
@@ -52,13 +54,6 @@ std::optional<Opt> selection_upcast(const KernelInfo& k, int64_t most, int64_t l
   return Opt{OptOp::UPCAST, best, u};
 }
 
-// A sum of products over one reduce axis whose b operand is contiguous along n (a matmul, or one
-// over b packed into 16-wide panels: kernel/tensor/matmul_pack.hpp): a register tile of 4 rows x
-// 16 lanes (8 accumulating vector FMAs per reduce step, b's 16 values loaded once for 4 rows of
-// a), and a LOOP over up to 64 row tiles, so a work group reuses one panel of b from L2 while a's
-// rows stream past. At least 8 work groups per core remain for the thread pool to balance. With
-// 64-byte vectors (AVX-512) 16 lanes are one register: 8 rows keep 8 accumulators in flight
-// (matmul 1024 / 2048 on Zen 5: 0.63x / 0.61x the process CPU time of 4 rows).
 // An elementwise kernel's small axes along which reads are valid only in part (the pieces of a
 // stack: Winograd's transforms, kernel/tensor/winograd.cpp), upcast whole while the lanes stay
 // <= 49: each lane's gates are then constants and fold, so a lane computes its own piece only,
@@ -86,303 +81,11 @@ std::vector<Opt> masked_upcasts(const KernelInfo& k) {
   return o;
 }
 
-std::vector<Opt> cpu_product_tile(const KernelInfo& k, const DeviceLimits& d) {
-  if (!k.product || k.reduce_count != 1 || k.axes.size() != k.output_dims + 1) return {};
-  const MatmulAxes mm = *k.product;
-  const AxisInfo &n = k.axes[size_t(mm.n)], &m = k.axes[size_t(mm.m)];
-  if (!n.contiguous || n.size % 16 != 0 || m.size % 4 != 0) return {};
-  const int64_t r = d.vector_bytes >= 64 && k.itemsize <= 4 && m.size % 8 == 0 ? 8 : 4;
-  std::vector<Opt> opts{{OptOp::UPCAST, mm.n, 16}, {OptOp::UPCAST, mm.m, r}};
-  const int64_t tiles = k.output_count() / (16 * r), rows = m.size / r;
-  for (int64_t l = std::min<int64_t>(rows, 64); l >= 2; --l)
-    if (rows % l == 0 && tiles / l >= int64_t(d.compute_units) * 8) {
-      opts.push_back({OptOp::LOOP, mm.m, l});
-      break;
-    }
-  return opts;
-}
+} // namespace heuristic_detail
 
-// A sum of products over several reduce axes (a convolution: the weight's output channels n,
-// stored channel-minor, times the input's window along m, usually the output's x): a register
-// tile of 16 (or 32) lanes of n times u outputs along m, sized to the device's registers. The
-// reduce (channels x window) re-reads the weight and the window from L2 for every tile, so more
-// rows per weight load pay: at least 8 vector accumulators (two FMA pipes of 4-cycle latency;
-// AVX-512's 16 lanes are one vector per row, so 4 rows kept half the pipes busy), and at most
-// what the registers hold beside the weights and the window's broadcasts, which LLVM keeps
-// across the unrolled window (16 vector registers below 64-byte vectors, 32 with AVX-512; 6
-// rows of 2 vectors spilled under AVX2). A short m (a 5x5 weight gradient's x) takes 32 lanes,
-// or rows along the axis before it (its y). Measured on beautiful_mnist's 5x5 convolution (Zen 5,
-// process CPU time): forward 0.55x the general choice's (16 channels x 4 images) with AVX-512,
-// 0.87x with AVX2 only.
-std::vector<Opt> cpu_conv_tile(const KernelInfo& k, const DeviceLimits& d) {
-  if (!k.product || k.reduce_count != 1 || d.vector_bytes < 16 || k.itemsize > 8) return {};
-  const MatmulAxes mm = *k.product;
-  const AxisInfo &n = k.axes[size_t(mm.n)], &m = k.axes[size_t(mm.m)];
-  if (!n.contiguous || n.size % 16 != 0) return {};
-  const int64_t lanes = std::max<int64_t>(1, d.vector_bytes / k.itemsize);
-  const int64_t registers = d.vector_bytes >= 64 ? 32 : 16; // x86: AVX-512 doubles them
-  for (int64_t width : {16, 32}) {                          // 16 lanes first: half the weight per tile
-    if (n.size % width != 0) continue;
-    const int64_t vectors = (width + lanes - 1) / lanes; // per row
-    // rows: the registers' share, and codegen's 256 lanes
-    const int64_t most = std::min({int64_t(12), (registers - vectors - 4) / vectors, 256 / width});
-    if (most < 1) continue;
-    int64_t u = largest_divisor(m.size, most);
-    // A stride-2 window's columns share no inputs: u outputs read (u - 1) * 2 + kw of them per
-    // window row, each broadcast into a register of its own beside the u accumulators and the
-    // window row's kw weights; fewer columns where they would not fit the registers (ResNet-18's
-    // stride-2 3x3 layers, 32 channels x 7 columns: 35 registers, spilled in the inner loop), as
-    // long as 8 accumulators remain (7 columns: 7 or 1; the spilling tile is the faster)
-    if (m.every_second) {
-      const int64_t kw = k.axes.size() > k.output_dims + 1 ? k.axes.back().size : 1;
-      int64_t f = u;
-      while (f > 1 && (f + kw) * vectors + (f - 1) * 2 + kw > registers) f = largest_divisor(m.size, f - 1);
-      if (f * vectors >= 8) u = f;
-    }
-    int64_t v = 1;
-    if (u * vectors < 8 && mm.m2 >= 0) v = largest_divisor(k.axes[size_t(mm.m2)].size, most / u);
-    const int64_t acc = u * v * vectors;
-    if (acc < 8 || k.output_count() / (width * u * v) < int64_t(d.compute_units)) continue;
-    std::vector<Opt> opts{{OptOp::UPCAST, mm.n, width}};
-    if (u > 1) opts.push_back({OptOp::UPCAST, mm.m, u}); // (a row of 7, 32-byte vectors: 1 x 2 rows)
-    if (v > 1) opts.push_back({OptOp::UPCAST, mm.m2, v});
-    // 32 registers and at most 8 accumulators: a second group of 16 channels doubles them, each
-    // input broadcast then serving two vectors (ResNet-18's 64-channel layers and stem: BEAM's
-    // choice, 0.7-0.8x the time on Sapphire Rapids)
-    int64_t groups = k.output_count() / (width * u * v);
-    if (registers >= 32 && width == 16 && acc <= 8 && n.size % 32 == 0 && vectors == 1 &&
-        groups / 2 >= int64_t(d.compute_units)) {
-      opts.push_back({OptOp::UPCAST, mm.n, 2});
-      groups /= 2;
-    }
-    // Each work group loops over the rest of its row of tiles, then over up to 4 rows, while 8
-    // groups per core remain: one group reads its weight tile from L1/L2 for all of them (BEAM's
-    // choice for ResNet-18's 3x3 layers).
-    const int64_t target = int64_t(d.compute_units) * 8, rest = m.size / u;
-    if (rest >= 2 && groups / rest >= target) {
-      opts.push_back({OptOp::LOOP, mm.m, rest});
-      groups /= rest;
-      if (v == 1 && mm.m2 >= 0) {
-        const int64_t rows = k.axes[size_t(mm.m2)].size;
-        int64_t l = largest_divisor(rows, 4);
-        while (l > 1 && groups / l < target) l = largest_divisor(rows, l - 1);
-        if (l > 1) opts.push_back({OptOp::LOOP, mm.m2, l});
-      }
-    }
-    return opts;
-  }
-  return {}; // too few rows for the pipes (AVX2, a 3x3 weight gradient): the general choice
-}
+namespace {
 
-// CPU-style devices: work groups are tasks of a thread pool. An elementwise kernel loops over a
-// chunk of its last dim in each group (more chunks when there are too few rows to share); a reduce
-// computes a tile of outputs as lanes sharing one reduce loop.
-std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
-  std::vector<Opt> opts;
-  if (auto up = selection_upcast(k, 32, int64_t(d.compute_units) * 8)) return {*up};
-  const auto ndim = int64_t(k.output_dims);
-  if (k.axes.size() == k.output_dims) {
-    if (ndim == 0) return opts;
-    if (auto up = masked_upcasts(k); !up.empty()) {
-      // each work group then loops over the innermost axes left whole, up to ~4096 elements, while
-      // 32 groups per core remain (a group per row of 14 left 170k tasks of 84 elements)
-      auto upcast = [&](int axis) {
-        return std::any_of(up.begin(), up.end(), [&](const Opt& o) { return o.axis == axis; });
-      };
-      int64_t per_group = 1;
-      for (const Opt& o : up) per_group *= o.amount;
-      int64_t groups = k.output_count() / per_group;
-      const int64_t target_groups = int64_t(d.compute_units) * 32;
-      bool first = true;
-      for (int a = int(ndim) - 1; a >= 0; --a) {
-        const int64_t n = k.axes[size_t(a)].size;
-        if (upcast(a) || n < 2) continue;
-        if (!first && (per_group * n > 4096 || groups / n < target_groups)) break;
-        up.push_back({OptOp::LOOP, a, n});
-        per_group *= n;
-        groups /= n;
-        first = false;
-      }
-      return up;
-    }
-    // A CPU behind OpenCL (PoCL) vectorizes a transcendental function (exp2 of a softmax) only
-    // across lanes, not along a work item's loop: 8 adjacent outputs per step. Plain arithmetic
-    // stays scalar there (measured slower with lanes).
-    int64_t lanes = 1;
-    if (d.serial_work_groups && k.transcendental > 0 && k.axes.back().contiguous &&
-        k.axes.back().size % 8 == 0) {
-      lanes = 8;
-      opts.push_back({OptOp::UPCAST, int(ndim - 1), lanes});
-    }
-    const int64_t L = k.axes.back().size / lanes, outer = k.output_count() / lanes / std::max<int64_t>(L, 1);
-    const int64_t target_groups = int64_t(d.compute_units) * 32;
-    int64_t chunk = L;
-    if (outer < target_groups && L * lanes > 1024) {
-      chunk = std::max<int64_t>(1024 / lanes, (L * outer + target_groups - 1) / target_groups);
-      chunk = std::min((chunk + 15) / 16 * 16, L);
-    }
-    if (chunk > 1) opts.push_back({OptOp::LOOP, int(ndim - 1), chunk});
-    // A short last dim (a 20x20 feature map): loop over whole outer dims too, so each work group
-    // covers a few thousand elements and its index arithmetic (divisions) is paid once per group.
-    int64_t per_group = chunk * lanes, groups = k.output_count() / lanes / std::max<int64_t>(chunk, 1);
-    const size_t looped = opts.size();
-    for (int a = int(ndim) - 2; a >= 0 && chunk == L; --a) {
-      const int64_t n = k.axes[size_t(a)].size;
-      if (n < 2) continue;
-      if (per_group * n > 4096 || groups / n < target_groups) break;
-      opts.push_back({OptOp::LOOP, a, n});
-      per_group *= n;
-      groups /= n;
-    }
-    // A row of 8-16 whose outer dim is too long to loop whole (the matmul's panel copy, 1024 x 16
-    // per panel): 8 rows per work group as lanes, 8x fewer tasks (BEAM's choice; matmul 1024 on
-    // Zen 5: -0.4 ms of 17 ms CPU time).
-    if (opts.size() == looped && chunk == L && per_group >= 8 && per_group <= 16 && ndim >= 2) {
-      const int a = int(ndim) - 2;
-      if (k.axes[size_t(a)].size % 8 == 0 && groups / 8 >= target_groups)
-        opts.push_back({OptOp::UPCAST, a, 8});
-    }
-    return opts;
-  }
-  if (auto tile = cpu_product_tile(k, d); !tile.empty()) return tile;
-  // (also a product over one reduce axis whose rows the 4-row tile does not divide: a 1x1
-  // convolution over a 7- or 14-wide map)
-  if (auto tile = cpu_conv_tile(k, d); !tile.empty()) return tile;
-  // Upcast dims along which some input does not vary (their loads are reused by every lane: matmul
-  // A along j, B along i); a dim along which an input is contiguous gets the wide factor, so its
-  // lanes load consecutive elements (and become vectors).
-  struct Candidate {
-    int dim;
-    int64_t reuse;
-    bool contiguous;
-    int64_t best;
-  };
-  std::vector<Candidate> cands;
-  for (int a = 0; a < ndim; ++a) {
-    const AxisInfo& x = k.axes[size_t(a)];
-    if (x.size < 2 || x.reuse == 0) continue;
-    // the largest divisor up to 16 (contiguous lanes) or 8; along a contiguous axis 16 or 8 first
-    // where one divides it, so its lanes are whole vectors (56 columns: 8, not 14, which left a
-    // 1x1 convolution's 8x14 tile scalar at 15 GFLOPS)
-    int64_t best = 1;
-    if (x.contiguous) best = x.size % 16 == 0 ? 16 : x.size % 8 == 0 ? 8 : 1;
-    for (int64_t u = x.contiguous ? 16 : 8; u >= 2 && best == 1; --u)
-      if (x.size % u == 0) {
-        best = u;
-        break;
-      }
-    if (best > 1) cands.push_back({a, x.reuse, x.contiguous, best});
-  }
-  // Vector-width lanes (8 or 16) first: LLVM's SLP vectorizer turns them into vector FMAs,
-  // contiguous ones into vector loads too; then the most reuse, then the widest factor. Where a
-  // contiguous axis gives at least 4 lanes, 8 lanes along a strided axis do not count as vector
-  // width: a depthwise convolution at batch 32 took 8 images x 7 columns, 56 scalar lanes whose
-  // loads were gathers (12 GFLOPS; 14 columns x 4 images: 2.2x faster).
-  const bool contiguous_lanes =
-      std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.contiguous && c.best >= 4; });
-  auto vector_width = [&](const Candidate& c) {
-    return (c.best == 8 || c.best == 16) && (c.contiguous || !contiguous_lanes);
-  };
-  std::sort(cands.begin(), cands.end(), [&](const Candidate& a, const Candidate& b) {
-    if (vector_width(a) != vector_width(b)) return vector_width(a);
-    if (a.contiguous != b.contiguous) return a.contiguous;
-    if (a.reuse != b.reuse) return a.reuse > b.reuse;
-    if (a.best != b.best) return a.best > b.best;
-    return a.dim > b.dim;
-  });
-  int64_t lanes = 1, upcasts = 0;
-  for (const auto& c : cands) {
-    if (upcasts == 2) break;
-    for (int64_t u = c.best; u >= 2; --u)
-      if (k.axes[size_t(c.dim)].size % u == 0 && lanes * u <= 64 &&
-          k.output_count() / (lanes * u) >= int64_t(d.compute_units)) {
-        opts.push_back({OptOp::UPCAST, c.dim, u});
-        lanes *= u;
-        ++upcasts;
-        break;
-      }
-  }
-  const int inner = int(k.axes.size()) - 1;
-  // no reuse, a strided reduce over a contiguous output axis (a sum over rows): lanes along that
-  // axis read each row's stretch at once instead of walking one column each
-  if (upcasts == 0 && ndim > 0 && k.axes[size_t(ndim - 1)].contiguous && !k.axes[size_t(inner)].contiguous) {
-    const int64_t n = k.axes[size_t(ndim - 1)].size;
-    for (int64_t u = 16; u >= 4; --u)
-      if (n % u == 0 && k.output_count() / u >= int64_t(d.compute_units)) {
-        opts.push_back({OptOp::UPCAST, int(ndim - 1), u});
-        ++upcasts;
-        break;
-      }
-  }
-  int last = int(ndim) - 1;
-  while (last > 0 && k.axes[size_t(last)].size == 1) --last;
-  int64_t pool_lanes = 1;
-  int pool_axis = last;
-  // no reuse, a window read every second element along the last output axis (a stride-2 pool):
-  // 8 lanes along an output axis outside the window's (the channels), so every lane has the same
-  // window bounds: one check per window step and plain loads (ResNet-18's 3x3 stride-2 max pool:
-  // 0.40 -> 0.20 ms at batch 1, 15.5 -> 6.6 ms at batch 32, against lanes along the columns)
-  if (upcasts == 0 && last >= 0 && k.axes[size_t(last)].every_second) {
-    const int windowed = int(k.axes.size() - k.output_dims); // output axes the window moves along
-    for (int a = last - windowed; a >= 0 && pool_lanes == 1; --a) {
-      const AxisInfo& x = k.axes[size_t(a)];
-      if (x.size % 8 == 0 && k.output_count() / 8 >= int64_t(d.compute_units)) {
-        opts.push_back({OptOp::UPCAST, a, 8});
-        ++upcasts;
-        pool_lanes = 8;
-        pool_axis = a;
-      }
-    }
-  }
-  // else (no 8 channels) on a device that loads such lanes as one wider vector (lane_gates): 16 or
-  // 8 lanes along the columns
-  if (upcasts == 0 && d.lane_gates && last >= 0 && k.axes[size_t(last)].every_second) {
-    const int64_t n = k.axes[size_t(last)].size;
-    for (int64_t u : {16, 8})
-      if (n % u == 0 && k.output_count() / u >= int64_t(d.compute_units)) {
-        opts.push_back({OptOp::UPCAST, last, u});
-        ++upcasts;
-        pool_lanes = u;
-        break;
-      }
-  }
-  // no reuse to exploit: give a contiguous reduction parallel partial sums instead, which the
-  // lowering makes vector accumulators: all of a short axis (a 20x20 map reduced per channel gets
-  // 20 lanes), 16 or 8 of a long one; a short axis that continues into the one outside it (6x6)
-  // takes rows of that one too, up to 48 lanes in multiples of 4
-  const int64_t n_inner = k.axes[size_t(inner)].size;
-  if (upcasts == 0 && k.axes[size_t(inner)].contiguous && n_inner >= 4) {
-    const int64_t u = n_inner <= 32 ? n_inner : n_inner % 16 == 0 ? 16 : n_inner % 8 == 0 ? 8 : 1;
-    const AxisInfo* outer = inner > ndim ? &k.axes[size_t(inner - 1)] : nullptr;
-    int64_t rows = 1;
-    if (u == n_inner && u % 8 != 0 && outer && outer->reduce && outer->continues_inner)
-      for (int64_t r = 48 / u; r >= 2 && rows == 1; --r)
-        if (outer->size % r == 0 && (u * r) % 4 == 0) rows = r;
-    if (u > 1 && (u >= 8 || rows > 1)) {
-      opts.push_back({OptOp::UNROLL, inner, u});
-      if (rows > 1) opts.push_back({OptOp::UNROLL, inner - 1, rows});
-    }
-  }
-  // Nothing to tile and a short reduce (a pool's window over strided reads, which lanes would
-  // gather): each work group loops over a run of outputs, up to ~1024 of them, so its index math
-  // is paid once per run (BEAM's choice for ResNet's 3x3 stride-2 max pool: 2x faster).
-  if ((opts.empty() || pool_lanes > 1) && ndim > 0 && k.reduce_count_elems() <= 64) {
-    const int64_t target_groups = int64_t(d.compute_units) * 32;
-    int64_t per_group = pool_lanes, groups = k.output_count() / pool_lanes;
-    for (int a = int(ndim) - 1; a >= 0; --a) {
-      const int64_t n = k.axes[size_t(a)].size / (a == pool_axis ? pool_lanes : 1);
-      if (n < 2) continue;
-      int64_t l = largest_divisor(n, std::max<int64_t>(1, 1024 / per_group));
-      while (l > 1 && groups / l < target_groups) l = largest_divisor(n, l - 1);
-      if (l < 2) break;
-      opts.push_back({OptOp::LOOP, a, l});
-      per_group *= l;
-      groups /= l;
-      if (l < n) break; // a partial run: the next axis out would not continue it
-    }
-  }
-  return opts;
-}
+using namespace heuristic_detail;
 
 // Add LOCAL splits over the output axes (last first: neighbouring threads touch neighbouring
 // outputs) until the work group holds up to `threads` threads; sizes must divide the axis (after

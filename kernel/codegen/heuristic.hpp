@@ -88,7 +88,7 @@ struct AxisInfo {
       false;            // a reduce axis whose stride is the next reduce axis's size (that one contiguous)
   bool selects = false; // a selection sum's (KernelInfo::selection) equality varies along it
   bool masked = false;  // some read is valid on at most half of it (a cat's or stack's pieces)
-  bool gated = false;   // some read's validity depends on it (those, or a padding's edges)
+  bool gated = false;   // some read's validity depends on it (set only where some axis is masked)
 };
 
 // A reduce the TC opt can run on a matrix unit: the sum over k of a[m, k] * b[k, n] (a and b

@@ -147,7 +147,7 @@ private:
   // Per dim of base: whether some buffer read under u is valid on at most half of it in the view
   // the kernel indexes (the pieces of a cat or stack; not a convolution's padding, which lies
   // below a window view and covers the edges only), and whether some read's validity depends on
-  // that dim's index at all.
+  // that dim's index at all (computed only where some dim is the former).
   std::pair<std::vector<bool>, std::vector<bool>> leaf_masks(const UOpRef& u, const std::vector<UOpRef>& mops,
                                                              const Dims& base) const;
   // The equality the first reduce's sum selects by (`c ? x : 0` or `cast(c) * x`; Tensor::eq's

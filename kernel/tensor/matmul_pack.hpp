@@ -3,7 +3,7 @@
 // n = 1024 or 2048), so every step touches a new cache line and the lines of one panel collide
 // in a few L1/L2 sets. A copy kernel first stores b as (n/16, k, 16): each panel contiguous. The
 // product then keeps its own (..., m, n/16, 16) shape (the kernel the heuristic tiles:
-// heuristic.cpp cpu_product_tile), and the (..., m, n) result is a view of it (schedule.cpp:
+// heuristic_cpu.cpp cpu_product_tile), and the (..., m, n) result is a view of it (schedule.cpp:
 // reshapes_stored).
 #pragma once
 

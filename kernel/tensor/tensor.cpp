@@ -138,8 +138,7 @@ Tensor Tensor::layout(const Axes& order, const Dims& split) const {
   // Kept only over a stored value: over an expression the copy would also keep that expression's
   // whole graph alive. The expression, not what stored.uop() becomes once the copy is stored: the
   // realized-value cache keeps a result while its expression lives.
-  if (stored_buffer(uop())) s_->layout_copy = stored.s_->uop;
-  return stored.permute(back);
+  return keep_copy(stored).permute(back);
 }
 Tensor Tensor::keep_copy(const Tensor& copy) const {
   if (stored_buffer(uop())) s_->layout_copy = copy.s_->uop;

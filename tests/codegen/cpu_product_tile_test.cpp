@@ -1,4 +1,4 @@
-// The CPU heuristic's product tile (heuristic.cpp cpu_product_tile: UPCAST(n,16) UPCAST(m,4) and a
+// The CPU heuristic's product tile (heuristic_cpu.cpp cpu_product_tile: UPCAST(n,16) UPCAST(m,4) and a
 // LOOP over row tiles) on plain and panel-packed matmuls (kernel/tensor/matmul_pack.hpp), its
 // convolution tile (cpu_conv_tile), and hand-written lists with ragged loops: each computes what
 // the unoptimized kernel computes.
