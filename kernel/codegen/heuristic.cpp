@@ -1,7 +1,5 @@
 #include "kernel/codegen/heuristic.hpp"
 
-#include "kernel/codegen/heuristic_parts.hpp"
-
 #include <tg/sdk/kernel_ir.hpp>
 #include <tg/sdk/matrix_unit.hpp>
 

@@ -1,7 +1,6 @@
 // The CPU-style devices' optimization lists (work groups as tasks of a thread pool): register
 // tiles for products and convolutions, lanes and loops for the rest.
 #include "kernel/codegen/heuristic.hpp"
-#include "kernel/codegen/heuristic_parts.hpp"
 
 #include <algorithm>
 
