@@ -837,6 +837,29 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_pools_stride_two_windows_in_lanes) {
   }
 }
 
+// A depthwise 3x3 convolution on a CPU-style device: a tile of vector lanes (8 columns x 8 rows)
+// whose work group loops over the rest of its row of tiles, so the group's index and edge-mask
+// set-up is paid once per row. A 14x14 map's 14 x 2 tile does not loop over its rows (each pair
+// would re-derive its edge masks). Both equal the unoptimized kernel.
+BOOST_AUTO_TEST_CASE(cpu_heuristic_loops_depthwise_tiles) {
+  for (int64_t side : {56, 14}) {
+    BOOST_TEST_CONTEXT(side << "x" << side) {
+      Tensor x = input({1, 48, side, side}), w = input({48, 1, 3, 3});
+      auto items = compute_items(x.conv2d(w, std::nullopt, 1, 1, 1, 48));
+      const LoweredKernel k = lower_kernel(items.back(), cpu());
+      if (side == 56) {
+        BOOST_TEST(k.opts.find("UPCAST(3,8)") != std::string::npos, k.opts);
+        BOOST_TEST(k.opts.find("LOOP(3,7)") != std::string::npos, k.opts);
+      } else {
+        BOOST_TEST(k.opts.find("LOOP(2,") == std::string::npos, k.opts);
+      }
+      Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(items, got, plain, "heuristic " + got.opts.back());
+    }
+  }
+}
+
 // A stack of 6 sums of slices (one Winograd transform pass: kernel/tensor/winograd.cpp) upcasts the
 // stacked axis whole on both kinds of device, so each lane's pieces are constants that fold; a
 // padded axis (valid on most of it) is not one. Both equal the unoptimized kernel.
