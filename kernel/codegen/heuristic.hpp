@@ -110,6 +110,7 @@ struct KernelInfo {
   bool nested_reduces = false; // a reduce inside another's input (a fused softmax: plain loops)
   Ops reduce_op = Ops::ADD;
   int itemsize = 4;                  // of the output
+  int store_inner = -1;              // the output axis the store is contiguous along, or -1
   int transcendental = 0;            // EXP2, LOG2 and SIN nodes (library calls on some devices)
   std::optional<MatmulAxes> matmul;  // set when the kernel is such a reduce
   std::optional<MatmulAxes> product; // the same axes for a sum of products of any dtype (STAGE)

@@ -260,6 +260,9 @@ KernelInfo Lowerer::analyze() {
   info.output_dims = S.size();
   info.itemsize = value_root->dtype().itemsize();
   for (auto d : S) info.axes.push_back(AxisInfo{d});
+  if (store_perm_.empty()) // stored row-major: along the innermost axis of more than one element
+    for (int d = int(S.size()) - 1; d >= 0 && info.store_inner < 0; --d)
+      if (S[size_t(d)] > 1) info.store_inner = d;
   if (first_reduce_) {
     info.reduce_op = first_reduce_->arg_if<ReduceArg>()->op;
     const Dims& in_shape = shapes_(first_reduce_->src(0));

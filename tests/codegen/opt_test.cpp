@@ -860,6 +860,20 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_loops_depthwise_tiles) {
   }
 }
 
+// A 1x1 convolution stored NCHW on a CPU-style device: lanes along the map's columns (the store's
+// and the input's contiguous axis) times rows of output channels, each group looping over the
+// rest of the channels; not lanes along the channels, which would store every lane to another
+// plane. Equals the unoptimized kernel.
+BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_pointwise_convolutions_along_columns) {
+  Tensor x = input({1, 16, 32, 32}), w = input({64, 16, 1, 1});
+  auto items = compute_items(x.conv2d(w));
+  const LoweredKernel k = lower_kernel(items.back(), cpu());
+  BOOST_TEST(k.opts.rfind("[UPCAST(3,16), UPCAST(1,", 0) == 0, k.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+}
+
 // A stack of 6 sums of slices (one Winograd transform pass: kernel/tensor/winograd.cpp) upcasts the
 // stacked axis whole on both kinds of device, so each lane's pieces are constants that fold; a
 // padded axis (valid on most of it) is not one. Both equal the unoptimized kernel.
