@@ -431,6 +431,7 @@ int cmd_run(const std::vector<std::string>& args) {
     auto it = given.find(info.name);
     bool random = it == given.end() || it->second == "random";
     Tensor t = random ? random_input(info, dims, model.device()) : load_npy(it->second, model.device());
+    t.realize(); // once: a lazy random input would be drawn again inside every run's first kernel
     std::cout << "  " << decl_text(info) << " <- " << (random ? "random" : it->second) << " "
               << dims_str(t.shape()) << "\n";
     inputs.emplace(info.name, t);
