@@ -94,19 +94,30 @@ std::vector<Opt> cpu_conv_tile(const KernelInfo& k, const DeviceLimits& d) {
     int64_t u = largest_divisor(m.size, most);
     // A stride-2 window's columns share no inputs: u outputs read (u - 1) * 2 + kw of them per
     // window row, each broadcast into a register of its own beside the u accumulators and the
-    // window row's kw weights; fewer columns where they would not fit the registers (ResNet-18's
-    // stride-2 3x3 layers, 32 channels x 7 columns: 35 registers, spilled in the inner loop), as
-    // long as 8 accumulators remain (7 columns: 7 or 1; the spilling tile is the faster)
+    // window row's kw weights; fewer columns where they would not fit the registers, as long as 8
+    // accumulators remain, counting a second group of 16 channels (below) where 32 registers take
+    // one: ResNet-18's 7x7 stem, 32 channels x 4 columns (BEAM's choice; 8 columns spilled: 2.4 ->
+    // 1.4 ms on Zen 4), its stride-2 3x3 layers 32 channels x 7 columns as two groups of 16 (a
+    // 14-wide map: 1.5 -> 0.57 ms against one 32-lane vector)
+    bool pair_only = false; // the stride-2 columns take the second group of channels, not rows
     if (m.every_second) {
       const int64_t kw = k.axes.size() > k.output_dims + 1 ? k.axes.back().size : 1;
       int64_t f = u;
       while (f > 1 && (f + kw) * vectors + (f - 1) * 2 + kw > registers) f = largest_divisor(m.size, f - 1);
-      if (f * vectors >= 8) u = f;
+      const bool doubles = registers >= 32 && width == 16 && vectors == 1 && n.size % 32 == 0;
+      if (f * vectors >= 8) {
+        u = f;
+      } else if (doubles && f * vectors * 2 >= 8) {
+        u = f;
+        pair_only = true;
+      }
     }
     int64_t v = 1;
-    if (u * vectors < 8 && mm.m2 >= 0) v = largest_divisor(k.axes[size_t(mm.m2)].size, most / u);
+    if (u * vectors < 8 && mm.m2 >= 0 && !pair_only)
+      v = largest_divisor(k.axes[size_t(mm.m2)].size, most / u);
     const int64_t acc = u * v * vectors;
-    if (acc < 8 || k.output_count() / (width * u * v) < int64_t(d.compute_units)) continue;
+    if (acc * (pair_only ? 2 : 1) < 8 || k.output_count() / (width * u * v) < int64_t(d.compute_units))
+      continue;
     std::vector<Opt> opts{{OptOp::UPCAST, mm.n, width}};
     if (u > 1) opts.push_back({OptOp::UPCAST, mm.m, u}); // (a row of 7, 32-byte vectors: 1 x 2 rows)
     if (v > 1) opts.push_back({OptOp::UPCAST, mm.m2, v});

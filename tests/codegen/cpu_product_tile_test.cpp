@@ -275,19 +275,25 @@ BOOST_AUTO_TEST_CASE(conv_tiles_match_noopt) {
          return input({1, 8, 6, 16}).conv2d(input({64, 8, 3, 3}), std::nullopt, 1, 1);
        },
        "", "[UPCAST(1,16), UPCAST(3,8), UPCAST(1,2)]"},
-      // stride 2 over 28 output columns (ResNet-18's stride-2 3x3 layers): 32 channels x 4
-      // columns, whose 9 window inputs per row fit the registers beside 8 accumulators and 6
-      // weight vectors (7 columns read 15 and spilled); a row of 7 keeps its 7 (7 or 1 divide it)
+      // stride 2 (ResNet-18's stride-2 3x3 layers): 7 columns, whose 15 window inputs per row fit
+      // the registers beside 7 accumulators and 3 weight vectors, times two groups of 16 channels
+      // (14 accumulators); the 7x7 stem over 3 channels: 4 columns (8 would read 21 inputs per
+      // row and spill) times two groups of 16 channels
       {"forward stride 2, 28 columns",
        [] {
          return input({1, 8, 4, 56}).conv2d(input({128, 8, 3, 3}), std::nullopt, 2, 1);
        },
-       "", "[UPCAST(2,32), UPCAST(4,4)]"},
+       "", "[UPCAST(2,16), UPCAST(4,7), UPCAST(2,2)]"},
       {"forward stride 2, 7 columns",
        [] {
          return input({1, 8, 4, 14}).conv2d(input({128, 8, 3, 3}), std::nullopt, 2, 1);
        },
-       "", "[UPCAST(2,32), UPCAST(4,7)]"},
+       "", "[UPCAST(2,16), UPCAST(4,7), UPCAST(2,2)]"},
+      {"forward 7x7 stride 2 over 3 channels",
+       [] {
+         return input({1, 3, 22, 64}).conv2d(input({64, 3, 7, 7}), std::nullopt, 2, 3);
+       },
+       "", "[UPCAST(1,16), UPCAST(3,4), UPCAST(1,2), LOOP(3,8)]"},
       // 20 channels: no whole 16-lane vectors
       {"forward 20 channels",
        [] {
