@@ -18,6 +18,7 @@ void set_realize_early(int mode); // 1 always, 0 never, -1 on async devices (the
 void set_eager_batch(bool on);
 void set_gradient_cache(int mode); // 0 off, 1 on, 2 checked
 void set_fuse_attention(bool on);
-void set_winograd(int mode); // 1 always, 0 never, -1 the default (winograd.hpp)
+void set_winograd(int mode);       // 1 always, 0 never, -1 the default (winograd.hpp)
+void set_space_to_depth(int mode); // 1 always, 0 never, -1 the default (S2D: composite.cpp)
 
 } // namespace tg

@@ -37,6 +37,7 @@ Config config_from_environment() {
   out.gradient_cache = std::clamp(env_int("TG_GRADIENT_CACHE", 1), 0, 2);
   out.fuse_attention = env_int("FUSE_ATTENTION", 0) != 0;
   out.winograd = std::clamp(env_int("WINO", -1), -1, 1);
+  out.space_to_depth = std::clamp(env_int("S2D", -1), -1, 1);
   if (const char* dir = std::getenv("TG_CACHE_DIR"); dir && *dir)
     out.cache_dir = dir;
   else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)

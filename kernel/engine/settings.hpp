@@ -13,7 +13,9 @@
 // =2 also runs them on every hit and checks that the cached graph is the same),
 // FUSE_ATTENTION=1 (ScheduleOptions::fuse_softmax: attention's softmax(q k^T) v as one kernel),
 // WINO=0/1 (3x3 stride-1 convolutions through Winograd's F(4x4, 3x3): kernel/tensor/winograd.hpp;
-// default: inference on CPU-style devices and on GPUs from 128 input channels).
+// default: inference on CPU-style devices and on GPUs from 128 input channels),
+// S2D=0/1 (stride-2 convolutions over few channels as stride-1 ones over the input's space-to-depth
+// rearrangement: kernel/tensor/composite.cpp; default: inference on GPU-style devices).
 #pragma once
 
 #include <string>
@@ -34,6 +36,7 @@ struct Config {
   int gradient_cache = 1;      // TG_GRADIENT_CACHE: 0 off, 1 on, 2 on and checked on every hit
   bool fuse_attention = false; // FUSE_ATTENTION=1: a softmax only a reduce reads is computed in its kernel
   int winograd = -1;           // WINO: 1 always where it applies, 0 never, -1 inference (winograd.hpp)
+  int space_to_depth = -1;     // S2D: 1 always where it applies, 0 never, -1 inference on GPU-style devices
   std::string cache_dir;
 };
 

@@ -2,6 +2,7 @@
 // pooling gather windows with movement ops only (no im2col copy), then reduce.
 #include "kernel/tensor/tensor.hpp"
 
+#include "kernel/engine/config.hpp"
 #include "kernel/engine/realize.hpp"
 #include "kernel/tensor/matmul_pack.hpp"
 #include "kernel/tensor/winograd.hpp"
@@ -212,6 +213,57 @@ Tensor conv2d_value(const Tensor& input, const Tensor& weight, int64_t stride, i
   return (xw * ww).sum({3, 6, 7}).reshape({N, cout, oh, ow});
 }
 
+// A stride-2 convolution over a few input channels with a wide window (ResNet's 7x7 stem over
+// RGB) as a stride-1 one over the input's 2x2 space-to-depth rearrangement: 4x the channels, a
+// ceil(k/2)-wide window (the weight zero-padded to an even size: 64 taps per channel for 49).
+// Its reads are then contiguous rows a GPU stages in local memory like any stride-1 convolution
+// (a stride-2 window's footprint is not staged: lower_stage.cpp); the rearranged input is one
+// copy, the rearranged weight is made once per weight value (keep_copy). By default inference
+// (weight not requiring grad) on GPU-style devices, not under NOOPT; S2D=1 always, S2D=0 never.
+bool space_to_depth_applies(const Tensor& x, const Tensor& w, int64_t stride, int64_t dilation,
+                            int64_t groups) {
+  const int mode = config().space_to_depth;
+  if (mode == 0 || stride != 2 || dilation != 1 || groups != 1 || w.shape()[1] > 4 || w.shape()[2] < 5 ||
+      w.shape()[3] < 5 || !x.dtype().is_float() || x.dtype() != w.dtype())
+    return false;
+  if (mode == 1) return true;
+  return !w.requires_grad() && !config().noopt && parallel_work_groups(x.device());
+}
+
+// (cout, cin, kh, kw) -> stored (4 cin, ceil(kh/2), ceil(kw/2), cout), output-channel-minor as
+// conv2d_value reads a weight: tap (2a + dy, 2b + dx) of channel c becomes tap (a, b) of channel
+// 4c + 2dy + dx, the taps past the window zero.
+Tensor space_to_depth_weight(const Tensor& w) {
+  const int64_t cout = w.shape()[0], cin = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
+  const int64_t h2 = (kh + 1) / 2, w2 = (kw + 1) / 2;
+  return w.pad({{0, 0}, {0, 0}, {0, 2 * h2 - kh}, {0, 2 * w2 - kw}})
+      .reshape({cout, cin, h2, 2, w2, 2})
+      .permute({1, 3, 5, 2, 4, 0})
+      .reshape({4 * cin, h2, w2, cout})
+      .contiguous();
+}
+
+Tensor space_to_depth_conv2d(const Tensor& x, const Tensor& ws, int64_t kh, int64_t kw, int64_t padding) {
+  const int64_t n = x.shape()[0], cin = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  const int64_t oh = (h + 2 * padding - kh) / 2 + 1, ow = (w + 2 * padding - kw) / 2 + 1;
+  const int64_t c4 = ws.shape()[0], h2 = ws.shape()[1], w2 = ws.shape()[2], cout = ws.shape()[3];
+  // the padded input's rows 0 .. 2 (oh + h2 - 1): past its end zeros, beyond what the taps read cut
+  const int64_t rows = 2 * (oh + h2 - 1), cols = 2 * (ow + w2 - 1);
+  Tensor xp = x.pad({{0, 0},
+                     {0, 0},
+                     {padding, std::max<int64_t>(0, rows - h - padding)},
+                     {padding, std::max<int64_t>(0, cols - w - padding)}})
+                  .shrink({{0, n}, {0, cin}, {0, rows}, {0, cols}});
+  Tensor xs = xp.reshape({n, cin, rows / 2, 2, cols / 2, 2})
+                  .permute({0, 1, 3, 5, 2, 4})
+                  .reshape({n, c4, rows / 2, cols / 2})
+                  .contiguous();
+  // conv2d_value's product over the stored weight as it is (its layout() would copy it each run)
+  Tensor xw = xs.pool({h2, w2}, {1, 1}, {1, 1}).reshape({n, 1, 1, c4, oh, ow, h2, w2});
+  Tensor ww = ws.permute({3, 0, 1, 2}).reshape({1, 1, cout, c4, 1, 1, h2, w2});
+  return (xw * ww).sum({3, 6, 7}).reshape({n, cout, oh, ow});
+}
+
 } // namespace
 
 Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t stride,
@@ -230,9 +282,12 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   if (bias && (bias->ndim() != 1 || bias->shape()[0] != cout))
     throw TensorError("conv2d: bias shape " + dims_str(bias->shape()) + " does not match " +
                       std::to_string(cout) + " output channels");
-  Tensor out = winograd_applies(*this, weight, stride, padding, dilation, groups)
-                   ? winograd_conv2d(*this, weight.keep_copy(winograd_weight(weight)), padding)
-                   : conv2d_value(*this, weight, stride, padding, dilation, groups);
+  Tensor out =
+      winograd_applies(*this, weight, stride, padding, dilation, groups)
+          ? winograd_conv2d(*this, weight.keep_copy(winograd_weight(weight)), padding)
+      : space_to_depth_applies(*this, weight, stride, dilation, groups)
+          ? space_to_depth_conv2d(*this, weight.keep_copy(space_to_depth_weight(weight)), kh, kw, padding)
+          : conv2d_value(*this, weight, stride, padding, dilation, groups);
   if (stride == 1 && dilation == 1 && groups == 1 && dtype().is_float()) {
     // Differentiating the window view scatters through a 25x larger tensor; the classic
     // identities are convolutions again: dX = full conv of g with the flipped, transposed

@@ -311,6 +311,75 @@ BOOST_AUTO_TEST_CASE(conv2d_winograd) {
   BOOST_TEST(launched[2] == launched[1]);
 }
 
+// A stride-2 convolution over few input channels with a wide window as a stride-1 one over the
+// input's space-to-depth rearrangement (composite.cpp) against the naive convolution: odd and even
+// windows, sizes the rearrangement pads or cuts, a bias, and both gradients (through the
+// rearrangement's movement ops); the default takes it for inference on GPU-style devices only;
+// the rearranged weight is computed once while the weight is unchanged.
+BOOST_AUTO_TEST_CASE(conv2d_space_to_depth) {
+  struct Restore {
+    ~Restore() { tg::set_space_to_depth(-1); }
+  } restore;
+  struct Case {
+    Dims x;
+    int64_t cout, k, padding;
+  };
+  Rng rng(137);
+  for (const auto& [xs, cout, k, padding] :
+       {Case{{2, 3, 17, 20}, 16, 7, 3}, Case{{1, 2, 12, 11}, 8, 5, 2}, Case{{1, 4, 10, 9}, 8, 6, 1}}) {
+    const std::string c =
+        "x " + ref::str(xs) + ", window " + std::to_string(k) + ", padding " + std::to_string(padding);
+    NdArray x = rand_array(rng, xs), w = rand_array(rng, {cout, xs[1], k, k}), b = rand_array(rng, {cout});
+    NdArray want = ref::conv2d(x, w, &b, 2, padding, 1, 1), g = rand_array(rng, want.shape);
+    auto [want_dx, want_dw] = ref::conv2d_grads(x, w, g, 2, padding, 1, 1);
+    Tensor xt = to_tensor(x).requires_grad_(), wt = to_tensor(w).requires_grad_();
+    tg::set_space_to_depth(0);
+    const size_t direct = xt.conv2d(wt, to_tensor(b), 2, padding).schedule().size();
+    tg::set_space_to_depth(1);
+    Tensor y = xt.conv2d(wt, to_tensor(b), 2, padding);
+    BOOST_TEST(y.schedule().size() > direct, c << ": the rearrangements are kernels");
+    (y * to_tensor(g)).sum().backward();
+    check_close(y, want, Tol{1e-4, 1e-4}, c);
+    check_close(*xt.grad(), want_dx, Tol{1e-4, 1e-4}, c + " dX");
+    check_close(*wt.grad(), want_dw, Tol{1e-4, 1e-4}, c + " dW");
+  }
+  {
+    Tensor x = to_tensor(rand_array(rng, {1, 3, 16, 16})), wi = to_tensor(rand_array(rng, {8, 3, 7, 7}));
+    tg::set_space_to_depth(0);
+    const size_t plain = x.conv2d(wi, std::nullopt, 2, 3).schedule().size();
+    tg::set_space_to_depth(1);
+    BOOST_TEST(x.conv2d(wi, std::nullopt, 1, 3).schedule().size() ==
+                   (tg::set_space_to_depth(0), x.conv2d(wi, std::nullopt, 1, 3).schedule().size()),
+               "stride 1: direct");
+    tg::set_space_to_depth(-1);
+    const bool gpu_style = tg::parallel_work_groups(x.device());
+    BOOST_TEST((x.conv2d(wi, std::nullopt, 2, 3).schedule().size() > plain) == gpu_style,
+               "default on " << x.device());
+    wi.requires_grad_();
+    BOOST_TEST(x.conv2d(wi, std::nullopt, 2, 3).schedule().size() == plain, "a trained weight: direct");
+    Tensor wide = to_tensor(rand_array(rng, {8, 8, 7, 7}));
+    Tensor x8 = to_tensor(rand_array(rng, {1, 8, 16, 16}));
+    tg::set_space_to_depth(0);
+    const size_t plain8 = x8.conv2d(wide, std::nullopt, 2, 3).schedule().size();
+    tg::set_space_to_depth(1);
+    BOOST_TEST(x8.conv2d(wide, std::nullopt, 2, 3).schedule().size() == plain8, "8 input channels: direct");
+  }
+  tg::set_space_to_depth(1);
+  Tensor w = to_tensor(rand_array(rng, {16, 3, 7, 7})).realize();
+  std::vector<size_t> launched;
+  for (int run = 0; run < 3; ++run) {
+    NdArray x = rand_array(rng, {1, 3, 20, 20});
+    tg::LaunchCounter counter;
+    Tensor y = to_tensor(x).conv2d(w, std::nullopt, 2, 3);
+    y.realize();
+    launched.push_back(counter.kernels());
+    check_close(y, ref::conv2d(x, to_array(w), nullptr, 2, 3, 1, 1), Tol{1e-4, 1e-4},
+                "run " + std::to_string(run));
+  }
+  BOOST_TEST(launched[1] + 1 == launched[0], "the second run reuses the rearranged weight");
+  BOOST_TEST(launched[2] == launched[1]);
+}
+
 // Output channels in multiples of 16: the CPU heuristic's convolution register tile (heuristic.cpp
 // cpu_conv_tile: 16 or 32 channels times a row of outputs) in the forward pass and in both
 // gradients (the custom gradient's convolutions at stride 1, the window view's otherwise), with
