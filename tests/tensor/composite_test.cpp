@@ -245,6 +245,26 @@ BOOST_AUTO_TEST_CASE(conv2d_weight_panels) {
   check_close(*wt.grad(), want_dw, Tol{1e-4, 1e-4}, "dW");
 }
 
+// Three convolutions of fresh inputs by one stored weight of shape `ws`, each against the naive
+// convolution: the second and third launch one kernel fewer than the first (the weight's
+// rearranged copy is made once while the weight is unchanged).
+void check_weight_copied_once(Rng& rng, const Dims& ws, const Dims& xs, int64_t stride, int64_t padding,
+                              Tol tol) {
+  Tensor w = to_tensor(rand_array(rng, ws)).realize();
+  std::vector<size_t> launched;
+  for (int run = 0; run < 3; ++run) {
+    NdArray x = rand_array(rng, xs);
+    tg::LaunchCounter counter;
+    Tensor y = to_tensor(x).conv2d(w, std::nullopt, stride, padding);
+    y.realize();
+    launched.push_back(counter.kernels());
+    check_close(y, ref::conv2d(x, to_array(w), nullptr, stride, padding, 1, 1), tol,
+                "run " + std::to_string(run));
+  }
+  BOOST_TEST(launched[1] + 1 == launched[0], "the second run reuses the weight's copy");
+  BOOST_TEST(launched[2] == launched[1]);
+}
+
 // Winograd's F(4x4, 3x3) (kernel/tensor/winograd.cpp) against the naive convolution: output tiles
 // that fit exactly and ones cut at the edges, with and without padding, with a bias, and both
 // gradients (conv2d's own identities); a convolution of fewer than 16 tiles stays direct; the
@@ -297,18 +317,7 @@ BOOST_AUTO_TEST_CASE(conv2d_winograd) {
     tg::set_winograd(1);
   }
 
-  Tensor w = to_tensor(rand_array(rng, {32, 16, 3, 3})).realize();
-  std::vector<size_t> launched;
-  for (int run = 0; run < 3; ++run) {
-    NdArray x = rand_array(rng, {1, 16, 16, 16});
-    tg::LaunchCounter counter;
-    Tensor y = to_tensor(x).conv2d(w, std::nullopt, 1, 1);
-    y.realize();
-    launched.push_back(counter.kernels());
-    check_close(y, ref::conv2d(x, to_array(w), nullptr, 1, 1, 1, 1), kWino, "run " + std::to_string(run));
-  }
-  BOOST_TEST(launched[1] + 1 == launched[0], "the second run reuses the transformed weight");
-  BOOST_TEST(launched[2] == launched[1]);
+  check_weight_copied_once(rng, {32, 16, 3, 3}, {1, 16, 16, 16}, 1, 1, kWino);
 }
 
 // A stride-2 convolution over few input channels with a wide window as a stride-1 one over the
@@ -365,19 +374,7 @@ BOOST_AUTO_TEST_CASE(conv2d_space_to_depth) {
     BOOST_TEST(x8.conv2d(wide, std::nullopt, 2, 3).schedule().size() == plain8, "8 input channels: direct");
   }
   tg::set_space_to_depth(1);
-  Tensor w = to_tensor(rand_array(rng, {16, 3, 7, 7})).realize();
-  std::vector<size_t> launched;
-  for (int run = 0; run < 3; ++run) {
-    NdArray x = rand_array(rng, {1, 3, 20, 20});
-    tg::LaunchCounter counter;
-    Tensor y = to_tensor(x).conv2d(w, std::nullopt, 2, 3);
-    y.realize();
-    launched.push_back(counter.kernels());
-    check_close(y, ref::conv2d(x, to_array(w), nullptr, 2, 3, 1, 1), Tol{1e-4, 1e-4},
-                "run " + std::to_string(run));
-  }
-  BOOST_TEST(launched[1] + 1 == launched[0], "the second run reuses the rearranged weight");
-  BOOST_TEST(launched[2] == launched[1]);
+  check_weight_copied_once(rng, {16, 3, 7, 7}, {1, 3, 20, 20}, 2, 3, Tol{1e-4, 1e-4});
 }
 
 // Output channels in multiples of 16: the CPU heuristic's convolution register tile (heuristic.cpp
