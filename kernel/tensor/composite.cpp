@@ -184,9 +184,10 @@ namespace {
 // cpu_conv_tile), from the channel count where the rows of a channel-minor weight lie far apart.
 constexpr int64_t kConvPanel = 32, kMinPanelChannels = 128;
 
-// conv2d's value, with no custom gradient (checked by Tensor::conv2d).
+// conv2d's value, with no custom gradient (checked by Tensor::conv2d). `channel_minor`: the weight
+// is already stored output-channel-minor (a copy kept by its caller), so no layout copy is made.
 Tensor conv2d_value(const Tensor& input, const Tensor& weight, int64_t stride, int64_t padding,
-                    int64_t dilation, int64_t groups) {
+                    int64_t dilation, int64_t groups, bool channel_minor = false) {
   int64_t N = input.shape()[0], cout = weight.shape()[0], cin = weight.shape()[1];
   int64_t kh = weight.shape()[2], kw = weight.shape()[3];
   Tensor x = padding ? input.pad({{0, 0}, {0, 0}, {padding, padding}, {padding, padding}}) : input;
@@ -197,8 +198,8 @@ Tensor conv2d_value(const Tensor& input, const Tensor& weight, int64_t stride, i
   // The weight is read stored output-channel-minor, so a tile of output channels loads one
   // contiguous vector instead of a strided gather (codegen's vector lanes; a small copy, made
   // once per weight value: Tensor::layout).
-  if (g == 1 && cout >= kMinPanelChannels && cout % kConvPanel == 0 && weight.dtype() == dtypes::float32 &&
-      packs_on(weight.device())) {
+  if (!channel_minor && g == 1 && cout >= kMinPanelChannels && cout % kConvPanel == 0 &&
+      weight.dtype() == dtypes::float32 && packs_on(weight.device())) {
     // On a CPU the tile reads kConvPanel channels per reduce step; stored (cout, ...) channel-minor
     // those rows are cout apart (2 KiB at 512 channels), so one tile's weight spans the whole
     // weight's pages (TLB misses, no prefetch across pages). Stored as (cout/P, cin, kh, kw, P),
@@ -208,7 +209,7 @@ Tensor conv2d_value(const Tensor& input, const Tensor& weight, int64_t stride, i
     Tensor prod = xw * wp.reshape({1, panels, kConvPanel, cin, 1, 1, kh, kw});
     return prod.sum({3, 6, 7}).reshape({N, cout, oh, ow});
   }
-  Tensor wt = weight.layout({1, 2, 3, 0});
+  Tensor wt = channel_minor ? weight : weight.layout({1, 2, 3, 0});
   Tensor ww = wt.reshape({1, g, rcout, cin, 1, 1, kh, kw});
   return (xw * ww).sum({3, 6, 7}).reshape({N, cout, oh, ow});
 }
@@ -246,7 +247,7 @@ Tensor space_to_depth_weight(const Tensor& w) {
 Tensor space_to_depth_conv2d(const Tensor& x, const Tensor& ws, int64_t kh, int64_t kw, int64_t padding) {
   const int64_t n = x.shape()[0], cin = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
   const int64_t oh = (h + 2 * padding - kh) / 2 + 1, ow = (w + 2 * padding - kw) / 2 + 1;
-  const int64_t c4 = ws.shape()[0], h2 = ws.shape()[1], w2 = ws.shape()[2], cout = ws.shape()[3];
+  const int64_t c4 = ws.shape()[0], h2 = ws.shape()[1], w2 = ws.shape()[2];
   // the padded input's rows 0 .. 2 (oh + h2 - 1): past its end zeros, beyond what the taps read cut
   const int64_t rows = 2 * (oh + h2 - 1), cols = 2 * (ow + w2 - 1);
   Tensor xp = x.pad({{0, 0},
@@ -258,10 +259,7 @@ Tensor space_to_depth_conv2d(const Tensor& x, const Tensor& ws, int64_t kh, int6
                   .permute({0, 1, 3, 5, 2, 4})
                   .reshape({n, c4, rows / 2, cols / 2})
                   .contiguous();
-  // conv2d_value's product over the stored weight as it is (its layout() would copy it each run)
-  Tensor xw = xs.pool({h2, w2}, {1, 1}, {1, 1}).reshape({n, 1, 1, c4, oh, ow, h2, w2});
-  Tensor ww = ws.permute({3, 0, 1, 2}).reshape({1, 1, cout, c4, 1, 1, h2, w2});
-  return (xw * ww).sum({3, 6, 7}).reshape({n, cout, oh, ow});
+  return conv2d_value(xs, ws.permute({3, 0, 1, 2}), 1, 0, 1, 1, true);
 }
 
 } // namespace
