@@ -272,9 +272,16 @@ BOOST_AUTO_TEST_CASE(conv_tiles_match_noopt) {
       // 64 channels, 32 registers: 8 rows of 16 channels, then a second 16 (16 accumulators)
       {"forward 64 channels",
        [] {
-         return input({1, 8, 6, 16}).conv2d(input({64, 8, 3, 3}), std::nullopt, 1, 1);
+         return input({1, 16, 6, 8}).conv2d(input({64, 16, 3, 3}), std::nullopt, 1, 1);
        },
        "", "[UPCAST(1,16), UPCAST(3,8), UPCAST(1,2)]"},
+      // a short window sum (72) over 16 columns: the columns in lanes, stored as vectors, times 8
+      // rows of channels (4 with 32-byte vectors: two registers a row)
+      {"forward 64 channels over 16 columns",
+       [] {
+         return input({1, 8, 6, 16}).conv2d(input({64, 8, 3, 3}), std::nullopt, 1, 1);
+       },
+       "[UPCAST(3,16), UPCAST(1,4)]", "[UPCAST(3,16), UPCAST(1,8)]"},
       // stride 2 (ResNet-18's stride-2 3x3 layers): 7 columns, whose 15 window inputs per row fit
       // the registers beside 7 accumulators and 3 weight vectors, times two groups of 16 channels
       // (14 accumulators); the 7x7 stem over 3 channels: 4 columns (8 would read 21 inputs per

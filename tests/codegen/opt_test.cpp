@@ -860,6 +860,33 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_loops_depthwise_tiles) {
   }
 }
 
+// A stem-like convolution (3 input channels, 3x3, stride 2, padded) on a CPU-style device that
+// gates lanes one by one: 16 output columns in lanes, each window row's inputs one wider load of
+// every second element (the last lane's neighbour under a false gate), times rows of output
+// channels. Without lane_gates the columns would gather: the channel tile. Both equal the
+// unoptimized kernel.
+BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_short_convolutions_along_columns) {
+  Tensor x = input({1, 3, 20, 64}), w = input({16, 3, 3, 3});
+  auto items = compute_items(x.conv2d(w, std::nullopt, 2, 1));
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  for (bool lane_gates : {false, true}) {
+    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
+      LowerOptions o = cpu();
+      o.lane_gates = lane_gates;
+      const LoweredKernel k = lower_kernel(items.back(), o);
+      BOOST_TEST((k.opts.rfind("[UPCAST(3,16), UPCAST(1,", 0) == 0) == lane_gates, k.opts);
+      if (lane_gates) {
+        int wide = 0;
+        for (const auto& u : toposort(k.sink))
+          wide += u->op() == Ops::LOAD && u->dtype().count == 32 && u->src().size() == 3;
+        BOOST_TEST(wide > 0, k.opts << ": no 32-wide gated load for 16 lanes two apart");
+      }
+      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(items, got, plain, "heuristic " + got.opts.back());
+    }
+  }
+}
+
 // A 1x1 convolution stored NCHW on a CPU-style device: lanes along the map's columns (the store's
 // and the input's contiguous axis) times rows of output channels, each group looping over the
 // rest of the channels; not lanes along the channels, which would store every lane to another
