@@ -684,6 +684,8 @@ LoweredKernel Lowerer::run() {
       }
 
   std::vector<UOpRef> stores;
+  std::vector<std::vector<UOpRef>> tile_ptrs; // per vector of lanes, stored together at the end
+  std::vector<UOpRef> tile_values;
   const UOpRef& out = globals_[0];
   LaneVectorizer vectorizer(options_.lane_gates);
   OnlineSoftmax online(next_range_id_); // one per kernel: the lanes share the rewritten max and sums
@@ -720,9 +722,12 @@ LoweredKernel Lowerer::run() {
           narrowed->dtype() == v_out->dtype() ? narrowed : UOp::make(Ops::CAST, v_out->dtype(), {narrowed}));
       ptrs.push_back(narrow(ptr));
     }
-    if (vector_lanes > 1)
-      for (auto& st : vectorizer.store(ptrs, vectorizer.bundle(values))) stores.push_back(st);
+    if (vector_lanes > 1) {
+      tile_values.push_back(vectorizer.bundle(values));
+      tile_ptrs.push_back(std::move(ptrs));
+    }
   }
+  for (auto& st : vectorizer.store_tile(tile_ptrs, tile_values)) stores.push_back(st);
 
   k.global = {uint32_t(groups), 1, 1};
   k.local = local_;

@@ -289,4 +289,40 @@ std::vector<UOpRef> LaneVectorizer::store(const std::vector<UOpRef>& ptrs, const
   return out;
 }
 
+std::vector<UOpRef> LaneVectorizer::store_tile(const std::vector<std::vector<UOpRef>>& ptrs,
+                                               const std::vector<UOpRef>& vectors) {
+  const size_t groups = vectors.size();
+  std::vector<UOpRef> out;
+  auto plain = [&] {
+    for (size_t g = 0; g < groups; ++g)
+      for (auto& st : store(ptrs[g], vectors[g])) out.push_back(st);
+    return out;
+  };
+  if (!lane_gates_ || groups < 4 ||
+      std::any_of(ptrs.begin(), ptrs.end(), [](const auto& p) { return consecutive(p); }))
+    return plain();
+  const size_t lanes = ptrs[0].size();
+  // runs of vectors along which every lane's pointer steps by one element (the same runs for all)
+  std::vector<std::pair<size_t, size_t>> runs; // (first vector, count)
+  for (size_t g = 0; g < groups; ++g) {
+    bool continues = !runs.empty();
+    for (size_t k = 0; k < lanes && continues; ++k) continues = distance(ptrs[g - 1][k], ptrs[g][k]) == 1;
+    if (continues)
+      ++runs.back().second;
+    else
+      runs.emplace_back(g, 1);
+  }
+  if (std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r.second < 4; })) return plain();
+  for (auto [first, count] : runs)
+    for (size_t k = 0; k < lanes; ++k) {
+      std::vector<UOpRef> values;
+      for (size_t g = first; g < first + count; ++g)
+        values.push_back(UOp::make(Ops::GEP, vectors[g]->dtype().base(), {vectors[g]}, Arg{int64_t(k)}));
+      const DType dt = values[0]->dtype().vec(uint16_t(count));
+      UOpRef row = UOp::make(Ops::VECTORIZE, dt, std::move(values));
+      out.push_back(UOp::make(Ops::STORE, dtypes::void_, {ptrs[first][k], row}));
+    }
+  return out;
+}
+
 } // namespace tg

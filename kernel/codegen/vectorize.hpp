@@ -22,6 +22,12 @@ public:
   // Stores lane k of `vector` at ptrs[k] (INDEX nodes): one vector store when the pointers are
   // consecutive elements of one buffer, else a store per lane.
   std::vector<UOpRef> store(const std::vector<UOpRef>& ptrs, const UOpRef& vector);
+  // Stores a tile of vectors (ptrs[g][k]: where lane k of vectors[g] goes). Vectors whose lanes
+  // are not consecutive but whose lane k is consecutive across a run of vectors (channels in
+  // lanes, stored NCHW, the columns across vectors) store transposed: per lane, one vector of
+  // that run's values. Else as `store`, vector by vector.
+  std::vector<UOpRef> store_tile(const std::vector<std::vector<UOpRef>>& ptrs,
+                                 const std::vector<UOpRef>& vectors);
 
 private:
   UOpRef broadcast(const UOpRef& scalar, size_t n);

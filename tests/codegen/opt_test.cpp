@@ -887,6 +887,41 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_short_convolutions_along_columns) {
   }
 }
 
+// A 1x1 convolution over a 7x7 map on a CPU-style device: the tile's lanes run along the output
+// channels, each lane stored to another NCHW plane, while the tile's 7 columns are consecutive.
+// On a device that gates lanes one by one (the LLVM CPU targets, which store any vector width)
+// each channel's 7 columns are stored as one vector (the tile transposed), elsewhere lane by lane.
+// Both equal the unoptimized kernel.
+BOOST_AUTO_TEST_CASE(cpu_channel_tiles_store_their_columns_as_vectors) {
+  Tensor x = input({1, 16, 7, 7}), w = input({128, 16, 1, 1});
+  auto items = compute_items(x.conv2d(w));
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  for (bool lane_gates : {false, true}) {
+    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
+      LowerOptions o = cpu();
+      o.vector_bytes = 64; // (with 32-byte ones the 7 columns fill most of a register: lanes)
+      o.lane_gates = lane_gates;
+      const LoweredKernel k = lower_kernel(items.back(), o);
+      int rows = 0, scalars = 0;
+      for (const auto& u : toposort(k.sink)) {
+        if (u->op() != Ops::STORE) continue;
+        const int count = u->src(1)->dtype().count;
+        rows += count == 7;
+        scalars += count == 1;
+      }
+      BOOST_TEST(k.opts.find("UPCAST(4,7)") != std::string::npos, k.opts);
+      if (lane_gates) {
+        BOOST_TEST(rows > 0, k.opts << ": no store of 7 columns");
+        BOOST_TEST(scalars == 0, k.opts << ": " << scalars << " scalar stores");
+      } else {
+        BOOST_TEST(rows == 0, k.opts);
+      }
+      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(items, got, plain, "heuristic " + got.opts.back());
+    }
+  }
+}
+
 // A 1x1 convolution stored NCHW on a CPU-style device: lanes along the map's columns (the store's
 // and the input's contiguous axis) times rows of output channels, each group looping over the
 // rest of the channels; not lanes along the channels, which would store every lane to another
