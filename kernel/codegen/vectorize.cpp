@@ -3,6 +3,7 @@
 #include "kernel/ir/symbolic.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <optional>
 
@@ -171,7 +172,10 @@ UOpRef LaneVectorizer::loads(const std::vector<UOpRef>& lanes) {
     else
       runs.emplace_back(k, 1);
   }
-  if (runs.size() == 1) return load_run(0, n);
+  // (a width that is not a power of two, 14 columns of a 28-wide map: one masked load of 16 where
+  // LLVM split 14 into loads of 8, 4 and 2 and inserts)
+  if (runs.size() == 1)
+    return lane_gates_ && n > 2 && !std::has_single_bit(n) ? strided_load(lanes, 1) : load_run(0, n);
   if (lane_gates_) {
     const std::optional<int64_t> stride = lanes_apart(0, 1);
     bool strided = stride && *stride >= 1 && *stride <= kMaxStride;
@@ -194,11 +198,12 @@ UOpRef LaneVectorizer::loads(const std::vector<UOpRef>& lanes) {
 
 // Lane k reads the element stride * k after lane 0's: one load of every element in between, the
 // one between lanes k and k + 1 under both their gates (both in bounds: so is it), then every
-// stride-th lane of it. The load is stride * n wide, its elements past the last lane's under a
-// false gate: 8 lanes 2 apart as 16 elements (one masked vector and one permute on AVX-512) where
-// 15 took LLVM ~10 inserts and shuffles per vector (a stride-2 depthwise 3x3: 2x the time).
+// stride-th lane of it. The load's width is a power of two, its elements past the last lane's
+// under a false gate: 8 lanes 2 apart as 16 elements (one masked vector and one permute on
+// AVX-512) where 15 took LLVM ~10 inserts and shuffles per vector (a stride-2 depthwise 3x3: 2x
+// the time).
 UOpRef LaneVectorizer::strided_load(const std::vector<UOpRef>& lanes, size_t stride) {
-  const size_t n = lanes.size(), last = stride * (n - 1), wide = stride * n;
+  const size_t n = lanes.size(), last = stride * (n - 1), wide = std::bit_ceil(last + 1);
   auto gate = [&](size_t k) { return gate_of(lanes[k]); };
   auto both = [](const UOpRef& a, const UOpRef& b) {
     if (!a || a == b) return b;
@@ -212,7 +217,7 @@ UOpRef LaneVectorizer::strided_load(const std::vector<UOpRef>& lanes, size_t str
     const size_t k = j / stride;
     // (past the last lane: its gate and false, so a row gate the lanes share stays shared)
     gates[j] = j > last ? both(gate(n - 1), never) : j % stride == 0 ? gate(k) : both(gate(k), gate(k + 1));
-    if (j % stride == 0 && gate(k)) alts[j] = lanes[k]->src(2);
+    if (j <= last && j % stride == 0 && gate(k)) alts[j] = lanes[k]->src(2);
   }
   const DType dt = lanes[0]->dtype().vec(uint16_t(wide));
   UOpRef ptr = lanes[0]->src(0), vector;
@@ -221,7 +226,7 @@ UOpRef LaneVectorizer::strided_load(const std::vector<UOpRef>& lanes, size_t str
         gates[0] ? UOp::make(Ops::LOAD, dt, {ptr, gates[0], bundle(alts)}) : UOp::make(Ops::LOAD, dt, {ptr});
   else
     vector = UOp::make(Ops::LOAD, dt, {ptr, lane_gate(gates), bundle(alts)});
-  if (stride == 1) return vector;
+  if (stride == 1 && wide == n) return vector;
   std::vector<UOpRef> out;
   for (size_t k = 0; k < n; ++k)
     out.push_back(UOp::make(Ops::GEP, dt.base(), {vector}, Arg{int64_t(k * stride)}));

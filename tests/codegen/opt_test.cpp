@@ -887,6 +887,34 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_short_convolutions_along_columns) {
   }
 }
 
+// A depthwise 3x3 convolution over a 28x28 map: tiles of 14 columns. On a device that gates lanes
+// one by one, a run of 14 lanes loads as one vector of 16 whose last two elements are gated off
+// (no 14-wide load, which LLVM splits into loads of 8, 4 and 2); elsewhere nothing is padded.
+// Both equal the unoptimized kernel.
+BOOST_AUTO_TEST_CASE(lane_runs_load_as_power_of_two_vectors) {
+  Tensor x = input({1, 16, 28, 28}), w = input({16, 1, 3, 3});
+  auto items = compute_items(x.conv2d(w, std::nullopt, 1, 1, 1, 16));
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  for (bool lane_gates : {false, true}) {
+    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
+      LowerOptions o = cpu();
+      o.lane_gates = lane_gates;
+      const LoweredKernel k = lower_kernel(items.back(), o);
+      BOOST_TEST(k.opts.rfind("[UPCAST(3,14)", 0) == 0, k.opts);
+      int of14 = 0, of16 = 0;
+      for (const auto& u : toposort(k.sink)) {
+        if (u->op() != Ops::LOAD) continue;
+        of14 += u->dtype().count == 14;
+        of16 += u->dtype().count == 16;
+      }
+      BOOST_TEST((lane_gates ? of14 == 0 && of16 > 0 : of16 == 0),
+                 k.opts << ": " << of14 << " loads of 14, " << of16 << " of 16");
+      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(items, got, plain, "heuristic " + got.opts.back());
+    }
+  }
+}
+
 // A 1x1 convolution over a 7x7 map on a CPU-style device: the tile's lanes run along the output
 // channels, each lane stored to another NCHW plane, while the tile's 7 columns are consecutive.
 // On a device that gates lanes one by one (the LLVM CPU targets, which store any vector width)
