@@ -887,6 +887,26 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_short_convolutions_along_columns) {
   }
 }
 
+// A stride-2 depthwise 3x3 convolution (28 output columns) on a CPU-style device with 16-float
+// registers: where lanes two elements apart load as one vector (lane_gates), as many columns as
+// one register holds (14), not 8 or 7. Equals the unoptimized kernel either way.
+BOOST_AUTO_TEST_CASE(cpu_heuristic_fills_a_register_with_stride_two_lanes) {
+  Tensor x = input({1, 16, 56, 56}), w = input({16, 1, 3, 3});
+  auto items = compute_items(x.conv2d(w, std::nullopt, 2, 1, 1, 16));
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  for (bool lane_gates : {false, true}) {
+    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
+      LowerOptions o = cpu();
+      o.vector_bytes = 64;
+      o.lane_gates = lane_gates;
+      const LoweredKernel k = lower_kernel(items.back(), o);
+      BOOST_TEST((k.opts.rfind("[UPCAST(3,14)", 0) == 0) == lane_gates, k.opts);
+      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(items, got, plain, "heuristic " + got.opts.back());
+    }
+  }
+}
+
 // A depthwise 3x3 convolution over a 28x28 map: tiles of 14 columns. On a device that gates lanes
 // one by one, a run of 14 lanes loads as one vector of 16 whose last two elements are gated off
 // (no 14-wide load, which LLVM splits into loads of 8, 4 and 2); elsewhere nothing is padded.
