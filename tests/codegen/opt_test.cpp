@@ -887,6 +887,28 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_short_convolutions_along_columns) {
   }
 }
 
+// A depthwise 3x3 convolution over a batch of 14x14 maps on a CPU-style device: the tile's second
+// upcast takes rows of the map (they share the window's loads), not images; with stride 2 (rows
+// sharing a third of their inputs) images. Each equals the unoptimized kernel.
+BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_depthwise_rows_before_images) {
+  for (int64_t stride : {1, 2}) {
+    BOOST_TEST_CONTEXT("stride " << stride) {
+      Tensor x = input({8, 16, 14 * stride, 14 * stride}), w = input({16, 1, 3, 3});
+      auto items = compute_items(x.conv2d(w, std::nullopt, stride, 1, 1, 16));
+      LowerOptions o = cpu();
+      o.vector_bytes = 64;
+      o.lane_gates = true;
+      const LoweredKernel k = lower_kernel(items.back(), o);
+      BOOST_TEST(k.opts.rfind("[UPCAST(3,14)", 0) == 0, k.opts);
+      BOOST_TEST((k.opts.find("UPCAST(2,") != std::string::npos) == (stride == 1), k.opts);
+      BOOST_TEST((k.opts.find("UPCAST(0,") != std::string::npos) == (stride == 2), k.opts);
+      Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(items, got, plain, "heuristic " + got.opts.back());
+    }
+  }
+}
+
 // A stride-2 depthwise 3x3 convolution (28 output columns) on a CPU-style device with 16-float
 // registers: where lanes two elements apart load as one vector (lane_gates), as many columns as
 // one register holds (14), not 8 or 7. Equals the unoptimized kernel either way.
