@@ -144,7 +144,8 @@ BOOST_AUTO_TEST_CASE(heuristic_product_tile_matches_noopt) {
 }
 
 // 64-byte vectors (AVX-512): 16 lanes are one register, so the tile takes 8 rows (8 accumulators)
-// where m allows, else 4; the results equal NOOPT's.
+// where m allows, else 4 rows of 32 lanes where n allows and the sum is at least 64 long, else 4
+// rows of 16; the results equal NOOPT's.
 BOOST_AUTO_TEST_CASE(product_tile_rows_follow_the_vector_width) {
   LowerOptions avx512 = cpu();
   avx512.vector_bytes = 64;
@@ -169,6 +170,16 @@ BOOST_AUTO_TEST_CASE(product_tile_rows_follow_the_vector_width) {
          return packed_product(input({3, 20, 24}), input({24, 32}));
        },
        "[UPCAST(3,16), UPCAST(1,4)"}, // m = 20
+      {"matmul 20x64 @ 64x32",
+       [] {
+         return input({20, 64}).matmul(input({64, 32}));
+       },
+       "[UPCAST(1,32), UPCAST(0,4)"},
+      {"matmul 20x32 @ 32x32",
+       [] {
+         return input({20, 32}).matmul(input({32, 32}));
+       },
+       "[UPCAST(1,16), UPCAST(0,4)"}, // a short sum
   };
   for (const auto& c : cases) BOOST_TEST_CONTEXT(c.name) {
       auto items = compute_items(c.build());
