@@ -71,18 +71,20 @@ std::vector<Opt> cpu_column_tile(const KernelInfo& k, const DeviceLimits& d) {
   return opts;
 }
 
-// A convolution with a short window sum (at most 160 products per output: a stem over 3 input
+// A convolution with a short window sum (at most 128 products per output: a 3x3 stem over 3 input
 // channels) stored contiguous along m, its columns, where 16 lanes of them load as one vector (the
 // input contiguous along m, or every second element of it on a device that gates lanes one by
 // one: lane_gates): 16 columns x up to 8 rows of output channels whose weights are broadcast, each
 // work group looping over the rest of its row of columns and over up to 4 rows. The channel tile
 // (below) stores each of its lanes to another NCHW plane: with a short sum those scalar stores
-// take most of its time (MobileNetV2's 3x3 stride-2 stem on Zen 4: 0.43 -> 0.20 ms, ResNet-18's
-// 7x7 one 1.59 -> 1.43 ms).
+// take most of its time (MobileNetV2's 3x3 stride-2 stem on Zen 4: 0.43 -> 0.20 ms at batch 1,
+// 8.4 -> 5.3 ms at batch 32). ResNet-18's 7x7 stem (147 products) stays with the channel tile:
+// even at batch 1, 42 -> 52 ms at batch 32 along the columns (each of 8 groups of channels
+// re-reads the input).
 std::vector<Opt> cpu_column_conv_tile(const KernelInfo& k, const DeviceLimits& d) {
   if (!k.product || k.reduce_count != 1 || k.axes.size() <= k.output_dims + 1 || k.itemsize > 4) return {};
   const MatmulAxes mm = *k.product;
-  if (k.store_inner != mm.m || k.reduce_count_elems() > 160) return {};
+  if (k.store_inner != mm.m || k.reduce_count_elems() > 128) return {};
   const AxisInfo &n = k.axes[size_t(mm.n)], &m = k.axes[size_t(mm.m)];
   if (m.size % 16 != 0 || !(m.contiguous || (d.lane_gates && m.every_second))) return {};
   // rows: up to 8, as many as the registers hold beside 4 for the loads (AVX2: 16 lanes are two
