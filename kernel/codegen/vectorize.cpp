@@ -11,12 +11,44 @@ namespace tg {
 
 namespace {
 
+// b - a for two index trees alike but for integer constants, where every path to a difference
+// is ADDs and MULs by a shared constant (an unsimplified index and its neighbour lane's); else
+// nullopt. A tile's stores compare lanes x vectors such pairs: this spares a simplify each.
+std::optional<int64_t> linear_difference(const UOpRef& a, const UOpRef& b) {
+  if (a == b) return int64_t{0};
+  if (a->op() != b->op() || a->dtype() != b->dtype() || a->src().size() != b->src().size())
+    return std::nullopt;
+  if (a->op() == Ops::CONST) {
+    const ConstValue ca = a->const_value(), cb = b->const_value();
+    const auto *x = std::get_if<int64_t>(&ca), *y = std::get_if<int64_t>(&cb);
+    if (x && y) return *y - *x;
+    return std::nullopt;
+  }
+  if (a->op() == Ops::ADD) {
+    const auto l = linear_difference(a->src(0), b->src(0));
+    const auto r = l ? linear_difference(a->src(1), b->src(1)) : std::nullopt;
+    if (l && r) return *l + *r;
+    return std::nullopt;
+  }
+  if (a->op() == Ops::MUL)
+    for (int s : {0, 1})
+      if (a->src(size_t(s)) == b->src(size_t(s)) && a->src(size_t(s))->op() == Ops::CONST) {
+        const ConstValue c = a->src(size_t(s))->const_value();
+        const auto* m = std::get_if<int64_t>(&c);
+        const auto d = m ? linear_difference(a->src(size_t(1 - s)), b->src(size_t(1 - s))) : std::nullopt;
+        if (d) return *d * *m;
+        return std::nullopt;
+      }
+  return std::nullopt;
+}
+
 // Elements from a's to b's (INDEX nodes into one buffer), when the index difference simplifies
 // to a constant; else nullopt (a gather). Lanes narrowed to different index widths (near 2^31)
 // are not compared.
 std::optional<int64_t> distance(const UOpRef& a, const UOpRef& b) {
   if (a->op() != Ops::INDEX || b->op() != Ops::INDEX || a->src(0) != b->src(0)) return std::nullopt;
   if (a->src(1)->dtype() != b->src(1)->dtype()) return std::nullopt;
+  if (const std::optional<int64_t> d = linear_difference(a->src(1), b->src(1))) return d;
   UOpRef diff = simplify(b->src(1) - a->src(1));
   if (diff->op() != Ops::CONST) return std::nullopt;
   return std::get<int64_t>(diff->const_value());
