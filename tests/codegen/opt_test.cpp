@@ -90,6 +90,24 @@ std::vector<Case> cases() {
   };
 }
 
+// Lowers the last kernel of `items` with the heuristic on a CPU-style device (`vector_bytes`
+// registers) without and with lane_gates, hands each lowered kernel to `check`, and checks both
+// against the unoptimized kernel.
+void check_with_and_without_lane_gates(const std::vector<ScheduleItem>& items, int64_t vector_bytes,
+                                       const std::function<void(const LoweredKernel&, bool)>& check) {
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  for (bool lane_gates : {false, true}) {
+    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
+      LowerOptions o = cpu();
+      o.vector_bytes = vector_bytes;
+      o.lane_gates = lane_gates;
+      check(lower_kernel(items.back(), o), lane_gates);
+      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+      check_same(items, got, plain, "heuristic " + got.opts.back());
+    }
+  }
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(heuristic_lists_match_noopt) {
@@ -867,24 +885,15 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_loops_depthwise_tiles) {
 // unoptimized kernel.
 BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_short_convolutions_along_columns) {
   Tensor x = input({1, 3, 20, 64}), w = input({16, 3, 3, 3});
-  auto items = compute_items(x.conv2d(w, std::nullopt, 2, 1));
-  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  for (bool lane_gates : {false, true}) {
-    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
-      LowerOptions o = cpu();
-      o.lane_gates = lane_gates;
-      const LoweredKernel k = lower_kernel(items.back(), o);
-      BOOST_TEST((k.opts.rfind("[UPCAST(3,16), UPCAST(1,", 0) == 0) == lane_gates, k.opts);
-      if (lane_gates) {
+  check_with_and_without_lane_gates(
+      compute_items(x.conv2d(w, std::nullopt, 2, 1)), 32, [](const LoweredKernel& k, bool lane_gates) {
+        BOOST_TEST((k.opts.rfind("[UPCAST(3,16), UPCAST(1,", 0) == 0) == lane_gates, k.opts);
+        if (!lane_gates) return;
         int wide = 0;
         for (const auto& u : toposort(k.sink))
           wide += u->op() == Ops::LOAD && u->dtype().count == 32 && u->src().size() == 3;
         BOOST_TEST(wide > 0, k.opts << ": no 32-wide gated load for 16 lanes two apart");
-      }
-      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
-      check_same(items, got, plain, "heuristic " + got.opts.back());
-    }
-  }
+      });
 }
 
 // A depthwise 3x3 convolution over a batch of 14x14 maps on a CPU-style device: the tile's second
@@ -914,19 +923,10 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_depthwise_rows_before_images) {
 // one register holds (14), not 8 or 7. Equals the unoptimized kernel either way.
 BOOST_AUTO_TEST_CASE(cpu_heuristic_fills_a_register_with_stride_two_lanes) {
   Tensor x = input({1, 16, 56, 56}), w = input({16, 1, 3, 3});
-  auto items = compute_items(x.conv2d(w, std::nullopt, 2, 1, 1, 16));
-  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  for (bool lane_gates : {false, true}) {
-    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
-      LowerOptions o = cpu();
-      o.vector_bytes = 64;
-      o.lane_gates = lane_gates;
-      const LoweredKernel k = lower_kernel(items.back(), o);
-      BOOST_TEST((k.opts.rfind("[UPCAST(3,14)", 0) == 0) == lane_gates, k.opts);
-      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
-      check_same(items, got, plain, "heuristic " + got.opts.back());
-    }
-  }
+  check_with_and_without_lane_gates(
+      compute_items(x.conv2d(w, std::nullopt, 2, 1, 1, 16)), 64, [](const LoweredKernel& k, bool lane_gates) {
+        BOOST_TEST((k.opts.rfind("[UPCAST(3,14)", 0) == 0) == lane_gates, k.opts);
+      });
 }
 
 // A depthwise 3x3 convolution over a 28x28 map: tiles of 14 columns. On a device that gates lanes
@@ -935,26 +935,18 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_fills_a_register_with_stride_two_lanes) {
 // Both equal the unoptimized kernel.
 BOOST_AUTO_TEST_CASE(lane_runs_load_as_power_of_two_vectors) {
   Tensor x = input({1, 16, 28, 28}), w = input({16, 1, 3, 3});
-  auto items = compute_items(x.conv2d(w, std::nullopt, 1, 1, 1, 16));
-  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  for (bool lane_gates : {false, true}) {
-    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
-      LowerOptions o = cpu();
-      o.lane_gates = lane_gates;
-      const LoweredKernel k = lower_kernel(items.back(), o);
-      BOOST_TEST(k.opts.rfind("[UPCAST(3,14)", 0) == 0, k.opts);
-      int of14 = 0, of16 = 0;
-      for (const auto& u : toposort(k.sink)) {
-        if (u->op() != Ops::LOAD) continue;
-        of14 += u->dtype().count == 14;
-        of16 += u->dtype().count == 16;
-      }
-      BOOST_TEST((lane_gates ? of14 == 0 && of16 > 0 : of16 == 0),
-                 k.opts << ": " << of14 << " loads of 14, " << of16 << " of 16");
-      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
-      check_same(items, got, plain, "heuristic " + got.opts.back());
-    }
-  }
+  check_with_and_without_lane_gates(
+      compute_items(x.conv2d(w, std::nullopt, 1, 1, 1, 16)), 32, [](const LoweredKernel& k, bool lane_gates) {
+        BOOST_TEST(k.opts.rfind("[UPCAST(3,14)", 0) == 0, k.opts);
+        int of14 = 0, of16 = 0;
+        for (const auto& u : toposort(k.sink)) {
+          if (u->op() != Ops::LOAD) continue;
+          of14 += u->dtype().count == 14;
+          of16 += u->dtype().count == 16;
+        }
+        BOOST_TEST((lane_gates ? of14 == 0 && of16 > 0 : of16 == 0),
+                   k.opts << ": " << of14 << " loads of 14, " << of16 << " of 16");
+      });
 }
 
 // A 1x1 convolution over a 7x7 map on a CPU-style device: the tile's lanes run along the output
@@ -964,32 +956,24 @@ BOOST_AUTO_TEST_CASE(lane_runs_load_as_power_of_two_vectors) {
 // Both equal the unoptimized kernel.
 BOOST_AUTO_TEST_CASE(cpu_channel_tiles_store_their_columns_as_vectors) {
   Tensor x = input({1, 16, 7, 7}), w = input({128, 16, 1, 1});
-  auto items = compute_items(x.conv2d(w));
-  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  for (bool lane_gates : {false, true}) {
-    BOOST_TEST_CONTEXT("lane_gates " << lane_gates) {
-      LowerOptions o = cpu();
-      o.vector_bytes = 64; // (with 32-byte ones the 7 columns fill most of a register: lanes)
-      o.lane_gates = lane_gates;
-      const LoweredKernel k = lower_kernel(items.back(), o);
-      int rows = 0, scalars = 0;
-      for (const auto& u : toposort(k.sink)) {
-        if (u->op() != Ops::STORE) continue;
-        const int count = u->src(1)->dtype().count;
-        rows += count == 7;
-        scalars += count == 1;
-      }
-      BOOST_TEST(k.opts.find("UPCAST(4,7)") != std::string::npos, k.opts);
-      if (lane_gates) {
-        BOOST_TEST(rows > 0, k.opts << ": no store of 7 columns");
-        BOOST_TEST(scalars == 0, k.opts << ": " << scalars << " scalar stores");
-      } else {
-        BOOST_TEST(rows == 0, k.opts);
-      }
-      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
-      check_same(items, got, plain, "heuristic " + got.opts.back());
-    }
-  }
+  // (64-byte vectors: with 32-byte ones the 7 columns fill most of a register and take the lanes)
+  check_with_and_without_lane_gates(
+      compute_items(x.conv2d(w)), 64, [](const LoweredKernel& k, bool lane_gates) {
+        int rows = 0, scalars = 0;
+        for (const auto& u : toposort(k.sink)) {
+          if (u->op() != Ops::STORE) continue;
+          const int count = u->src(1)->dtype().count;
+          rows += count == 7;
+          scalars += count == 1;
+        }
+        BOOST_TEST(k.opts.find("UPCAST(4,7)") != std::string::npos, k.opts);
+        if (lane_gates) {
+          BOOST_TEST(rows > 0, k.opts << ": no store of 7 columns");
+          BOOST_TEST(scalars == 0, k.opts << ": " << scalars << " scalar stores");
+        } else {
+          BOOST_TEST(rows == 0, k.opts);
+        }
+      });
 }
 
 // A 1x1 convolution stored NCHW on a CPU-style device: lanes along the map's columns (the store's
