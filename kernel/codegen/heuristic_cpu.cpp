@@ -8,6 +8,29 @@ namespace tg::heuristic_detail {
 
 namespace {
 
+// Lanes of the kernel's dtype in one vector register, and the vector registers (x86: AVX-512
+// doubles them).
+int64_t lanes_per_register(const KernelInfo& k, const DeviceLimits& d) {
+  return std::max<int64_t>(1, d.vector_bytes / std::max(1, k.itemsize));
+}
+int64_t vector_registers(const DeviceLimits& d) { return d.vector_bytes >= 64 ? 32 : 16; }
+
+// A convolution tile's work group loops over the rest of its row of tiles (`rest` along m), then
+// over up to 4 rows along m2 where `rows_too`, while 8 groups per core remain: one group reads
+// its weights from L1/L2 for all of them (BEAM's choice for ResNet-18's 3x3 layers).
+void loop_row_of_tiles(const KernelInfo& k, const DeviceLimits& d, const MatmulAxes& mm, int64_t rest,
+                       int64_t groups, bool rows_too, std::vector<Opt>& opts) {
+  const int64_t target = int64_t(d.compute_units) * 8;
+  if (rest < 2 || groups / rest < target) return;
+  opts.push_back({OptOp::LOOP, mm.m, rest});
+  groups /= rest;
+  if (!rows_too || mm.m2 < 0) return;
+  const int64_t rows = k.axes[size_t(mm.m2)].size;
+  int64_t l = largest_divisor(rows, 4);
+  while (l > 1 && groups / l < target) l = largest_divisor(rows, l - 1);
+  if (l > 1) opts.push_back({OptOp::LOOP, mm.m2, l});
+}
+
 // A sum of products over one reduce axis whose b operand is contiguous along n (a matmul, or one
 // over b packed into 16-wide panels: kernel/tensor/matmul_pack.hpp): a register tile of 4 rows x
 // 16 lanes (8 accumulating vector FMAs per reduce step, b's 16 values loaded once for 4 rows of
@@ -50,7 +73,7 @@ std::vector<Opt> cpu_column_tile(const KernelInfo& k, const DeviceLimits& d) {
   if (!m.contiguous) return {};
   // 16 or 8 lanes, or a short axis whole where it fills most of one register (a 14-wide map with
   // 16-lane registers: 0.7x the time of the matmul tile; 28- and 7-wide ones took 1.5-2.8x)
-  const int64_t per_register = std::max<int64_t>(1, d.vector_bytes / k.itemsize);
+  const int64_t per_register = lanes_per_register(k, d);
   const int64_t lanes = m.size % 16 == 0                                      ? 16
                         : m.size % 8 == 0                                     ? 8
                         : m.size <= per_register && 2 * m.size > per_register ? m.size
@@ -59,8 +82,7 @@ std::vector<Opt> cpu_column_tile(const KernelInfo& k, const DeviceLimits& d) {
   // map's 384 -> 64 projection took 1.1x the matmul tile's time)
   if (lanes == 0 || (lanes % 8 != 0 && k.reduce_count_elems() > 64)) return {};
   const int64_t vectors = (lanes + per_register - 1) / per_register; // per row
-  const int64_t registers = d.vector_bytes >= 64 ? 32 : 16;
-  const int64_t r = largest_divisor(n.size, std::min<int64_t>(8, (registers - 4) / vectors));
+  const int64_t r = largest_divisor(n.size, std::min<int64_t>(8, (vector_registers(d) - 4) / vectors));
   if (r * vectors < 4) return {};
   std::vector<Opt> opts{{OptOp::UPCAST, mm.m, lanes}, {OptOp::UPCAST, mm.n, r}};
   int64_t groups = k.output_count() / (lanes * r);
@@ -76,9 +98,10 @@ std::vector<Opt> cpu_column_tile(const KernelInfo& k, const DeviceLimits& d) {
 // input contiguous along m, or every second element of it on a device that gates lanes one by
 // one: lane_gates): 16 columns x up to 8 rows of output channels whose weights are broadcast, each
 // work group looping over the rest of its row of columns and over up to 4 rows. The channel tile
-// (below) stores each of its lanes to another NCHW plane: with a short sum those scalar stores
-// take most of its time (MobileNetV2's 3x3 stride-2 stem on Zen 4: 0.43 -> 0.20 ms at batch 1,
-// 8.4 -> 5.3 ms at batch 32). ResNet-18's 7x7 stem (147 products) stays with the channel tile:
+// (below) stores its lanes to 16 NCHW planes (lane by lane, or transposed through shuffles on a
+// lane_gates device): with a short sum those stores take most of its time (MobileNetV2's 3x3
+// stride-2 stem on Zen 4: 0.43 -> 0.20 ms at batch 1, 8.4 -> 5.3 ms at batch 32; 0.36 -> 0.16-0.22
+// against the transposed stores). ResNet-18's 7x7 stem (147 products) stays with the channel tile:
 // even at batch 1, 42 -> 52 ms at batch 32 along the columns (each of 8 groups of channels
 // re-reads the input).
 std::vector<Opt> cpu_column_conv_tile(const KernelInfo& k, const DeviceLimits& d) {
@@ -89,23 +112,11 @@ std::vector<Opt> cpu_column_conv_tile(const KernelInfo& k, const DeviceLimits& d
   if (m.size % 16 != 0 || !(m.contiguous || (d.lane_gates && m.every_second))) return {};
   // rows: up to 8, as many as the registers hold beside 4 for the loads (AVX2: 16 lanes are two
   // registers a row)
-  const int64_t per_register = std::max<int64_t>(1, d.vector_bytes / k.itemsize);
-  const int64_t vectors = (16 + per_register - 1) / per_register, registers = d.vector_bytes >= 64 ? 32 : 16;
-  const int64_t r = largest_divisor(n.size, std::min<int64_t>(8, (registers - 4) / vectors));
+  const int64_t vectors = (16 + lanes_per_register(k, d) - 1) / lanes_per_register(k, d);
+  const int64_t r = largest_divisor(n.size, std::min<int64_t>(8, (vector_registers(d) - 4) / vectors));
   if (r * vectors < 4) return {};
   std::vector<Opt> opts{{OptOp::UPCAST, mm.m, 16}, {OptOp::UPCAST, mm.n, r}};
-  int64_t groups = k.output_count() / (16 * r);
-  const int64_t target = int64_t(d.compute_units) * 8, rest = m.size / 16;
-  if (rest >= 2 && groups / rest >= target) {
-    opts.push_back({OptOp::LOOP, mm.m, rest});
-    groups /= rest;
-    if (mm.m2 >= 0) {
-      const int64_t rows = k.axes[size_t(mm.m2)].size;
-      int64_t l = largest_divisor(rows, 4);
-      while (l > 1 && groups / l < target) l = largest_divisor(rows, l - 1);
-      if (l > 1) opts.push_back({OptOp::LOOP, mm.m2, l});
-    }
-  }
+  loop_row_of_tiles(k, d, mm, m.size / 16, k.output_count() / (16 * r), true, opts);
   return opts;
 }
 
@@ -126,9 +137,8 @@ std::vector<Opt> cpu_conv_tile(const KernelInfo& k, const DeviceLimits& d) {
   const MatmulAxes mm = *k.product;
   const AxisInfo &n = k.axes[size_t(mm.n)], &m = k.axes[size_t(mm.m)];
   if (!n.contiguous || n.size % 16 != 0) return {};
-  const int64_t lanes = std::max<int64_t>(1, d.vector_bytes / k.itemsize);
-  const int64_t registers = d.vector_bytes >= 64 ? 32 : 16; // x86: AVX-512 doubles them
-  for (int64_t width : {16, 32}) {                          // 16 lanes first: half the weight per tile
+  const int64_t lanes = lanes_per_register(k, d), registers = vector_registers(d);
+  for (int64_t width : {16, 32}) { // 16 lanes first: half the weight per tile
     if (n.size % width != 0) continue;
     const int64_t vectors = (width + lanes - 1) / lanes; // per row
     // rows: the registers' share, and codegen's 256 lanes
@@ -173,20 +183,7 @@ std::vector<Opt> cpu_conv_tile(const KernelInfo& k, const DeviceLimits& d) {
       opts.push_back({OptOp::UPCAST, mm.n, 2});
       groups /= 2;
     }
-    // Each work group loops over the rest of its row of tiles, then over up to 4 rows, while 8
-    // groups per core remain: one group reads its weight tile from L1/L2 for all of them (BEAM's
-    // choice for ResNet-18's 3x3 layers).
-    const int64_t target = int64_t(d.compute_units) * 8, rest = m.size / u;
-    if (rest >= 2 && groups / rest >= target) {
-      opts.push_back({OptOp::LOOP, mm.m, rest});
-      groups /= rest;
-      if (v == 1 && mm.m2 >= 0) {
-        const int64_t rows = k.axes[size_t(mm.m2)].size;
-        int64_t l = largest_divisor(rows, 4);
-        while (l > 1 && groups / l < target) l = largest_divisor(rows, l - 1);
-        if (l > 1) opts.push_back({OptOp::LOOP, mm.m2, l});
-      }
-    }
+    loop_row_of_tiles(k, d, mm, m.size / u, groups, v == 1, opts);
     return opts;
   }
   return {}; // too few rows for the pipes (AVX2, a 3x3 weight gradient): the general choice
@@ -281,7 +278,8 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     bool strided = false; // every second element, loaded as one vector (lane_gates)
   };
   std::vector<Candidate> cands;
-  const int64_t per_register = std::clamp<int64_t>(d.vector_bytes / std::max(1, k.itemsize), 1, 16);
+  const int64_t per_register = std::min<int64_t>(lanes_per_register(k, d), 16);
+  const int window_axes = int(k.axes.size() - k.output_dims); // output axes a window moves along
   for (int a = 0; a < ndim; ++a) {
     const AxisInfo& x = k.axes[size_t(a)];
     if (x.size < 2 || x.reuse == 0) continue;
@@ -320,7 +318,6 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   // time share its loads, rows of other images or channels share nothing (a 14x14 map at batch 32:
   // 14 columns x 2 rows 0.92-1.02 ms against 14 x 4 images 1.19-1.20; a stride-2 window's rows
   // share a third of theirs, and 4 images measure faster there: 0.6 against 1.2 ms)
-  const int window_axes = int(k.axes.size() - k.output_dims);
   bool strided_window = false; // (along the columns: the rows' stride is not seen per axis)
   for (int a = std::max(0, int(ndim) - window_axes); a < ndim; ++a)
     strided_window |= k.axes[size_t(a)].every_second;
@@ -380,8 +377,7 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       }
   }
   if (upcasts == 0 && last >= 0 && k.axes[size_t(last)].every_second) {
-    const int windowed = int(k.axes.size() - k.output_dims); // output axes the window moves along
-    for (int a = last - windowed; a >= 0 && pool_lanes == 1; --a) {
+    for (int a = last - window_axes; a >= 0 && pool_lanes == 1; --a) {
       const AxisInfo& x = k.axes[size_t(a)];
       if (x.size % 8 == 0 && k.output_count() / 8 >= int64_t(d.compute_units)) {
         opts.push_back({OptOp::UPCAST, a, 8});
@@ -424,7 +420,6 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     for (const Opt& o : opts)
       if (o.op == OptOp::UPCAST) per_group *= o.amount;
     int64_t groups = k.output_count() / per_group;
-    const int windowed = int(k.axes.size() - k.output_dims); // output axes the window moves along
     for (int a = int(ndim) - 1; a >= 0; --a) {
       const int64_t n = k.axes[size_t(a)].size / upcast_of(a);
       if (n < 2) continue;
@@ -433,8 +428,8 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       // outside the window's axes keep the masks: the group loops over those instead (0.052 ->
       // 0.038 ms, BEAM's choice).
       if (per_group == lanes && lanes > 1 && upcast_of(a) > 1 && upcast_of(a) < 4) {
-        if (a < int(ndim) - windowed) break;
-        a = int(ndim) - windowed;
+        if (a < int(ndim) - window_axes) break;
+        a = int(ndim) - window_axes;
         continue;
       }
       int64_t l = largest_divisor(n, std::max<int64_t>(1, 1024 / per_group));
