@@ -216,15 +216,23 @@ BOOST_AUTO_TEST_CASE(cpu_channel_tiles_store_their_columns_as_vectors) {
 }
 
 // A 1x1 convolution stored NCHW on a CPU-style device: lanes along the map's columns (the store's
-// and the input's contiguous axis) times rows of output channels, each group looping over the
-// rest of the channels; not lanes along the channels, which would store every lane to another
-// plane. Equals the unoptimized kernel.
+// and the input's contiguous axis) times rows of output channels; not lanes along the channels,
+// which would store every lane to another plane. A projection's group loops over the rest of the
+// output channels, an expansion's along its row (storing to few planes at a time). Each equals the
+// unoptimized kernel.
 BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_pointwise_convolutions_along_columns) {
-  Tensor x = input({1, 16, 32, 32}), w = input({64, 16, 1, 1});
-  auto items = compute_items(x.conv2d(w));
-  const LoweredKernel k = lower_kernel(items.back(), cpu());
-  BOOST_TEST(k.opts.rfind("[UPCAST(3,16), UPCAST(1,", 0) == 0, k.opts);
-  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
-  check_same(items, got, plain, "heuristic " + got.opts.back());
+  struct Case {
+    int64_t in, out;
+    const char* loop;
+  };
+  for (const Case c : {Case{16, 64, "LOOP(3,2)"}, Case{64, 16, "LOOP(1,"}}) {
+    Tensor x = input({1, c.in, 32, 32}), w = input({c.out, c.in, 1, 1});
+    auto items = compute_items(x.conv2d(w));
+    const LoweredKernel k = lower_kernel(items.back(), cpu());
+    BOOST_TEST(k.opts.rfind("[UPCAST(3,16), UPCAST(1,", 0) == 0, k.opts);
+    BOOST_TEST(k.opts.find(c.loop) != std::string::npos, c.in << " -> " << c.out << ": " << k.opts);
+    Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+    Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+    check_same(items, got, plain, "heuristic " + got.opts.back());
+  }
 }
