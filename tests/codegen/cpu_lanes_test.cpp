@@ -96,8 +96,9 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_pools_stride_two_windows_in_lanes) {
 
 // A depthwise 3x3 convolution on a CPU-style device: a tile of vector lanes (8 columns x 8 rows)
 // whose work group loops over the rest of its row of tiles, so the group's index and edge-mask
-// set-up is paid once per row. A 14x14 map's 14 x 2 tile does not loop over its rows (each pair
-// would re-derive its edge masks). Both equal the unoptimized kernel.
+// set-up is paid once per row, and runs its window unrolled. A 14x14 map's 14 x 2 tile does not
+// loop over its rows (each pair would re-derive its edge masks) and keeps its window's loops.
+// Both equal the unoptimized kernel.
 BOOST_AUTO_TEST_CASE(cpu_heuristic_loops_depthwise_tiles) {
   for (int64_t side : {56, 14}) {
     BOOST_TEST_CONTEXT(side << "x" << side) {
@@ -107,8 +108,10 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_loops_depthwise_tiles) {
       if (side == 56) {
         BOOST_TEST(k.opts.find("UPCAST(3,8)") != std::string::npos, k.opts);
         BOOST_TEST(k.opts.find("LOOP(3,7)") != std::string::npos, k.opts);
+        BOOST_TEST(k.opts.find("UNROLL(4,3), UNROLL(5,3)") != std::string::npos, k.opts);
       } else {
         BOOST_TEST(k.opts.find("LOOP(2,") == std::string::npos, k.opts);
+        BOOST_TEST(k.opts.find("UNROLL") == std::string::npos, k.opts);
       }
       Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
       Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
