@@ -20,5 +20,6 @@ void set_gradient_cache(int mode); // 0 off, 1 on, 2 checked
 void set_fuse_attention(bool on);
 void set_winograd(int mode);       // 1 always, 0 never, -1 the default (winograd.hpp)
 void set_space_to_depth(int mode); // 1 always, 0 never, -1 the default (S2D: composite.cpp)
+void set_pack(bool on);            // CPU weight panels and packed matmuls (TG_PACK)
 
 } // namespace tg

@@ -182,7 +182,7 @@ namespace {
 
 // conv2d's weight panels on CPU-style devices: the widest register tile (heuristic.cpp
 // cpu_conv_tile), from the channel count where the rows of a channel-minor weight lie far apart.
-constexpr int64_t kConvPanel = 32, kMinPanelChannels = 128;
+constexpr int64_t kConvPanel = 32, kMinPanelChannels = 64;
 
 // conv2d's value, with no custom gradient (checked by Tensor::conv2d). `channel_minor`: the weight
 // is already stored output-channel-minor (a copy kept by its caller), so no layout copy is made.
@@ -203,7 +203,8 @@ Tensor conv2d_value(const Tensor& input, const Tensor& weight, int64_t stride, i
     // On a CPU the tile reads kConvPanel channels per reduce step; stored (cout, ...) channel-minor
     // those rows are cout apart (2 KiB at 512 channels), so one tile's weight spans the whole
     // weight's pages (TLB misses, no prefetch across pages). Stored as (cout/P, cin, kh, kw, P),
-    // each tile's weight is one contiguous run (ResNet-18's 512-channel layers: 2x faster).
+    // each tile's weight is one contiguous run (ResNet-18's 512-channel layers: 2x faster; from 64
+    // channels, rows 256 B apart: MobileNetV2's 576 -> 96 projection at batch 32 4.4 -> 3.7 ms).
     int64_t panels = cout / kConvPanel;
     Tensor wp = weight.layout({0, 2, 3, 4, 1}, {panels, kConvPanel, cin, kh, kw});
     Tensor prod = xw * wp.reshape({1, panels, kConvPanel, cin, 1, 1, kh, kw});

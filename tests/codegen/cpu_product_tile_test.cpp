@@ -274,25 +274,26 @@ BOOST_AUTO_TEST_CASE(conv_tiles_match_noopt) {
        },
        "[UPCAST(2,16), UPCAST(1,4)]", "[UPCAST(2,32), UPCAST(4,7)]"},
       // a 1x1 convolution over a 7x7 map: one reduce axis, but rows of 7 that the product tile's 4
-      // rows do not divide; the convolution tile takes 32 channels x 7 (its panels: 128 channels)
+      // rows do not divide; the convolution tile takes 32 channels x 7 (its panels)
       {"1x1 over a 7x7 map",
        [] {
          return input({1, 16, 7, 7}).conv2d(input({128, 16, 1, 1}));
        },
        "", "[UPCAST(2,32), UPCAST(4,7)]"},
-      // 64 channels, 32 registers: 8 rows of 16 channels, then a second 16 (16 accumulators)
+      // 64 channels (two panels), 32 registers: 8 rows of 16 channels, then a second 16 (16
+      // accumulators)
       {"forward 64 channels",
        [] {
          return input({1, 16, 6, 8}).conv2d(input({64, 16, 3, 3}), std::nullopt, 1, 1);
        },
-       "", "[UPCAST(1,16), UPCAST(3,8), UPCAST(1,2)]"},
+       "", "[UPCAST(2,16), UPCAST(4,8), UPCAST(2,2)]"},
       // a short window sum (72) over 16 columns: the columns in lanes, stored as vectors, times 8
       // rows of channels (4 with 32-byte vectors: two registers a row)
       {"forward 64 channels over 16 columns",
        [] {
          return input({1, 8, 6, 16}).conv2d(input({64, 8, 3, 3}), std::nullopt, 1, 1);
        },
-       "[UPCAST(3,16), UPCAST(1,4)]", "[UPCAST(3,16), UPCAST(1,8)]"},
+       "[UPCAST(4,16), UPCAST(2,4)]", "[UPCAST(4,16), UPCAST(2,8)]"},
       // stride 2 (ResNet-18's stride-2 3x3 layers): 7 columns, whose 15 window inputs per row fit
       // the registers beside 7 accumulators and 3 weight vectors, times two groups of 16 channels
       // (14 accumulators); the 7x7 stem over 3 channels: 4 columns (8 would read 21 inputs per
@@ -311,7 +312,7 @@ BOOST_AUTO_TEST_CASE(conv_tiles_match_noopt) {
        [] {
          return input({1, 3, 22, 64}).conv2d(input({64, 3, 7, 7}), std::nullopt, 2, 3);
        },
-       "", "[UPCAST(1,16), UPCAST(3,4), UPCAST(1,2), LOOP(3,8)]"},
+       "", "[UPCAST(2,16), UPCAST(4,4), UPCAST(2,2), LOOP(4,8)]"},
       // 20 channels: no whole 16-lane vectors
       {"forward 20 channels",
        [] {

@@ -215,25 +215,27 @@ BOOST_AUTO_TEST_CASE(layout_keeps_values) {
   BOOST_CHECK_THROW(to_tensor(a).layout({0, 0, 1}), tg::TensorError);
 }
 
-// From 128 output channels (multiples of 32) a CPU stores the weight in 32-channel panels
+// From 64 output channels (multiples of 32) a CPU stores the weight in 32-channel panels
 // (composite.cpp) and the convolution keeps its (N, cout/32, 32, y, x) axes under a fused bias
 // and ReLU: one kernel after the panel copy. Forward at strides 1 and 2 with padding, and the
 // custom gradient, whose input-gradient convolution has 128 output channels too; against naive
 // loops.
 BOOST_AUTO_TEST_CASE(conv2d_weight_panels) {
   Rng rng(111);
-  for (int64_t stride : {1, 2}) {
-    NdArray x = rand_array(rng, {2, 8, 7, 7}), w = rand_array(rng, {128, 8, 3, 3}),
-            b = rand_array(rng, {128});
-    NdArray want = ref::conv2d(x, w, &b, stride, 1, 1, 1);
-    for (auto& v : want.data) v = std::max(v, 0.0);
-    Tensor wt = to_tensor(w).realize(), bt = to_tensor(b).realize(), xt = to_tensor(x).realize();
-    tg::LaunchCounter counter;
-    Tensor y = xt.conv2d(wt, bt, stride, 1).relu();
-    y.realize();
-    BOOST_TEST(counter.kernels() == 2u, "the panel copy and the fused convolution");
-    check_close(y, want, Tol{1e-4, 1e-4}, "stride " + std::to_string(stride));
-  }
+  for (int64_t cout : {64, 128})
+    for (int64_t stride : {1, 2}) {
+      NdArray x = rand_array(rng, {2, 8, 7, 7}), w = rand_array(rng, {cout, 8, 3, 3}),
+              b = rand_array(rng, {cout});
+      NdArray want = ref::conv2d(x, w, &b, stride, 1, 1, 1);
+      for (auto& v : want.data) v = std::max(v, 0.0);
+      Tensor wt = to_tensor(w).realize(), bt = to_tensor(b).realize(), xt = to_tensor(x).realize();
+      tg::LaunchCounter counter;
+      Tensor y = xt.conv2d(wt, bt, stride, 1).relu();
+      y.realize();
+      BOOST_TEST(counter.kernels() == 2u, "the panel copy and the fused convolution");
+      check_close(y, want, Tol{1e-4, 1e-4},
+                  std::to_string(cout) + " channels, stride " + std::to_string(stride));
+    }
   NdArray x = rand_array(rng, {1, 128, 6, 6}), w = rand_array(rng, {32, 128, 3, 3});
   NdArray want = ref::conv2d(x, w, nullptr, 1, 1, 1, 1), g = rand_array(rng, want.shape);
   auto [want_dx, want_dw] = ref::conv2d_grads(x, w, g, 1, 1, 1, 1);
