@@ -164,6 +164,7 @@ sdk::CompileOutput Compiler::compile(const sdk::CompileRequest& request) {
     KernelShape shape(spec, test_hooks::fatal(ir.name));
     sdk::LlvmRenderOptions options;
     options.half_math_in_float = !test_hooks::native_half(ir.name);
+    options.polynomial_exp2 = true;
     sdk::render_llvm_kernel(ir, *job->module, shape, entry, options);
 
     std::string verify_log;

@@ -203,6 +203,7 @@ private:
 
   void emit(uint32_t i);
   V emit_alu(const Instruction& ins);
+  V exp2_polynomial(V x);
   V intrinsic(llvm::Intrinsic::ID id, std::initializer_list<V> args) {
     llvm::Function* f = llvm::Intrinsic::getDeclaration(&mod_, id, {(*args.begin())->getType()});
     return b_.CreateCall(f, args);
@@ -437,6 +438,33 @@ void Renderer::emit(uint32_t i) {
   }
 }
 
+// 2^x for float (scalar or vector) without a call: x = n + f with n = rint(x), |f| <= 1/2; 2^f by
+// its Taylor series to degree 7 (truncation under 1e-8 relative), evaluated by fused
+// multiply-adds; times 2^n made of two powers of two in the normal range, so a result below
+// FLT_MIN comes out of one rounding. Within 2 ulp of exp2f; NaN stays NaN, +inf gives +inf and
+// -inf gives 0. libm's exp2f is a call per lane, which keeps a softmax's kernel scalar.
+Renderer::V Renderer::exp2_polynomial(V x) {
+  llvm::Type* ft = x->getType();
+  const unsigned vc =
+      ft->isVectorTy() ? unsigned(llvm::cast<llvm::FixedVectorType>(ft)->getNumElements()) : 1;
+  llvm::Type* it = vec(b_.getInt32Ty(), vc);
+  auto f = [&](double v) { return llvm::ConstantFP::get(ft, v); };
+  auto i = [&](int64_t v) { return llvm::ConstantInt::get(it, uint64_t(v), true); };
+  // beyond [-151, 129] the result is 0 or inf already
+  V xc = b_.CreateMinNum(b_.CreateMaxNum(x, f(-151.0)), f(129.0));
+  V n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::rint, xc);
+  V frac = b_.CreateFSub(xc, n);
+  double coef[8] = {1.0};
+  for (int k = 1; k < 8; ++k) coef[k] = coef[k - 1] * 0.6931471805599453 / k; // ln(2)^k / k!
+  V p = f(coef[7]);
+  for (int k = 6; k >= 0; --k) p = intrinsic(llvm::Intrinsic::fmuladd, {p, frac, f(coef[k])});
+  V ni = b_.CreateFPToSI(n, it);
+  V half = b_.CreateAShr(ni, i(1));
+  auto power = [&](V e) { return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, i(127)), i(23)), ft); };
+  V r = b_.CreateFMul(b_.CreateFMul(p, power(half)), power(b_.CreateSub(ni, half)));
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);
+}
+
 Renderer::V Renderer::emit_alu(const Instruction& ins) {
   const unsigned vc = ins.vcount;
   const tg_op op = ins.op;
@@ -491,7 +519,13 @@ Renderer::V Renderer::emit_alu(const Instruction& ins) {
     r = intrinsic(llvm::Intrinsic::sqrt, {a[0]});
     break;
   case TG_OP_EXP2:
-    r = math_via_float(llvm::Intrinsic::exp2);
+    if (options_.polynomial_exp2 && (dt == TG_DTYPE_FLOAT32 || dt == TG_DTYPE_BFLOAT16)) {
+      r = exp2_polynomial(a[0]);
+    } else if (options_.polynomial_exp2 && dt == TG_DTYPE_FLOAT16 && options_.half_math_in_float) {
+      r = b_.CreateFPTrunc(exp2_polynomial(b_.CreateFPExt(a[0], vec(b_.getFloatTy(), vc))), t);
+    } else {
+      r = math_via_float(llvm::Intrinsic::exp2);
+    }
     break;
   case TG_OP_LOG2:
     r = math_via_float(llvm::Intrinsic::log2);

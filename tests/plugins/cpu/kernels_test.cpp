@@ -87,6 +87,48 @@ BOOST_AUTO_TEST_CASE(transcendental_f32_and_f64) {
   }
 }
 
+// EXP2 of float32 is a polynomial in the kernel (llvm_renderer.cpp, exp2_polynomial), scalar and
+// in vectors: within 2 ulp of exp2 in double rounded to float over [-160, 140] (normal, denormal,
+// zero and infinite results), exact at integers, and exp2(-inf) = 0, exp2(inf) = inf, NaN stays NaN.
+BOOST_AUTO_TEST_CASE(exp2_f32_within_two_ulp) {
+  std::vector<float> xs = {-INFINITY, INFINITY, NAN,    0.0f,    -0.0f,  1e-10f, -149.0f, -149.5f, -150.0f,
+                           -126.0f,   -125.99f, 127.0f, 127.99f, 128.0f, 128.5f, -1.0f,   3.0f};
+  for (double v = -160.0; v < 140.0; v += 0.00731) xs.push_back(float(v));
+  while (xs.size() % 16 != 0) xs.push_back(0.5f);
+  const uint32_t n = uint32_t(xs.size());
+  Device device;
+  for (uint16_t lanes : {uint16_t(1), uint16_t(8), uint16_t(16)}) {
+    BOOST_TEST_CONTEXT(lanes << " lanes") {
+      KernelBuilder k("exp2_lanes");
+      Ref in = k.global(0, TG_DTYPE_FLOAT32), out = k.global(1, TG_DTYPE_FLOAT32);
+      Ref i = k.mul(k.group_id(0), k.i32(lanes));
+      k.store(k.index(out, i), k.alu(TG_OP_EXP2, k.load(k.index(in, i), lanes)));
+      Program program(device, k);
+      Buffer bi(device, xs), bo(device, std::vector<float>(n, -1.0f));
+      program.launch({n / lanes, 1, 1}, {1, 1, 1}, {bi.arg(), bo.arg()});
+      const auto got = bo.download<float>(n);
+      int worst = 0;
+      for (uint32_t e = 0; e < n; ++e) {
+        const float want = float(std::exp2(double(xs[e])));
+        if (std::isnan(want)) {
+          BOOST_CHECK_MESSAGE(std::isnan(got[e]), "x=" << xs[e] << ": got " << got[e]);
+          continue;
+        }
+        if (std::isinf(want) || want == 0.0f || xs[e] == std::trunc(xs[e])) {
+          BOOST_CHECK_MESSAGE(got[e] == want, "x=" << xs[e] << ": got " << got[e] << ", want " << want);
+          continue;
+        }
+        const float ulp = std::nextafter(want, INFINITY) - want;
+        const int ulps = int(std::lround(std::abs(double(got[e]) - double(want)) / double(ulp)));
+        worst = std::max(worst, ulps);
+        BOOST_CHECK_MESSAGE(ulps <= 2, "x=" << xs[e] << ": got " << got[e] << ", want " << want << " ("
+                                            << ulps << " ulp)");
+      }
+      BOOST_TEST_MESSAGE(lanes << " lanes: worst " << worst << " ulp over " << n << " values");
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(opt_levels_0_1_3_give_the_same_results) {
   for (uint32_t level : {0u, 1u, 3u}) {
     BOOST_TEST_CONTEXT("opt_level " << level) { run_vector_add_at(level); }

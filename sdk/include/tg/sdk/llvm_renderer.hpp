@@ -65,6 +65,10 @@ struct LlvmRenderOptions {
   // float16 EXP2/LOG2/SIN through float (no CPU has half instructions for them; LLVM cannot select
   // the half intrinsics where half is a legal type). false renders them in half: tests only.
   bool half_math_in_float = true;
+  // EXP2 of float32, bfloat16 and (through float) float16 as a polynomial in the kernel (within 2
+  // ulp of exp2f; vectorizes) instead of llvm.exp2, which a CPU target lowers to a libm call per
+  // lane. For targets without an exp2 instruction.
+  bool polynomial_exp2 = false;
 };
 
 // Appends the kernel as function `fn_name` to `module` (whose context, triple and data layout the
