@@ -1,4 +1,4 @@
-// The CPU heuristic's convolution and pool tiles (kernel/codegen/heuristic_cpu.cpp) and the lanes
+// The CPU heuristic's convolution, pool and short-row tiles (kernel/codegen/heuristic_cpu.cpp) and the lanes
 // they become (kernel/codegen/vectorize.cpp): which list a convolution gets, how its lanes load and
 // store (with and without lane_gates, the CPU plugin's masked loads), and that each list computes
 // what the unoptimized kernel computes in the SDK's reference interpreter. Part of opt_test (its
@@ -240,4 +240,17 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_pointwise_convolutions_along_columns) {
     Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
     check_same(items, got, plain, "heuristic " + got.opts.back());
   }
+}
+
+// A sum over short contiguous rows (a softmax's 32 keys, exp2 inlined) on a CPU-style device: 16
+// partial sums per row (not 32: the inlined exponent's vectors spill), and each work group loops
+// over a run of rows instead of taking one. Equals the unoptimized kernel.
+BOOST_AUTO_TEST_CASE(cpu_heuristic_sums_short_rows_in_runs) {
+  Tensor x = input({512, 32});
+  auto items = compute_items(x.exp2().sum({1}));
+  const LoweredKernel k = lower_kernel(items.back(), cpu());
+  BOOST_TEST(k.opts.rfind("[UNROLL(1,16), LOOP(0,", 0) == 0, k.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
 }
