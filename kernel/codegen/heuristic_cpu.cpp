@@ -404,7 +404,12 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   const int64_t n_inner = k.axes[size_t(inner)].size;
   bool partial_sums = false;
   if (upcasts == 0 && k.axes[size_t(inner)].contiguous && n_inner >= 4) {
-    const int64_t u = n_inner % 16 == 0 ? 16 : n_inner <= 32 ? n_inner : n_inner % 8 == 0 ? 8 : 1;
+    const bool sum = k.axes[size_t(inner)].reduce; // (else an elementwise kernel's last axis)
+    const int64_t u = sum && n_inner % 16 == 0 ? 16
+                      : n_inner <= 32          ? n_inner
+                      : n_inner % 16 == 0      ? 16
+                      : n_inner % 8 == 0       ? 8
+                                               : 1;
     const AxisInfo* outer = inner > ndim ? &k.axes[size_t(inner - 1)] : nullptr;
     int64_t rows = 1;
     if (u == n_inner && u % 8 != 0 && outer && outer->reduce && outer->continues_inner)
@@ -413,7 +418,7 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
     if (u > 1 && (u >= 8 || rows > 1)) {
       opts.push_back({OptOp::UNROLL, inner, u});
       if (rows > 1) opts.push_back({OptOp::UNROLL, inner - 1, rows});
-      partial_sums = true;
+      partial_sums = sum;
     }
   }
   // Nothing to tile and a short reduce (a pool's window over strided reads, which lanes would
