@@ -242,6 +242,21 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_pointwise_convolutions_along_columns) {
   }
 }
 
+// A 1x1 projection over a 56-wide map with 16-float registers: 8 lanes along the columns fill half
+// a register, so all 24 output channels take rows (each step's input vector serves every
+// channel). Equals the unoptimized kernel.
+BOOST_AUTO_TEST_CASE(cpu_heuristic_gives_a_narrow_projection_all_its_channels) {
+  Tensor x = input({1, 96, 4, 56}), w = input({24, 96, 1, 1});
+  auto items = compute_items(x.conv2d(w));
+  LowerOptions o = cpu();
+  o.vector_bytes = 64;
+  const LoweredKernel k = lower_kernel(items.back(), o);
+  BOOST_TEST(k.opts.rfind("[UPCAST(3,8), UPCAST(1,24)", 0) == 0, k.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+}
+
 // A sum over short contiguous rows (a softmax's 32 keys, exp2 inlined) on a CPU-style device: 16
 // partial sums per row (not 32: the inlined exponent's vectors spill), and each work group loops
 // over a run of rows instead of taking one. Equals the unoptimized kernel.
