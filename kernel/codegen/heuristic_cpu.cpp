@@ -62,10 +62,10 @@ std::vector<Opt> cpu_product_tile(const KernelInfo& k, const DeviceLimits& d) {
 // A sum of products over one reduce axis stored contiguous along m, the axis a varies along (a
 // 1x1 convolution in NCHW: out[c, y, x] = sum_k w[c, k] * in[k, y, x]): lanes along m, so a's
 // values load and the outputs store as whole vectors, times r rows along n whose b values are
-// broadcast; each work group loops over the rest of n, reusing its panel of a from L1 (or, in an
-// expansion, along its row of tiles, below). The
-// matmul tile's lanes along n would store every lane to a different plane (MobileNetV2's
-// 16 -> 96 expansion over a 112x112 map: 128 scalar stores per 128 outputs, 0.41 ms).
+// broadcast; each work group loops over the rest of n, reusing its panel of a from L1 (or along
+// its row of tiles, below). The matmul tile's lanes along n would store every lane to a different
+// plane (MobileNetV2's 16 -> 96 expansion over a 112x112 map: 128 scalar stores per 128 outputs,
+// 0.41 ms).
 std::vector<Opt> cpu_column_tile(const KernelInfo& k, const DeviceLimits& d) {
   if (!k.product || k.reduce_count != 1 || k.axes.size() != k.output_dims + 1 || k.itemsize > 4) return {};
   const MatmulAxes mm = *k.product;
@@ -431,12 +431,12 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   // Nothing to tile and a short reduce (a pool's window over strided reads, which lanes would
   // gather): each work group loops over a run of outputs, up to ~1024 of them, so its index math
   // is paid once per run (BEAM's choice for ResNet's 3x3 stride-2 max pool: 2x faster).
-  // So do the partial sums of a short reduce (a softmax's rows of 32: one row per group was
-  // 4096 groups). A tile of vector lanes over a short window (a depthwise convolution's 3x3) loops the same
-  // way: its group's index and edge-mask set-up cost as much as the tile itself. Innermost axes first: a
-  // 14x14 map's 14 x 2 tile loops over the map's rows, then channels (0.050 -> 0.035 ms at batch 1, 1.56 ->
-  // 0.94 at batch 32, 576 channels; looping over channels alone, a group stored two rows of each of its
-  // planes).
+  // So do the partial sums of a short reduce (a softmax's rows of 32: one row per group was 4096
+  // groups). A tile of vector lanes over a short window (a depthwise convolution's 3x3) loops the
+  // same way: its group's index and edge-mask set-up cost as much as the tile itself. Innermost
+  // axes first: a 14x14 map's 14 x 2 tile loops over the map's rows, then channels (0.050 -> 0.035
+  // ms at batch 1, 1.56 -> 0.94 at batch 32, 576 channels; looping over channels alone, a group
+  // stored two rows of each of its planes).
   if ((opts.empty() || pool_lanes > 1 || lanes >= 8 || partial_sums) && ndim > 0 &&
       k.reduce_count_elems() <= 64) {
     auto upcast_of = [&](int a) {
