@@ -412,11 +412,10 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   bool partial_sums = false;
   if (upcasts == 0 && k.axes[size_t(inner)].contiguous && n_inner >= 4) {
     const bool sum = k.axes[size_t(inner)].reduce; // (else an elementwise kernel's last axis)
-    const int64_t u = sum && n_inner % 16 == 0 ? 16
-                      : n_inner <= 32          ? n_inner
-                      : n_inner % 16 == 0      ? 16
-                      : n_inner % 8 == 0       ? 8
-                                               : 1;
+    const int64_t u = (sum || n_inner > 32) && n_inner % 16 == 0 ? 16
+                      : n_inner <= 32                            ? n_inner
+                      : n_inner % 8 == 0                         ? 8
+                                                                 : 1;
     const AxisInfo* outer = inner > ndim ? &k.axes[size_t(inner - 1)] : nullptr;
     int64_t rows = 1;
     if (u == n_inner && u % 8 != 0 && outer && outer->reduce && outer->continues_inner)

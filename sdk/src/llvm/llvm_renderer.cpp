@@ -9,6 +9,7 @@
 #include <llvm/Passes/PassBuilder.h>
 
 #include <bit>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -203,7 +204,7 @@ private:
 
   void emit(uint32_t i);
   V emit_alu(const Instruction& ins);
-  V exp2_polynomial(V x);
+  V exp2_polynomial(V x, unsigned vc); // x: float, or vc floats
   V intrinsic(llvm::Intrinsic::ID id, std::initializer_list<V> args) {
     llvm::Function* f = llvm::Intrinsic::getDeclaration(&mod_, id, {(*args.begin())->getType()});
     return b_.CreateCall(f, args);
@@ -443,10 +444,8 @@ void Renderer::emit(uint32_t i) {
 // multiply-adds; times 2^n made of two powers of two in the normal range, so a result below
 // FLT_MIN comes out of one rounding. Within 2 ulp of exp2f; NaN stays NaN, +inf gives +inf and
 // -inf gives 0. libm's exp2f is a call per lane, which keeps a softmax's kernel scalar.
-Renderer::V Renderer::exp2_polynomial(V x) {
+Renderer::V Renderer::exp2_polynomial(V x, unsigned vc) {
   llvm::Type* ft = x->getType();
-  const unsigned vc =
-      ft->isVectorTy() ? unsigned(llvm::cast<llvm::FixedVectorType>(ft)->getNumElements()) : 1;
   llvm::Type* it = vec(b_.getInt32Ty(), vc);
   auto f = [&](double v) { return llvm::ConstantFP::get(ft, v); };
   auto i = [&](int64_t v) { return llvm::ConstantInt::get(it, uint64_t(v), true); };
@@ -500,10 +499,13 @@ Renderer::V Renderer::emit_alu(const Instruction& ins) {
   // only where half is not a legal type; where it is (AVX512-FP16, ARMv8.2 FP16) it cannot select
   // them and aborts ("Cannot select: f16 = fexp2"). Float is at least as accurate. Every other
   // op x dtype selects on all our targets (tests/plugins/cpu/targets_test.cpp checks each).
-  auto math_via_float = [&](llvm::Intrinsic::ID id) -> V {
+  auto via_float = [&](const std::function<V(V)>& fn) -> V {
     need_float();
-    if (dt != TG_DTYPE_FLOAT16 || !options_.half_math_in_float) return intrinsic(id, {a[0]});
-    return b_.CreateFPTrunc(intrinsic(id, {b_.CreateFPExt(a[0], vec(b_.getFloatTy(), vc))}), t);
+    if (dt != TG_DTYPE_FLOAT16 || !options_.half_math_in_float) return fn(a[0]);
+    return b_.CreateFPTrunc(fn(b_.CreateFPExt(a[0], vec(b_.getFloatTy(), vc))), t);
+  };
+  auto math_via_float = [&](llvm::Intrinsic::ID id) {
+    return via_float([&](V x) { return intrinsic(id, {x}); });
   };
   V r = nullptr;
   switch (op) {
@@ -519,13 +521,12 @@ Renderer::V Renderer::emit_alu(const Instruction& ins) {
     r = intrinsic(llvm::Intrinsic::sqrt, {a[0]});
     break;
   case TG_OP_EXP2:
-    if (options_.polynomial_exp2 && (dt == TG_DTYPE_FLOAT32 || dt == TG_DTYPE_BFLOAT16)) {
-      r = exp2_polynomial(a[0]);
-    } else if (options_.polynomial_exp2 && dt == TG_DTYPE_FLOAT16 && options_.half_math_in_float) {
-      r = b_.CreateFPTrunc(exp2_polynomial(b_.CreateFPExt(a[0], vec(b_.getFloatTy(), vc))), t);
-    } else {
+    // (the polynomial works on float: not on float64, nor on half rendered natively for tests)
+    if (options_.polynomial_exp2 && dt != TG_DTYPE_FLOAT64 &&
+        (dt != TG_DTYPE_FLOAT16 || options_.half_math_in_float))
+      r = via_float([&](V x) { return exp2_polynomial(x, vc); });
+    else
       r = math_via_float(llvm::Intrinsic::exp2);
-    }
     break;
   case TG_OP_LOG2:
     r = math_via_float(llvm::Intrinsic::log2);
