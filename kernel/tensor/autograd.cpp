@@ -571,6 +571,7 @@ Tensor& Tensor::assign(const Tensor& value) {
   s_->uop = value.dtype() == dtype() ? value.uop() : value.cast(dtype()).uop();
   s_->lazy.reset();        // a new value: graphs of the old one no longer lead to this tensor
   s_->layout_copy.reset(); // a copy of the old value: its memory goes back
+  s_->layout_key.clear();
   if (s_->requires_grad) GradOrigins::instance().leaves_changed();
   return *this;
 }

@@ -283,9 +283,12 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
                       std::to_string(cout) + " output channels");
   Tensor out =
       winograd_applies(*this, weight, stride, padding, dilation, groups)
-          ? winograd_conv2d(*this, weight.keep_copy(winograd_weight(weight)), padding)
+          ? winograd_conv2d(*this, weight.keep_copy("winograd", [&] { return winograd_weight(weight); }),
+                            padding)
       : space_to_depth_applies(*this, weight, stride, dilation, groups)
-          ? space_to_depth_conv2d(*this, weight.keep_copy(space_to_depth_weight(weight)), kh, kw, padding)
+          ? space_to_depth_conv2d(
+                *this, weight.keep_copy("space-to-depth", [&] { return space_to_depth_weight(weight); }), kh,
+                kw, padding)
           : conv2d_value(*this, weight, stride, padding, dilation, groups);
   if (stride == 1 && dilation == 1 && groups == 1 && dtype().is_float()) {
     // Differentiating the window view scatters through a 25x larger tensor; the classic

@@ -131,17 +131,29 @@ Tensor Tensor::contiguous() const {
   return with(UOp::make(Ops::CONTIGUOUS, dtype(), {uop()}), this->shape());
 }
 Tensor Tensor::layout(const Axes& order, const Dims& split) const {
-  const Tensor seen = split.empty() ? *this : reshape(split);
-  Tensor stored = seen.permute(order).contiguous();
-  Axes back(order.size());
-  for (size_t i = 0; i < order.size(); ++i) back[size_t(seen.axis(order[i]))] = int64_t(i);
-  // Kept only over a stored value: over an expression the copy would also keep that expression's
-  // whole graph alive. The expression, not what stored.uop() becomes once the copy is stored: the
-  // realized-value cache keeps a result while its expression lives.
-  return keep_copy(stored).permute(back);
+  std::string key = "layout";
+  for (int64_t a : order) key += ' ' + std::to_string(a);
+  key += " /";
+  for (int64_t d : split) key += ' ' + std::to_string(d);
+  Tensor stored =
+      keep_copy(key, [&] { return (split.empty() ? *this : reshape(split)).permute(order).contiguous(); });
+  Axes back(order.size()); // (make checked the order against the split shape)
+  for (size_t i = 0; i < order.size(); ++i) back[size_t(axis(order[i], int64_t(order.size())))] = int64_t(i);
+  return stored.permute(back);
 }
-Tensor Tensor::keep_copy(const Tensor& copy) const {
-  if (stored_buffer(uop())) s_->layout_copy = copy.s_->uop;
+Tensor Tensor::keep_copy(const std::string& key, const std::function<Tensor()>& make) const {
+  // Kept only over a stored value: over an expression the copy would also keep that expression's
+  // whole graph alive. The expression, not what the copy's uop becomes once it is stored: the
+  // realized-value cache keeps a result while its expression lives.
+  const bool stored = stored_buffer(uop()) != nullptr;
+  if (stored && s_->layout_copy && s_->layout_key == key)
+    return Tensor(s_->layout_copy, s_->layout_shape, device());
+  Tensor copy = make();
+  if (stored) {
+    s_->layout_copy = copy.s_->uop;
+    s_->layout_key = key;
+    s_->layout_shape = copy.shape();
+  }
   return copy;
 }
 Tensor Tensor::detach() const { return with(UOp::make(Ops::DETACH, dtype(), {uop()}), this->shape()); }

@@ -90,10 +90,13 @@ struct TensorState {
   std::string device;
   bool requires_grad = false;
   std::shared_ptr<Tensor> grad;
-  // The expression of the last copy Tensor::layout made of this value while it was stored: kept
-  // alive here so that the realized-value cache keeps the copy's stored result, and the same
-  // layout asked again reads it instead of copying again. Dropped when the value changes (assign).
+  // The expression of the last copy keep_copy made of this value while it was stored: kept alive
+  // here so that the realized-value cache keeps the copy's stored result, and the same copy asked
+  // again (same key, same value) is this expression, not a new graph. Dropped when the value
+  // changes (assign).
   UOpRef layout_copy;
+  std::string layout_key;
+  Dims layout_shape;
 };
 
 class Tensor {
@@ -170,9 +173,12 @@ public:
   // a model that runs again); the copy's memory stays held until the value changes (assign).
   // With `split`, the axes are first split into that shape (a reshape), and the result has it.
   Tensor layout(const Axes& order, const Dims& split = {}) const;
-  // `copy`, a stored (contiguous) expression of this tensor's stored value, kept as layout() keeps
-  // its copy: while the value is unchanged, the same expression built again reads the stored result.
-  Tensor keep_copy(const Tensor& copy) const;
+  // A stored (contiguous) copy of this tensor's stored value that `make` builds, kept under `key`
+  // as layout() keeps its copy: while the value is unchanged, asking for the same key again returns
+  // the kept expression (whose stored result the realized-value cache holds) without calling
+  // `make`, so a model that runs again rebuilds none of its weights' rearrangements. Over a value
+  // that is not stored, `make()` each time.
+  Tensor keep_copy(const std::string& key, const std::function<Tensor()>& make) const;
   Tensor detach() const;
   Tensor cast(DType dtype) const;    // throws TensorError for void, vector or pointer dtypes
   Tensor bitcast(DType dtype) const; // same item size only; same dtype checks as cast

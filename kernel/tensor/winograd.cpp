@@ -31,16 +31,19 @@ constexpr double kAt[kOut][kTile] = {
 // kernel that computes it upcasts the stacked axis (heuristic.cpp: masked axes) and each lane
 // keeps only its own row's terms.
 template <size_t R, size_t C> Tensor combine(const Tensor& x, int64_t axis, const double (&m)[R][C]) {
-  std::vector<std::pair<int64_t, int64_t>> whole;
-  for (int64_t e : x.shape()) whole.emplace_back(0, e);
+  std::vector<std::pair<int64_t, int64_t>> range;
+  for (int64_t e : x.shape()) range.emplace_back(0, e);
+  std::vector<std::optional<Tensor>> slices(C); // each slice built once (a model builds this every run)
   std::vector<Tensor> rows;
   for (size_t r = 0; r < R; ++r) {
     std::optional<Tensor> sum;
     for (size_t i = 0; i < C; ++i) {
       if (m[r][i] == 0) continue;
-      auto range = whole;
-      range[size_t(axis)] = {int64_t(i), int64_t(i) + 1};
-      Tensor s = x.shrink(range);
+      if (!slices[i]) {
+        range[size_t(axis)] = {int64_t(i), int64_t(i) + 1};
+        slices[i] = x.shrink(range);
+      }
+      const Tensor& s = *slices[i];
       Tensor term = m[r][i] == 1 ? s : m[r][i] == -1 ? -s : s * m[r][i];
       sum = sum ? *sum + term : term;
     }

@@ -215,6 +215,44 @@ BOOST_AUTO_TEST_CASE(layout_keeps_values) {
   BOOST_CHECK_THROW(to_tensor(a).layout({0, 0, 1}), tg::TensorError);
 }
 
+// keep_copy: over a stored value the same key returns the kept copy without building it again
+// (a model's weight rearrangements, built once per weight value); another key, a new value
+// (assign) or a value that is not stored builds it.
+BOOST_AUTO_TEST_CASE(keep_copy_builds_once_per_value_and_key) {
+  Rng rng(112);
+  NdArray a = rand_array(rng, {3, 4});
+  Tensor t = to_tensor(a).realize();
+  int builds = 0;
+  auto twice = [&] {
+    ++builds;
+    return (t * 2.0f).contiguous();
+  };
+  Tensor first = t.keep_copy("twice", twice);
+  Tensor again = t.keep_copy("twice", twice);
+  BOOST_TEST(builds == 1);
+  BOOST_TEST((again.shape() == tg::Dims{3, 4}));
+  NdArray want = a;
+  for (auto& v : want.data) v *= 2;
+  check_close(again, want, Tol{0, 0}, "the kept copy");
+  BOOST_TEST((first.uop() == again.uop()), "one stored result");
+  t.keep_copy("transposed", [&] {
+    ++builds;
+    return t.permute({1, 0}).contiguous();
+  });
+  BOOST_TEST(builds == 2, "another key builds");
+  t.keep_copy("twice", twice);
+  BOOST_TEST(builds == 3, "one copy is kept: the key before is built again");
+  t.assign(to_tensor(a) + 1.0f);
+  t.realize();
+  for (auto& v : want.data) v += 2;
+  check_close(t.keep_copy("twice", twice), want, Tol{1e-6, 1e-6}, "after assign");
+  BOOST_TEST(builds == 4, "a new value builds");
+  Tensor lazy = to_tensor(a) * 3.0f;
+  lazy.keep_copy("twice", twice);
+  lazy.keep_copy("twice", twice);
+  BOOST_TEST(builds == 6, "an expression keeps nothing");
+}
+
 // From 64 output channels (multiples of 32) a CPU stores the weight in 32-channel panels
 // (composite.cpp) and the convolution keeps its (N, cout/32, 32, y, x) axes under a fused bias
 // and ReLU: one kernel after the panel copy. Forward at strides 1 and 2 with padding, and the
