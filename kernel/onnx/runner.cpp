@@ -2,6 +2,7 @@
 
 #include "kernel/onnx/ops.hpp"
 
+#include <cmath>
 #include <set>
 #include <unordered_map>
 
@@ -82,6 +83,23 @@ struct Runner::Scope {
   }
 };
 
+namespace {
+
+// A one-element input whose value the host holds (a Constant's, an initializer's, a folded
+// node's) as a constant of its shape and dtype: the kernels that read it fold the value (Clip's
+// bounds, LayerNorm's epsilon and exponent 2) instead of loading it from a buffer of its own.
+// Integers only while a double holds them exactly.
+Value scalar_constant(const Value& v, const HostTensor& h) {
+  if (!v.is_tensor() || h.numel() != 1 || h.data.size() != size_t(h.dtype.itemsize())) return v;
+  const Tensor& t = v.tensor();
+  if (t.numel() != 1 || t.dtype() != h.dtype) return v;
+  const double x = h.as_doubles()[0];
+  if (!h.dtype.is_float() && !(std::abs(x) <= 9007199254740992.0)) return v; // 2^53
+  return Value(t.const_like(x));
+}
+
+} // namespace
+
 Runner::Runner(std::shared_ptr<const Graph> graph, std::string device)
     : graph_(std::move(graph)), device_(std::move(device)) {}
 
@@ -139,7 +157,7 @@ std::vector<Value> Runner::run_graph(const Graph& g, const std::vector<Value>& i
         continue;
       }
       auto [v, h] = lookup(name, node);
-      in.push_back(std::move(v));
+      in.push_back(h ? scalar_constant(v, *h) : std::move(v));
       hosts.push_back(std::move(h));
     }
     const std::string fold = fold_key(node, in, hosts);
@@ -163,7 +181,13 @@ std::vector<Value> Runner::run_graph(const Graph& g, const std::vector<Value>& i
         });
     std::vector<Value> out;
     try {
-      out = op->second(ctx);
+      // a Constant's tensor is uploaded once per model, as an initializer is
+      const auto value = node.attributes.find("value");
+      if (node.op_type == "Constant" && node.domain.empty() && node.attributes.size() == 1 &&
+          value != node.attributes.end() && value->second.t)
+        out = {Value(uploaded(value->second.t))};
+      else
+        out = op->second(ctx);
     } catch (const OnnxError&) {
       throw;
     } catch (const Error& e) { // TensorError, device errors: say which node

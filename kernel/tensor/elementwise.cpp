@@ -27,6 +27,13 @@ void require_int(const Tensor& t, const char* what) {
     throw TensorError(std::string(what) + " needs an integer or bool tensor, got " + t.dtype().name());
 }
 
+// The CONST a tensor is everywhere (seen through reshapes and expands), or null.
+const UOp* uniform_const(const Tensor& t) {
+  const UOp* u = t.uop().get();
+  while (u->op() == Ops::RESHAPE || u->op() == Ops::EXPAND) u = u->src(0).get();
+  return u->op() == Ops::CONST ? u : nullptr;
+}
+
 } // namespace
 
 Dims broadcast_shape(const Dims& a, const Dims& b) {
@@ -249,6 +256,11 @@ Tensor Tensor::ceil() const {
 }
 Tensor Tensor::pow(const Tensor& exponent) const {
   auto [base, e] = broadcast_pair(*this, exponent);
+  // an exponent that is one constant (an ONNX Pow's 2 in LayerNorm): the scalar overload's forms
+  if (const UOp* c = uniform_const(e); c && base.dtype().is_float()) {
+    const double v = std::visit([](auto x) { return double(x); }, c->const_value());
+    if (v == 2 || v == 1 || v == 0.5) return base.pow(v);
+  }
   require_float_or_cast(base);
   e = e.cast(base.dtype());
   // |x|^y, then the sign for a negative base: negative for odd integer y, NaN for non-integer y.

@@ -1,6 +1,7 @@
 // tg::onnx::Model on models built here with ONNX's protobuf classes: values, dynamic dims, fusion,
 // TinyJit, and every kind of bad input (each a typed error that names what and where).
 #include "kernel/engine/launch_counter.hpp"
+#include "kernel/engine/realized_cache.hpp"
 #include "kernel/onnx/onnx.hpp"
 #include "kernel/tensor/jit.hpp"
 
@@ -216,6 +217,51 @@ BOOST_AUTO_TEST_CASE(gemm_keeps_a_constant_transposed_b) {
   tg::LaunchCounter counter;
   BOOST_TEST(model.run({{"x", x}}).at("y").to_vector<float>() == want, boost::test_tools::per_element());
   BOOST_TEST(counter.kernels() == 1u, counter.kernels() << " kernels");
+}
+
+// One-element Constants (Clip's bounds, Pow's exponent) become constants inside the kernel: the
+// fused kernel reads only x and the three-element Constant, which is uploaded once per model
+// (the same buffer in every run); x^2 is a product, not exp2(2 log2 |x|). Values vs hand-computed.
+BOOST_AUTO_TEST_CASE(scalar_constants_fold_into_kernels) {
+  auto m = model_with();
+  auto& g = *m.mutable_graph();
+  add_input(g, "x", ::onnx::TensorProto::FLOAT, {int64_t(2), int64_t(3)});
+  auto constant = [&](const std::string& name, std::vector<float> values) {
+    auto* n = add_node(g, "Constant", {}, {name});
+    auto* a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(::onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    if (values.size() > 1) t->add_dims(int64_t(values.size()));
+    for (float v : values) t->add_float_data(v);
+  };
+  constant("lo", {0});
+  constant("hi", {6});
+  constant("two", {2});
+  constant("bias", {1, 2, 3});
+  add_node(g, "Clip", {"x", "lo", "hi"}, {"c"});
+  add_node(g, "Pow", {"c", "two"}, {"p"});
+  add_node(g, "Add", {"p", "bias"}, {"y"});
+  add_output(g, "y");
+  Model model = Model::from_bytes(bytes_of(m));
+  // x = [[-1, 2, 7], [3, 0.5, 6]]: clip [[0, 2, 6], [3, .5, 6]], squared + [1, 2, 3]
+  Tensor x = Tensor::from_vector<float>({-1, 2, 7, 3, 0.5f, 6}, {2, 3}).realize();
+  const std::vector<float> want{1, 6, 39, 10, 2.25f, 39};
+  std::vector<const tg::UOp*> bias; // the input buffer that is not x's, each run
+  for (int run = 0; run < 2; ++run) {
+    Tensor y = model.run({{"x", x}}).at("y");
+    auto items = y.schedule();
+    BOOST_REQUIRE(items.size() == 1u);
+    BOOST_TEST(items[0].buffers.size() == 3u, "output, x and the bias: " << items[0].buffers.size());
+    const std::string ast = items[0].ast->str();
+    BOOST_TEST(ast.find("EXP2") == std::string::npos, ast);
+    for (size_t i = 1; i < items[0].buffers.size(); ++i)
+      if (items[0].buffers[i] != tg::stored_buffer(x.uop())) bias.push_back(items[0].buffers[i].get());
+    BOOST_TEST(y.to_vector<float>() == want, boost::test_tools::per_element());
+  }
+  BOOST_REQUIRE(bias.size() == 2u);
+  BOOST_TEST(bias[0] == bias[1], "the three-element Constant is uploaded once");
 }
 
 BOOST_AUTO_TEST_CASE(input_checks) {

@@ -266,6 +266,14 @@ BOOST_AUTO_TEST_CASE(pow_tensor_exponent) {
   Tensor b = Tensor::from_vector<float>({0, 0, -2, -2, 2}, {5}),
          x = Tensor::from_vector<float>({0, 2, 3, 0.5, -1}, {5});
   check_close(b.pow(x), NdArray({5}, {1, 0, -8, NAN, 0.5}), kTrans32, "pow specials");
+  // an exponent that is one constant tensor (an ONNX Pow's 2) takes the scalar forms: x^2 is x * x
+  // (exact, no exp2), broadcast to the exponent's shape
+  Tensor two = Tensor::full({2, 1, 5}, 2.0, dtypes::float32);
+  Tensor sq = b.pow(two);
+  BOOST_TEST((sq.shape() == Dims{2, 1, 5}));
+  BOOST_TEST(sq.schedule().back().ast->str().find("EXP2") == std::string::npos);
+  check_close(sq, NdArray({2, 1, 5}, {0, 0, 4, 4, 4, 0, 0, 4, 4, 4}), Tol{0, 0}, "x ^ constant 2");
+  check_close(b.pow(b.const_like(0.5)), NdArray({5}, {0, 0, NAN, NAN, std::sqrt(2.0)}), kTrans32, "^ 0.5");
 }
 
 // C semantics: quotient truncates toward zero, remainder takes the dividend's sign.
