@@ -170,11 +170,54 @@ struct Scheduler {
   // else nullptr. That reduce is stored instead of the cast: stored after the
   // cast, the matmul would be computed in the heads' permuted shape, whose axes no longer map
   // onto its own (no matrix units: GPT-2's q/k/v projections ran at 0.5 TFLOPS on an H100).
-  const UOp* cast_of_reduce(const UOp* u) const {
+  // A narrower cast of the reduce seen through reshapes that only add or drop dims of 1 (a
+  // bfloat16 product's attention scores) keeps the reduce's axes: it is stored itself, half the
+  // bytes for its kernel and every reader (nullptr).
+  const UOp* cast_of_reduce(const UOp* u) {
     if (!float_cast(u)) return nullptr;
     const UOp* src = u->src(0).get();
-    while (is_movement(src->op()) || float_cast(src)) src = src->src(0).get();
-    return src->op() == Ops::REDUCE_AXIS ? src : nullptr;
+    bool same_axes = true;
+    while (is_movement(src->op()) || float_cast(src)) {
+      same_axes &= !is_movement(src->op()) || unit_reshape(src);
+      src = src->src(0).get();
+    }
+    if (src->op() != Ops::REDUCE_AXIS) return nullptr;
+    return same_axes && u->dtype().itemsize() < src->dtype().itemsize() ? nullptr : src;
+  }
+
+  // The one float cast to a narrower dtype that everything reading reduce r reads it through,
+  // seen through reshapes that only add or drop dims of 1 (a bfloat16 product's attention
+  // scores, summed in float32, cast back): stored instead of r, the same values in half the
+  // bytes for r's kernel and every reader; else nullptr.
+  const UOp* narrowing_cast_of(const UOp* r) {
+    const UOp* u = r;
+    while (users[u].size() == 1 && !targets.count(u)) {
+      const UOp* user = users[u][0];
+      if (float_cast(user)) return user->dtype().itemsize() < r->dtype().itemsize() ? user : nullptr;
+      if (!unit_reshape(user) || realize.count(user)) return nullptr;
+      u = user;
+    }
+    return nullptr;
+  }
+
+  // The reduce that narrowing_cast_of(reduce) is (the stored cast's own reduce), else nullptr.
+  const UOp* reduce_under_cast(const UOp* cast) {
+    if (!float_cast(cast)) return nullptr;
+    const UOp* u = cast->src(0).get();
+    while (unit_reshape(u)) u = u->src(0).get();
+    return u->op() == Ops::REDUCE_AXIS && narrowing_cast_of(u) == cast ? u : nullptr;
+  }
+
+  // A RESHAPE that only adds or drops dims of size 1 (a product's summed axis).
+  bool unit_reshape(const UOp* u) {
+    if (u->op() != Ops::RESHAPE) return false;
+    auto non_unit = [](const Dims& d) {
+      Dims out;
+      for (int64_t x : d)
+        if (x != 1) out.push_back(x);
+      return out;
+    };
+    return non_unit(shapes(refs.at(u))) == non_unit(shapes(u->src(0)));
   }
 
   // True when u's value is broadcast (a growing EXPAND, after movement ops and float casts) into a
@@ -348,8 +391,9 @@ struct Scheduler {
       std::unordered_set<const UOp*> allowed;
       for (const UOp* g : first.group) {
         bool keep = g == max || depends_on(refs.at(g), max);
-        if (!keep && g->op() == Ops::REDUCE_AXIS && reduce_size(g) <= kInnerReduce &&
-            depends_on(refs.at(max), g)) {
+        // (the scores: a reduce, or its narrowing cast stored in its place)
+        const UOp* scores = g->op() == Ops::REDUCE_AXIS ? g : reduce_under_cast(g);
+        if (!keep && scores && reduce_size(scores) <= kInnerReduce && depends_on(refs.at(max), g)) {
           keep = true;
           for (const UOp* h : first.group)
             if (h != g && depends_on(refs.at(g), h)) keep = false;
@@ -411,10 +455,11 @@ struct Scheduler {
         if (!plain) realize.insert(src.get());
       }
       if (realize.count(u.get())) continue;
-      if (u->op() == Ops::REDUCE_AXIS && must_realize_reduce(u.get()))
-        realize.insert(u.get());
-      else if ((is_alu(u->op()) || float_cast(u.get())) && loads.count(u.get()) &&
-               expanded_into_reduce(u.get())) {
+      if (u->op() == Ops::REDUCE_AXIS && must_realize_reduce(u.get())) {
+        const UOp* cast = narrowing_cast_of(u.get());
+        realize.insert(cast ? cast : u.get());
+      } else if ((is_alu(u->op()) || float_cast(u.get())) && loads.count(u.get()) &&
+                 expanded_into_reduce(u.get())) {
         const UOp* reduce = cast_of_reduce(u.get());
         realize.insert(reduce ? reduce : u.get());
       } else if (is_alu(u->op()) && wide_and_shared(u.get()))

@@ -234,6 +234,37 @@ BOOST_AUTO_TEST_CASE(an_activation_is_stored_with_its_convolution_not_recomputed
   BOOST_TEST(y.to_vector<float>() == want.to_vector<float>(), boost::test_tools::per_element());
 }
 
+// A bfloat16 product summed in float32 and cast back, which another reduce reads (attention's
+// scores under its row max): the cast is stored, not the float32 sum (half the bytes for the
+// product's kernel and every reader), in the product's own shape. Small integers, so every
+// score is exact in bfloat16: values vs hand-computed.
+BOOST_AUTO_TEST_CASE(a_narrowing_cast_of_a_product_is_stored_in_its_place) {
+  std::vector<float> qv(8 * 4), kv(16 * 4);
+  for (size_t i = 0; i < qv.size(); ++i) qv[i] = float(int(i % 5) - 2);
+  for (size_t i = 0; i < kv.size(); ++i) kv[i] = float(int(i % 7) - 3);
+  Tensor q = Tensor::from_vector(qv, {8, 4}).realize(), k = Tensor::from_vector(kv, {16, 4}).realize();
+  Tensor scores = q.cast(dtypes::bfloat16).matmul(k.cast(dtypes::bfloat16).transpose());
+  BOOST_REQUIRE(scores.dtype() == dtypes::bfloat16);
+  Tensor top = scores.max({1});
+  bool narrow = false, wide = false;
+  for (const auto& item : top.schedule()) {
+    const UOpRef& store = item.ast->src(0);
+    if (store->op() != Ops::STORE || item.shape != Dims{8, 16}) continue;
+    narrow |= store->src(1)->dtype() == dtypes::bfloat16;
+    wide |= store->src(1)->dtype() == dtypes::float32;
+  }
+  BOOST_TEST(narrow, "the scores stored as bfloat16");
+  BOOST_TEST(!wide);
+  std::vector<float> want(8, -1e30f);
+  for (size_t i = 0; i < 8; ++i)
+    for (size_t j = 0; j < 16; ++j) {
+      float s = 0;
+      for (size_t c = 0; c < 4; ++c) s += qv[i * 4 + c] * kv[j * 4 + c];
+      want[i] = std::max(want[i], s);
+    }
+  BOOST_TEST(top.cast(dtypes::float32).to_vector<float>() == want, boost::test_tools::per_element());
+}
+
 // Autocast: a value cast to bfloat16 and broadcast into a matmul is stored after the cast, so the
 // matmul reads bfloat16 and does not recompute it per product (a LayerNorm's output: an ALU chain);
 // where the cast reads a reduce's result through views (a projection's output cast as attention
