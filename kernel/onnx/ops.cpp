@@ -6,11 +6,15 @@ namespace tg::onnx {
 
 OpContext::OpContext(const Node& node, std::vector<Value> inputs,
                      std::vector<std::shared_ptr<const HostTensor>> hosts, int64_t opset, std::string device,
-                     RunGraph run_graph, Lookup lookup, Derive derive)
+                     RunGraph run_graph, Lookup lookup, Derive derive, Upload upload)
     : node_(node), inputs_(std::move(inputs)), hosts_(std::move(hosts)), opset_(opset),
       device_(std::move(device)), run_graph_(std::move(run_graph)), lookup_(std::move(lookup)),
-      derive_(std::move(derive)) {
+      derive_(std::move(derive)), upload_(std::move(upload)) {
   hosts_.resize(inputs_.size());
+}
+
+Tensor OpContext::uploaded(const std::shared_ptr<const HostTensor>& host) const {
+  return upload_ ? upload_(host) : host->to_tensor(device_);
 }
 
 Tensor OpContext::derived(size_t i, const std::string& what,

@@ -26,9 +26,13 @@ public:
   // (that input's host value, what the computation is, the computed tensor) -> the kept copy.
   using Derive =
       std::function<Tensor(const std::shared_ptr<const HostTensor>&, const std::string&, const Tensor&)>;
+  // The device copy of a host value the model holds (an initializer, a Constant's tensor), made
+  // once per model.
+  using Upload = std::function<Tensor(const std::shared_ptr<const HostTensor>&)>;
   // hosts[i]: input i's values when the host already has them (initializers, Constant outputs)
   OpContext(const Node& node, std::vector<Value> inputs, std::vector<std::shared_ptr<const HostTensor>> hosts,
-            int64_t opset, std::string device, RunGraph run_graph, Lookup lookup = {}, Derive derive = {});
+            int64_t opset, std::string device, RunGraph run_graph, Lookup lookup = {}, Derive derive = {},
+            Upload upload = {});
 
   const Node& node() const { return node_; }
   int64_t opset() const { return opset_; } // the model's version of the node's domain
@@ -50,6 +54,8 @@ public:
   // only and kept (`what` names fn: one kept copy per input and what).
   Tensor derived(size_t i, const std::string& what, const std::function<Tensor(const Tensor&)>& fn) const;
   double double_scalar(size_t i) const;
+  // `host` on the device: the model's one copy of it where the runner keeps copies, else a new one
+  Tensor uploaded(const std::shared_ptr<const HostTensor>& host) const;
   size_t num_outputs() const { return node_.outputs.size(); }
   bool wants_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
 
@@ -82,6 +88,7 @@ private:
   RunGraph run_graph_;
   Lookup lookup_;
   Derive derive_;
+  Upload upload_;
 };
 
 // Tensor helpers the op files share.

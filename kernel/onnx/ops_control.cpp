@@ -19,7 +19,10 @@ std::vector<Value> constant(OpContext& ctx) {
   if (attrs.size() != 1) ctx.fail("needs exactly one value attribute, got " + std::to_string(attrs.size()));
   const auto& [name, a] = *attrs.begin();
   const std::string& dev = ctx.device();
-  if (name == "value") return {ctx.attr_tensor("value").to_tensor(dev)};
+  if (name == "value") {      // copied to the device once per model, as an initializer is
+    ctx.attr_tensor("value"); // (checks that it is a tensor)
+    return {ctx.uploaded(a.t)};
+  }
   if (name == "value_float")
     return {Tensor::from_vector(std::vector<float>{float(a.f)}, {}, dtypes::float32, dev)};
   if (name == "value_floats") {

@@ -176,11 +176,8 @@ void register_elementwise_ops(OpTable& t) {
     const Tensor& base = ctx.tensor(0);
     const Tensor& e = ctx.tensor(1);
     if (base.dtype().is_bool() || e.dtype().is_bool()) ctx.fail("Pow of bool tensors");
-    // a known scalar exponent (LayerNorm's x^2 in an export): Tensor::pow's exact forms (x * x)
-    if (base.dtype().is_float() && ctx.known(1) && e.numel() == 1 && e.ndim() <= base.ndim()) {
-      const double p = ctx.double_scalar(1);
-      if (p == 2 || p == 1) return {in_float(base, [&](const Tensor& b) { return b.pow(p); })};
-    }
+    // (a known one-element exponent arrives as a constant: Tensor::pow then takes its exact forms,
+    // LayerNorm's x^2 as x * x)
     return {onnx_pow(base, e)};
   };
   t["Neg"] = [](OpContext& ctx) -> std::vector<Value> {

@@ -178,16 +178,11 @@ std::vector<Value> Runner::run_graph(const Graph& g, const std::vector<Value>& i
           std::string name = "derived ";
           name.append(reinterpret_cast<const char*>(&at), sizeof at);
           return uploaded(folded(name + what, computed));
-        });
+        },
+        [this](const std::shared_ptr<const HostTensor>& host) { return uploaded(host); });
     std::vector<Value> out;
     try {
-      // a Constant's tensor is uploaded once per model, as an initializer is
-      const auto value = node.attributes.find("value");
-      if (node.op_type == "Constant" && node.domain.empty() && node.attributes.size() == 1 &&
-          value != node.attributes.end() && value->second.t)
-        out = {Value(uploaded(value->second.t))};
-      else
-        out = op->second(ctx);
+      out = op->second(ctx);
     } catch (const OnnxError&) {
       throw;
     } catch (const Error& e) { // TensorError, device errors: say which node

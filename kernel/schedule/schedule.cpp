@@ -170,19 +170,12 @@ struct Scheduler {
   // else nullptr. That reduce is stored instead of the cast: stored after the
   // cast, the matmul would be computed in the heads' permuted shape, whose axes no longer map
   // onto its own (no matrix units: GPT-2's q/k/v projections ran at 0.5 TFLOPS on an H100).
-  // A narrower cast of the reduce seen through reshapes that only add or drop dims of 1 (a
-  // bfloat16 product's attention scores) keeps the reduce's axes: it is stored itself, half the
-  // bytes for its kernel and every reader (nullptr).
+  // A narrowing cast that its reduce is read through alone (narrowing_cast_of) is stored itself.
   const UOp* cast_of_reduce(const UOp* u) {
-    if (!float_cast(u)) return nullptr;
+    if (!float_cast(u) || reduce_under_cast(u)) return nullptr;
     const UOp* src = u->src(0).get();
-    bool same_axes = true;
-    while (is_movement(src->op()) || float_cast(src)) {
-      same_axes &= !is_movement(src->op()) || unit_reshape(src);
-      src = src->src(0).get();
-    }
-    if (src->op() != Ops::REDUCE_AXIS) return nullptr;
-    return same_axes && u->dtype().itemsize() < src->dtype().itemsize() ? nullptr : src;
+    while (is_movement(src->op()) || float_cast(src)) src = src->src(0).get();
+    return src->op() == Ops::REDUCE_AXIS ? src : nullptr;
   }
 
   // The one float cast to a narrower dtype that everything reading reduce r reads it through,

@@ -27,10 +27,11 @@ void require_int(const Tensor& t, const char* what) {
     throw TensorError(std::string(what) + " needs an integer or bool tensor, got " + t.dtype().name());
 }
 
-// The CONST a tensor is everywhere (seen through reshapes and expands), or null.
+// The CONST a tensor is everywhere (seen through reshapes, expands and float casts), or null.
 const UOp* uniform_const(const Tensor& t) {
   const UOp* u = t.uop().get();
-  while (u->op() == Ops::RESHAPE || u->op() == Ops::EXPAND) u = u->src(0).get();
+  while (u->op() == Ops::RESHAPE || u->op() == Ops::EXPAND || (u->op() == Ops::CAST && u->dtype().is_float()))
+    u = u->src(0).get();
   return u->op() == Ops::CONST ? u : nullptr;
 }
 

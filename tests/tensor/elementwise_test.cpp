@@ -274,6 +274,10 @@ BOOST_AUTO_TEST_CASE(pow_tensor_exponent) {
   BOOST_TEST(sq.schedule().back().ast->str().find("EXP2") == std::string::npos);
   check_close(sq, NdArray({2, 1, 5}, {0, 0, 4, 4, 4, 0, 0, 4, 4, 4}), Tol{0, 0}, "x ^ constant 2");
   check_close(b.pow(b.const_like(0.5)), NdArray({5}, {0, 0, NAN, NAN, std::sqrt(2.0)}), kTrans32, "^ 0.5");
+  // ... also behind a float cast (a float16 exponent taken to float32, as ONNX's half Pow does)
+  Tensor sq16 = b.pow(b.const_like(2.0, dtypes::float16).cast(dtypes::float32));
+  BOOST_TEST(sq16.schedule().back().ast->str().find("EXP2") == std::string::npos);
+  check_close(sq16, NdArray({5}, {0, 0, 4, 4, 4}), Tol{0, 0}, "x ^ constant 2 behind a cast");
 }
 
 // C semantics: quotient truncates toward zero, remainder takes the dividend's sign.
