@@ -30,4 +30,8 @@ void CaptureScope::record(std::shared_ptr<PreparedKernel> kernel,
   launches_.push_back(std::move(launch));
 }
 
+void CaptureScope::note_host_dependence(std::string what) {
+  if (host_dependence_.empty()) host_dependence_ = std::move(what);
+}
+
 } // namespace tg

@@ -44,9 +44,15 @@ public:
   // Records a launch; buffers[0] is the one it writes.
   void record(std::shared_ptr<PreparedKernel> kernel, std::span<const std::shared_ptr<DeviceStorage>> buffers,
               const LaunchDims& dims, std::string device);
+  // Host work of the recorded call whose result a replay would keep as recorded: a value read
+  // back to the host (what the host then did with it is not in the kernels), a random draw (the
+  // generator's counter is host state). Keeps the first such note; empty when none.
+  void note_host_dependence(std::string what);
+  const std::string& host_dependence() const { return host_dependence_; }
 
 private:
   std::vector<CapturedLaunch> launches_;
+  std::string host_dependence_;
   std::set<std::weak_ptr<DeviceStorage>, std::owner_less<>> written_;
 };
 

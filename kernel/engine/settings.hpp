@@ -15,7 +15,8 @@
 // WINO=0/1 (3x3 stride-1 convolutions through Winograd's F(4x4, 3x3): kernel/tensor/winograd.hpp;
 // default: inference on CPU-style devices and on GPUs from 128 input channels),
 // S2D=0/1 (stride-2 convolutions over few channels as stride-1 ones over the input's space-to-depth
-// rearrangement: kernel/tensor/composite.cpp; default: inference on GPU-style devices).
+// rearrangement: kernel/tensor/composite.cpp; default: inference on GPU-style devices),
+// JIT=0 (tg::TinyJit and tg::onnx::Model's replays run every call eagerly).
 #pragma once
 
 #include <string>
@@ -37,6 +38,7 @@ struct Config {
   bool fuse_attention = false; // FUSE_ATTENTION=1: a softmax only a reduce reads is computed in its kernel
   int winograd = -1;           // WINO: 1 always where it applies, 0 never, -1 inference (winograd.hpp)
   int space_to_depth = -1;     // S2D: 1 always where it applies, 0 never, -1 inference on GPU-style devices
+  bool jit = true;             // JIT=0: no captures, no replays
   std::string cache_dir;
 };
 

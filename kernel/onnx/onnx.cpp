@@ -2,6 +2,7 @@
 
 #include "kernel/onnx/loader.hpp"
 #include "kernel/onnx/ops.hpp"
+#include "kernel/onnx/replay.hpp"
 #include "kernel/onnx/runner.hpp"
 #include "kernel/runtime/devices.hpp"
 
@@ -64,9 +65,24 @@ void check_input(const ValueInfo& info, const Tensor& t, std::map<std::string, i
 
 } // namespace
 
-Model::Model(std::shared_ptr<const Graph> graph, std::string device)
+Model::Model(std::shared_ptr<const Graph> graph, std::string device, bool replay)
     : graph_(std::move(graph)), runner_(std::make_shared<Runner>(graph_, device)),
-      device_(std::move(device)) {}
+      device_(std::move(device)) {
+  if (!replay) return;
+  replays_ = std::make_shared<Replays>(
+      [runner = runner_](const std::vector<Tensor>& in) {
+        std::vector<Value> out = runner->run(std::vector<Value>(in.begin(), in.end()));
+        std::vector<Tensor> tensors;
+        for (size_t i = 0; i < out.size(); ++i) {
+          if (!out[i].is_tensor())
+            throw OnnxError(runner->graph().source + ": output '" + runner->graph().outputs[i].name +
+                            "' is not a tensor: use run_values()");
+          tensors.push_back(out[i].tensor());
+        }
+        return tensors;
+      },
+      device_, graph_->source);
+}
 
 Model Model::load(const std::filesystem::path& file, ModelOptions options) {
   std::string bytes = read_file(file);
@@ -77,7 +93,8 @@ Model Model::from_bytes(std::string_view bytes, const std::filesystem::path& bas
                         const std::string& source) {
   std::string device =
       options.device.empty() ? default_device() : parse_device_name(options.device).canonical();
-  return Model(load_graph(bytes, base_dir, source.empty() ? std::string("ONNX model") : source), device);
+  return Model(load_graph(bytes, base_dir, source.empty() ? std::string("ONNX model") : source), device,
+               options.replay);
 }
 
 const std::vector<ValueInfo>& Model::inputs() const { return graph_->inputs; }
@@ -88,7 +105,7 @@ int64_t Model::opset(const std::string& domain) const {
   return it == graph_->opsets.end() ? 0 : it->second;
 }
 
-std::map<std::string, Value> Model::run_values(const std::map<std::string, Value>& inputs) const {
+std::vector<Value> Model::ordered_inputs(const std::map<std::string, Value>& inputs) const {
   std::map<std::string, int64_t> bound;
   std::vector<Value> ordered;
   for (const auto& info : graph_->inputs) {
@@ -116,22 +133,41 @@ std::map<std::string, Value> Model::run_values(const std::map<std::string, Value
     for (const auto& info : graph_->inputs) known |= info.name == name;
     if (!known) throw OnnxError(graph_->source + ": the model has no input named '" + name + "'");
   }
-  std::vector<Value> out = runner_->run(ordered);
+  return ordered;
+}
+
+std::map<std::string, Value> Model::run_values(const std::map<std::string, Value>& inputs) const {
+  std::vector<Value> out = runner_->run(ordered_inputs(inputs));
   std::map<std::string, Value> named;
   for (size_t i = 0; i < out.size(); ++i) named[graph_->outputs[i].name] = out[i];
   return named;
 }
 
 std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& inputs) const {
-  std::map<std::string, Value> in(inputs.begin(), inputs.end());
+  std::vector<Value> ordered = ordered_inputs(std::map<std::string, Value>(inputs.begin(), inputs.end()));
+  bool all_tensors = replays_ != nullptr;
+  std::vector<Tensor> in;
+  for (const auto& v : ordered) {
+    all_tensors = all_tensors && v.is_tensor();
+    if (v.is_tensor()) in.push_back(v.tensor());
+  }
   std::map<std::string, Tensor> out;
-  for (auto& [name, v] : run_values(in)) {
-    if (!v.is_tensor())
+  if (all_tensors) {
+    std::vector<Tensor> results = replays_->run(in);
+    for (size_t i = 0; i < results.size(); ++i) out.emplace(graph_->outputs[i].name, results[i]);
+    return out;
+  }
+  std::vector<Value> results = runner_->run(ordered);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string& name = graph_->outputs[i].name;
+    if (!results[i].is_tensor())
       throw OnnxError(graph_->source + ": output '" + name + "' is not a tensor: use run_values()");
-    out.emplace(name, v.tensor());
+    out.emplace(name, results[i].tensor());
   }
   return out;
 }
+
+int64_t Model::replays() const { return replays_ ? replays_->replays() : 0; }
 
 Value load_value_file(const std::filesystem::path& file, ValueInfo::Kind kind, const std::string& device) {
   HostValue h = load_host_value(read_file(file), kind, file.string());

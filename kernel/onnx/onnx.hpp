@@ -27,6 +27,10 @@ struct Graph; // the loaded graph (kernel/onnx/graph.hpp)
 
 struct ModelOptions {
   std::string device; // where run() puts initializers and constants; empty: the default device
+  // run() replays the kernels of an earlier run with inputs of the same shapes and dtypes (from
+  // the third such run on) instead of building the graph again; kernel/onnx/replay.hpp says when
+  // it does not. false: every run builds the graph (as JIT=0 does for all models).
+  bool replay = true;
 };
 
 class Model {
@@ -45,15 +49,20 @@ public:
 
   // Runs the graph on the given inputs (by name). Checks each input against the declaration
   // (dtype exactly, rank, fixed dims, named dims consistently) and throws OnnxError naming the
-  // input otherwise. The outputs are lazy: realize or read them.
+  // input otherwise. The outputs are lazy (realize or read them), or realized already where the
+  // run replays an earlier one's kernels (ModelOptions::replay).
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs) const;
+  // How many run() calls so far replayed captured kernels.
+  int64_t replays() const;
   // The same for graphs with sequence or optional inputs and outputs.
   std::map<std::string, Value> run_values(const std::map<std::string, Value>& inputs) const;
 
 private:
-  Model(std::shared_ptr<const Graph> graph, std::string device);
+  Model(std::shared_ptr<const Graph> graph, std::string device, bool replay);
+  std::vector<Value> ordered_inputs(const std::map<std::string, Value>& inputs) const; // checked
   std::shared_ptr<const Graph> graph_;
-  std::shared_ptr<class Runner> runner_; // holds the initializers uploaded to the device
+  std::shared_ptr<class Runner> runner_;   // holds the initializers uploaded to the device
+  std::shared_ptr<class Replays> replays_; // null when ModelOptions::replay is off
   std::string device_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernel/engine/capture.hpp"
 #include "kernel/engine/engine.hpp"
 #include "kernel/runtime/devices.hpp"
 
@@ -171,6 +172,8 @@ std::pair<Tensor, Tensor> threefry(Tensor x0, Tensor x1, uint32_t k0, uint32_t k
 // n uniformly distributed uint32 values.
 Tensor random_bits(int64_t n, const std::string& device) {
   auto& st = random_state();
+  if (CaptureScope* capture = CaptureScope::active())
+    capture->note_host_dependence("a random draw (the generator's counter is host state)");
   uint64_t base = st.counter.fetch_add(uint64_t(n));
   uint64_t seed = st.seed.load();
   int64_t half = (n + 1) / 2;

@@ -76,11 +76,22 @@ struct InputKind {
   Dims shape;
   DType dtype;
   std::string device;
+  size_t same_as; // the first input with the same storage: a capture binds one buffer per storage
   bool operator==(const InputKind&) const = default;
 };
 std::vector<InputKind> kinds_of(const std::vector<Tensor>& inputs) {
   std::vector<InputKind> out;
-  for (const auto& t : inputs) out.push_back({t.shape(), t.dtype(), t.device()});
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    auto s = stored(t);
+    size_t first = i;
+    for (size_t j = 0; j < i; ++j)
+      if (stored(inputs[j]) == s) {
+        first = j;
+        break;
+      }
+    out.push_back({t.shape(), t.dtype(), t.device(), first});
+  }
   return out;
 }
 
@@ -108,6 +119,7 @@ struct Slot {
 
 struct TinyJit::Captured {
   std::vector<InputKind> kinds;
+  std::string host_dependence; // CaptureScope::host_dependence of the recorded call
   std::string device_name;
   std::shared_ptr<Device> device;
   std::shared_ptr<Allocator> allocator;
@@ -163,10 +175,15 @@ const MemoryPlan& TinyJit::memory_plan() const {
   static const MemoryPlan none;
   return captured_ ? captured_->plan : none;
 }
+const std::string& TinyJit::host_dependence() const {
+  static const std::string none;
+  return captured_ ? captured_->host_dependence : none;
+}
 void TinyJit::reset() { captured_.reset(); }
 
 std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
   ++calls_;
+  if (!config().jit) return fn_(inputs); // JIT=0
   std::vector<Tensor> in = stored_inputs(inputs);
   if (captured_ && captured_->kinds != kinds_of(in)) { // another shape, dtype or device: record again
     if (config().debug >= 1) std::cout << "jit: inputs changed shape, dtype or device: capturing again\n";
@@ -202,6 +219,7 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
         t.realize();
       }
     launches = recording.launches();
+    cap->host_dependence = recording.host_dependence();
     assigned = std::move(assigns.records);
   }
   ++captures_;
@@ -308,6 +326,9 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
               << " shared buffers " << mb(m.planned_bytes) << " (live peak " << mb(m.peak_live_bytes)
               << "); step memory " << mb(m.unplanned_step_bytes()) << " -> " << mb(m.planned_step_bytes())
               << "\n";
+  if (config().debug >= 1 && !cap->host_dependence.empty())
+    std::cout << "jit: the captured call made " << cap->host_dependence
+              << "; replays keep what the host did with it in the captured call\n";
   captured_ = std::move(cap);
   return outs;
 }

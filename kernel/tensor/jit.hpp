@@ -25,9 +25,11 @@
 //    them: return them from the function to read them), and what autograd kept to differentiate
 //    through values realized inside it is dropped. Otherwise that history would keep every
 //    intermediate of call 2 alive for as long as the JIT replays.
-// Inputs of another shape, dtype or device than the capture's re-capture: that call runs eagerly
+// Inputs of another shape, dtype or device than the capture's, or that share storage where the
+// capture's did not (or the reverse), re-capture: that call runs eagerly
 // and records again (it is not replayed). All captured kernels must run on one device, and a
-// captured call may not copy between devices (JitError).
+// captured call may not copy between devices (JitError). JIT=0 in the environment runs every call
+// eagerly.
 #pragma once
 
 #include "kernel/engine/memory_planner.hpp"
@@ -72,6 +74,10 @@ public:
   int64_t captures() const { return captures_; }
   size_t kernel_count() const; // kernels per replay (0 before capture)
   bool uses_launch_batch() const;
+  // What the captured call computed on the host from device values or host state that may differ
+  // per call (CaptureScope::note_host_dependence: "a read back to the host of ...", "a random
+  // draw ..."); a replay keeps the captured call's outcome of it. Empty when none, or before capture.
+  const std::string& host_dependence() const;
   // The planner's view of the captured step (empty before capture).
   const JitMemory& memory() const;
   const std::vector<BufferLifetime>& intermediate_lifetimes() const;

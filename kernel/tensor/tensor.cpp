@@ -2,6 +2,7 @@
 
 #include "kernel/tensor/release_after_launch.hpp"
 
+#include "kernel/engine/capture.hpp"
 #include "kernel/engine/config.hpp"
 #include "kernel/engine/engine.hpp"
 #include "kernel/engine/realize.hpp"
@@ -115,6 +116,9 @@ std::vector<std::byte> Tensor::to_bytes() const {
   }
   std::vector<std::byte> out(size_t(numel()) * size_t(dtype().itemsize()));
   if (out.empty()) return out;
+  if (CaptureScope* capture = CaptureScope::active())
+    capture->note_host_dependence("a read back to the host of a " + dtype().name() + dims_str(shape()) +
+                                  " value");
   storage_of(buffer).buffer().copy_to_host(out);
   return out;
 }

@@ -207,6 +207,39 @@ BOOST_AUTO_TEST_CASE(a_shape_change_captures_again) {
   BOOST_TEST(f.captures() == 3);
 }
 
+// A captured call that reads a value back to the host or draws random numbers says so
+// (host_dependence); one that does neither says nothing.
+BOOST_AUTO_TEST_CASE(host_dependence_names_reads_and_random_draws) {
+  auto capture = [](TinyJit& f) {
+    for (int i = 0; i < 2; ++i) f({Tensor::from_vector(std::vector<float>{1, 2}, {2})});
+    BOOST_REQUIRE(f.captured());
+    return f.host_dependence();
+  };
+  TinyJit pure([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 2.0}; });
+  BOOST_TEST(capture(pure).empty());
+  TinyJit reads([](const std::vector<Tensor>& in) {
+    float s = in[0].sum().item<float>();
+    return std::vector<Tensor>{in[0] * s};
+  });
+  BOOST_TEST(capture(reads).find("read back to the host") != std::string::npos, capture(reads));
+  TinyJit draws([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0] + Tensor::rand({2}, dtypes::float32, in[0].device())};
+  });
+  BOOST_TEST(capture(draws).find("random draw") != std::string::npos, capture(draws));
+}
+
+// The same tensor passed twice binds one buffer in the capture: a later call with two different
+// tensors captures again instead of reading the first one twice.
+BOOST_AUTO_TEST_CASE(inputs_that_share_storage_capture_apart) {
+  TinyJit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] - in[1]}; });
+  Tensor a = Tensor::from_vector(std::vector<float>{5, 7}, {2}).realize();
+  for (int i = 0; i < 3; ++i) BOOST_TEST(f({a, a})[0].to_vector<float>() == (std::vector<float>{0, 0}));
+  BOOST_TEST(f.replays() == 1);
+  Tensor b = Tensor::from_vector(std::vector<float>{1, 2}, {2}).realize();
+  BOOST_TEST(f({a, b})[0].to_vector<float>() == (std::vector<float>{4, 5}));
+  BOOST_TEST(f.captures() == 2);
+}
+
 BOOST_AUTO_TEST_CASE(planner_shares_only_disjoint_lifetimes) {
   // a chain: 0 dies before 2 starts, 1 before 3; 4 overlaps everything
   std::vector<BufferLifetime> b{{0, 1, 100}, {1, 2, 50}, {2, 3, 80}, {3, 4, 120}, {0, 4, 10}};

@@ -15,6 +15,7 @@
 #include <string>
 
 namespace fs = std::filesystem;
+using tg::Dims;
 using tg::Tensor;
 using tg::onnx::Model;
 using tg::onnx::OnnxError;
@@ -88,6 +89,9 @@ std::string bytes_of(const ::onnx::ModelProto& m) {
   add_output(g, "y");
   return m;
 }
+
+// For tests that look at the graph a run builds: no replays.
+const tg::onnx::ModelOptions eager{.device = "", .replay = false};
 
 struct TempDir {
   fs::path path;
@@ -173,7 +177,7 @@ BOOST_AUTO_TEST_CASE(shape_arithmetic_folds_on_the_host) {
   add_node(g, "Mul", {"start", "two"}, {"end"});  // [2W / 3]
   add_node(g, "Slice", {"x", "start", "end", "one"}, {"y"});
   add_output(g, "y");
-  Model model = Model::from_bytes(bytes_of(m));
+  Model model = Model::from_bytes(bytes_of(m), {}, eager);
   for (int64_t width : {6, 9}) {
     std::vector<float> xs;
     for (int64_t i = 0; i < 2 * width; ++i) xs.push_back(float(i));
@@ -209,7 +213,7 @@ BOOST_AUTO_TEST_CASE(gemm_keeps_a_constant_transposed_b) {
     return a;
   }());
   add_output(g, "y");
-  Model model = Model::from_bytes(bytes_of(m));
+  Model model = Model::from_bytes(bytes_of(m), {}, eager);
   // x = [[1, 0, 2], [0, 1, -1]]: x @ w^T = [[1 + 6, -1 + 2], [2 - 3, -1]] = [[7, 1], [-1, -1]]
   Tensor x = Tensor::from_vector<float>({1, 0, 2, 0, 1, -1}, {2, 3});
   const std::vector<float> want{7, 1, -1, -1};
@@ -244,7 +248,7 @@ BOOST_AUTO_TEST_CASE(scalar_constants_fold_into_kernels) {
   add_node(g, "Pow", {"c", "two"}, {"p"});
   add_node(g, "Add", {"p", "bias"}, {"y"});
   add_output(g, "y");
-  Model model = Model::from_bytes(bytes_of(m));
+  Model model = Model::from_bytes(bytes_of(m), {}, eager);
   // x = [[-1, 2, 7], [3, 0.5, 6]]: clip [[0, 2, 6], [3, .5, 6]], squared + [1, 2, 3]
   Tensor x = Tensor::from_vector<float>({-1, 2, 7, 3, 0.5f, 6}, {2, 3}).realize();
   const std::vector<float> want{1, 6, 39, 10, 2.25f, 39};
@@ -262,6 +266,92 @@ BOOST_AUTO_TEST_CASE(scalar_constants_fold_into_kernels) {
   }
   BOOST_REQUIRE(bias.size() == 2u);
   BOOST_TEST(bias[0] == bias[1], "the three-element Constant is uploaded once");
+}
+
+// From the third run with the same input shapes on, run() replays the captured kernels: each
+// run's values are its own inputs' (hand-computed), a replay's output does not share storage
+// with an earlier one's, and another N (another signature) runs eagerly and then replays too.
+BOOST_AUTO_TEST_CASE(replays_the_kernels_of_earlier_runs) {
+  Model model = Model::from_bytes(bytes_of(linear_relu()));
+  // x = [[s, 0, 0], [0, s, 0]]: [s * w[0] + b, s * w[1] + b] = [[s + .5, -s - .5], [2s + .5, .5s - .5]]
+  auto want = [](float s) {
+    return std::vector<float>{s + 0.5f, 0, 2 * s + 0.5f, std::max(0.5f * s - 0.5f, 0.f)};
+  };
+  std::vector<Tensor> kept;
+  for (int i = 0; i < 5; ++i) {
+    float s = float(i + 1);
+    Tensor x = Tensor::from_vector<float>({s, 0, 0, 0, s, 0}, {2, 3});
+    kept.push_back(model.run({{"x", x}}).at("y"));
+    BOOST_TEST(kept.back().to_vector<float>() == want(s), boost::test_tools::per_element());
+  }
+  BOOST_TEST(model.replays() == 3);
+  for (int i = 0; i < 5; ++i) // the earlier outputs still hold their own values
+    BOOST_TEST(kept[size_t(i)].to_vector<float>() == want(float(i + 1)), boost::test_tools::per_element());
+  // N = 1: [1, 1, 1] @ w + b = [0.5, 0]; its third run replays
+  for (int i = 0; i < 3; ++i)
+    BOOST_TEST(model.run({{"x", Tensor::from_vector<float>({1, 1, 1}, {1, 3})}}).at("y").to_vector<float>() ==
+                   (std::vector<float>{0.5f, 0.0f}),
+               boost::test_tools::per_element());
+  BOOST_TEST(model.replays() == 4);
+  Tensor x = Tensor::from_vector<float>({7, 0, 0, 0, 7, 0}, {2, 3});
+  BOOST_TEST(model.run({{"x", x}}).at("y").to_vector<float>() == want(7), boost::test_tools::per_element());
+  BOOST_TEST(model.replays() == 5);
+  // replay off: every run builds its graph (lazy outputs)
+  Model plain = Model::from_bytes(bytes_of(linear_relu()), {}, eager);
+  for (int i = 0; i < 4; ++i) BOOST_TEST(!plain.run({{"x", x}}).at("y").schedule().empty());
+  BOOST_TEST(plain.replays() == 0);
+}
+
+// A run whose graph depends on an input's values (a Reshape to a shape given as an input, read
+// back on the host; NonZero, whose output shape is a count) of x + x never replays: every run is right
+// for its own values although the inputs' shapes do not change.
+BOOST_AUTO_TEST_CASE(value_dependent_runs_do_not_replay) {
+  auto m = model_with();
+  auto& g = *m.mutable_graph();
+  add_input(g, "x", ::onnx::TensorProto::FLOAT, {int64_t(6)});
+  add_input(g, "s", ::onnx::TensorProto::INT64, {int64_t(2)});
+  add_node(g, "Add", {"x", "x"}, {"d"});
+  add_node(g, "Reshape", {"d", "s"}, {"r"});
+  add_node(g, "NonZero", {"d"}, {"n"});
+  add_node(g, "Add", {"n", "n"}, {"nz"}); // computed by a kernel, so the run can be captured
+  add_output(g, "r");
+  add_output(g, "nz");
+  Model model = Model::from_bytes(bytes_of(m));
+  for (int i = 0; i < 5; ++i) {
+    // x = [0, 1, 0, 3, ...]: i + 1 leading zeros at most; shape (2, 3) or (3, 2) in turn
+    std::vector<float> xs{1, 2, 3, 4, 5, 6};
+    for (int j = 0; j <= i && j < 6; ++j) xs[size_t(j)] = 0;
+    Dims shape = i % 2 ? Dims{3, 2} : Dims{2, 3};
+    auto out = model.run({{"x", Tensor::from_vector<float>(xs, {6})},
+                          {"s", Tensor::from_vector<int64_t>({shape[0], shape[1]}, {2})}});
+    BOOST_TEST(out.at("r").shape() == shape);
+    std::vector<float> doubled;
+    for (float v : xs) doubled.push_back(2 * v);
+    BOOST_TEST(out.at("r").to_vector<float>() == doubled, boost::test_tools::per_element());
+    std::vector<int64_t> nz;
+    for (int64_t j = 0; j < 6; ++j)
+      if (xs[size_t(j)] != 0) nz.push_back(2 * j);
+    BOOST_TEST(out.at("nz").shape() == (Dims{1, int64_t(nz.size())}));
+    BOOST_TEST(out.at("nz").to_vector<int64_t>() == nz, boost::test_tools::per_element());
+  }
+  BOOST_TEST(model.replays() == 0);
+}
+
+// An output that no kernel computes (the input itself) cannot be captured: the runs stay eager
+// and right.
+BOOST_AUTO_TEST_CASE(an_output_no_kernel_computes_runs_eagerly) {
+  auto m = model_with();
+  auto& g = *m.mutable_graph();
+  add_input(g, "x", ::onnx::TensorProto::FLOAT, {int64_t(3)});
+  add_node(g, "Identity", {"x"}, {"y"});
+  add_output(g, "y");
+  Model model = Model::from_bytes(bytes_of(m));
+  for (int i = 0; i < 4; ++i) {
+    std::vector<float> xs{float(i), 2, 3};
+    BOOST_TEST(model.run({{"x", Tensor::from_vector<float>(xs, {3})}}).at("y").to_vector<float>() == xs,
+               boost::test_tools::per_element());
+  }
+  BOOST_TEST(model.replays() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(input_checks) {

@@ -155,9 +155,9 @@ std::string check_output(const Tensor& got, const Tensor& want) {
 constexpr int kMinRuns = 3;
 
 void measure_ours(Row& row, const fs::path& case_dir, const std::string& device, int runs, double budget_s,
-                  bool jit) {
+                  bool jit, bool replay) {
   try {
-    onnx::Model model = onnx::Model::load(case_dir / "model.onnx", {device});
+    onnx::Model model = onnx::Model::load(case_dir / "model.onnx", {.device = device, .replay = replay});
     const fs::path data = case_dir / "test_data_set_0";
     Tensor x = onnx::load_value_file(data / "input_0.pb", onnx::ValueInfo::Kind::tensor, device).tensor();
     x.realize();
@@ -377,6 +377,7 @@ int bench_onnx(const std::vector<std::string>& args) {
                                                                                   "skip the peers")(
       "jit",
       "run our model under tg::TinyJit (one more warm-up run: the capture; then a run replays its kernels)")(
+      "no-replay", "Model::run builds the graph in every run (ModelOptions::replay off)")(
       "json", po::value<std::string>(), "also write the results to this file");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
@@ -459,7 +460,8 @@ int bench_onnx(const std::vector<std::string>& args) {
       r.model = m;
       r.batch = b;
       std::cerr << "  running " << m->label << " batch " << b << "...\n";
-      measure_ours(r, dir / ("b" + std::to_string(b)) / m->id, device, runs, budget_s, vm.count("jit") != 0);
+      measure_ours(r, dir / ("b" + std::to_string(b)) / m->id, device, runs, budget_s, vm.count("jit") != 0,
+                   vm.count("no-replay") == 0);
       rows.push_back(std::move(r));
     }
 
@@ -493,7 +495,10 @@ int bench_onnx(const std::vector<std::string>& args) {
   std::cout << "ours: " << device << " (" << device_name << ")"
             << (plugin == "cpu" ? ", a thread pool of " + std::to_string(cores) + " threads (the cores)" : "")
             << (vm.count("jit") ? "; a run = a TinyJit replay of Model::run + read every output\n"
-                                : "; a run = Model::run + realize + read every output\n");
+                : vm.count("no-replay")
+                    ? "; a run = Model::run building the graph + realize + read every output\n"
+                    : "; a run = Model::run (a replay of the kernels captured in the second "
+                      "warm-up run) + realize + read every output\n");
   for (const PeerSpec& p : peers) {
     const Peer& info = p.runs.info;
     if (info.error.empty())

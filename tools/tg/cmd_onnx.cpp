@@ -389,6 +389,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "dim", po::value<std::vector<std::string>>(),
       "NAME=SIZE for a named (dynamic) dimension of random inputs (default 1)")(
       "bench", po::value<int>()->default_value(0), "time N more runs after the first")(
+      "no-replay", "build the graph in every run (no replays of an earlier run's kernels)")(
       "save-outputs", po::value<std::string>(),
       "write each output to DIR/NAME.npy")("seed", po::value<uint64_t>()->default_value(0),
                                            "seed of random inputs")("model", po::value<std::string>(), "");
@@ -407,7 +408,8 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string device = vm["device"].as<std::string>();
   Tensor::manual_seed(vm["seed"].as<uint64_t>());
   auto t0 = Clock::now();
-  onnx::Model model = onnx::Model::load(vm["model"].as<std::string>(), {device});
+  onnx::Model model =
+      onnx::Model::load(vm["model"].as<std::string>(), {.device = device, .replay = !vm.count("no-replay")});
   std::cout << "model " << vm["model"].as<std::string>() << " (opset " << model.opset() << ") on "
             << model.device() << ", loaded in " << std::fixed << std::setprecision(1) << ms_since(t0)
             << " ms\n";
@@ -462,8 +464,8 @@ int cmd_run(const std::vector<std::string>& args) {
       times.push_back(ms_since(t));
     }
     std::sort(times.begin(), times.end());
-    std::cout << "runs: " << n << ", min " << times.front() << " ms, median " << times[times.size() / 2]
-              << " ms, max " << times.back() << " ms\n";
+    std::cout << "runs: " << n << " (" << model.replays() << " replayed), min " << times.front()
+              << " ms, median " << times[times.size() / 2] << " ms, max " << times.back() << " ms\n";
   }
   if (vm.count("save-outputs")) {
     fs::path dir = vm["save-outputs"].as<std::string>();
