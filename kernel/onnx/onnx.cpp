@@ -63,6 +63,18 @@ void check_input(const ValueInfo& info, const Tensor& t, std::map<std::string, i
   }
 }
 
+// run()'s outputs: each must be a tensor.
+std::vector<Tensor> tensor_outputs(const Graph& graph, const std::vector<Value>& out) {
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].is_tensor())
+      throw OnnxError(graph.source + ": output '" + graph.outputs[i].name +
+                      "' is not a tensor: use run_values()");
+    tensors.push_back(out[i].tensor());
+  }
+  return tensors;
+}
+
 } // namespace
 
 Model::Model(std::shared_ptr<const Graph> graph, std::string device, bool replay)
@@ -71,15 +83,7 @@ Model::Model(std::shared_ptr<const Graph> graph, std::string device, bool replay
   if (!replay) return;
   replays_ = std::make_shared<Replays>(
       [runner = runner_](const std::vector<Tensor>& in) {
-        std::vector<Value> out = runner->run(std::vector<Value>(in.begin(), in.end()));
-        std::vector<Tensor> tensors;
-        for (size_t i = 0; i < out.size(); ++i) {
-          if (!out[i].is_tensor())
-            throw OnnxError(runner->graph().source + ": output '" + runner->graph().outputs[i].name +
-                            "' is not a tensor: use run_values()");
-          tensors.push_back(out[i].tensor());
-        }
-        return tensors;
+        return tensor_outputs(runner->graph(), runner->run(std::vector<Value>(in.begin(), in.end())));
       },
       device_, graph_->source);
 }
@@ -151,19 +155,10 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
     all_tensors = all_tensors && v.is_tensor();
     if (v.is_tensor()) in.push_back(v.tensor());
   }
+  std::vector<Tensor> results =
+      all_tensors ? replays_->run(in) : tensor_outputs(*graph_, runner_->run(ordered));
   std::map<std::string, Tensor> out;
-  if (all_tensors) {
-    std::vector<Tensor> results = replays_->run(in);
-    for (size_t i = 0; i < results.size(); ++i) out.emplace(graph_->outputs[i].name, results[i]);
-    return out;
-  }
-  std::vector<Value> results = runner_->run(ordered);
-  for (size_t i = 0; i < results.size(); ++i) {
-    const std::string& name = graph_->outputs[i].name;
-    if (!results[i].is_tensor())
-      throw OnnxError(graph_->source + ": output '" + name + "' is not a tensor: use run_values()");
-    out.emplace(name, results[i].tensor());
-  }
+  for (size_t i = 0; i < results.size(); ++i) out.emplace(graph_->outputs[i].name, results[i]);
   return out;
 }
 

@@ -269,3 +269,16 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_sums_short_rows_in_runs) {
   Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
   check_same(items, got, plain, "heuristic " + got.opts.back());
 }
+
+// A global average pool (a mean over 7x7 maps, too short a row for partial sums) on a CPU-style
+// device: 4 channels per work item, four independent chains of adds, and runs of them per work
+// group. Equals the unoptimized kernel.
+BOOST_AUTO_TEST_CASE(cpu_heuristic_sums_a_pool_in_four_chains) {
+  Tensor x = input({8, 512, 7, 7});
+  auto items = compute_items(x.mean({2, 3}));
+  const LoweredKernel k = lower_kernel(items.back(), cpu());
+  BOOST_TEST(k.opts.rfind("[UPCAST(1,4), LOOP(1,", 0) == 0, k.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+}
