@@ -23,6 +23,12 @@ assert tinygrad_cpp.__file__.startswith(sys.argv[1]), tinygrad_cpp.__file__
 assert "CPU" in tinygrad_cpp.devices(), tinygrad_cpp.devices(available_only=False)
 out = (Tensor([1, 2, 3]) + Tensor([4, 5, 6])).numpy().tolist()
 assert out == [5, 7, 9], out
+from tinygrad_cpp.onnx import OnnxError, OnnxRunner  # the _onnx module finds libtg_onnx too
+try:
+  OnnxRunner(b"not a model")
+  raise AssertionError("no OnnxError")
+except OnnxError as e:
+  assert "not a valid ONNX model" in str(e), e
 print("installed package ok:", tinygrad_cpp.__file__, out)
 ]=])
 set(preload)
