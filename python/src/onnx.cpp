@@ -16,8 +16,8 @@ void check_signals() {
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
 
-// A declared input or output: (name, ONNX dtype name, dims or None), each dim an int, a name or
-// None (unknown).
+// A declared input or output: (name, ONNX dtype name, dims or None, DType or None), each dim an
+// int, a name or None (unknown); the DType is None where tg lacks the ONNX one.
 py::tuple info_of(const tg::onnx::ValueInfo& v) {
   py::object dims = py::none();
   if (v.dims) {
@@ -32,7 +32,8 @@ py::tuple info_of(const tg::onnx::ValueInfo& v) {
     }
     dims = py::tuple(out);
   }
-  return py::make_tuple(v.name, v.dtype_name, dims);
+  py::object dtype = v.dtype ? py::cast(*v.dtype) : py::none();
+  return py::make_tuple(v.name, v.dtype_name, dims, dtype);
 }
 
 py::list infos_of(const std::vector<tg::onnx::ValueInfo>& vs) {

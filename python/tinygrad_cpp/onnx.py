@@ -10,12 +10,25 @@ naming the input. From the third call with inputs of the same shapes on, a call 
 kernels captured in the second (replay=False: every call builds the graph).
 """
 import os
+from typing import NamedTuple
 
 from tinygrad_cpp import _onnx
 from tinygrad_cpp.tensor import Tensor
 
 OnnxError = _onnx.OnnxError
 OnnxUnsupportedError = _onnx.OnnxUnsupportedError
+
+
+class InputSpec(NamedTuple):
+  """A graph input as the model declares it: dims are ints, names (bound per call) or None."""
+  shape: tuple | None
+  dtype: object  # a DType, or None where tinygrad_cpp lacks the ONNX dtype
+  onnx_dtype: str
+
+
+def onnx_load(path) -> bytes:
+  """tinygrad's onnx_load: the model file, as OnnxRunner takes it."""
+  with open(os.fspath(path), "rb") as f: return f.read()
 
 
 class OnnxRunner:
@@ -36,11 +49,16 @@ class OnnxRunner:
   @property
   def inputs(self) -> list:
     """(name, ONNX dtype name, dims) per graph input; a dim is an int, a name or None."""
-    return self._model.inputs
+    return [v[:3] for v in self._model.inputs]
 
   @property
   def outputs(self) -> list:
-    return self._model.outputs
+    return [v[:3] for v in self._model.outputs]
+
+  @property
+  def graph_inputs(self) -> dict:
+    """tinygrad's form: {name: InputSpec(shape, dtype, onnx_dtype)}."""
+    return {name: InputSpec(dims, dtype, onnx_dtype) for name, onnx_dtype, dims, dtype in self._model.inputs}
 
   @property
   def device(self) -> str: return self._model.device
@@ -53,4 +71,4 @@ class OnnxRunner:
   def opset(self, domain: str = "") -> int: return self._model.opset(domain)
 
 
-__all__ = ["OnnxRunner", "OnnxError", "OnnxUnsupportedError"]
+__all__ = ["OnnxRunner", "InputSpec", "onnx_load", "OnnxError", "OnnxUnsupportedError"]

@@ -1,11 +1,13 @@
 """tinygrad_cpp.onnx.OnnxRunner: models built here with onnx.helper (Debian's python3-onnx), values
 against numpy, replays from the third call, and the typed errors for bad models and inputs."""
+import textwrap
+
 import numpy as np
 import pytest
 
 from tinygrad_cpp import Tensor
 
-from conftest import assert_close
+from conftest import assert_close, run_python
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
@@ -38,6 +40,8 @@ def test_runs_from_a_path_bytes_or_proto_and_replays(tmp_path):
     assert run.inputs == [("x", "FLOAT", ("N", 3))]
     assert run.outputs == [("y", "FLOAT", ("N", 2))]
     assert run.opset() == 13
+    spec = run.graph_inputs["x"]
+    assert spec.shape == ("N", 3) and spec.dtype == "float32" and spec.onnx_dtype == "FLOAT"
     for i in range(4):
       x = rng.standard_normal((5, 3)).astype(np.float32)
       y = run({"x": x if i % 2 else Tensor(x)})["y"]
@@ -64,3 +68,20 @@ def test_bad_inputs_and_models_raise_typed_errors(tmp_path):
   with pytest.raises(OnnxError, match="cannot open"):
     OnnxRunner(tmp_path / "missing.onnx")
   assert issubclass(OnnxError, RuntimeError)
+
+
+def test_a_tinygrad_onnx_script_runs_through_the_shim(tmp_path):
+  path = tmp_path / "m.onnx"
+  onnx.save(linear_relu(), str(path))
+  code = textwrap.dedent(f"""
+    import numpy as np, tinygrad_cpp
+    tinygrad_cpp.install_shim()
+    from tinygrad import Tensor
+    from tinygrad.frontend.onnx import OnnxRunner, onnx_load
+    run_onnx = OnnxRunner(onnx_load({str(path)!r}))
+    out = run_onnx({{"x": Tensor([[1.0, 1.0, 1.0]])}}, debug=False)
+    print(list(run_onnx.graph_inputs), out["y"].tolist())
+  """)
+  r = run_python(["-c", code])
+  assert r.returncode == 0, r.stderr
+  assert r.stdout.strip() == "['x'] [[0.5, 0.0]]"

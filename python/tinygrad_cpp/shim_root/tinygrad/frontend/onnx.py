@@ -1,0 +1,1 @@
+from tinygrad_cpp.onnx import OnnxRunner, onnx_load  # noqa: F401
