@@ -122,6 +122,7 @@ struct CaseResult {
   std::string name;
   Status status = Status::pass;
   std::string reason;
+  int64_t replays = 0; // runs that replayed captured kernels
 };
 
 std::string one_line(std::string s) {
@@ -139,8 +140,28 @@ onnx::Value as_declared(onnx::Value v, const onnx::ValueInfo& info) {
   return v;
 }
 
+// Model::run where every input and output is a tensor (it replays from the third run of the same
+// shapes), else run_values.
+std::map<std::string, onnx::Value> run_model(const onnx::Model& model,
+                                             const std::map<std::string, onnx::Value>& inputs) {
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, v] : inputs) {
+    if (!v.is_tensor()) return model.run_values(inputs);
+    tensors.emplace(name, v.tensor());
+  }
+  for (const auto& info : model.outputs())
+    if (info.kind != onnx::ValueInfo::Kind::tensor) return model.run_values(inputs);
+  for (const auto& info : model.inputs())
+    if (!inputs.count(info.name)) return model.run_values(inputs); // an omitted optional input
+  std::map<std::string, onnx::Value> out;
+  for (auto& [name, t] : model.run(tensors)) out.emplace(name, onnx::Value(t));
+  return out;
+}
+
+// repeat > 1: each data set runs `repeat` times through Model::run, every run compared (the third
+// and later replay the captured kernels).
 CaseResult run_case(const fs::path& dir, const std::string& name, const std::string& device,
-                    const Tolerance& tol) {
+                    const Tolerance& tol, int repeat) {
   CaseResult r{name, Status::pass, ""};
   try {
     onnx::Model model = onnx::Model::load(dir / "model.onnx", {device});
@@ -159,18 +180,22 @@ CaseResult run_case(const fs::path& dir, const std::string& name, const std::str
         inputs[info.name] = as_declared(
             onnx::load_value_file(set / ("input_" + std::to_string(i) + ".pb"), info.kind, device), info);
       }
-      auto outputs = model.run_values(inputs);
-      for (size_t i = 0; fs::exists(set / ("output_" + std::to_string(i) + ".pb")); ++i) {
-        if (i >= model.outputs().size())
-          throw onnx::OnnxError(set.string() + ": more output files than the model has outputs");
-        const auto& info = model.outputs()[i];
-        onnx::Value want = as_declared(
-            onnx::load_value_file(set / ("output_" + std::to_string(i) + ".pb"), info.kind, device), info);
-        std::string diff = compare_value(outputs.at(info.name), want, tol);
-        if (!diff.empty()) {
-          r.status = Status::fail;
-          r.reason = "output '" + info.name + "': " + diff;
-          return r;
+      for (int run = 0; run < repeat; ++run) {
+        auto outputs = repeat > 1 ? run_model(model, inputs) : model.run_values(inputs);
+        for (size_t i = 0; fs::exists(set / ("output_" + std::to_string(i) + ".pb")); ++i) {
+          if (i >= model.outputs().size())
+            throw onnx::OnnxError(set.string() + ": more output files than the model has outputs");
+          const auto& info = model.outputs()[i];
+          onnx::Value want = as_declared(
+              onnx::load_value_file(set / ("output_" + std::to_string(i) + ".pb"), info.kind, device), info);
+          std::string diff = compare_value(outputs.at(info.name), want, tol);
+          r.replays = model.replays();
+          if (!diff.empty()) {
+            r.status = Status::fail;
+            r.reason = "output '" + info.name + "'" +
+                       (repeat > 1 ? " in run " + std::to_string(run + 1) : "") + ": " + diff;
+            return r;
+          }
         }
       }
     }
@@ -239,6 +264,8 @@ int cmd_onnx_test(const std::vector<std::string>& args) {
       "rtol", po::value<double>()->default_value(1e-3),
       "relative tolerance")("atol", po::value<double>()->default_value(1e-7), "absolute tolerance")(
       "list-ops", "print the supported ops as the markdown list docs/onnx.md holds, and exit")(
+      "repeat", po::value<int>()->default_value(1),
+      "run each data set N times through Model::run and compare every run (from the third, runs replay)")(
       "dirs", po::value<std::vector<std::string>>(), "test folders");
   po::positional_options_description pos;
   pos.add("dirs", -1);
@@ -278,6 +305,8 @@ int cmd_onnx_test(const std::vector<std::string>& args) {
     return 77;
   }
   Tolerance tol{vm["rtol"].as<double>(), vm["atol"].as<double>()};
+  const int repeat = vm["repeat"].as<int>();
+  if (repeat < 1) throw Error("--repeat must be at least 1, got " + std::to_string(repeat));
   std::vector<fs::path> cases;
   for (const auto& d : vm["dirs"].as<std::vector<std::string>>()) {
     if (!fs::exists(d)) {
@@ -293,12 +322,13 @@ int cmd_onnx_test(const std::vector<std::string>& args) {
   bool verbose = vm.count("verbose") != 0;
   std::cout << "device: " << device << ", " << cases.size() << " cases\n" << std::flush;
   std::vector<CaseResult> results;
-  int counts[3] = {0, 0, 0}, mismatches = 0;
+  int counts[3] = {0, 0, 0}, mismatches = 0, replayed = 0;
   auto t0 = Clock::now();
   for (const auto& dir : cases) {
     std::string name = dir.parent_path().filename().string() + "/" + dir.filename().string();
-    CaseResult r = run_case(dir, name, device, tol);
+    CaseResult r = run_case(dir, name, device, tol, repeat);
     counts[int(r.status)]++;
+    replayed += r.replays > 0;
     if (verbose || r.status != Status::pass)
       std::cout << (r.status == Status::pass   ? "PASS "
                     : r.status == Status::fail ? "FAIL "
@@ -326,6 +356,7 @@ int cmd_onnx_test(const std::vector<std::string>& args) {
   }
   std::cout << counts[0] << " passed, " << counts[1] << " failed, " << counts[2] << " skipped (" << std::fixed
             << std::setprecision(1) << ms_since(t0) / 1000 << " s)\n";
+  if (repeat > 1) std::cout << replayed << " cases replayed their captured kernels\n";
   if (vm.count("expect")) {
     if (mismatches) std::cout << mismatches << " cases differ from the expectations\n";
     return mismatches ? 1 : 0;
