@@ -282,19 +282,29 @@ void launch_kernel(const std::shared_ptr<PreparedKernel>& kernel, std::span<cons
   totals.ms += ms;
   LaunchCounter::note_kernel(kernel->lowered.name, device, ms);
   if (viz && item) viz->on_kernel(*item, *kernel, ms);
-  if (debug >= 2) {
-    char line[256];
-    std::snprintf(line, sizeof line, "*** %-6s %4d %-28s arg %2zu  tm %9.3f ms  %s  %8.2f GB/s%s",
-                  device.c_str(), totals.launched, kernel->lowered.name.c_str(), buffers.size(), ms,
-                  gflops(double(kernel->lowered.ops), ms).c_str(), double(kernel->lowered.bytes) / (ms * 1e6),
-                  kernel->program->from_disk ? "  (disk cache)" : "");
-    std::cout << line << "\n";
-  }
+  if (debug >= 2)
+    std::cout << kernel_line(device, totals.launched, *kernel, buffers.size(), ms,
+                             kernel->program->from_disk ? "  (disk cache)" : "")
+              << "\n";
   if (debug >= 3) {
     std::cout << "opts " << kernel->lowered.opts << "\n" << kernel->linear.text;
     std::cout << "--- " << dev_handle->plugin().name() << " source\n" << kernel->program->source << "\n";
   }
 }
+
+} // namespace
+
+std::string kernel_line(const std::string& device, int index, const PreparedKernel& kernel, size_t args,
+                        double ms, const char* note) {
+  char line[256];
+  std::snprintf(line, sizeof line, "*** %-6s %4d %-28s arg %2zu  tm %9.3f ms  %s  %8.2f GB/s%s",
+                device.c_str(), index, kernel.lowered.name.c_str(), args, ms,
+                gflops(double(kernel.lowered.ops), ms).c_str(), double(kernel.lowered.bytes) / (ms * 1e6),
+                note);
+  return line;
+}
+
+namespace {
 
 void print_totals(const RunTotals& totals, const char* how) {
   if (config().debug >= 1 && totals.launched)

@@ -29,6 +29,11 @@ bool has_matrix_units(const std::string& device, DType dtype);
 // The program keeps the plugin's rendered source when `want_source`, at DEBUG>=3 or under VIZ.
 std::shared_ptr<PreparedKernel> prepare_kernel(const ScheduleItem& item, bool want_source = false);
 
+// The DEBUG=2 line of one kernel launch: device, its index in the run, name, argument count, time,
+// GFLOPS and GB/s, then `note` ("  (disk cache)", "  (jit)").
+std::string kernel_line(const std::string& device, int index, const PreparedKernel& kernel, size_t args,
+                        double ms, const char* note = "");
+
 // Runs a schedule in order. Inputs must hold data; outputs get memory from the device's
 // allocator. Returns the total kernel time in ms (measured only at DEBUG>=1, under VIZ or while a
 // LaunchCounter counts; else 0). `kernels`, when given, gets the kernel each item ran (null for a

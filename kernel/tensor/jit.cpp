@@ -7,6 +7,7 @@
 #include "kernel/engine/capture.hpp"
 #include "kernel/engine/config.hpp"
 #include "kernel/engine/interrupt.hpp"
+#include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
 
 #include <chrono>
@@ -360,9 +361,26 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
     }
   }
   for (const auto& p : cap.patches) cap.args[p.launch][p.arg].buffer = bound[p.slot]->buffer().raw();
-  const bool measure =
-      (measure_ || config().debug >= 1) && (cap.device->properties().features & TG_FEATURE_TIMING);
-  auto elapsed = cap.device->launch_batch(cap.launch_list, measure);
+  const bool timing = cap.device->properties().features & TG_FEATURE_TIMING;
+  const bool measure = (measure_ || config().debug >= 1) && timing;
+  std::optional<uint64_t> elapsed;
+  if (config().debug >= 2) { // each kernel on its own, with its line, as eager runs print them
+    uint64_t total = 0;
+    for (size_t l = 0; l < cap.launch_list.size(); ++l) {
+      auto k0 = std::chrono::steady_clock::now();
+      auto ns = cap.device->launch_batch(std::span(&cap.launch_list[l], 1), timing);
+      double ms =
+          ns ? double(*ns) / 1e6
+             : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - k0).count();
+      total += uint64_t(ms * 1e6);
+      std::cout << kernel_line(cap.device_name, int(l + 1), *cap.kernels[l], cap.args[l].size(), ms,
+                               "  (jit)")
+                << "\n";
+    }
+    elapsed = total;
+  } else {
+    elapsed = cap.device->launch_batch(cap.launch_list, measure);
+  }
   last_kernel_ns_ = elapsed.value_or(0);
   last_wall_ns_ = uint64_t(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());

@@ -7,7 +7,8 @@
 // Call 1 runs the function eagerly (warm-up: compiles, realizes lazily created state). Call 2
 // runs it eagerly while recording every kernel it launches, then builds the replay. Calls 3+ run
 // only the recorded kernels: on the device's launch_batch (ABI 1.1) when the plugin has it, else
-// one launch per kernel.
+// one launch per kernel. At DEBUG>=2 a replay launches its kernels one at a time and prints each
+// one's line as an eager run does, marked "(jit)".
 //
 // What a replay binds, and what it freezes:
 //  - inputs: the tensors passed in (made contiguous and realized first) replace call 2's inputs;

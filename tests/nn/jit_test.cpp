@@ -1,6 +1,7 @@
 // tg::TinyJit and the memory planner on the CPU plugin: a replayed training step equals the eager
 // one (losses and weights, same seed and batches), a shape change captures again, and the
 // planner's assignment shares storage only between buffers whose lifetimes are disjoint.
+#include "kernel/engine/config.hpp"
 #include "kernel/engine/memory_planner.hpp"
 #include "kernel/runtime/allocator.hpp"
 #include "kernel/runtime/devices.hpp"
@@ -11,7 +12,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <iostream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -226,6 +229,32 @@ BOOST_AUTO_TEST_CASE(host_dependence_names_reads_and_random_draws) {
     return std::vector<Tensor>{in[0] + Tensor::rand({2}, dtypes::float32, in[0].device())};
   });
   BOOST_TEST(capture(draws).find("random draw") != std::string::npos, capture(draws));
+}
+
+// At DEBUG=2 a replay prints each kernel's line, as an eager run does, marked "(jit)", and still
+// computes the right values.
+BOOST_AUTO_TEST_CASE(debug2_replays_print_each_kernel) {
+  Tensor w = Tensor::from_vector(std::vector<float>{1, 2, 3}, {3}).realize();
+  TinyJit f([&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{(in[0] * w).sum(), (in[0] + w).exp2().contiguous()};
+  });
+  auto input = [](float s) { return Tensor::from_vector(std::vector<float>{s, s, s}, {3}); };
+  for (int i = 0; i < 2; ++i) f({input(1)});
+  BOOST_REQUIRE(f.captured());
+  std::ostringstream out;
+  std::streambuf* old = std::cout.rdbuf(out.rdbuf());
+  set_debug_level(2);
+  std::vector<Tensor> got = f({input(2)});
+  set_debug_level(0);
+  std::cout.rdbuf(old);
+  BOOST_TEST(f.replays() == 1);
+  size_t lines = 0;
+  for (size_t at = out.str().find("(jit)"); at != std::string::npos; at = out.str().find("(jit)", at + 1))
+    ++lines;
+  BOOST_TEST(lines == f.kernel_count(), out.str());
+  BOOST_TEST(out.str().find("*** CPU") != std::string::npos, out.str());
+  BOOST_TEST(got[0].item<float>() == 12.0f); // 2 * (1 + 2 + 3)
+  BOOST_TEST(got[1].to_vector<float>() == (std::vector<float>{8, 16, 32}), boost::test_tools::per_element());
 }
 
 // The same tensor passed twice binds one buffer in the capture: a later call with two different
