@@ -31,14 +31,12 @@ bool Replays::replayable(const std::vector<Tensor>& inputs) const {
   return true;
 }
 
-std::vector<Tensor> Replays::stay_eager(Entry& entry, const std::string& why,
-                                        const std::vector<Tensor>& inputs) {
+void Replays::stop_replaying(Entry& entry, const std::string& key, const std::string& why) {
   entry.eager = true;
   entry.jit.reset();
   if (config().debug >= 1)
-    std::cout << "onnx: " << source_ << ": runs with inputs " << signature(inputs)
-              << " run eagerly, not replayed: " << why << "\n";
-  return eager_(inputs);
+    std::cout << "onnx: " << source_ << ": runs with inputs " << key << " run eagerly, not replayed: " << why
+              << "\n";
 }
 
 std::vector<Tensor> Replays::run(const std::vector<Tensor>& inputs) {
@@ -55,16 +53,13 @@ std::vector<Tensor> Replays::run(const std::vector<Tensor>& inputs) {
   try {
     out = (*entry.jit)(inputs);
   } catch (const JitError& e) { // the run cannot be captured (an output that no kernel computes)
-    return stay_eager(entry, e.what(), inputs);
+    stop_replaying(entry, key, e.what());
+    return eager_(inputs);
   }
   if (entry.jit->replays() > replayed) ++replays_;
-  if (entry.jit->captured() && !entry.jit->host_dependence().empty()) {
-    entry.eager = true; // this run's outputs are the eager run's, right as they are
-    if (config().debug >= 1)
-      std::cout << "onnx: " << source_ << ": runs with inputs " << key
-                << " run eagerly, not replayed: the run made " << entry.jit->host_dependence() << "\n";
-    entry.jit.reset();
-  }
+  // (this run's outputs are the eager run's, right as they are)
+  if (entry.jit->captured() && !entry.jit->host_dependence().empty())
+    stop_replaying(entry, key, "the run made " + entry.jit->host_dependence());
   return out;
 }
 

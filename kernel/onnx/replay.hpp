@@ -34,7 +34,8 @@ private:
     bool eager = false; // this signature's runs do not replay
   };
   bool replayable(const std::vector<Tensor>& inputs) const;
-  std::vector<Tensor> stay_eager(Entry& entry, const std::string& why, const std::vector<Tensor>& inputs);
+  // The signature `key` runs eagerly from now on; DEBUG=1 says why.
+  void stop_replaying(Entry& entry, const std::string& key, const std::string& why);
 
   Fn eager_;
   std::string device_, source_;

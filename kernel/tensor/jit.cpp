@@ -10,6 +10,7 @@
 #include "kernel/engine/realize.hpp"
 #include "kernel/runtime/devices.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -81,17 +82,12 @@ struct InputKind {
   bool operator==(const InputKind&) const = default;
 };
 std::vector<InputKind> kinds_of(const std::vector<Tensor>& inputs) {
+  std::vector<std::shared_ptr<DeviceStorage>> storage;
+  for (const auto& t : inputs) storage.push_back(stored(t));
   std::vector<InputKind> out;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor& t = inputs[i];
-    auto s = stored(t);
-    size_t first = i;
-    for (size_t j = 0; j < i; ++j)
-      if (stored(inputs[j]) == s) {
-        first = j;
-        break;
-      }
-    out.push_back({t.shape(), t.dtype(), t.device(), first});
+    const size_t first = size_t(std::find(storage.begin(), storage.end(), storage[i]) - storage.begin());
+    out.push_back({inputs[i].shape(), inputs[i].dtype(), inputs[i].device(), first});
   }
   return out;
 }

@@ -46,7 +46,7 @@ py::list infos_of(const std::vector<tg::onnx::ValueInfo>& vs) {
 
 PYBIND11_MODULE(_onnx, m) {
   m.doc() = "tinygrad.cpp's ONNX runtime (tg::onnx::Model)";
-  py::module_::import("tinygrad_cpp._core"); // the Tensor class and the base Error
+  // _core first: it registers the Tensor class this module's signatures use, and the base Error
   py::object base = py::module_::import("tinygrad_cpp._core").attr("Error");
   auto error = py::register_exception<tg::onnx::OnnxError>(m, "OnnxError", base.ptr());
   py::register_exception<tg::onnx::OnnxUnsupportedError>(m, "OnnxUnsupportedError", error.ptr());
