@@ -319,6 +319,22 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
       }
     if (best > 1) cands.push_back({a, x.reuse, x.contiguous, best});
   }
+  // A matrix-vector product over a weight read along its rows (a Linear layer at batch 1): no
+  // output axis is contiguous, the long reduce is. Eight rows per work item, each summed in 8
+  // partial-sum lanes: eight streams of whole cache lines sharing the vector's loads (MobileNetV2's
+  // 1000 x 1280 classifier on Zen 4: 0.23 ms as 8 strided rows, 0.13 this way; onnxruntime 0.10)
+  const int inner_axis = int(k.axes.size()) - 1;
+  if (k.reduce_count == 1 && inner_axis >= ndim && k.axes[size_t(inner_axis)].contiguous &&
+      k.axes[size_t(inner_axis)].size % 8 == 0 && k.axes[size_t(inner_axis)].size >= 256 && cands.size() == 1 && !cands[0].contiguous && !cands[0].strided) {
+    const Candidate& c = cands[0];
+    for (int64_t u = 8; u >= 2; --u)
+      if (k.axes[size_t(c.dim)].size % u == 0 && k.output_count() / u >= int64_t(d.compute_units)) {
+        opts.push_back({OptOp::UPCAST, c.dim, u});
+        break;
+      }
+    opts.push_back({OptOp::UNROLL, inner_axis, 8});
+    return opts;
+  }
   // Vector-width lanes (8 or 16) first: LLVM's SLP vectorizer turns them into vector FMAs,
   // contiguous ones into vector loads too; then the most reuse, then the widest factor. Where a
   // contiguous axis gives at least 4 lanes, 8 lanes along a strided axis do not count as vector

@@ -478,8 +478,11 @@ std::vector<Value> op_gemm(OpContext& ctx) {
     ctx.fail("A and B must be 2-D, got " + dims_str(a.shape()) + " and " + dims_str(b.shape()));
   if (ctx.attr_int("transA", 0)) a = a.T();
   // a constant B^T (an initializer: a Linear layer's weight) is kept transposed, so the product
-  // reads it along n: made in the first run, reused while the model lives
-  if (ctx.attr_int("transB", 0)) b = ctx.derived(1, "transposed", [](const Tensor& t) { return t.T(); });
+  // reads it along n: made in the first run, reused while the model lives. One row of A (batch 1)
+  // reads B^T as it is: each output's sum then runs along a row of it, a stream of whole cache
+  // lines; along n every step of the sum touched another page.
+  if (ctx.attr_int("transB", 0))
+    b = a.shape()[0] == 1 ? b.T() : ctx.derived(1, "transposed", [](const Tensor& t) { return t.T(); });
   if (a.shape()[1] != b.shape()[0])
     ctx.fail("inner dims of A' " + dims_str(a.shape()) + " and B' " + dims_str(b.shape()) + " differ");
   double alpha = ctx.attr_float("alpha", 1.0), beta = ctx.attr_float("beta", 1.0);

@@ -282,3 +282,21 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_sums_a_pool_in_four_chains) {
   Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
   check_same(items, got, plain, "heuristic " + got.opts.back());
 }
+
+// A matrix-vector product over a weight read along its rows (a Linear layer at batch 1, x @ w.T):
+// eight rows per work item, each summed in eight partial-sum lanes, so every row is read as a
+// stream of vectors. A product with a second reusing axis (two rows of x) keeps its register
+// tile. Both equal the unoptimized kernel.
+BOOST_AUTO_TEST_CASE(cpu_heuristic_reads_a_matrix_vector_product_along_rows) {
+  Tensor w = input({128, 512});
+  auto items = compute_items(input({1, 512}).matmul(w.T()));
+  const LoweredKernel k = lower_kernel(items.back(), cpu());
+  BOOST_TEST(k.opts.rfind("[UPCAST(1,8), UNROLL(2,8)]", 0) == 0, k.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+
+  auto two_rows = compute_items(input({16, 512}).matmul(w.T()));
+  const LoweredKernel t = lower_kernel(two_rows.back(), cpu());
+  BOOST_TEST(t.opts.find("UNROLL(2,8)") == std::string::npos, t.opts);
+}
