@@ -20,7 +20,6 @@ void set_gradient_cache(int mode) { mutable_config().gradient_cache = std::clamp
 void set_fuse_attention(bool on) { mutable_config().fuse_attention = on; }
 void set_winograd(int mode) { mutable_config().winograd = mode; }
 void set_space_to_depth(int mode) { mutable_config().space_to_depth = mode; }
-void set_gelu_split(int mode) { mutable_config().gelu_split = mode; }
 void set_pack(bool on) { mutable_config().pack = on; }
 void set_beam(int width, double timeout_s) {
   mutable_config().beam = std::max(0, width);

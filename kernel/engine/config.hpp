@@ -21,6 +21,5 @@ void set_fuse_attention(bool on);
 void set_winograd(int mode);       // 1 always, 0 never, -1 the default (winograd.hpp)
 void set_space_to_depth(int mode); // 1 always, 0 never, -1 the default (S2D: composite.cpp)
 void set_pack(bool on);            // CPU weight panels and packed matmuls (TG_PACK)
-void set_gelu_split(int mode);     // 1 always, 0 never (the default), -1 with matrix units (GELU_SPLIT)
 
 } // namespace tg

@@ -38,7 +38,6 @@ Config config_from_environment() {
   out.fuse_attention = env_int("FUSE_ATTENTION", 0) != 0;
   out.winograd = std::clamp(env_int("WINO", -1), -1, 1);
   out.space_to_depth = std::clamp(env_int("S2D", -1), -1, 1);
-  out.gelu_split = std::clamp(env_int("GELU_SPLIT", 0), -1, 1);
   out.jit = env_int("JIT", 1) != 0;
   if (const char* dir = std::getenv("TG_CACHE_DIR"); dir && *dir)
     out.cache_dir = dir;

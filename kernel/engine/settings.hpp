@@ -16,8 +16,6 @@
 // default: inference on CPU-style devices and on GPUs from 128 input channels),
 // S2D=0/1 (stride-2 convolutions over few channels as stride-1 ones over the input's space-to-depth
 // rearrangement: kernel/tensor/composite.cpp; default: inference on GPU-style devices),
-// GELU_SPLIT=1/-1 (Tensor::gelu's derivative stored by a kernel of its own, so the product that
-// multiplies it computes no tanh; -1: where the input's dtype has matrix units; default 0: off),
 // JIT=0 (tg::TinyJit and tg::onnx::Model's replays run every call eagerly).
 #pragma once
 
@@ -40,7 +38,6 @@ struct Config {
   bool fuse_attention = false; // FUSE_ATTENTION=1: a softmax only a reduce reads is computed in its kernel
   int winograd = -1;           // WINO: 1 always where it applies, 0 never, -1 inference (winograd.hpp)
   int space_to_depth = -1;     // S2D: 1 always where it applies, 0 never, -1 inference on GPU-style devices
-  int gelu_split = 0;          // GELU_SPLIT: 1 always, 0 never, -1 where the dtype has matrix units
   bool jit = true;             // JIT=0: no captures, no replays
   std::string cache_dir;
 };

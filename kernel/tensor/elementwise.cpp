@@ -2,9 +2,6 @@
 // ALU ops (EXP2, LOG2, SIN, SQRT, RECIP, ...) the way tinygrad composes them.
 #include "kernel/tensor/tensor.hpp"
 
-#include "kernel/engine/config.hpp"
-#include "kernel/engine/realize.hpp"
-
 #include <algorithm>
 
 #include <cmath>
@@ -233,23 +230,8 @@ Tensor Tensor::tanh() const { return 2.0 * (2.0 * *this).sigmoid() - 1.0; }
 Tensor Tensor::relu() const { return gt(const_like(0)).where(*this, const_like(0)); }
 Tensor Tensor::leaky_relu(double slope) const { return lt(const_like(0)).where(*this * slope, *this); }
 Tensor Tensor::gelu() const {
-  const double c = std::sqrt(2.0 / std::numbers::pi);
-  auto value = [c](const Tensor& x) { return 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh()); };
-  const int split = config().gelu_split;
-  if (!requires_grad() || split == 0 || (split < 0 && !has_matrix_units(device(), dtype())))
-    return value(*this);
-  // The gradient's derivative is stored by an elementwise kernel of its own: fused into the product
-  // that computes the incoming gradient (an MLP's g @ W^T), its tanh takes the registers of that
-  // product's matrix-unit tiles; stored, the product's epilogue is one load and one multiply.
-  Tensor x = with(uop(), shape()); // (a tensor of its own: the gradient holds this closure)
-  return with_custom_gradient(
-      value(x),
-      [x, c](const Tensor& g) {
-        Tensor t = (c * (x + 0.044715 * x * x * x)).tanh();
-        Tensor d = 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * (c * (1.0 + 3 * 0.044715 * x * x));
-        return std::vector<std::pair<Tensor, Tensor>>{{x, g * d.cast(x.dtype()).contiguous()}};
-      },
-      "gelu");
+  return 0.5 * *this *
+         (1.0 + (std::sqrt(2.0 / std::numbers::pi) * (*this + 0.044715 * *this * *this * *this)).tanh());
 }
 Tensor Tensor::silu() const { return *this * sigmoid(); }
 Tensor Tensor::softplus(double beta) const { return (1.0 + (*this * beta).exp()).log() * (1.0 / beta); }

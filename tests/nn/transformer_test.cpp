@@ -6,8 +6,6 @@
 // values, dropout by its statistics.
 #include "nn_util.hpp"
 
-#include "kernel/engine/config.hpp"
-#include "kernel/engine/inspect.hpp"
 #include "kernel/tensor/attention.hpp"
 #include "kernel/tensor/jit.hpp"
 #include "kernel/tensor/state.hpp"
@@ -236,32 +234,6 @@ BOOST_AUTO_TEST_CASE(gelu_matches_torch) {
   check_throws<tg::TensorError>([] { nn::gelu(Tensor::ones({2}), "erf"); },
                                 {"\"none\" or \"tanh\"", "\"erf\""}, "gelu");
   check_throws<tg::TensorError>([] { nn::GELU("fast"); }, {"GELU", "\"fast\""}, "GELU");
-}
-
-// GELU_SPLIT=1: the tanh GELU's derivative is stored by a
-// kernel of its own, so the product computing the gradient at h, (g @ w^T) * gelu'(h), has no
-// exponential in it; the gradients are PyTorch's either way.
-BOOST_AUTO_TEST_CASE(gelu_split_derivative_matches_torch) {
-  Reference ref;
-  for (int split : {0, 1}) {
-    BOOST_TEST_CONTEXT("GELU_SPLIT=" << split) {
-      tg::set_gelu_split(split);
-      Tensor x = ref.leaf("gelu.x");
-      ref.expect(nn::gelu(x, "tanh"), "gelu.tanh.out");
-      ref.expect((nn::gelu(x, "tanh") * ref["gelu.go"]).sum().gradient({x})[0], "gelu.tanh.dx");
-      // an MLP's second half: out = gelu(h) @ w, whose gradient at h is (g @ w^T) * gelu'(h)
-      Tensor h = Tensor::arange(0, 64 * 48).reshape({64, 48}).cast(tg::dtypes::float32).realize();
-      h = (h * (1.0 / 1024) - 1.5).realize();
-      h.requires_grad_();
-      Tensor w = Tensor::full({48, 32}, 0.5).contiguous().realize();
-      Tensor g = Tensor::full({64, 32}, 0.25).contiguous().realize();
-      std::vector<tg::ScheduleItem> items = (h.gelu().matmul(w) * g).sum().gradient({h})[0].schedule();
-      BOOST_REQUIRE(!items.empty());
-      const std::string last = tg::inspect_kernel(items.back()).ir;
-      BOOST_TEST((last.find("EXP2") != std::string::npos) == (split == 0), last);
-    }
-  }
-  tg::set_gelu_split(0);
 }
 
 BOOST_AUTO_TEST_CASE(multihead_attention_matches_torch) {
