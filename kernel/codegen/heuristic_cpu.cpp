@@ -325,7 +325,8 @@ std::vector<Opt> cpu_opts(const KernelInfo& k, const DeviceLimits& d) {
   // 1000 x 1280 classifier on Zen 4: 0.23 ms as 8 strided rows, 0.13 this way; onnxruntime 0.10)
   const int inner_axis = int(k.axes.size()) - 1;
   if (k.reduce_count == 1 && inner_axis >= ndim && k.axes[size_t(inner_axis)].contiguous &&
-      k.axes[size_t(inner_axis)].size % 8 == 0 && k.axes[size_t(inner_axis)].size >= 256 && cands.size() == 1 && !cands[0].contiguous && !cands[0].strided) {
+      k.axes[size_t(inner_axis)].size % 8 == 0 && k.axes[size_t(inner_axis)].size >= 256 &&
+      cands.size() == 1 && !cands[0].contiguous && !cands[0].strided) {
     const Candidate& c = cands[0];
     for (int64_t u = 8; u >= 2; --u)
       if (k.axes[size_t(c.dim)].size % u == 0 && k.output_count() / u >= int64_t(d.compute_units)) {
