@@ -36,6 +36,14 @@ void check_with_and_without_lane_gates(const std::vector<ScheduleItem>& items, i
   }
 }
 
+// Runs `items` unoptimized and with the heuristic under `o` (the last kernel's list) in the
+// interpreter and checks that both compute the same.
+void check_heuristic_equals_noopt(const std::vector<ScheduleItem>& items, const LowerOptions& o = cpu()) {
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+}
+
 } // namespace
 
 // A padded depthwise convolution along contiguous output columns: only the edge lanes' loads
@@ -115,9 +123,7 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_loops_depthwise_tiles) {
         BOOST_TEST(k.opts.find("UPCAST(2,2), LOOP(2,7)") != std::string::npos, k.opts);
         BOOST_TEST(k.opts.find("UNROLL") == std::string::npos, k.opts);
       }
-      Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-      Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
-      check_same(items, got, plain, "heuristic " + got.opts.back());
+      check_heuristic_equals_noopt(items);
     }
   }
 }
@@ -155,9 +161,7 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_depthwise_rows_before_images) {
       BOOST_TEST(k.opts.rfind("[UPCAST(3,14)", 0) == 0, k.opts);
       BOOST_TEST((k.opts.find("UPCAST(2,") != std::string::npos) == (stride == 1), k.opts);
       BOOST_TEST((k.opts.find("UPCAST(0,") != std::string::npos) == (stride == 2), k.opts);
-      Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-      Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
-      check_same(items, got, plain, "heuristic " + got.opts.back());
+      check_heuristic_equals_noopt(items, o);
     }
   }
 }
@@ -236,9 +240,7 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_tiles_pointwise_convolutions_along_columns) {
     const LoweredKernel k = lower_kernel(items.back(), cpu());
     BOOST_TEST(k.opts.rfind("[UPCAST(3,16), UPCAST(1,", 0) == 0, k.opts);
     BOOST_TEST(k.opts.find(c.loop) != std::string::npos, c.in << " -> " << c.out << ": " << k.opts);
-    Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-    Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
-    check_same(items, got, plain, "heuristic " + got.opts.back());
+    check_heuristic_equals_noopt(items);
   }
 }
 
@@ -252,9 +254,7 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_gives_a_narrow_projection_all_its_channels) {
   o.vector_bytes = 64;
   const LoweredKernel k = lower_kernel(items.back(), o);
   BOOST_TEST(k.opts.rfind("[UPCAST(3,8), UPCAST(1,24)", 0) == 0, k.opts);
-  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  Ran got = run(items, o, [](const ScheduleItem&, size_t) { return std::nullopt; });
-  check_same(items, got, plain, "heuristic " + got.opts.back());
+  check_heuristic_equals_noopt(items, o);
 }
 
 // A sum over short contiguous rows (a softmax's 32 keys, exp2 inlined) on a CPU-style device: 16
@@ -265,9 +265,7 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_sums_short_rows_in_runs) {
   auto items = compute_items(x.exp2().sum({1}));
   const LoweredKernel k = lower_kernel(items.back(), cpu());
   BOOST_TEST(k.opts.rfind("[UNROLL(1,16), LOOP(0,", 0) == 0, k.opts);
-  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
-  check_same(items, got, plain, "heuristic " + got.opts.back());
+  check_heuristic_equals_noopt(items);
 }
 
 // A global average pool (a mean over 7x7 maps, too short a row for partial sums) on a CPU-style
@@ -278,9 +276,7 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_sums_a_pool_in_four_chains) {
   auto items = compute_items(x.mean({2, 3}));
   const LoweredKernel k = lower_kernel(items.back(), cpu());
   BOOST_TEST(k.opts.rfind("[UPCAST(1,4), LOOP(1,", 0) == 0, k.opts);
-  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
-  check_same(items, got, plain, "heuristic " + got.opts.back());
+  check_heuristic_equals_noopt(items);
 }
 
 // A matrix-vector product over a weight read along its rows (a Linear layer at batch 1, x @ w.T):
@@ -292,11 +288,10 @@ BOOST_AUTO_TEST_CASE(cpu_heuristic_reads_a_matrix_vector_product_along_rows) {
   auto items = compute_items(input({1, 512}).matmul(w.T()));
   const LoweredKernel k = lower_kernel(items.back(), cpu());
   BOOST_TEST(k.opts.rfind("[UPCAST(1,8), UNROLL(2,8)]", 0) == 0, k.opts);
-  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
-  Ran got = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
-  check_same(items, got, plain, "heuristic " + got.opts.back());
+  check_heuristic_equals_noopt(items);
 
   auto two_rows = compute_items(input({16, 512}).matmul(w.T()));
   const LoweredKernel t = lower_kernel(two_rows.back(), cpu());
   BOOST_TEST(t.opts.find("UNROLL(2,8)") == std::string::npos, t.opts);
+  check_heuristic_equals_noopt(two_rows);
 }
