@@ -414,6 +414,19 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_pads_rows_with_small_power_of_two_factors) {
   check_same(items, got, plain, "heuristic " + got.opts.back());
 }
 
+// An elementwise kernel whose inner axes are tiny (a max pool's gradient over 2x2 windows: (N, C,
+// 10, 10, 2, 2)) passes over an axis of 2 for a larger one, so its work groups hold 200 threads
+// instead of 2 x 2 x 10; the result equals the unoptimized kernel's.
+BOOST_AUTO_TEST_CASE(gpu_heuristic_fills_work_groups_past_tiny_axes) {
+  Tensor x = input({8, 4, 10, 2, 10, 2});
+  auto items = compute_items(x.permute({0, 1, 2, 4, 3, 5}) * 2.0f);
+  LoweredKernel k = lower_kernel(items.back(), gpu());
+  BOOST_TEST(k.local[0] * k.local[1] * k.local[2] >= 64u, k.opts);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, gpu(), [](const ScheduleItem&, size_t) { return std::nullopt; });
+  check_same(items, got, plain, "heuristic " + got.opts.back());
+}
+
 // On a CPU-style device a contiguous output axis of 56 (a 1x1 convolution's columns) takes 8
 // lanes, whole vectors, ahead of its largest divisor 14, and leads the tile, so its lanes become
 // vector loads and FMAs; the result equals the unoptimized kernel's.
