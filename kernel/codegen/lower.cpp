@@ -518,10 +518,17 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
   }
   if ((planned || split > 1) && partials.size() >= 4) partials = vector_partials(std::move(partials));
   UOpRef result = partials[0];
-  for (size_t k = 1; k < partials.size(); ++k)
-    result = op == Ops::MAX   ? maximum_propagating_nan(result, partials[k])
-             : op == Ops::MUL ? result * partials[k]
-                              : result + partials[k];
+  for (size_t k = 1; k < partials.size(); ++k) {
+    const UOpRef& p = partials[k];
+    // an unrolled float product joins the sum as one MULACC: a fused multiply-add on a CPU, which
+    // its LLVM renderer gets only that way (a 3x3 depthwise convolution's 9 products per output)
+    if (op == Ops::ADD && p->op() == Ops::MUL && p->dtype().is_float() && p->dtype() == result->dtype())
+      result = UOp::make(Ops::MULACC, result->dtype(), {p->src(0), p->src(1), result});
+    else
+      result = op == Ops::MAX   ? maximum_propagating_nan(result, p)
+               : op == Ops::MUL ? result * p
+                                : result + p;
+  }
   if (planned && group_axis_ >= 0) result = group_stage(op, result);
   if (!is_true(valid)) result = where(valid, result, const_like(result, int64_t{0}));
   return result;
