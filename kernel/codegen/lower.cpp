@@ -525,9 +525,7 @@ UOpRef Lowerer::reduce(const UOpRef& r, const Frame& f) {
     if (op == Ops::ADD && p->op() == Ops::MUL && p->dtype().is_float() && p->dtype() == result->dtype())
       result = UOp::make(Ops::MULACC, result->dtype(), {p->src(0), p->src(1), result});
     else
-      result = op == Ops::MAX   ? maximum_propagating_nan(result, p)
-               : op == Ops::MUL ? result * p
-                                : result + p;
+      result = op == Ops::MAX ? maximum_propagating_nan(result, p) : op == Ops::MUL ? result * p : result + p;
   }
   if (planned && group_axis_ >= 0) result = group_stage(op, result);
   if (!is_true(valid)) result = where(valid, result, const_like(result, int64_t{0}));
