@@ -427,6 +427,24 @@ BOOST_AUTO_TEST_CASE(gpu_heuristic_fills_work_groups_past_tiny_axes) {
   check_same(items, got, plain, "heuristic " + got.opts.back());
 }
 
+// A float sum of products unrolled whole (no loop left: a depthwise window) adds each further
+// product as a MULACC, which the CPU renders as a fused multiply-add; the result equals the
+// unoptimized kernel's.
+BOOST_AUTO_TEST_CASE(unrolled_sums_of_products_accumulate_with_mulacc) {
+  auto items = compute_items((input({16, 9}) * input({16, 9})).sum({1}));
+  const std::vector<Opt> list{{OptOp::UNROLL, 1, 9}};
+  LowerOptions o = cpu();
+  o.opts = list;
+  LoweredKernel k = lower_kernel(items.back(), o);
+  const std::string ir = linearize(k.sink, k.name).text;
+  size_t mulaccs = 0;
+  for (size_t at = ir.find("MULACC"); at != std::string::npos; at = ir.find("MULACC", at + 1)) ++mulaccs;
+  BOOST_TEST(mulaccs == 8u, ir);
+  Ran plain = run(items, cpu(), [](const ScheduleItem&, size_t) { return std::vector<Opt>{}; });
+  Ran got = run(items, cpu(), [&](const ScheduleItem&, size_t) { return list; });
+  check_same(items, got, plain, "unrolled " + got.opts.back());
+}
+
 // On a CPU-style device a contiguous output axis of 56 (a 1x1 convolution's columns) takes 8
 // lanes, whole vectors, ahead of its largest divisor 14, and leads the tile, so its lanes become
 // vector loads and FMAs; the result equals the unoptimized kernel's.
