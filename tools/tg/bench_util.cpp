@@ -273,9 +273,18 @@ PeerScript find_peer_script(const std::string& name, const std::string& given) {
   return out;
 }
 
-bool imports_tinygrad(const std::string& python) {
-  const std::string cmd = shell_quote(python) + " -c 'import tinygrad' >/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
+bool imports_module(const std::string& python, const std::string& module) {
+  const std::string cmd = shell_quote(python) + " -c 'import " + module + "' >/dev/null 2>&1";
+  return command_exists(python) && std::system(cmd.c_str()) == 0;
+}
+
+bool imports_tinygrad(const std::string& python) { return imports_module(python, "tinygrad"); }
+
+std::string torch_python(const std::string& given, bool defaulted) {
+  if (!defaulted) return given;
+  for (const char* candidate : {"/usr/bin/python3", "python3"})
+    if (imports_module(candidate, "torch")) return candidate;
+  return "/usr/bin/python3";
 }
 
 bool command_exists(const std::string& command) {

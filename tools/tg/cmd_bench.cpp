@@ -215,7 +215,8 @@ int bench_core(const std::vector<std::string>& args) {
                                                  "timed runs per workload (after warm-up)")(
       "no-peer", "skip the peers")("json", po::value<std::string>(), "also write the results to this file")(
       "peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
-      "the interpreter that runs the peers (PyTorch and numpy)")(
+      "the interpreter that runs the peers (PyTorch and numpy; by default /usr/bin/python3, or python3 on "
+      "$PATH where only that imports torch)")(
       "peer-runs", po::value<int>()->default_value(3),
       "fresh processes per peer (1..20); each row shows their min / median / max and compares the best "
       "peer's min");
@@ -232,7 +233,7 @@ int bench_core(const std::vector<std::string>& args) {
   const int peer_runs = vm["peer-runs"].as<int>();
   if (!bench_options_ok("tg bench core", repeat, json_path) || !peer_runs_ok("tg bench core", peer_runs))
     return 2;
-  const std::string python = vm["peer-python"].as<std::string>();
+  const std::string python = torch_python(vm["peer-python"].as<std::string>(), vm["peer-python"].defaulted());
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const std::string device = default_device();
   OpenDevice dev = open_device(device);

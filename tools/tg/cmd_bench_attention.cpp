@@ -30,7 +30,8 @@ int bench_attention(const std::vector<std::string>& args) {
       "no-causal", "no mask (default: causal)")("runs", po::value<int>()->default_value(10), "timed runs")(
       "peer-runs", po::value<int>()->default_value(3), "PyTorch processes per row (min / median / max)")(
       "python", po::value<std::string>()->default_value("/usr/bin/python3"),
-      "interpreter that imports torch");
+      "interpreter that imports torch (by default /usr/bin/python3, or python3 on $PATH where only that "
+      "imports torch)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -66,7 +67,7 @@ int bench_attention(const std::vector<std::string>& args) {
     }
   }
   const bool causal = !vm.count("no-causal");
-  const std::string python = vm["python"].as<std::string>();
+  const std::string python = torch_python(vm["python"].as<std::string>(), vm["python"].defaulted());
   if (const std::string& asked = vm["device"].as<std::string>(); !asked.empty()) set_default_device(asked);
   const std::string device = default_device();
   const std::shared_ptr<Device> dev = open_device(device).device;

@@ -49,7 +49,8 @@ int bench_gpt(const std::vector<std::string>& args) {
       "weights; PyTorch: torch.autocast(bfloat16))")("peer-runs", po::value<int>()->default_value(3),
                                                      "PyTorch processes per row (min / median / max)")(
       "python", po::value<std::string>()->default_value("/usr/bin/python3"),
-      "interpreter that imports torch")("compile", "also time PyTorch's training step under torch.compile")(
+      "interpreter that imports torch (by default /usr/bin/python3, or python3 on $PATH where only that "
+      "imports torch)")("compile", "also time PyTorch's training step under torch.compile")(
       "no-sample", "skip the sampling row");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
@@ -70,7 +71,7 @@ int bench_gpt(const std::vector<std::string>& args) {
   if (bs <= 0 || runs <= 0 || tokens <= 0 || train_steps < 0)
     throw po::error("--bs, --runs and --tokens must be > 0 and --train-steps >= 0");
   if (!peer_runs_ok("tg bench gpt", peer_runs)) return 2;
-  const std::string python = vm["python"].as<std::string>();
+  const std::string python = torch_python(vm["python"].as<std::string>(), vm["python"].defaulted());
   if (!command_exists(python)) throw po::error("--python " + python + " not found");
   if (const std::string& asked = vm["device"].as<std::string>(); !asked.empty()) set_default_device(asked);
   const std::string device = default_device();

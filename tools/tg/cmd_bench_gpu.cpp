@@ -242,7 +242,8 @@ int bench_gpu(const std::vector<std::string>& args) {
                                                            "timed runs per row (after 2 warm-ups)")(
       "no-peer", "skip both peers (PyTorch and tinygrad)")(
       "peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
-      "the interpreter that runs the PyTorch peer")(
+      "the interpreter that runs the PyTorch peer (by default /usr/bin/python3, or python3 on $PATH where "
+      "only that imports torch)")(
       "peer-tinygrad-python", po::value<std::string>()->default_value(""),
       "the interpreter that runs the tinygrad peer (peer_tinygrad_gpu.py, DEV=CUDA; default: the first of "
       "python3 and /usr/bin/python3 that imports tinygrad; PYTHONPATH is passed on)")(
@@ -390,8 +391,9 @@ int bench_gpu(const std::vector<std::string>& args) {
     if (!script.error.empty())
       peer.error = script.error;
     else
-      peer = run_peer_command(shell_quote(vm["peer-python"].as<std::string>()) + " " +
-                              shell_quote(script.path) + " --repeat " + std::to_string(repeat));
+      peer = run_peer_command(
+          shell_quote(torch_python(vm["peer-python"].as<std::string>(), vm["peer-python"].defaulted())) +
+          " " + shell_quote(script.path) + " --repeat " + std::to_string(repeat));
   }
   // tinygrad's CUDA backend, the same rows (each through TinyJit): a column only when it ran.
   Peer tinygrad;

@@ -210,11 +210,6 @@ void measure_ours(Row& row, const fs::path& case_dir, const std::string& device,
 
 // ---- the peers ----
 
-bool imports(const std::string& python, const std::string& module) {
-  return command_exists(python) &&
-         std::system((shell_quote(python) + " -c 'import " + module + "' >/dev/null 2>&1").c_str()) == 0;
-}
-
 fs::path ort_venv() {
   const char* h = std::getenv("HOME");
   return fs::path(h && *h ? h : "/root") / ".cache/tinygrad.cpp/venv-onnxruntime";
@@ -223,11 +218,12 @@ fs::path ort_venv() {
 // The interpreter for the onnxruntime peer: `given`, else the venv of --help, python3, /usr/bin/python3.
 std::pair<std::string, std::string> find_ort_python(const std::string& given) {
   if (!given.empty())
-    return imports(given, "onnxruntime") ? std::pair{given, std::string()}
-                                         : std::pair{std::string(), given + " cannot import onnxruntime"};
+    return imports_module(given, "onnxruntime")
+               ? std::pair{given, std::string()}
+               : std::pair{std::string(), given + " cannot import onnxruntime"};
   for (const std::string& p :
        {(ort_venv() / "bin/python").string(), std::string("python3"), std::string("/usr/bin/python3")})
-    if (imports(p, "onnxruntime")) return {p, ""};
+    if (imports_module(p, "onnxruntime")) return {p, ""};
   return {"", "onnxruntime not installed (create " + ort_venv().string() + ": see tg bench onnx --help)"};
 }
 
@@ -370,7 +366,8 @@ int bench_onnx(const std::vector<std::string>& args) {
       "threads", po::value<unsigned>()->default_value(cores),
       "the peers' intra-op threads (default: the cores, as our CPU plugin's thread pool)")(
       "peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
-      "the interpreter that exports the models and runs the PyTorch peer (torch, torchvision, onnx)")(
+      "the interpreter that exports the models and runs the PyTorch peer (torch, torchvision, onnx; by "
+      "default /usr/bin/python3, or python3 on $PATH where only that imports torch)")(
       "ort-python", po::value<std::string>()->default_value(""), "the interpreter for the onnxruntime peer")(
       "cache-dir", po::value<std::string>()->default_value(""),
       "where the exported models go (default: ~/.cache/tinygrad.cpp/onnx-bench)")("no-peer",
@@ -438,7 +435,7 @@ int bench_onnx(const std::vector<std::string>& args) {
     std::cerr << "tg bench onnx: " << script.error << "\n";
     return 1;
   }
-  const std::string python = vm["peer-python"].as<std::string>();
+  const std::string python = torch_python(vm["peer-python"].as<std::string>(), vm["peer-python"].defaulted());
   if (!command_exists(python)) {
     std::cerr << "tg bench onnx: --peer-python " << python << ": no such interpreter\n";
     return 2;

@@ -259,7 +259,8 @@ int bench_train(const std::vector<std::string>& args) {
       "steps", po::value<int>()->default_value(5),
       "timed steps (after one warm-up step)")("no-peer", "skip the peers (PyTorch and tinygrad)")(
       "peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
-      "the interpreter that runs the PyTorch peer")(
+      "the interpreter that runs the PyTorch peer (by default /usr/bin/python3, or python3 on $PATH where "
+      "only that imports torch)")(
       "peer-tinygrad-python", po::value<std::string>()->default_value(""),
       "the interpreter that runs the tinygrad peer (peer_tinygrad_train.py: its step under TinyJit, DEV=CUDA "
       "for "
@@ -315,17 +316,20 @@ int bench_train(const std::vector<std::string>& args) {
     std::cerr << "tg bench train: --peer-tinygrad-python " << tinygrad_python << ": no such interpreter\n";
     return 2;
   }
+  const std::string torch_py =
+      vm.count("no-peer") ? vm["peer-python"].as<std::string>()
+                          : torch_python(vm["peer-python"].as<std::string>(), vm["peer-python"].defaulted());
   if (vm.count("distributed")) {
     if (vm.count("devices") || rounds > 1 || vm.count("jit")) {
       std::cerr << "tg bench train: --distributed does not combine with --devices, --rounds or --jit\n";
       return 2;
     }
     return bench_train_distributed(bs, steps, vm.count("device") ? vm["device"].as<std::string>() : "",
-                                   !vm.count("no-peer"), vm["peer-python"].as<std::string>());
+                                   !vm.count("no-peer"), torch_py);
   }
   if (vm.count("devices"))
     return bench_train_parallel(bs, steps, parse_device_list(vm["devices"].as<std::string>()),
-                                !vm.count("no-peer"), vm["peer-python"].as<std::string>());
+                                !vm.count("no-peer"), torch_py);
   if (vm.count("device")) set_default_device(vm["device"].as<std::string>());
   Tensor::manual_seed(0);
   MnistNet model;
@@ -434,7 +438,7 @@ int bench_train(const std::vector<std::string>& args) {
                 << "x\n"
                 << std::setprecision(1);
   }
-  PeerStep peer = torch_step(bs, steps, on_cuda ? "cuda" : "cpu", vm["peer-python"].as<std::string>());
+  PeerStep peer = torch_step(bs, steps, on_cuda ? "cuda" : "cpu", torch_py);
   if (!peer.error.empty()) {
     std::cout << "  PyTorch: " << peer.error << "\n";
     return 0;
@@ -448,7 +452,7 @@ int bench_train(const std::vector<std::string>& args) {
     std::vector<std::pair<double, double>> pairs = {{ours, peer.step_ms}};
     for (int r = 1; r < rounds; ++r) {
       const double again = time_ours(1);
-      const PeerStep p = torch_step(bs, steps, on_cuda ? "cuda" : "cpu", vm["peer-python"].as<std::string>());
+      const PeerStep p = torch_step(bs, steps, on_cuda ? "cuda" : "cpu", torch_py);
       if (!p.error.empty()) {
         std::cout << "  round " << r + 1 << ": PyTorch: " << p.error << "\n";
         break;
@@ -468,7 +472,7 @@ int bench_train(const std::vector<std::string>& args) {
               << std::setprecision(1);
   }
   if (on_cuda) { // PyTorch's defaults, for reference only: its convolutions may run in TF32, ours are f32
-    PeerStep tf32 = torch_step(bs, steps, "cuda", vm["peer-python"].as<std::string>(), false, true);
+    PeerStep tf32 = torch_step(bs, steps, "cuda", torch_py, false, true);
     if (!tf32.error.empty())
       std::cout << "  PyTorch CUDA, default TF32: " << tf32.error << "\n";
     else
@@ -478,8 +482,7 @@ int bench_train(const std::vector<std::string>& args) {
                 << std::setprecision(1);
   }
   if (vm.count("peer-compiled")) {
-    PeerStep compiled =
-        torch_step(bs, steps, on_cuda ? "cuda" : "cpu", vm["peer-python"].as<std::string>(), true);
+    PeerStep compiled = torch_step(bs, steps, on_cuda ? "cuda" : "cpu", torch_py, true);
     if (!compiled.error.empty())
       std::cout << "  PyTorch compiled: " << compiled.error << "\n";
     else
