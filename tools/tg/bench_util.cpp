@@ -280,8 +280,8 @@ bool imports_module(const std::string& python, const std::string& module) {
 
 bool imports_tinygrad(const std::string& python) { return imports_module(python, "tinygrad"); }
 
-std::string torch_python(const std::string& given, bool defaulted) {
-  if (!defaulted) return given;
+std::string torch_python(const boost::program_options::variables_map& vm, const std::string& option) {
+  if (!vm[option].defaulted()) return vm[option].as<std::string>();
   for (const char* candidate : {"/usr/bin/python3", "python3"})
     if (imports_module(candidate, "torch")) return candidate;
   return "/usr/bin/python3";

@@ -4,6 +4,7 @@
 
 #include "kernel/tensor/tensor.hpp"
 
+#include <boost/program_options/variables_map.hpp>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -112,10 +113,11 @@ bool imports_module(const std::string& python, const std::string& module);
 // Whether `python` runs `import tinygrad` without an error.
 bool imports_tinygrad(const std::string& python);
 
-// The interpreter for a PyTorch peer: `given` where the user named one (`defaulted` false), else
-// the first of /usr/bin/python3 (Debian's python3-torch) and python3 on $PATH (a GPU host's venv)
-// that imports torch, or /usr/bin/python3 where neither does (the peer's error then says why).
-std::string torch_python(const std::string& given, bool defaulted);
+// The interpreter for a PyTorch peer, from the option `option` (default "/usr/bin/python3"): the
+// value the user gave, else the first of /usr/bin/python3 (Debian's python3-torch) and python3 on
+// $PATH (a GPU host's venv) that imports torch, or /usr/bin/python3 where neither does (the peer's
+// error then says why).
+std::string torch_python(const boost::program_options::variables_map& vm, const std::string& option);
 
 // Whether the shell finds `command` (a path or a name on $PATH): a typo in an interpreter option
 // is an argument error, not a missing peer.

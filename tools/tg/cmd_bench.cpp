@@ -233,7 +233,7 @@ int bench_core(const std::vector<std::string>& args) {
   const int peer_runs = vm["peer-runs"].as<int>();
   if (!bench_options_ok("tg bench core", repeat, json_path) || !peer_runs_ok("tg bench core", peer_runs))
     return 2;
-  const std::string python = torch_python(vm["peer-python"].as<std::string>(), vm["peer-python"].defaulted());
+  const std::string python = torch_python(vm, "peer-python");
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const std::string device = default_device();
   OpenDevice dev = open_device(device);

@@ -67,7 +67,7 @@ int bench_attention(const std::vector<std::string>& args) {
     }
   }
   const bool causal = !vm.count("no-causal");
-  const std::string python = torch_python(vm["python"].as<std::string>(), vm["python"].defaulted());
+  const std::string python = torch_python(vm, "python");
   if (const std::string& asked = vm["device"].as<std::string>(); !asked.empty()) set_default_device(asked);
   const std::string device = default_device();
   const std::shared_ptr<Device> dev = open_device(device).device;

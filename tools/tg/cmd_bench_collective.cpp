@@ -77,11 +77,10 @@ int bench_collective(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")("devices", po::value<std::string>()->required(),
                                                  "the group, e.g. CUDA:0,CUDA:1 or CPU:0,CPU:1")(
       "mb", po::value<int>()->default_value(256), "buffer size in MiB (all-gather: the output)")(
-      "repeat", po::value<int>()->default_value(10),
-      "timed runs per row (after 2 warm-ups)")("no-peer", "skip the peer")(
-      "peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
-      "the interpreter that runs the PyTorch peer (by default /usr/bin/python3, or "
-      "python3 on $PATH where only that imports torch)");
+      "repeat", po::value<int>()->default_value(10), "timed runs per row (after 2 warm-ups)")(
+      "no-peer", "skip the peer")("peer-python", po::value<std::string>()->default_value("/usr/bin/python3"),
+                                  "the interpreter that runs the PyTorch peer (by default /usr/bin/python3, "
+                                  "or python3 on $PATH where only that imports torch)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   if (vm.count("help")) {
@@ -148,8 +147,7 @@ int bench_collective(const std::vector<std::string>& args) {
     peer.error = "skipped (--no-peer)";
   } else if (on_cuda) {
     peer_name = "PyTorch NCCL";
-    peer = torch_peer(torch_python(vm["peer-python"].as<std::string>(), vm["peer-python"].defaulted()), n,
-                      count * sizeof(float), repeat);
+    peer = torch_peer(torch_python(vm, "peer-python"), n, count * sizeof(float), repeat);
   } else {
     peer_name = "host memcpy";
     std::vector<std::byte> a(count * sizeof(float), std::byte{1}), b(a.size());

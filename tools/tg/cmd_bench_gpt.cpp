@@ -71,7 +71,7 @@ int bench_gpt(const std::vector<std::string>& args) {
   if (bs <= 0 || runs <= 0 || tokens <= 0 || train_steps < 0)
     throw po::error("--bs, --runs and --tokens must be > 0 and --train-steps >= 0");
   if (!peer_runs_ok("tg bench gpt", peer_runs)) return 2;
-  const std::string python = torch_python(vm["python"].as<std::string>(), vm["python"].defaulted());
+  const std::string python = torch_python(vm, "python");
   if (!command_exists(python)) throw po::error("--python " + python + " not found");
   if (const std::string& asked = vm["device"].as<std::string>(); !asked.empty()) set_default_device(asked);
   const std::string device = default_device();

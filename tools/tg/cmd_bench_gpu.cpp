@@ -391,9 +391,8 @@ int bench_gpu(const std::vector<std::string>& args) {
     if (!script.error.empty())
       peer.error = script.error;
     else
-      peer = run_peer_command(
-          shell_quote(torch_python(vm["peer-python"].as<std::string>(), vm["peer-python"].defaulted())) +
-          " " + shell_quote(script.path) + " --repeat " + std::to_string(repeat));
+      peer = run_peer_command(shell_quote(torch_python(vm, "peer-python")) + " " + shell_quote(script.path) +
+                              " --repeat " + std::to_string(repeat));
   }
   // tinygrad's CUDA backend, the same rows (each through TinyJit): a column only when it ran.
   Peer tinygrad;

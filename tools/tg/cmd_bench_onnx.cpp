@@ -435,7 +435,7 @@ int bench_onnx(const std::vector<std::string>& args) {
     std::cerr << "tg bench onnx: " << script.error << "\n";
     return 1;
   }
-  const std::string python = torch_python(vm["peer-python"].as<std::string>(), vm["peer-python"].defaulted());
+  const std::string python = torch_python(vm, "peer-python");
   if (!command_exists(python)) {
     std::cerr << "tg bench onnx: --peer-python " << python << ": no such interpreter\n";
     return 2;

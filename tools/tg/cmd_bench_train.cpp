@@ -317,8 +317,7 @@ int bench_train(const std::vector<std::string>& args) {
     return 2;
   }
   const std::string torch_py =
-      vm.count("no-peer") ? vm["peer-python"].as<std::string>()
-                          : torch_python(vm["peer-python"].as<std::string>(), vm["peer-python"].defaulted());
+      vm.count("no-peer") ? vm["peer-python"].as<std::string>() : torch_python(vm, "peer-python");
   if (vm.count("distributed")) {
     if (vm.count("devices") || rounds > 1 || vm.count("jit")) {
       std::cerr << "tg bench train: --distributed does not combine with --devices, --rounds or --jit\n";
